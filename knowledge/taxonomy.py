@@ -1,0 +1,37 @@
+"""The bottleneck taxonomy and the transform ids: the shared vocabulary of classifier, planner and TUI."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from knowledge import KnowledgeModel, load_toml
+
+
+class Category(KnowledgeModel):
+    """A bottleneck category."""
+
+    id: str
+    title: str
+    description: str
+
+
+@cache
+def categories() -> dict[str, Category]:
+    """All bottleneck categories by id, in taxonomy order."""
+    raw = load_toml("taxonomy.toml")["categories"]
+    return {cid: Category(id=cid, **body) for cid, body in raw.items()}
+
+
+@cache
+def transform_ids() -> tuple[str, ...]:
+    """All transform ids, in catalog order."""
+    return tuple(load_toml("taxonomy.toml")["transforms"]["ids"])
+
+
+def category(cid: str) -> Category:
+    """The category with id ``cid``.
+
+    Raises:
+        KeyError: unknown id.
+    """
+    return categories()[cid]

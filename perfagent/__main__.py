@@ -1,0 +1,5 @@
+import sys
+
+from perfagent.cli import main
+
+sys.exit(main())

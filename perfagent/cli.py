@@ -1,0 +1,65 @@
+"""The ``perfagent`` command line: argparse + one ``Command`` class per subcommand.
+
+``main(argv) -> int`` never raises: errors become one line on stderr (cause and next step)
+and the documented exit code; ``--debug`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+
+from perfagent import __version__
+from perfagent.commands import load_commands
+from perfagent.errors import ExitCode, exit_code_for, one_line
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perfagent",
+        description="Profile GPU kernels, explain why they are slow, and rewrite them one verified step at a time.",
+    )
+    parser.add_argument("--version", action="version", version=f"perfagent {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, command in load_commands().items():
+        doc = (type(command).__doc__ or "").strip()
+        summary = doc.splitlines()[0] if doc else name
+        p = sub.add_parser(name, help=summary, description=doc)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors")
+        command.prepare_parser(p)
+        p.set_defaults(_command=command)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``perfagent`` console script."""
+    parser = build_parser()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # Everything after a bare `--` is the user's command, never perfagent's options.
+    trailing: list[str] = []
+    if "--" in args_list:
+        cut = args_list.index("--")
+        args_list, trailing = args_list[:cut], args_list[cut + 1 :]
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse: usage errors exit 2, --help/--version exit 0
+        return int(exc.code or 0)
+    args.trailing_command = trailing
+    if getattr(args, "_command", None) is None:
+        parser.print_help(sys.stderr)
+        return ExitCode.USAGE
+    try:
+        return int(args._command.run(args))
+    except KeyboardInterrupt:
+        print("perfagent: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        return ExitCode.OK
+    except Exception as exc:
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        print(one_line(exc), file=sys.stderr)
+        return exit_code_for(exc)

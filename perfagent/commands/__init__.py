@@ -1,0 +1,54 @@
+"""CLI subcommands: one module, one ``Command`` class each.
+
+A command's class docstring's first line is its help text. ``prepare_parser`` adds its options;
+``run`` does the work and returns an exit code, raising ``PerfAgentError``/``ProfilerError`` for
+failures (never ``sys.exit``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Protocol
+
+
+class Command(Protocol):
+    """One subcommand."""
+
+    name: str
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        """Add this command's arguments."""
+        ...
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Execute; return the exit code."""
+        ...
+
+
+# subcommand -> "module:Class"; modules are imported only when listed commands are built.
+COMMANDS: dict[str, str] = {
+    "diagnose": "perfagent.commands.diagnose:DiagnoseCommand",
+    "profile": "perfagent.commands.profile:ProfileCommand",
+    "report": "perfagent.commands.report:ReportCommand",
+    "doctor": "perfagent.commands.doctor:DoctorCommand",
+    "verify": "perfagent.commands.verify:VerifyCommand",
+    "bench": "perfagent.commands.bench:BenchCommand",
+    "optimize": "perfagent.commands.optimize:OptimizeCommand",
+    "tui": "perfagent.commands.tui:TuiCommand",
+}
+
+
+def load_commands() -> dict[str, Command]:
+    """Instantiate every command whose module exists (a missing one is skipped)."""
+    found: dict[str, Command] = {}
+    for name, target in COMMANDS.items():
+        module_name, cls_name = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        found[name] = getattr(module, cls_name)()
+    return found

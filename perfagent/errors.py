@@ -1,0 +1,80 @@
+"""perfagent's exception tree and the documented exit-code contract.
+
+Codes: 0 ok, 1 the tool failed, 2 bad usage or bad input, 3 profiler unavailable or failed,
+4 verification failed, 5 LLM unavailable or failed, 130 interrupted. Every error carries a one-line
+cause and a ``hint`` with the next step; the CLI prints both and hides the traceback unless --debug.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from profilers.errors import ProfilerError
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+    PROFILER = 3
+    VERIFICATION = 4
+    LLM = 5
+    INTERRUPTED = 130
+
+
+class PerfAgentError(Exception):
+    """Root of perfagent's own errors."""
+
+    exit_code: ExitCode = ExitCode.FAILURE
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.hint}" if self.hint else self.message
+
+
+class BadInput(PerfAgentError):
+    """The user's target, file or option value is unusable."""
+
+    exit_code = ExitCode.USAGE
+
+
+class ToolFailure(PerfAgentError):
+    """perfagent itself could not finish (a bug, or a step that failed for an internal reason)."""
+
+    exit_code = ExitCode.FAILURE
+
+
+class VerificationFailed(PerfAgentError):
+    """A candidate is incorrect, or not faster."""
+
+    exit_code = ExitCode.VERIFICATION
+
+
+class LLMError(PerfAgentError):
+    """The LLM endpoint is unavailable or replied unusably."""
+
+    exit_code = ExitCode.LLM
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """Map any exception to the documented exit code."""
+    if isinstance(exc, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED
+    if isinstance(exc, PerfAgentError):
+        return int(exc.exit_code)
+    if isinstance(exc, ProfilerError):
+        return int(exc.exit_code)
+    return ExitCode.FAILURE
+
+
+def one_line(exc: BaseException) -> str:
+    """'perfagent: <cause> — <next step>' for the terminal."""
+    if isinstance(exc, (PerfAgentError, ProfilerError)):
+        text = exc.message + (f" — {exc.hint}" if exc.hint else "")
+    else:
+        text = f"internal error: {type(exc).__name__}: {exc} — rerun with --debug for the traceback and report it"
+    return "perfagent: " + " ".join(text.split())

@@ -1,0 +1,95 @@
+"""The ``Profiler`` Protocol: the one interface every profiler backend implements.
+
+A backend runs its tool (``profile``), reads the tool's files (``read``) and maps vendor metric
+names to the canonical model in ``profilers.model``. Optional capabilities are flags, not more
+abstract methods.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from profilers.model import Frozen, Profile
+
+ClockControl = Literal["base", "none", "reset"]
+
+
+class ProfileRequest(Frozen):
+    """What to profile and how."""
+
+    command: list[str] = Field(default_factory=list)
+    """The application's argv (empty for static analysis of a source file)."""
+    source: Path | None = None
+    """A kernel source file (static analysis, or to build the program first)."""
+    workdir: Path
+    """Folder for the tool's outputs (reports, logs, binaries)."""
+    kernel_regex: str | None = None
+    """Only kernels whose (demangled base) name matches this regular expression."""
+    launch_skip: int = 0
+    """Matching launches to skip before profiling."""
+    launch_count: int | None = None
+    """Matching launches to profile (None = all)."""
+    nvtx_include: list[str] = Field(default_factory=list)
+    """NVTX range filters (ncu ``--nvtx-include``)."""
+    clock_control: ClockControl = "none"
+    """ncu ``--clock-control``: 'none' keeps the GPU's own clocks so durations match normal runs."""
+    full_set: bool = False
+    """Collect the tool's full metric set instead of the targeted list (slower, many more passes)."""
+    source_counters: bool = False
+    """Collect per-source-line counters (needs a -lineinfo build; costs replay passes)."""
+    arch: str = "sm_90"
+    """Target architecture for static analysis and builds."""
+    timeout_s: float = 600.0
+    """Wall-clock limit for the whole tool run, s."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables for the application."""
+
+
+@runtime_checkable
+class Profiler(Protocol):
+    """A profiler backend.
+
+    Attributes:
+        name: registry name ('ncu', 'static', 'rocprof').
+        vendor: 'nvidia', 'amd' or 'any'.
+        measures_time: whether ``profile`` measures durations (False for static analysis).
+    """
+
+    name: str
+    vendor: str
+    measures_time: bool
+
+    def availability(self) -> str | None:
+        """Return None when the backend can run here, else the reason it cannot (one line)."""
+        ...
+
+    def version(self) -> str | None:
+        """Return the tool's version string, or None when the tool is absent."""
+        ...
+
+    def profile(self, request: ProfileRequest) -> Profile:
+        """Run the tool on ``request`` and return the canonical profile.
+
+        Raises:
+            ProfilerUnavailable: the tool cannot run here.
+            CounterPermissionDenied: hardware counters are restricted.
+            NoKernelsProfiled: nothing matched or nothing was launched.
+            ApplicationFailed: the profiled program failed on its own.
+            ToolTimeout: the run exceeded ``request.timeout_s``.
+        """
+        ...
+
+    def can_read(self, path: Path) -> bool:
+        """Return True when ``path`` looks like one of this tool's output files (cheap check)."""
+        ...
+
+    def read(self, path: Path, *, kernel_regex: str | None = None) -> Profile:
+        """Read an existing output file of this tool.
+
+        Raises:
+            BadReport: the file is not a readable report (exit code 2).
+        """
+        ...

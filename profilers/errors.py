@@ -1,0 +1,71 @@
+"""Errors raised by the profiler layer.
+
+Every error carries a one-line ``message`` (the cause) and a ``hint`` (the next step), and the
+CLI exit code it maps to. ``profilers`` may not import ``perfagent``, so this is the profiler
+layer's own small tree; ``perfagent.errors.exit_code_for`` knows both trees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+EXIT_BAD_INPUT = 2
+EXIT_PROFILER = 3
+
+
+class ProfilerError(Exception):
+    """Root of the profiler layer's errors (exit code 3 unless a subclass says otherwise)."""
+
+    exit_code = EXIT_PROFILER
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.hint}" if self.hint else self.message
+
+
+class ProfilerUnavailable(ProfilerError):
+    """The tool is missing or cannot run here (not on PATH, no GPU, no driver)."""
+
+
+class CounterPermissionDenied(ProfilerError):
+    """ncu's ERR_NVGPUCTRPERM: the GPU performance counters are restricted to admin users."""
+
+
+class NoKernelsProfiled(ProfilerError):
+    """The profiler ran but recorded no kernel (ncu exits 0 in that case)."""
+
+    def __init__(self, message: str, *, hint: str = "", available: Sequence[str] = ()) -> None:
+        super().__init__(message, hint=hint)
+        self.available = list(available)
+
+
+class ApplicationFailed(ProfilerError):
+    """The profiled application itself exited non-zero."""
+
+    def __init__(self, message: str, *, hint: str = "", returncode: int | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.returncode = returncode
+
+
+class ProfilerFailed(ProfilerError):
+    """The profiler exited abnormally or printed an error we could not classify."""
+
+
+class ToolTimeout(ProfilerError):
+    """An external command ran past its time limit and was killed."""
+
+
+class BadReport(ProfilerError):
+    """The input file is not a report we can read (bad input: exit code 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class BuildFailed(ProfilerError):
+    """nvcc (or hipcc) could not compile the source (bad input: exit code 2)."""
+
+    exit_code = EXIT_BAD_INPUT
