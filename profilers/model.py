@@ -195,6 +195,8 @@ class KernelProfile(Frozen):
     """Function name without parameters or templates."""
     invocations: int = 1
     """Profiled launches aggregated into this entry."""
+    total_duration_s: float | None = None
+    """Summed duration of all aggregated launches, s (metrics.duration_s is the per-launch mean)."""
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     occupancy: Occupancy = Field(default_factory=Occupancy)
     metrics: Metrics = Field(default_factory=Metrics)
