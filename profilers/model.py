@@ -81,6 +81,10 @@ class LaunchConfig(Frozen):
     """Dynamic shared memory per block, byte."""
     local_memory_per_thread_bytes: int | None = None
     """Stack frame / local memory per thread, byte (static mode)."""
+    spill_store_bytes_per_thread: int | None = None
+    """Register-spill stores in the compiled code, byte per thread (static mode: ptxas ``-v``; not executed traffic)."""
+    spill_load_bytes_per_thread: int | None = None
+    """Register-spill loads in the compiled code, byte per thread (static mode: ptxas ``-v``; not executed traffic)."""
     waves_per_sm: float | None = None
     """Grid size divided by how many blocks all SMs hold at once."""
 
