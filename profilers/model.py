@@ -137,6 +137,10 @@ class Metrics(Frozen):
     global_load_bytes_per_sector: float | None = None
     """Useful bytes per 32-byte sector for global loads (32 = fully coalesced), byte."""
     global_store_bytes_per_sector: float | None = None
+    global_load_sectors: float | None = None
+    """32-byte sectors moved by global loads (L1 to L2 requests), count."""
+    global_store_sectors: float | None = None
+    """32-byte sectors moved by global stores, count."""
     global_load_sectors_per_request: float | None = None
     """Sectors per global load request (older ncu versions: 4 = ideal for 4-byte accesses)."""
     shared_load_requests: float | None = None
