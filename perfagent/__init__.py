@@ -11,3 +11,30 @@ Library API (the CLI and the TUI are thin clients of it)::
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+from perfagent.api import diagnose, load, profile  # noqa: E402
+from perfagent.models import (  # noqa: E402
+    Evidence,
+    Finding,
+    KernelDiagnosis,
+    KernelProfile,
+    Metrics,
+    Profile,
+    Roofline,
+    RunRecord,
+)
+
+__all__ = [
+    "Evidence",
+    "Finding",
+    "KernelDiagnosis",
+    "KernelProfile",
+    "Metrics",
+    "Profile",
+    "Roofline",
+    "RunRecord",
+    "__version__",
+    "diagnose",
+    "load",
+    "profile",
+]

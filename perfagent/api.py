@@ -1,0 +1,264 @@
+"""The library API: ``profile``, ``diagnose`` and ``load``. The CLI and the TUI are thin clients.
+
+Choosing a profiler (``profiler="auto"``): recorded reports are read by the tool that wrote
+them; a CUDA program or a command runs under ncu when ncu is usable here, otherwise a ``.cu``
+source falls back to static analysis (said in the profile's notes); when ncu is denied the GPU
+counters (ERR_NVGPUCTRPERM) the result is a timing-only profile, said plainly.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from perfagent import __version__
+from perfagent.classifier import classify
+from perfagent.errors import BadInput
+from perfagent.models import Profile, RunRecord
+from perfagent.session import load_record, new_run_dir, save_record
+from perfagent.targets import Target, TargetKind, resolve_target
+from profilers import get_profiler
+from profilers.base import ClockControl, Profiler, ProfileRequest
+from profilers.errors import CounterPermissionDenied, ProfilerUnavailable
+from profilers.process import run_command
+
+Progress = Callable[[str], None]
+PROFILERS = ("auto", "ncu", "rocprof", "static")
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def profile(
+    target: str | Path | None,
+    *,
+    command: Sequence[str] = (),
+    profiler: str = "auto",
+    kernel: str | None = None,
+    launch_skip: int = 0,
+    launch_count: int | None = None,
+    nvtx_include: Sequence[str] = (),
+    clock_control: ClockControl = "none",
+    full_set: bool = False,
+    source_counters: bool = False,
+    arch: str = "sm_90",
+    timeout_s: float = 600.0,
+    workdir: Path | None = None,
+    progress: Progress = _quiet,
+) -> Profile:
+    """Measure ``target`` (or read it, when it is a recorded report) into a canonical Profile.
+
+    Args:
+        target: a report (.ncu-rep, ncu/rocprof CSV, rocprof-compute folder), a .cu/.hip/.py file,
+            or None with ``command`` set.
+        command: argv to profile (after ``--`` on the CLI); extra arguments for a script/program.
+        profiler: 'auto', 'ncu', 'rocprof' or 'static'.
+        kernel: regular expression selecting kernels by name.
+        launch_skip: matching launches to skip.
+        launch_count: matching launches to profile.
+        nvtx_include: NVTX range filters.
+        clock_control: ncu --clock-control ('none' keeps the GPU's clocks).
+        full_set: collect ncu's full set instead of perfagent's targeted metric list.
+        source_counters: collect per-source-line counters.
+        arch: target architecture for builds and static analysis.
+        timeout_s: limit for each external run, s.
+        workdir: folder for builds and reports (default: a temporary folder).
+        progress: callback for human-readable progress lines.
+
+    Raises:
+        BadInput: unusable target or option.
+        ProfilerError: the profiler is unavailable or failed (see profilers.errors).
+    """
+    if profiler not in PROFILERS:
+        raise BadInput(f"unknown profiler '{profiler}'", hint=f"use one of {', '.join(PROFILERS)}")
+    tgt = resolve_target(target, command)
+    if tgt.kind is TargetKind.RUN_RECORD:
+        return load_record(tgt.path or Path()).profile()
+    if tgt.kind.is_recorded:
+        return _read_recorded(tgt, profiler, kernel, progress)
+    own_tmp = workdir is None
+    work = workdir or Path(tempfile.mkdtemp(prefix="perfagent-"))
+    work.mkdir(parents=True, exist_ok=True)
+    request = ProfileRequest(
+        command=list(tgt.command),
+        source=tgt.path if tgt.kind in (TargetKind.CUDA_PROGRAM, TargetKind.CUDA_KERNEL, TargetKind.HIP_PROGRAM) else None,
+        workdir=work,
+        kernel_regex=kernel,
+        launch_skip=launch_skip,
+        launch_count=launch_count,
+        nvtx_include=list(nvtx_include),
+        clock_control=clock_control,
+        full_set=full_set,
+        source_counters=source_counters,
+        arch=arch,
+        timeout_s=timeout_s,
+    )
+    try:
+        return _run(tgt, request, profiler, progress)
+    finally:
+        if own_tmp:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _read_recorded(tgt: Target, profiler: str, kernel: str | None, progress: Progress) -> Profile:
+    assert tgt.path is not None
+    if profiler == "static":
+        raise BadInput(f"{tgt.path} is a recorded report; static analysis needs a .cu source", hint="drop --profiler static")
+    name = "ncu" if tgt.kind in (TargetKind.NCU_REPORT, TargetKind.NCU_CSV) else "rocprof"
+    if profiler not in ("auto", name):
+        raise BadInput(f"{tgt.path} was written by {name}, not {profiler}", hint=f"use --profiler {name} or auto")
+    reader = get_profiler(name)
+    if not reader.can_read(tgt.path):
+        alt = get_profiler("rocprof" if name == "ncu" else "ncu")
+        if alt.can_read(tgt.path):
+            reader = alt
+        else:
+            raise BadInput(
+                f"{tgt.path} is not a report perfagent can read",
+                hint="pass an Nsight Compute report (.ncu-rep), `ncu --page raw --csv` output, or rocprof output",
+            )
+    progress(f"reading {tgt.path} ({reader.name})")
+    return reader.read(tgt.path, kernel_regex=kernel)
+
+
+def _run(tgt: Target, request: ProfileRequest, profiler: str, progress: Progress) -> Profile:
+    if tgt.kind is TargetKind.HIP_PROGRAM or profiler == "rocprof":
+        rocprof = get_profiler("rocprof")
+        _require(rocprof)
+        progress(f"profiling with {rocprof.name} …")
+        return rocprof.profile(request)
+    if tgt.kind is TargetKind.CUDA_KERNEL and profiler in ("auto", "static"):
+        return _static(request, progress, f"{tgt.path} has no main(): analysed statically (compiler resource usage only)")
+    if profiler == "static":
+        if request.source is None:
+            raise BadInput("static analysis needs a .cu source file", hint="pass a .cu file or use --profiler ncu")
+        return _static(request, progress, None)
+    ncu = get_profiler("ncu")
+    reason = ncu.availability()
+    if reason is not None:
+        if profiler == "ncu" or request.source is None:
+            raise ProfilerUnavailable(f"ncu cannot run here: {reason}", hint=_ncu_hint(request))
+        return _static(request, progress, f"ncu unavailable ({reason}): static analysis only — no durations or throughput")
+    progress(f"profiling with ncu ({'full set' if request.full_set else 'targeted metrics'}) …")
+    try:
+        return ncu.profile(request)
+    except CounterPermissionDenied as exc:
+        progress(f"{exc.message}; falling back to a timing-only diagnosis")
+        return _timing_only(request, progress, exc)
+
+
+def _require(p: Profiler) -> None:
+    reason = p.availability()
+    if reason is not None:
+        raise ProfilerUnavailable(f"{p.name} cannot run here: {reason}", hint="install it, or diagnose a recorded report instead")
+
+
+def _ncu_hint(request: ProfileRequest) -> str:
+    if request.source is not None:
+        return "install Nsight Compute (ncu) on a machine with an NVIDIA GPU, or use --profiler static"
+    return "install Nsight Compute (ncu) on a machine with an NVIDIA GPU, or diagnose a recorded .ncu-rep"
+
+
+def _static(request: ProfileRequest, progress: Progress, note: str | None) -> Profile:
+    static = get_profiler("static")
+    _require(static)
+    progress(f"static analysis of {request.source} for {request.arch} (nvcc/ptxas) …")
+    prof = static.profile(request)
+    if note:
+        prof = prof.model_copy(update={"notes": [note, *prof.notes]})
+    return prof
+
+
+def _timing_only(request: ProfileRequest, progress: Progress, denied: CounterPermissionDenied) -> Profile:
+    """Counters denied: keep what can be measured without them (wall time) plus static facts."""
+    notes = [
+        "TIMING-ONLY: ncu was denied the GPU performance counters (ERR_NVGPUCTRPERM), so no hardware metrics "
+        f"were collected. {denied.hint}".strip()
+    ]
+    base: Profile | None = None
+    if request.source is not None:
+        base = get_profiler("static").profile(request)
+    argv = list(request.command)
+    if argv:
+        start = time.monotonic()
+        done = run_command(argv, timeout_s=request.timeout_s, cwd=request.workdir)
+        wall = time.monotonic() - start
+        notes.append(f"whole program wall time {wall:.3f} s (exit code {done.returncode}): {shlex.join(argv)}")
+    kernels = base.kernels if base else []
+    return Profile(
+        tool="ncu",
+        mode="timing-only",
+        source=str(request.source or shlex.join(argv)),
+        command=shlex.join(argv) if argv else None,
+        kernels=kernels,
+        notes=notes + (base.notes if base else []),
+    )
+
+
+def diagnose(
+    target: str | Path | None,
+    *,
+    command: Sequence[str] = (),
+    run_dir: Path | None = None,
+    save: bool | None = None,
+    progress: Progress = _quiet,
+    **profile_options: object,
+) -> RunRecord:
+    """Profile (or read) ``target`` and classify every kernel.
+
+    Args:
+        target: as for ``profile``.
+        command: as for ``profile``.
+        run_dir: where to keep the run (record.json, reports); default a new folder under
+            ``.perfagent/runs`` when something is run, nothing saved when only reading a report.
+        save: force saving (True) or not (False); default as described for ``run_dir``.
+        progress: callback for progress lines.
+        **profile_options: forwarded to ``profile`` (profiler, kernel, full_set, ...).
+
+    Returns:
+        The RunRecord, kernels and findings in priority order.
+    """
+    tgt = resolve_target(target, command)
+    if tgt.kind is TargetKind.RUN_RECORD:
+        record = load_record(tgt.path or Path())
+        prof = record.profile()
+    else:
+        should_save = save if save is not None else (run_dir is not None or not tgt.kind.is_recorded)
+        work = (run_dir or new_run_dir()) if should_save else None
+        prof = profile(target, command=command, workdir=work, progress=progress, **profile_options)  # type: ignore[arg-type]
+        run_dir = work
+    progress(f"classifying {len(prof.kernels)} kernel(s)")
+    record = RunRecord(
+        id=run_dir.name if run_dir else "",
+        perfagent_version=__version__,
+        target=tgt.describe(),
+        tool=prof.tool,
+        tool_version=prof.tool_version,
+        mode=prof.mode,
+        command=prof.command,
+        notes=prof.notes,
+        kernels=classify(prof),
+    )
+    if run_dir is not None and tgt.kind is not TargetKind.RUN_RECORD:
+        path = save_record(record, run_dir)
+        progress(f"run saved to {path}")
+    return record
+
+
+def load(path: str | Path) -> RunRecord | Profile:
+    """Load a saved run (folder or record.json) as a RunRecord, or a report as a Profile.
+
+    Raises:
+        BadInput: the path is neither.
+    """
+    tgt = resolve_target(path)
+    if tgt.kind is TargetKind.RUN_RECORD:
+        return load_record(tgt.path or Path())
+    if tgt.kind.is_recorded:
+        return _read_recorded(tgt, "auto", None, _quiet)
+    raise BadInput(f"{path} is not a saved run or a report", hint="use perfagent.diagnose() to profile sources")

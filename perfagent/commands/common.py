@@ -1,0 +1,103 @@
+"""Options and helpers shared by several subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from perfagent.errors import BadInput
+
+FORMATS = ("text", "json", "md", "html")
+
+
+def progress_to_stderr(message: str) -> None:
+    """Progress lines go to stderr so that stdout stays data."""
+    print(f"perfagent: {message}", file=sys.stderr, flush=True)
+
+
+def add_target_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "target",
+        nargs="?",
+        help="report (.ncu-rep, ncu raw CSV, rocprof CSV/folder), source (.cu, .hip, .py), run folder; "
+        "or omit and give a command after `--`",
+    )
+
+
+def add_profile_args(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("profiling")
+    g.add_argument("--profiler", choices=("auto", "ncu", "rocprof", "static"), default="auto",
+                   help="which profiler (default: auto — recorded reports by their tool, ncu when usable, else static)")
+    g.add_argument("--kernel", metavar="REGEX", help="only kernels whose name matches REGEX")
+    g.add_argument("--launch-skip", type=_non_negative, default=0, metavar="N", help="skip the first N matching launches")
+    g.add_argument("--launch-count", type=_positive, default=None, metavar="N", help="profile at most N matching launches")
+    g.add_argument("--nvtx-include", action="append", default=[], metavar="EXPR", help="ncu NVTX range filter (repeatable)")
+    g.add_argument("--clock-control", choices=("none", "base", "reset"), default="none",
+                   help="ncu --clock-control (default none: the GPU's own clocks, as in normal runs)")
+    g.add_argument("--full", action="store_true", help="collect ncu's full set (slower) instead of the targeted metrics")
+    g.add_argument("--source-counters", action="store_true", help="collect per-source-line counters (build with -lineinfo)")
+    g.add_argument("--arch", default="sm_90", help="target architecture for builds and static analysis (default sm_90)")
+    g.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS", help="limit per external run (default 600)")
+
+
+def profile_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``perfagent.profile`` keyword arguments for parsed profiling options."""
+    return {
+        "profiler": args.profiler,
+        "kernel": args.kernel,
+        "launch_skip": args.launch_skip,
+        "launch_count": args.launch_count,
+        "nvtx_include": tuple(args.nvtx_include),
+        "clock_control": args.clock_control,
+        "full_set": args.full,
+        "source_counters": args.source_counters,
+        "arch": args.arch,
+        "timeout_s": args.timeout,
+    }
+
+
+def add_output_args(parser: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS) -> None:
+    g = parser.add_argument_group("output")
+    g.add_argument("--format", choices=formats, default="text", help="output format (default text)")
+    g.add_argument("-o", "--output", default="-", metavar="PATH", help="write here instead of stdout (`-` = stdout)")
+    g.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
+
+
+def check_output_path(args: argparse.Namespace) -> None:
+    """Refuse to overwrite an existing output file unless --force (checked before any long work)."""
+    out = getattr(args, "output", "-")
+    if out != "-" and Path(out).exists() and not args.force:
+        raise BadInput(f"{out} already exists", hint="pass --force to overwrite it, or choose another -o path")
+
+
+def _positive(text: str) -> int:
+    value = _int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value

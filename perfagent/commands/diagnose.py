@@ -1,0 +1,50 @@
+"""`perfagent diagnose`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from perfagent.api import diagnose
+from perfagent.commands.common import (
+    add_output_args,
+    add_profile_args,
+    add_target_args,
+    check_output_path,
+    profile_kwargs,
+    progress_to_stderr,
+)
+from perfagent.errors import ExitCode
+from perfagent.render import OutputFormat, render, write_output
+
+
+class DiagnoseCommand:
+    """Profile a kernel (or read a report) and explain why it is slow, with evidence and a roofline.
+
+    Kernels and findings come out ranked by recoverable time. Data goes to stdout (or -o),
+    progress to stderr.
+    """
+
+    name = "diagnose"
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        add_target_args(parser)
+        add_profile_args(parser)
+        add_output_args(parser)
+        g = parser.add_argument_group("run folder")
+        g.add_argument("--run-dir", type=Path, help="keep the run (record.json, reports) here")
+        g.add_argument("--no-save", action="store_true", help="do not keep a run folder")
+
+    def run(self, args: argparse.Namespace) -> int:
+        check_output_path(args)
+        record = diagnose(
+            args.target,
+            command=args.trailing_command,
+            run_dir=args.run_dir,
+            save=False if args.no_save else None,
+            progress=progress_to_stderr,
+            **profile_kwargs(args),
+        )
+        fmt = OutputFormat(args.format)
+        write_output(render(record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT), args.output)
+        return ExitCode.OK

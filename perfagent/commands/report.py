@@ -1,0 +1,28 @@
+"""`perfagent report`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from perfagent.commands.common import add_output_args, check_output_path
+from perfagent.errors import ExitCode
+from perfagent.render import OutputFormat, render, write_output
+from perfagent.session import load_record
+
+
+class ReportCommand:
+    """Render a saved run (run folder or record.json) again, in any format, without a GPU."""
+
+    name = "report"
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("run", type=Path, help="run folder (with record.json) or a record.json file")
+        add_output_args(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        check_output_path(args)
+        record = load_record(args.run)
+        fmt = OutputFormat(args.format)
+        write_output(render(record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT), args.output)
+        return ExitCode.OK

@@ -1,0 +1,114 @@
+"""Environment probes for `perfagent doctor`: what is here, what will be used, and why not."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from pydantic import Field
+
+from perfagent.models import Frozen
+from profilers import get_profiler
+from profilers.errors import ProfilerError
+from profilers.process import run_command
+
+PROBE_TIMEOUT_S = 20.0
+
+
+class Probe(Frozen):
+    """One checked item."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+class DoctorReport(Frozen):
+    """Everything `perfagent doctor` found."""
+
+    probes: list[Probe] = Field(default_factory=list)
+    will_use: str
+    """Which profiler a `perfagent diagnose prog.cu` would use here, and why."""
+
+
+def run_probes() -> DoctorReport:
+    """Probe the GPU, driver, profilers, counter permission, compilers and the LLM endpoint."""
+    probes = [_gpu(), _counter_permission()]
+    for name in ("ncu", "static", "rocprof"):
+        probes.append(_profiler(name))
+    probes.append(_python_module("ncu_report", "reads .ncu-rep files without a GPU"))
+    probes.append(_python_module("torch", "KernelBench problems, verification, timing"))
+    probes.append(_python_module("triton", "Triton kernels (TRITON_INTERPRET=1 on CPU)"))
+    probes.append(_llm())
+    by_name = {p.name: p for p in probes}
+    if by_name["profiler ncu"].ok and by_name["GPU"].ok:
+        will_use = "ncu (hardware counters) for programs and commands; recorded reports are read directly"
+    elif by_name["profiler static"].ok:
+        will_use = "static analysis (nvcc/ptxas) for .cu files — no GPU profiling here; recorded reports are read directly"
+    else:
+        will_use = "recorded reports only (no ncu, no nvcc)"
+    return DoctorReport(probes=probes, will_use=will_use)
+
+
+def _gpu() -> Probe:
+    if shutil.which("nvidia-smi") is None:
+        return Probe(name="GPU", ok=False, detail="nvidia-smi not found: no NVIDIA driver here")
+    try:
+        done = run_command(
+            ["nvidia-smi", "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"], timeout_s=PROBE_TIMEOUT_S
+        )
+    except ProfilerError as exc:
+        return Probe(name="GPU", ok=False, detail=exc.message)
+    if not done.ok or not done.stdout.strip():
+        return Probe(name="GPU", ok=False, detail=f"nvidia-smi failed: {done.tail(2)}")
+    gpus = [line.strip() for line in done.stdout.strip().splitlines()]
+    return Probe(name="GPU", ok=True, detail="; ".join(f"{g} (name, driver, CC)" for g in gpus))
+
+
+def _counter_permission() -> Probe:
+    params = Path("/proc/driver/nvidia/params")
+    if not params.exists():
+        return Probe(name="counter permission", ok=False, detail="no NVIDIA kernel driver (/proc/driver/nvidia/params absent)")
+    text = params.read_text(errors="replace")
+    admin_only = "RmProfilingAdminOnly: 1" in text
+    root = os.geteuid() == 0
+    if admin_only and not root:
+        return Probe(
+            name="counter permission",
+            ok=False,
+            detail="counters are admin-only (RmProfilingAdminOnly=1) and you are not root: ncu will fail with "
+            "ERR_NVGPUCTRPERM; perfagent falls back to timing-only. Fix: NVreg_RestrictProfilingToAdminUsers=0",
+        )
+    return Probe(name="counter permission", ok=True, detail="root" if root else "counters open to all users")
+
+
+def _profiler(name: str) -> Probe:
+    try:
+        p = get_profiler(name)
+    except ModuleNotFoundError as exc:
+        return Probe(name=f"profiler {name}", ok=False, detail=f"backend not installed ({exc.name})")
+    reason = p.availability()
+    if reason is not None:
+        return Probe(name=f"profiler {name}", ok=False, detail=reason)
+    return Probe(name=f"profiler {name}", ok=True, detail=p.version() or "version unknown")
+
+
+def _python_module(module: str, purpose: str) -> Probe:
+    import importlib.util
+
+    found = importlib.util.find_spec(module) is not None
+    return Probe(name=f"python {module}", ok=found, detail=purpose if found else f"not installed ({purpose})")
+
+
+def _llm() -> Probe:
+    base = os.environ.get("PERFAGENT_LLM_BASE_URL")
+    model = os.environ.get("PERFAGENT_LLM_MODEL")
+    if not base:
+        return Probe(
+            name="LLM endpoint",
+            ok=False,
+            detail="PERFAGENT_LLM_BASE_URL not set: optimize uses the offline `recipes` backend only",
+        )
+    key = "set" if (os.environ.get("PERFAGENT_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")) else "not set"
+    return Probe(name="LLM endpoint", ok=True, detail=f"{base} model={model or '(unset)'} key {key}")

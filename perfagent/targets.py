@@ -1,0 +1,110 @@
+"""What the user pointed perfagent at: a report, a source file, a script, or a command."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from perfagent.errors import BadInput
+
+_MAIN = re.compile(r"\bint\s+main\s*\(")
+
+
+class TargetKind(str, Enum):
+    NCU_REPORT = "ncu-report"
+    NCU_CSV = "ncu-csv"
+    ROCPROF_OUTPUT = "rocprof-output"
+    RUN_RECORD = "run-record"
+    CUDA_PROGRAM = "cuda-program"
+    CUDA_KERNEL = "cuda-kernel"
+    HIP_PROGRAM = "hip-program"
+    PYTHON_SCRIPT = "python-script"
+    COMMAND = "command"
+
+    @property
+    def is_recorded(self) -> bool:
+        """True when the target is existing data that needs no run."""
+        return self in (TargetKind.NCU_REPORT, TargetKind.NCU_CSV, TargetKind.ROCPROF_OUTPUT, TargetKind.RUN_RECORD)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved target."""
+
+    kind: TargetKind
+    path: Path | None = None
+    command: list[str] = field(default_factory=list)
+    """The argv to run (for programs, scripts and commands; filled after a build for sources)."""
+
+    def describe(self) -> str:
+        if self.path is not None:
+            return str(self.path)
+        return shlex.join(self.command)
+
+
+def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> Target:
+    """Classify ``target`` (a path) or ``command`` (argv after ``--``).
+
+    Raises:
+        BadInput: nothing given, the path does not exist, or its type is not supported.
+    """
+    if target is None or str(target) == "":
+        if command:
+            return Target(TargetKind.COMMAND, command=list(command))
+        raise BadInput("no target given", hint="pass a report, a .cu/.py file, or a command after `--`")
+    path = Path(target)
+    if not path.exists():
+        raise BadInput(f"{path} does not exist", hint="check the path (reports: .ncu-rep, .csv; sources: .cu, .hip, .py)")
+    if path.is_dir():
+        if (path / "record.json").is_file():
+            return Target(TargetKind.RUN_RECORD, path=path / "record.json")
+        if (path / "pmc_perf.csv").is_file():
+            return Target(TargetKind.ROCPROF_OUTPUT, path=path)
+        raise BadInput(
+            f"{path} is a folder that is neither a perfagent run nor a rocprof-compute workload",
+            hint="pass a report file, a run folder (with record.json) or a workload folder (with pmc_perf.csv)",
+        )
+    suffix = path.suffix.lower()
+    if suffix in (".ncu-rep", ".ncu-repz"):
+        return Target(TargetKind.NCU_REPORT, path=path)
+    if suffix == ".csv":
+        return Target(_csv_kind(path), path=path)
+    if suffix in (".db", ".sqlite"):
+        return Target(TargetKind.ROCPROF_OUTPUT, path=path)
+    if suffix == ".json":
+        return Target(TargetKind.RUN_RECORD, path=path)
+    if suffix == ".cu":
+        kind = TargetKind.CUDA_PROGRAM if _has_main(path) else TargetKind.CUDA_KERNEL
+        return Target(kind, path=path, command=list(command))
+    if suffix in (".hip",):
+        return Target(TargetKind.HIP_PROGRAM, path=path, command=list(command))
+    if suffix == ".py":
+        return Target(TargetKind.PYTHON_SCRIPT, path=path, command=[sys.executable, str(path), *command])
+    raise BadInput(
+        f"don't know how to profile '{path.name}'",
+        hint="supported: .ncu-rep, ncu/rocprof .csv, .cu, .hip, .py, a run folder, or any command after `--`",
+    )
+
+
+def _has_main(path: Path) -> bool:
+    try:
+        return bool(_MAIN.search(path.read_text(errors="replace")))
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror}", hint="check its permissions") from exc
+
+
+def _csv_kind(path: Path) -> TargetKind:
+    try:
+        with path.open(errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror}", hint="check its permissions") from exc
+    # ncu's raw and details pages quote every identity column; rocprof uses Kernel_Name.
+    if '"Kernel Name"' in head.split("\n", 1)[0]:
+        return TargetKind.NCU_CSV
+    return TargetKind.ROCPROF_OUTPUT
