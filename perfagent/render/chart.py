@@ -1,0 +1,240 @@
+"""The roofline chart as PNG bytes, embedded by the Markdown and HTML reports.
+
+Log-log axes; memory roofs (DRAM, plus L2/L1 where the device peaks give them) and one horizontal
+compute roof per precision the kernels use; each kernel a point at its DRAM arithmetic intensity and
+achieved FLOP/s of its busiest precision. Kernels that cannot be placed (no FLOPs, no roofline) are
+listed with the reason by ``chart_plan`` and in a caption inside the image.
+
+matplotlib is imported inside ``roofline_png`` (it is slow to import and only these formats need it),
+drawing goes through the Agg canvas directly (no pyplot, no global figure state), and the output is
+deterministic for a given matplotlib: fixed size and dpi, default rc parameters, no 'Software' metadata.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass, field
+
+from perfagent.models import DevicePeaks, KernelDiagnosis, RunRecord
+from perfagent.render.units import fmt_bandwidth, fmt_flops, fmt_share
+from perfagent.render.view import pick_point
+
+__all__ = ["ChartPlan", "PlottedKernel", "chart_plan", "roofline_png"]
+
+FIGSIZE = (8.0, 5.0)
+"""Inches."""
+DPI = 110
+_LABEL_CHARS = 28
+_LEVELS = (("dram", "DRAM"), ("l2", "L2"), ("l1", "L1"))
+_PRECISION_ORDER = ("fp64", "fp32", "fp16", "tensor")
+_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+
+
+@dataclass(frozen=True)
+class PlottedKernel:
+    """One kernel's point on the chart."""
+
+    label: str
+    intensity: float
+    """DRAM arithmetic intensity, FLOP/byte."""
+    flops_per_s: float
+    precision: str
+
+
+@dataclass(frozen=True)
+class ChartPlan:
+    """What the chart shows, decided without matplotlib (also used for captions in md/html)."""
+
+    points: tuple[PlottedKernel, ...]
+    not_plotted: tuple[tuple[str, str], ...]
+    """(short kernel name, why it is not on the chart)."""
+    memory_roofs: tuple[tuple[str, float], ...] = field(default=())
+    """(label, byte/s)."""
+    compute_roofs: tuple[tuple[str, float], ...] = field(default=())
+    """(label, FLOP/s)."""
+    device: str | None = None
+
+
+def _short(kd: KernelDiagnosis, rank: int) -> str:
+    base = kd.profile.base_name or kd.name
+    if len(base) > _LABEL_CHARS:
+        base = base[: _LABEL_CHARS - 1] + "…"
+    return f"[{rank}] {base}"
+
+
+def _why_not(kd: KernelDiagnosis) -> str:
+    point = pick_point(kd, level="dram")
+    if kd.roofline is None:
+        return "no roofline data"
+    if point is None:
+        return "no DRAM roofline point"
+    if point.achieved_bytes_per_s and point.peak_bytes_per_s:
+        bw = point.achieved_bytes_per_s
+        share = fmt_share(bw / point.peak_bytes_per_s)
+        return f"no FLOPs measured (pure data movement); achieved DRAM {fmt_bandwidth(bw)} = {share} of peak"
+    if point.achieved_bytes_per_s:
+        return f"no FLOPs measured (pure data movement); achieved DRAM {fmt_bandwidth(point.achieved_bytes_per_s)}"
+    return "no FLOPs or DRAM traffic measured"
+
+
+def chart_plan(record: RunRecord) -> ChartPlan:
+    """Decide which kernels, roofs and peaks the roofline chart shows.
+
+    Args:
+        record: the run.
+
+    Returns:
+        The points (kernels with a DRAM point and FLOPs > 0), the kernels left out with reasons, and the
+        roofs taken from the first plotted kernel's device peaks (and its points' peaks as a fallback).
+    """
+    points: list[PlottedKernel] = []
+    skipped: list[tuple[str, str]] = []
+    used_precisions: set[str] = set()
+    reference: KernelDiagnosis | None = None
+    for rank, kd in enumerate(record.kernels, 1):
+        point = pick_point(kd, level="dram")
+        if (
+            point is None
+            or point.arithmetic_intensity is None
+            or point.achieved_flops_per_s is None
+            or point.arithmetic_intensity <= 0
+            or point.achieved_flops_per_s <= 0
+        ):
+            skipped.append((_short(kd, rank), _why_not(kd)))
+            continue
+        points.append(
+            PlottedKernel(
+                _short(kd, rank), point.arithmetic_intensity, point.achieved_flops_per_s, point.precision
+            )
+        )
+        used_precisions.add(point.precision)
+        used_precisions.update(p for p, v in kd.profile.metrics.flops.items() if v and v > 0)
+        reference = reference or kd
+    if reference is None:
+        return ChartPlan(points=(), not_plotted=tuple(skipped))
+
+    peaks: DevicePeaks = reference.profile.device.peaks
+    memory: dict[str, float] = {}
+    compute: dict[str, float] = {}
+    for level, label in _LEVELS:
+        bw = {"dram": peaks.dram_bytes_per_s, "l2": peaks.l2_bytes_per_s, "l1": peaks.l1_bytes_per_s}[level]
+        if bw:
+            memory[label] = bw
+    for precision in sorted(used_precisions, key=lambda p: (_PRECISION_ORDER + (p,)).index(p)):
+        peak = peaks.flops_per_s.get(precision)
+        if peak:
+            compute[precision.upper()] = peak
+    # Fall back to the peaks stored on the roofline points (e.g. a report without device peaks).
+    for kd in record.kernels:
+        for p in kd.roofline.points if kd.roofline else []:
+            if p.level == "dram" and p.peak_bytes_per_s and "DRAM" not in memory:
+                memory["DRAM"] = p.peak_bytes_per_s
+            if p.precision in used_precisions and p.peak_flops_per_s and p.precision.upper() not in compute:
+                compute[p.precision.upper()] = p.peak_flops_per_s
+    return ChartPlan(
+        points=tuple(points),
+        not_plotted=tuple(skipped),
+        memory_roofs=tuple(memory.items()),
+        compute_roofs=tuple(compute.items()),
+        device=reference.profile.device.name,
+    )
+
+
+def roofline_png(record: RunRecord) -> bytes | None:
+    """The roofline chart of ``record`` as PNG bytes.
+
+    Args:
+        record: the run; kernels are numbered in record order, as in the reports.
+
+    Returns:
+        PNG bytes, or None when no kernel can be placed (static or timing-only mode, no FLOPs anywhere).
+    """
+    plan = chart_plan(record)
+    if not plan.points:
+        return None
+
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    top_compute = max((v for _, v in plan.compute_roofs), default=None)
+    top_memory = max((v for _, v in plan.memory_roofs), default=None)
+    xs = [p.intensity for p in plan.points]
+    ys = [p.flops_per_s for p in plan.points]
+    for _, peak in plan.compute_roofs:
+        ys.append(peak)
+        xs.extend(peak / bw for _, bw in plan.memory_roofs)
+    x_lo, x_hi = min(xs) / 4, max(xs) * 4
+    y_lo, y_hi = min(ys) / 4, max(ys) * 3
+
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()
+        fig = Figure(figsize=FIGSIZE, dpi=DPI)
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(x_lo, x_hi)
+        ax.set_ylim(y_lo, y_hi)
+        ax.set_xlabel("DRAM arithmetic intensity (FLOP/byte)")
+        ax.set_ylabel("achieved FLOP/s")
+        ax.grid(True, which="major", linewidth=0.5, alpha=0.4)
+        title = "Roofline" + (f" — {plan.device}" if plan.device else "")
+        ax.set_title(title, fontsize=11)
+
+        for i, (label, bw) in enumerate(plan.memory_roofs):
+            x_end = top_compute / bw if top_compute else x_hi
+            ax.plot(
+                [x_lo, x_end],
+                [x_lo * bw, x_end * bw],
+                color="0.25",
+                linestyle=("-", "--", ":")[i % 3],
+                lw=1.2,
+            )
+            # Label where the roof enters the plot, rotated along it (log-log: a straight line).
+            x_text = max(x_lo * 1.3, y_lo * 1.6 / bw)
+            if x_text < x_end:
+                (px0, py0), (px1, py1) = ax.transData.transform(
+                    [(x_text, x_text * bw), (x_text * 10, x_text * 10 * bw)]
+                )
+                ax.annotate(
+                    f"{label} {fmt_bandwidth(bw)}",
+                    (x_text, x_text * bw),
+                    textcoords="offset points",
+                    xytext=(-2, 5),
+                    fontsize=8,
+                    color="0.25",
+                    rotation=math.degrees(math.atan2(py1 - py0, px1 - px0)),
+                    rotation_mode="anchor",
+                )
+        for label, peak in plan.compute_roofs:
+            x_start = peak / top_memory if top_memory else x_lo
+            ax.plot([x_start, x_hi], [peak, peak], color="0.45", lw=1.2)
+            ax.annotate(
+                f"{label} {fmt_flops(peak)}",
+                (x_hi, peak),
+                textcoords="offset points",
+                xytext=(-4, 3),
+                ha="right",
+                fontsize=8,
+                color="0.35",
+            )
+        for i, p in enumerate(plan.points):
+            color = _COLORS[i % len(_COLORS)]
+            ax.scatter([p.intensity], [p.flops_per_s], s=40, color=color, zorder=3)
+            ax.annotate(
+                f"{p.label} ({p.precision.upper()})",
+                (p.intensity, p.flops_per_s),
+                textcoords="offset points",
+                xytext=(6, -10 - 9 * (i % 2)),
+                fontsize=8,
+                color=color,
+            )
+        if plan.not_plotted:
+            caption = "Not plotted: " + "; ".join(f"{name}: {why}" for name, why in plan.not_plotted)
+            fig.text(0.01, 0.01, caption, fontsize=7, color="0.35", wrap=True)
+            fig.subplots_adjust(bottom=0.2)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return buffer.getvalue()
