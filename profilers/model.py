@@ -37,7 +37,8 @@ class DevicePeaks(Frozen):
     flops_per_s: dict[str, float] = Field(default_factory=dict)
     """Peak FLOP/s per precision (keys: fp64, fp32, fp16, tensor)."""
     source: str = "unknown"
-    """Where the peaks came from: 'report' (measured at profiled clocks) or 'knowledge:<gpu>' (datasheet)."""
+    """Where the peaks came from: 'report' (measured at profiled clocks), 'knowledge:<gpu>' (datasheet) or
+    'empirical:roofline.csv' (rocprof-compute's measured roofline benchmark)."""
 
 
 class DeviceInfo(Frozen):
@@ -60,6 +61,10 @@ class DeviceInfo(Frozen):
     """L2 size, byte."""
     max_shared_memory_per_sm_bytes: int | None = None
     """Shared memory (LDS) capacity per SM/CU, byte."""
+    xcd_count: int | None = None
+    """AMD accelerator complex dies the device spans (MI300X 8, MI300A 6; 1 for one MI250X GCD). Counters
+    such as GRBM_GUI_ACTIVE are summed over them, and workgroups are dispatched round-robin across them,
+    each with its own L2 (why block order matters: grid-swizzle). None when unknown or not AMD."""
     peaks: DevicePeaks = Field(default_factory=DevicePeaks)
 
 
@@ -150,7 +155,8 @@ class Metrics(Frozen):
     shared_load_bank_conflicts: float | None = None
     shared_store_bank_conflicts: float | None = None
     shared_bank_conflict_pct: float | None = None
-    """Bank-conflict wavefronts as % of all shared wavefronts (ncu's SharedMemoryConflicts measure)."""
+    """Bank-conflict wavefronts as % of all shared wavefronts (ncu's SharedMemoryConflicts measure).
+    AMD: LDS bank-conflict cycles as % of LDS active cycles (SQ_LDS_BANK_CONFLICT / SQ_LDS_IDX_ACTIVE)."""
     threads_per_instruction: float | None = None
     """Average active threads per executed warp instruction (32 = no divergence)."""
     predicated_threads_per_instruction: float | None = None
@@ -162,6 +168,9 @@ class Metrics(Frozen):
     """SASS instructions executed for register spilling."""
     atomic_instructions: float | None = None
     """Global atomic/reduction instructions executed (warp level)."""
+    atomic_latency_cycles: float | None = None
+    """Mean latency of the atomics L2 forwards to memory, cycle (AMD MI300+: TCC_EA0_ATOMIC_LEVEL_sum /
+    TCC_EA0_ATOMIC_sum; IntelliPerf treats > 1000 as contention). None on NVIDIA and on MI200."""
     l1_hit_rate_pct: float | None = None
     l2_hit_rate_pct: float | None = None
     instructions_executed: float | None = None
