@@ -1,0 +1,154 @@
+"""The Nsight Compute (``ncu``) backend: runs ncu with a targeted metric list and reads its reports.
+
+Pieces: ``ncu_argv`` (the command line), ``ncu_errors`` (exit code and log → typed errors),
+``ncu_report_reader`` (``.ncu-rep`` via ``ncu_report``), ``ncu_csv`` (raw-page CSV exports),
+``ncu_mapping`` + ``knowledge/data/metric_maps/ncu.toml`` (raw metric names → canonical model),
+``ncu_units`` (units → SI), ``ncu_locate`` (finding ncu and ``ncu_report``). Importing this module runs
+nothing and changes nothing; ncu is looked for when a method needs it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from profilers.base import ProfileRequest
+from profilers.errors import ProfilerFailed, ProfilerUnavailable
+from profilers.model import Profile
+from profilers.ncu_argv import build_ncu_argv
+from profilers.ncu_csv import looks_like_ncu_csv, read_ncu_csv
+from profilers.ncu_errors import check_ncu_run
+from profilers.ncu_locate import DEFAULT_SEARCH_GLOBS, find_ncu
+from profilers.ncu_report_reader import read_ncu_rep
+from profilers.process import run_command
+
+REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
+VERSION_TIMEOUT_S = 60.0
+_VERSION_LINE = re.compile(r"Version\s+(\d+\.\d+[^\r\n]*)")
+
+
+class NcuProfiler:
+    """Nsight Compute behind the ``Profiler`` Protocol.
+
+    Attributes:
+        name: 'ncu'.
+        vendor: 'nvidia'.
+        measures_time: True (ncu measures kernel durations, under its own clock and cache control).
+    """
+
+    name = "ncu"
+    vendor = "nvidia"
+    measures_time = True
+
+    def __init__(self, ncu: str | None = None, *, search_globs: Sequence[str] = DEFAULT_SEARCH_GLOBS) -> None:
+        """Create the backend.
+
+        Args:
+            ncu: an explicit ncu executable (default: PATH, then ``search_globs``).
+            search_globs: install locations searched when ncu is not on PATH.
+        """
+        self._explicit = ncu
+        self._search_globs = tuple(search_globs)
+        self._version: str | None = None
+
+    def executable(self) -> str | None:
+        """The ncu executable that would run, or None when there is none."""
+        if self._explicit:
+            return self._explicit if os.access(self._explicit, os.X_OK) else None
+        return find_ncu(self._search_globs)
+
+    def availability(self) -> str | None:
+        """None when ncu can be run here, else why not (one line)."""
+        if self.executable() is None:
+            where = ", ".join(["PATH", *self._search_globs])
+            return f"ncu (Nsight Compute) not found (looked in {where})"
+        return None
+
+    def version(self) -> str | None:
+        """ncu's version (``ncu --version``), e.g. '2025.3.1.0 (build 36398880) (public-release)'; None if absent."""
+        if self._version is not None:
+            return self._version
+        exe = self.executable()
+        if exe is None:
+            return None
+        try:
+            result = run_command(
+                [exe, "--version"], timeout_s=VERSION_TIMEOUT_S, env={**os.environ, "LC_ALL": "C"}
+            )
+        except ProfilerUnavailable:
+            return None
+        match = _VERSION_LINE.search(result.stdout + "\n" + result.stderr)
+        self._version = match.group(1).strip() if match else None
+        return self._version
+
+    def profile(self, request: ProfileRequest) -> Profile:
+        """Run the application under ncu with the targeted metrics and read the report.
+
+        Args:
+            request: what to run and how (``command`` must not be empty).
+
+        Returns:
+            The canonical profile; ncu's warnings are appended to ``notes``.
+
+        Raises:
+            ValueError: ``request.command`` is empty.
+            ProfilerUnavailable: ncu is missing or cannot load its profiling library.
+            CounterPermissionDenied: hardware counters are restricted (ERR_NVGPUCTRPERM).
+            NoKernelsProfiled: nothing was launched, or the filters matched nothing.
+            ApplicationFailed: the application exited non-zero.
+            ProfilerFailed: ncu failed otherwise, or wrote no report.
+            ToolTimeout: the run exceeded ``request.timeout_s``.
+            BadReport: the report ncu wrote cannot be read.
+        """
+        if not request.command:
+            raise ValueError("ProfileRequest.command is empty: nothing to run under ncu")
+        exe = self.executable()
+        if exe is None:
+            raise ProfilerUnavailable(
+                "ncu (Nsight Compute) was not found",
+                hint="install Nsight Compute (or the CUDA toolkit) and put ncu on PATH",
+            )
+        workdir = Path(request.workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        stem = f"perfagent-ncu-{uuid.uuid4().hex[:8]}"
+        report_path, log_path = workdir / f"{stem}.ncu-rep", workdir / f"{stem}.log"
+        argv = build_ncu_argv(request, ncu=exe, report_path=report_path, log_path=log_path)
+        env = {**os.environ, "LC_ALL": "C", **request.env}
+        result = run_command(argv, timeout_s=request.timeout_s, env=env)
+        log_text = log_path.read_text(errors="replace") if log_path.is_file() else ""
+        warnings = check_ncu_run(result, log_text, kernel_regex=request.kernel_regex)
+        if not report_path.is_file():
+            raise ProfilerFailed(
+                "ncu finished without writing a report",
+                hint=f"check {log_path} (ncu's log) and that {workdir} is writable",
+            )
+        profile = read_ncu_rep(report_path, ncu_path=exe)
+        return profile.model_copy(update={"notes": [*profile.notes, *warnings]})
+
+    def can_read(self, path: Path) -> bool:
+        """True for ``.ncu-rep``/``.ncu-repz`` files and CSV files with ncu's identity columns."""
+        path = Path(path)
+        return path.suffix.lower() in REPORT_SUFFIXES or looks_like_ncu_csv(path)
+
+    def read(self, path: Path, *, kernel_regex: str | None = None) -> Profile:
+        """Read an ``.ncu-rep`` report or an ncu raw-page CSV export.
+
+        Args:
+            path: the file.
+            kernel_regex: keep kernels whose function or demangled name matches (``re.search``).
+
+        Returns:
+            The canonical profile.
+
+        Raises:
+            BadReport: not a readable ncu report or CSV (exit code 2).
+            NoKernelsProfiled: no kernel, or none matching ``kernel_regex``.
+            ProfilerUnavailable: ``.ncu-rep`` given but the ``ncu_report`` module is missing.
+        """
+        path = Path(path)
+        if path.suffix.lower() == ".csv":
+            return read_ncu_csv(path, kernel_regex=kernel_regex)
+        return read_ncu_rep(path, kernel_regex=kernel_regex, ncu_path=self._explicit)

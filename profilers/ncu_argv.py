@@ -1,0 +1,103 @@
+"""The ncu command line perfagent runs, built as a pure function of a ``ProfileRequest``.
+
+Targeted collection (default): the sections ``SpeedOfLight LaunchStats Occupancy`` (about ncu's ``basic``
+set, whose rules they feed) plus one ``--metrics`` list holding exactly what the metric map reads through
+its ``exprs`` (roofline counts and peaks, occupancy limits, scheduler and stall ratios, a few pipes,
+coalescing, shared-memory conflicts, spills, atomics, hit rates; see ``knowledge/data/metric_maps/ncu.toml``).
+No hierarchical roofline sections and no ``--set full``: the aim is a profiling cost close to ``basic``.
+Metric names absent on a chip (e.g. ``_mem_lgds`` before CC 9.0) come back ``n/a`` with exit 0 and are
+simply missing; the map's next alternative is used.
+
+Choices:
+    * ``--kernel-name-base function`` with ``--kernel-name regex:<re>``: the filter matches the plain
+      function name (``gemm`` in ``void ns::gemm<128>(float*)``), which is what users type; the report
+      keeps every name form anyway. ncu uses partial (search) matching, like ``re.search``.
+    * ``--target-processes all`` so that kernels of child processes (Python launchers, MPI) are seen.
+    * ``--log-file`` keeps ncu's messages apart from the application's stdout/stderr.
+    * The application argv follows the options directly (ncu takes no ``--`` separator).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from profilers.base import ProfileRequest
+from profilers.ncu_mapping import ncu_metric_map
+
+
+@cache
+def targeted_sections() -> tuple[str, ...]:
+    """Sections of every targeted run, from the metric map's ``[collect]`` table."""
+    return tuple(ncu_metric_map().collect.sections)
+
+
+@cache
+def targeted_metrics() -> tuple[str, ...]:
+    """The metrics a targeted run requests with ``--metrics`` (sorted, constant for a given map).
+
+    Returns:
+        Every raw metric the map's ``exprs`` alternatives read (fallbacks excluded) plus
+        ``[collect] metrics``.
+    """
+    return ncu_metric_map().collected_metric_names()
+
+
+def source_sections() -> tuple[str, ...]:
+    """Sections added when per-source-line counters are requested."""
+    return tuple(ncu_metric_map().collect.source_sections)
+
+
+def _export_path(path: Path) -> str:
+    # ncu expands %h, %p, %i, %q{VAR} in --export; a literal % must be doubled.
+    return str(path).replace("%", "%%")
+
+
+def build_ncu_argv(request: ProfileRequest, *, ncu: str, report_path: Path, log_path: Path) -> list[str]:
+    """The full ncu argv for ``request`` (no side effects).
+
+    Args:
+        request: what to profile; ``request.command`` is the application argv.
+        ncu: the ncu executable.
+        report_path: where ncu exports the report (``.ncu-rep``).
+        log_path: where ncu writes its own messages.
+
+    Returns:
+        ``[ncu, options..., application argv...]``.
+    """
+    argv = [
+        ncu,
+        "--export",
+        _export_path(report_path),
+        "--force-overwrite",
+        "--log-file",
+        str(log_path),
+        "--target-processes",
+        "all",
+        "--clock-control",
+        request.clock_control,
+        "--kernel-name-base",
+        "function",
+    ]
+    if request.kernel_regex:
+        argv += ["--kernel-name", f"regex:{request.kernel_regex}"]
+    if request.launch_skip:
+        argv += ["--launch-skip", str(request.launch_skip)]
+    if request.launch_count is not None:
+        argv += ["--launch-count", str(request.launch_count)]
+    if request.nvtx_include:
+        argv.append("--nvtx")
+        for expression in request.nvtx_include:
+            argv += ["--nvtx-include", expression]
+    if request.full_set:
+        argv += ["--set", "full"]
+    else:
+        for section in targeted_sections():
+            argv += ["--section", section]
+    argv += ["--metrics", ",".join(targeted_metrics())]
+    if request.source_counters:
+        for section in source_sections():
+            argv += ["--section", section]
+        argv += ["--import-source", "yes"]
+    argv += list(request.command)
+    return argv
