@@ -18,14 +18,16 @@ from dataclasses import dataclass, field
 
 from perfagent.models import DevicePeaks, KernelDiagnosis, RunRecord
 from perfagent.render.units import fmt_bandwidth, fmt_flops, fmt_share
-from perfagent.render.view import pick_point
+from perfagent.render.view import level_rates, pick_point
 
-__all__ = ["ChartPlan", "PlottedKernel", "chart_plan", "roofline_png"]
+__all__ = ["MAX_POINTS", "ChartPlan", "PlottedKernel", "chart_plan", "roofline_png", "summarize_not_plotted"]
 
 FIGSIZE = (8.0, 5.0)
 """Inches."""
 DPI = 110
 _LABEL_CHARS = 28
+MAX_POINTS = 12
+"""Kernels placed on the chart, in record (priority) order; more would be unreadable."""
 _LEVELS = (("dram", "DRAM"), ("l2", "L2"), ("l1", "L1"))
 _PRECISION_ORDER = ("fp64", "fp32", "fp16", "tensor")
 _COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
@@ -63,19 +65,26 @@ def _short(kd: KernelDiagnosis, rank: int) -> str:
     return f"[{rank}] {base}"
 
 
+def summarize_not_plotted(not_plotted: tuple[tuple[str, str], ...], limit: int = 6) -> str:
+    """``name (why); ...`` for the first ``limit`` kernels left off the chart, then ``+N more``."""
+    shown = "; ".join(f"{name} ({why})" for name, why in not_plotted[:limit])
+    rest = len(not_plotted) - limit
+    return shown + (f"; +{rest} more" if rest > 0 else "")
+
+
 def _why_not(kd: KernelDiagnosis) -> str:
-    point = pick_point(kd, level="dram")
     if kd.roofline is None:
         return "no roofline data"
-    if point is None:
-        return "no DRAM roofline point"
-    if point.achieved_bytes_per_s and point.peak_bytes_per_s:
-        bw = point.achieved_bytes_per_s
-        share = fmt_share(bw / point.peak_bytes_per_s)
-        return f"no FLOPs measured (pure data movement); achieved DRAM {fmt_bandwidth(bw)} = {share} of peak"
-    if point.achieved_bytes_per_s:
-        return f"no FLOPs measured (pure data movement); achieved DRAM {fmt_bandwidth(point.achieved_bytes_per_s)}"
-    return "no FLOPs or DRAM traffic measured"
+    has_flops = any(v and v > 0 for v in kd.profile.metrics.flops.values())
+    bw, peak = level_rates(kd, "dram")
+    if has_flops and bw is None:
+        return "no DRAM traffic measured, so no DRAM arithmetic intensity"
+    if bw is None:
+        return "no FLOPs or DRAM traffic measured"
+    what = "no FLOPs measured (pure data movement)" if not has_flops else "FLOPs not placeable"
+    if peak:
+        return f"{what}; achieved DRAM {fmt_bandwidth(bw)} = {fmt_share(bw / peak)} of peak"
+    return f"{what}; achieved DRAM {fmt_bandwidth(bw)}"
 
 
 def chart_plan(record: RunRecord) -> ChartPlan:
@@ -94,6 +103,9 @@ def chart_plan(record: RunRecord) -> ChartPlan:
     reference: KernelDiagnosis | None = None
     for rank, kd in enumerate(record.kernels, 1):
         point = pick_point(kd, level="dram")
+        if len(points) >= MAX_POINTS:
+            skipped.append((_short(kd, rank), f"only the first {MAX_POINTS} plottable kernels are drawn"))
+            continue
         if (
             point is None
             or point.arithmetic_intensity is None
@@ -125,18 +137,22 @@ def chart_plan(record: RunRecord) -> ChartPlan:
         peak = peaks.flops_per_s.get(precision)
         if peak:
             compute[precision.upper()] = peak
-    # Fall back to the peaks stored on the roofline points (e.g. a report without device peaks).
+    # Fall back to the peaks stored on the roofline points: the roofline may have completed the
+    # report's peaks from the datasheet table.
     for kd in record.kernels:
         for p in kd.roofline.points if kd.roofline else []:
-            if p.level == "dram" and p.peak_bytes_per_s and "DRAM" not in memory:
-                memory["DRAM"] = p.peak_bytes_per_s
+            level_label = dict(_LEVELS)[p.level]
+            if p.peak_bytes_per_s and level_label not in memory:
+                memory[level_label] = p.peak_bytes_per_s
             if p.precision in used_precisions and p.peak_flops_per_s and p.precision.upper() not in compute:
                 compute[p.precision.upper()] = p.peak_flops_per_s
+    order = [label for _, label in _LEVELS]
+    precision_order = [p.upper() for p in _PRECISION_ORDER]
     return ChartPlan(
         points=tuple(points),
         not_plotted=tuple(skipped),
-        memory_roofs=tuple(memory.items()),
-        compute_roofs=tuple(compute.items()),
+        memory_roofs=tuple(sorted(memory.items(), key=lambda kv: order.index(kv[0]))),
+        compute_roofs=tuple(sorted(compute.items(), key=lambda kv: (precision_order + [kv[0]]).index(kv[0]))),
         device=reference.profile.device.name,
     )
 
@@ -232,7 +248,7 @@ def roofline_png(record: RunRecord) -> bytes | None:
                 color=color,
             )
         if plan.not_plotted:
-            caption = "Not plotted: " + "; ".join(f"{name}: {why}" for name, why in plan.not_plotted)
+            caption = "Not plotted: " + summarize_not_plotted(plan.not_plotted, limit=3)
             fig.text(0.01, 0.01, caption, fontsize=7, color="0.35", wrap=True)
             fig.subplots_adjust(bottom=0.2)
         buffer = io.BytesIO()

@@ -11,7 +11,7 @@ from html import escape
 
 from perfagent.models import RunRecord
 from perfagent.render.base import Renderer
-from perfagent.render.chart import chart_plan, roofline_png
+from perfagent.render.chart import chart_plan, roofline_png, summarize_not_plotted
 from perfagent.render.view import FindingView, KernelView, ReportView, build_view
 
 __all__ = ["CSS", "HtmlRenderer"]
@@ -23,6 +23,7 @@ main { max-width: 1100px; margin: 0 auto; padding: 24px; }
 h1 { font-size: 22px; margin: 0 0 12px; }
 h2 { font-size: 18px; margin: 0 0 4px; }
 h3 { font-size: 15px; margin: 16px 0 8px; }
+h4 { font-size: 14px; margin: 4px 0 6px; }
 section.kernel, .card { background: #fff; border: 1px solid #dde1e6; border-radius: 8px; padding: 16px 20px;
                         margin: 16px 0; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; }
@@ -62,8 +63,8 @@ def _facts(facts: tuple[tuple[str, str], ...]) -> str:
 def _finding(f: FindingView) -> str:
     parts = [
         '<div class="finding">',
-        f'<h4><span class="badge sev-{_e(f.severity)}">{_e(f.severity.upper())}</span>'
-        f'<code class="cat">{_e(f.category)}</code>{f.rank}. {_e(f.title)}</h4>',
+        f'<h4>{f.rank}. <span class="badge sev-{_e(f.severity)}">{_e(f.severity.upper())}</span>'
+        f'<code class="cat">{_e(f.category)}</code>{_e(f.title)}</h4>',
         f"<p>{_e(f.explanation)}</p>",
     ]
     if f.evidence:
@@ -130,7 +131,7 @@ def _chart(record: RunRecord) -> str:
     caption = ""
     skipped = chart_plan(record).not_plotted
     if skipped:
-        listed = "; ".join(f"{name} ({why})" for name, why in skipped)
+        listed = summarize_not_plotted(skipped)
         caption = f'<figcaption class="dim">Not on the chart: {_e(listed)}.</figcaption>'
     return f'<figure class="chart card"><img alt="Roofline chart" src="data:image/png;base64,{data}">{caption}</figure>'
 

@@ -13,7 +13,7 @@ import re
 
 from perfagent.models import RunRecord
 from perfagent.render.base import Renderer
-from perfagent.render.chart import chart_plan, roofline_png
+from perfagent.render.chart import chart_plan, roofline_png, summarize_not_plotted
 from perfagent.render.view import FindingView, KernelView, ReportView, build_view
 
 __all__ = ["MarkdownRenderer", "md_code", "md_escape"]
@@ -109,10 +109,7 @@ def _chart(record: RunRecord) -> list[str]:
     out = [f"![Roofline chart](data:image/png;base64,{data})", ""]
     skipped = chart_plan(record).not_plotted
     if skipped:
-        out += [
-            "*Not on the chart: " + "; ".join(f"{md_escape(n)} ({md_escape(w)})" for n, w in skipped) + ".*",
-            "",
-        ]
+        out += [f"*Not on the chart: {md_escape(summarize_not_plotted(skipped))}.*", ""]
     return out
 
 

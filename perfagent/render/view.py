@@ -44,7 +44,9 @@ __all__ = [
     "ReportView",
     "build_view",
     "first_sentence",
+    "level_rates",
     "mode_statement",
+    "pick_point",
     "roofline_summary",
     "tool_label",
 ]
@@ -273,6 +275,29 @@ def _level_peak(dev: DeviceInfo, level: str) -> float | None:
     return {"dram": p.dram_bytes_per_s, "l2": p.l2_bytes_per_s, "l1": p.l1_bytes_per_s}.get(level)
 
 
+def level_rates(kd: KernelDiagnosis, level: str) -> tuple[float | None, float | None]:
+    """(achieved, peak) byte/s at a memory level.
+
+    From the roofline point when there is one; else from the bytes moved / duration, and the peak from
+    the device (or, when the roofline's speed of light is set by this level, bytes / speed of light:
+    the peak the roofline itself used, e.g. a datasheet peak the report lacked).
+    """
+    point = pick_point(kd, level=level)
+    achieved = point.achieved_bytes_per_s if point else None
+    peak = point.peak_bytes_per_s if point else None
+    kp = kd.profile
+    moved = _level_bytes(kp, level)
+    duration = kd.duration_s if kd.duration_s is not None else kp.metrics.duration_s
+    if achieved is None and moved is not None and duration:
+        achieved = moved / duration
+    if peak is None:
+        peak = _level_peak(kp.device, level)
+    rl = kd.roofline
+    if peak is None and rl is not None and rl.bounding_resource == level and rl.speed_of_light_s and moved:
+        peak = moved / rl.speed_of_light_s
+    return achieved, peak
+
+
 def roofline_summary(kd: KernelDiagnosis) -> str:
     """One line: the bound, achieved vs peak, speed of light vs measured.
 
@@ -286,22 +311,18 @@ def roofline_summary(kd: KernelDiagnosis) -> str:
     duration = kd.duration_s if kd.duration_s is not None else kp.metrics.duration_s
     head: str
     if resource in _LEVEL_LABELS:
-        point = pick_point(kd, level=resource)
-        achieved = point.achieved_bytes_per_s if point else None
-        peak = point.peak_bytes_per_s if point else None
-        if achieved is None and duration:
-            moved = _level_bytes(kp, resource)
-            achieved = moved / duration if moved is not None else None
-        if peak is None:
-            peak = _level_peak(kp.device, resource)
+        achieved, peak = level_rates(kd, resource)
         share = fmt_share(achieved / peak) if achieved is not None and peak else NA
         head = f"{_LEVEL_LABELS[resource]}-bound: {fmt_bandwidth(achieved)} = {share} of {fmt_bandwidth(peak)} peak"
     elif resource:
         point = pick_point(kd, precision=resource)
         achieved = point.achieved_flops_per_s if point else None
         peak = point.peak_flops_per_s if point else kp.device.peaks.flops_per_s.get(resource)
-        share = fmt_share(achieved / peak) if achieved is not None and peak else NA
-        head = f"{resource.upper()}-bound: {fmt_flops(achieved)} = {share} of {fmt_flops(peak)} peak"
+        if achieved is None and peak is None:  # a resource we have no rate for: name it, nothing more
+            head = f"{resource}-bound ({rl.bound})"
+        else:
+            share = fmt_share(achieved / peak) if achieved is not None and peak else NA
+            head = f"{resource.upper()}-bound: {fmt_flops(achieved)} = {share} of {fmt_flops(peak)} peak"
     elif rl.bound != "unknown":
         head = f"{rl.bound}-bound"
     else:

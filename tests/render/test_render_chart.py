@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from perfagent.models import RunRecord
-from perfagent.render.chart import chart_plan, roofline_png
+from perfagent.models import DeviceInfo, RunRecord
+from perfagent.render.chart import MAX_POINTS, chart_plan, roofline_png, summarize_not_plotted
+from perfagent.render.view import roofline_summary
 
 
 def test_png_for_counters(counters: RunRecord) -> None:
@@ -51,3 +52,28 @@ def test_static_plan_says_why(static: RunRecord) -> None:
     plan = chart_plan(static)
     assert plan.points == ()
     assert plan.not_plotted == (("[1] k", "no roofline data"),)
+
+
+def test_copy_kernel_without_points_or_device_peaks(with_copy: RunRecord) -> None:
+    """The roofline module gives a FLOP-less kernel no points; the peak then comes from the speed of light."""
+    copy = with_copy.kernels[2]
+    assert copy.roofline is not None
+    bare = copy.model_copy(
+        update={
+            "roofline": copy.roofline.model_copy(update={"points": []}),
+            "profile": copy.profile.model_copy(update={"device": DeviceInfo(name="NVIDIA H100 80GB HBM3")}),
+        }
+    )
+    record = with_copy.model_copy(update={"kernels": [*with_copy.kernels[:2], bare]})
+    ((_, why),) = chart_plan(record).not_plotted
+    assert why == "no FLOPs measured (pure data movement); achieved DRAM 3 TB/s = 89.6 % of peak"
+    assert "DRAM-bound: 3 TB/s = 89.6 % of 3.35 TB/s peak" in roofline_summary(bare)
+
+
+def test_point_count_is_capped(counters: RunRecord) -> None:
+    many = counters.model_copy(update={"kernels": [counters.kernels[1]] * (MAX_POINTS + 2)})
+    plan = chart_plan(many)
+    assert len(plan.points) == MAX_POINTS
+    assert len(plan.not_plotted) == 2
+    assert "only the first" in plan.not_plotted[0][1]
+    assert summarize_not_plotted(plan.not_plotted, limit=1).endswith("; +1 more")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-import lxml.html
+import lxml.html  # type: ignore[import-untyped]
 
 from perfagent.models import KernelProfile, RunRecord
 from perfagent.render import OutputFormat, render
