@@ -62,10 +62,12 @@ class NcuProfiler:
 
     def availability(self) -> str | None:
         """None when ncu can be run here, else why not (one line)."""
-        if self.executable() is None:
-            where = ", ".join(["PATH", *self._search_globs])
-            return f"ncu (Nsight Compute) not found (looked in {where})"
-        return None
+        if self.executable() is not None:
+            return None
+        if self._explicit:
+            return f"ncu at {self._explicit} is missing or not executable"
+        where = ", ".join(["PATH", *self._search_globs])
+        return f"ncu (Nsight Compute) not found (looked in {where})"
 
     def version(self) -> str | None:
         """ncu's version (``ncu --version``), e.g. '2025.3.1.0 (build 36398880) (public-release)'; None if absent."""
