@@ -117,9 +117,20 @@ def rank(diagnoses: list[KernelDiagnosis]) -> list[KernelDiagnosis]:
     return ranked
 
 
+# Below this estimated speed-up an actionable finding ranks after the "at its roof" statement.
+WORTHWHILE_SPEEDUP = 1.05
+
+
 def _finding_key(f: Finding) -> tuple[int, float, int]:
-    # Actionable findings before "at the roof" statements; then by time saved; then severity.
-    return (1 if f.severity == "info" else 0, -(f.recoverable_s or 0.0), _SEVERITY_ORDER[f.severity])
+    # Worthwhile actionable findings first, then the "at its roof" statement, then marginal ones;
+    # within each group by recoverable time, then severity.
+    if f.severity == "info":
+        group = 1
+    elif f.estimated_speedup is not None and f.estimated_speedup < WORTHWHILE_SPEEDUP:
+        group = 2
+    else:
+        group = 0
+    return (group, -(f.recoverable_s or 0.0), _SEVERITY_ORDER[f.severity])
 
 
 def _severity_rank(d: KernelDiagnosis) -> int:

@@ -93,7 +93,7 @@ def severity_for(speedup: float | None) -> Severity:
 
 def tool_rules(ctx: RuleContext, ids: Sequence[str]) -> list[str]:
     """The profiler's own rules among ``ids`` that reported something for this kernel."""
-    seen = {t.rule_id for t in ctx.kernel.tool_findings if t.kind != "info" or t.estimated_speedup_pct}
+    seen = {t.rule_id for t in ctx.kernel.tool_findings}
     return [i for i in ids if i in seen]
 
 

@@ -9,7 +9,7 @@ WARP = 32.0
 # ncu's ThreadDivergence rule fires below 24 active threads per warp instruction.
 DIVERGENCE_TPI_THRESHOLD = 24.0
 # Fraction of the speed of light at which a kernel counts as being at its roof.
-AT_BOUND_FRAC = 0.8
+AT_BOUND_FRAC = 0.75
 # ncu's SOL rule: both units under 60 % means latency, not throughput, limits the kernel.
 LATENCY_FRAC = 0.6
 ISSUE_ACTIVE_PCT_THRESHOLD = 60.0
@@ -84,6 +84,9 @@ def at_roofline_bound(ctx: RuleContext) -> Finding | Skip | None:
     # ncu's own speed-of-light percentages settle it when the roofline lacks data.
     if (frac is None or frac < AT_BOUND_FRAC) and m.dram_throughput_pct is not None and m.dram_throughput_pct >= AT_BOUND_FRAC * 100:
         frac, resource = m.dram_throughput_pct / 100.0, "dram"
+    if (frac is None or frac < AT_BOUND_FRAC) and m.sm_throughput_pct is not None and m.sm_throughput_pct >= AT_BOUND_FRAC * 100:
+        # FLOPs may be uncounted (e.g. tensor ops in older reports) while the SM is saturated.
+        frac, resource = m.sm_throughput_pct / 100.0, _busiest_pipe(m.pipe_utilization_pct) or "sm"
     if frac is None:
         return Skip("no speed-of-light estimate (needs bytes or FLOPs and device peaks)")
     if frac < AT_BOUND_FRAC or resource is None:
@@ -115,12 +118,20 @@ def at_roofline_bound(ctx: RuleContext) -> Finding | Skip | None:
     )
 
 
+def _busiest_pipe(pipes: dict[str, float]) -> str | None:
+    if not pipes:
+        return None
+    name, value = max(pipes.items(), key=lambda kv: kv[1])
+    return f"{name} pipe" if value > 0 else None
+
+
 def _bound_vocabulary(resource: str) -> tuple[str, str, list[str]]:
     if resource == "dram":
         return "dram-bandwidth", "DRAM bandwidth", ["kernel-fusion", "vectorize-access"]
     if resource in ("l2", "l1"):
         return "onchip-bandwidth", f"{resource.upper()} bandwidth", ["smem-tiling", "register-tiling"]
-    return "compute-bound", f"{resource.upper()} compute", ["use-tensor-cores", "fast-math"]
+    label = resource.upper() if resource in ("fp64", "fp32", "fp16", "tensor", "sm") else resource
+    return "compute-bound", f"{label} compute", ["use-tensor-cores", "fast-math"]
 
 
 def memory_bound_with_headroom(ctx: RuleContext) -> Finding | Skip | None:
@@ -271,12 +282,13 @@ def no_dominant_limiter(ctx: RuleContext) -> Finding | Skip | None:
         category=category,
         title=f"No dominant limiter: SM {pct(sm)}, memory {pct(mem)}"
         + (f", {frac:.0%} of speed of light" if frac is not None else ""),
-        explanation="No rule found a specific cause. The speed-of-light numbers above say how far the kernel is from its roof; "
-        "collect the full metric set (--full) for stall reasons and memory tables.",
+        explanation="No rule found a specific cause"
+        + (f"; the kernel runs at {frac:.0%} of its speed of light, so up to {1 / frac:.1f}× is theoretically left" if frac else "")
+        + ". Collect the full metric set (--full) for stall reasons and memory tables.",
         evidence=[Evidence(metric="sm_throughput_pct", value=sm, unit="%"), Evidence(metric="memory_throughput_pct", value=mem, unit="%"),
                   Evidence(metric="fraction_of_speed_of_light", value=None if frac is None else round(frac, 3))],
         transforms=[],
-        speedup=cap(1.0 / frac) if frac else None,
-        formula="1 / fraction of speed of light" if frac else None,
+        speedup=None,
+        formula=None,
         severity="low",
     )

@@ -10,9 +10,9 @@ from perfagent.models import Evidence, Finding
 WARP = 32
 # Fewer resident-block waves than this leaves most of the GPU idle.
 SMALL_GRID_WAVES = 0.5
-# ncu reports a tail effect only when the partial wave could cost >= 20 % (at most 4 full waves).
+# Like ncu, look at tails behind at most 4 full waves; report when the idle share of SM time is >= 10 %.
 TAIL_MAX_FULL_WAVES = 4
-TAIL_MIN_IDLE_SHARE = 0.2
+TAIL_MIN_IDLE_SHARE = 0.1
 # Theoretical occupancy below this hides latency poorly for most kernels.
 LOW_OCCUPANCY_PCT = 50.0
 # A kernel this close to a roof gains little from more warps.
@@ -146,6 +146,8 @@ def low_occupancy(ctx: RuleContext) -> Finding | Skip | None:
     if busiest is not None and busiest >= BUSY_FRAC:
         return None  # a unit is busy: occupancy is not what limits this kernel
     launch = ctx.kernel.launch
+    if launch.waves_per_sm is not None and launch.waves_per_sm < 1.0:
+        return None  # every block is resident at once: the grid, not occupancy, caps the warps (small_grid)
     limiter = occ.limiter or "unknown"
     detail = {
         "registers": f"{launch.registers_per_thread} registers per thread",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from perfagent.api import diagnose
@@ -46,5 +47,5 @@ class DiagnoseCommand:
             **profile_kwargs(args),
         )
         fmt = OutputFormat(args.format)
-        write_output(render(record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT), args.output)
+        write_output(render(record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT and sys.stdout.isatty()), args.output)
         return ExitCode.OK

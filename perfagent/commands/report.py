@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from perfagent.commands.common import add_output_args, check_output_path
@@ -24,5 +25,5 @@ class ReportCommand:
         check_output_path(args)
         record = load_record(args.run)
         fmt = OutputFormat(args.format)
-        write_output(render(record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT), args.output)
+        write_output(render(record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT and sys.stdout.isatty()), args.output)
         return ExitCode.OK

@@ -1,0 +1,21 @@
+"""Shared test fixtures: where the public profiler fixtures live, and markers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+NCU_FIXTURES = SHARED / "fixtures" / "ncu-public"
+ROCPROF_FIXTURES = SHARED / "fixtures" / "rocprof"
+EXAMPLE_REPORTS = REPO / "examples" / "reports"
+
+
+def ncu_fixture(name: str) -> Path:
+    """Path of a public ncu fixture, or skip the test when ../shared is absent."""
+    path = NCU_FIXTURES / name
+    if not path.exists():
+        pytest.skip(f"public ncu fixture {name} not found: ../shared/fixtures is absent in this checkout")
+    return path
