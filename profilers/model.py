@@ -158,7 +158,7 @@ class Metrics(Frozen):
     """Bank-conflict wavefronts as % of all shared wavefronts (ncu's SharedMemoryConflicts measure).
     AMD: LDS bank-conflict cycles as % of LDS active cycles (SQ_LDS_BANK_CONFLICT / SQ_LDS_IDX_ACTIVE)."""
     threads_per_instruction: float | None = None
-    """Average active threads per executed warp instruction (32 = no divergence)."""
+    """Average active threads per executed warp instruction (32 = no divergence; AMD wave64: 64, VALU only)."""
     predicated_threads_per_instruction: float | None = None
     """As above, counting only threads whose predicate is on."""
     local_load_bytes: float | None = None
