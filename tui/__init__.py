@@ -1,0 +1,49 @@
+"""perfagent's terminal UI (Textual). Imports perfagent; nothing in perfagent imports it.
+
+``run_tui`` is the only entry point; ``perfagent tui`` calls it through ``importlib`` so that the headless
+core never loads Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from perfagent.models import RunRecord
+
+__all__ = ["run_tui"]
+
+
+def run_tui(
+    target_or_record: str | Path | RunRecord | None,
+    *,
+    command: Sequence[str] = (),
+    options: Mapping[str, Any] | None = None,
+) -> int:
+    """Open the TUI on a record, or on a target that ``perfagent.diagnose`` loads in the background.
+
+    Args:
+        target_or_record: a ``RunRecord``; or a report, source or run folder (as for ``perfagent diagnose``);
+            or None with ``command`` set.
+        command: argv to profile (what follows ``--`` on the CLI).
+        options: ``perfagent.diagnose`` keyword options (the CLI's profiling options).
+
+    Returns:
+        0 when the user quit normally.
+
+    Raises:
+        PerfAgentError, ProfilerError: loading the target failed (after the UI showed why and was closed).
+    """
+    from tui.app import LoadRequest, PerfAgentApp
+
+    if isinstance(target_or_record, RunRecord):
+        source: RunRecord | LoadRequest = target_or_record
+    else:
+        target = None if target_or_record is None else str(target_or_record)
+        source = LoadRequest(target=target, command=tuple(command), options=dict(options or {}))
+    app = PerfAgentApp(source)
+    code = app.run()
+    if app.load_error is not None:
+        raise app.load_error
+    return int(code or 0)

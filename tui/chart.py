@@ -1,0 +1,262 @@
+"""The roofline chart drawn with characters: a pure function of the report's ``ChartPlan`` and a size.
+
+Log-log axes like the PNG chart of the Markdown/HTML reports (``perfagent.render.chart.chart_plan`` decides
+which kernels, roofs and peaks are shown, so both charts always agree): memory roofs are diagonal lines,
+compute roofs horizontal ones, drawn in braille dots (2×4 dots per cell); kernels are whole-cell markers,
+the selected one ``●`` and the others ``○``. Every cell carries a role so the widget can colour it and tests
+can read the chart as text. No Textual, no Rich.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from perfagent.render.chart import ChartPlan
+from perfagent.render.units import fmt_bandwidth, fmt_flops, sig
+
+__all__ = ["Cell", "ChartGrid", "draw_roofline", "MIN_HEIGHT", "MIN_WIDTH"]
+
+MIN_WIDTH = 24
+MIN_HEIGHT = 7
+_BRAILLE_BASE = 0x2800
+# Dot bit for (column 0..1, row 0..3) inside a braille cell.
+_DOT = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
+_PREFIX = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+Cell = tuple[str, str]
+"""(character, role). Roles: '' (empty), 'axis', 'tick', 'memory-roof', 'compute-roof', 'roof-label',
+'point', 'point-other', 'point-label'."""
+
+
+@dataclass(frozen=True)
+class ChartGrid:
+    """A drawn chart: ``height`` rows of ``width`` cells, plus what could not be drawn."""
+
+    rows: tuple[tuple[Cell, ...], ...]
+    message: str | None = None
+    """Why nothing (or not everything) is drawn; None when the chart is complete."""
+
+    def text(self) -> str:
+        """The chart as plain text (for tests and logs)."""
+        return "\n".join("".join(ch for ch, _ in row).rstrip() for row in self.rows)
+
+
+def _decade_label(value: float, unit: str = "") -> str:
+    for factor, prefix in _PREFIX:
+        if value >= factor * 0.999:
+            return f"{sig(value / factor)}{prefix}{unit}"
+    return sig(value) + unit
+
+
+class _Canvas:
+    def __init__(self, width: int, height: int) -> None:
+        self.width = width
+        self.height = height
+        self.dots = [[0] * width for _ in range(height)]
+        self.dot_role = [[""] * width for _ in range(height)]
+        self.text: list[list[Cell | None]] = [[None] * width for _ in range(height)]
+
+    def dot(self, px: int, py: int, role: str) -> None:
+        cx, cy = px // 2, py // 4
+        if 0 <= cx < self.width and 0 <= cy < self.height:
+            self.dots[cy][cx] |= _DOT[py % 4][px % 2]
+            old = self.dot_role[cy][cx]
+            self.dot_role[cy][cx] = role if old in ("", role) else "memory-roof"
+
+    def line(self, p0: tuple[float, float], p1: tuple[float, float], role: str) -> dict[int, tuple[int, int]]:
+        """Walk between two dot positions; returns, per cell row, the (leftmost, rightmost) cell touched."""
+        (x0, y0), (x1, y1) = p0, p1
+        steps = max(1, int(math.ceil(max(abs(x1 - x0), abs(y1 - y0)))))
+        span: dict[int, tuple[int, int]] = {}
+        for i in range(steps + 1):
+            t = i / steps
+            px, py = round(x0 + (x1 - x0) * t), round(y0 + (y1 - y0) * t)
+            self.dot(px, py, role)
+            row, col = py // 4, px // 2
+            lo, hi = span.get(row, (col, col))
+            span[row] = (min(lo, col), max(hi, col))
+        return span
+
+    def free(self, row: int, col: int, length: int) -> bool:
+        if row < 0 or row >= self.height or col < 0 or col + length > self.width:
+            return False
+        return all(self.dots[row][c] == 0 and self.text[row][c] is None for c in range(col, col + length))
+
+    def put(self, row: int, col: int, text: str, role: str) -> None:
+        for i, ch in enumerate(text):
+            if 0 <= col + i < self.width and 0 <= row < self.height:
+                self.text[row][col + i] = (ch, role)
+
+    def cells(self) -> list[list[Cell]]:
+        out: list[list[Cell]] = []
+        for r in range(self.height):
+            row: list[Cell] = []
+            for c in range(self.width):
+                t = self.text[r][c]
+                if t is not None:
+                    row.append(t)
+                elif self.dots[r][c]:
+                    row.append((chr(_BRAILLE_BASE + self.dots[r][c]), self.dot_role[r][c]))
+                else:
+                    row.append((" ", ""))
+            out.append(row)
+        return out
+
+
+def _blank(width: int, height: int, message: str) -> ChartGrid:
+    return ChartGrid(
+        rows=tuple(tuple((" ", "") for _ in range(max(0, width))) for _ in range(max(0, height))),
+        message=message,
+    )
+
+
+def draw_roofline(plan: ChartPlan, selected: int | None, width: int, height: int) -> ChartGrid:
+    """Draw the roofline chart into ``width`` × ``height`` cells.
+
+    Args:
+        plan: what to show (``perfagent.render.chart.chart_plan(record)``).
+        selected: 1-based rank of the kernel to highlight (its label starts ``[rank]``), or None.
+        width: cells across, axes and labels included.
+        height: rows, the x-axis and its labels included.
+
+    Returns:
+        The grid; ``message`` says why the chart is empty or why the selected kernel is not on it.
+    """
+    if not plan.points:
+        reasons = "; ".join(f"{name}: {why}" for name, why in plan.not_plotted) or "no kernels"
+        return _blank(width, height, f"Nothing to place on the roofline — {reasons}")
+    if width < MIN_WIDTH or height < MIN_HEIGHT:
+        return _blank(width, height, "The window is too small for the roofline chart.")
+
+    memory = [bw for _, bw in plan.memory_roofs]
+    compute = [peak for _, peak in plan.compute_roofs]
+    top_compute = max(compute, default=None)
+    top_memory = max(memory, default=None)
+    xs = [p.intensity for p in plan.points]
+    ys = [p.flops_per_s for p in plan.points]
+    for peak in compute:
+        ys.append(peak)
+        xs.extend(peak / bw for bw in memory)
+    lx0, lx1 = math.log10(min(xs) / 4), math.log10(max(xs) * 4)
+    ly0, ly1 = math.log10(min(ys) / 4), math.log10(max(ys) * 2.5)
+    if lx1 - lx0 < 2:
+        mid = (lx0 + lx1) / 2
+        lx0, lx1 = mid - 1, mid + 1
+    if ly1 - ly0 < 2:
+        mid = (ly0 + ly1) / 2
+        ly0, ly1 = mid - 1, mid + 1
+
+    y_ticks = [10.0**k for k in range(math.ceil(ly0), math.floor(ly1) + 1)]
+    y_labels = [_decade_label(v) for v in y_ticks]
+    label_w = max((len(t) for t in y_labels), default=1)
+    plot_w = width - label_w - 1
+    plot_h = height - 2
+    canvas = _Canvas(plot_w, plot_h)
+    pw, ph = plot_w * 2, plot_h * 4
+
+    def to_px(lx: float) -> float:
+        return (lx - lx0) / (lx1 - lx0) * (pw - 1)
+
+    def to_py(ly: float) -> float:
+        return (ph - 1) - (ly - ly0) / (ly1 - ly0) * (ph - 1)
+
+    def cell_of(lx: float, ly: float) -> tuple[int, int]:
+        return int(to_px(lx)) // 2, int(to_py(ly)) // 4
+
+    # Memory roofs: log y = log x + log bw, from the left edge to where they meet the top compute roof.
+    # Each memory roof's label sits beside its line: the lowest roof's below-right of it (nothing is under
+    # it), the others' above-left; rows nearest the middle of the line first.
+    memory_labels: list[tuple[str, list[tuple[int, int]]]] = []
+    lowest = min(memory, default=None)
+    for (label, bw), lbw in zip(plan.memory_roofs, (math.log10(b) for b in memory), strict=True):
+        end = math.log10(top_compute / bw) if top_compute else lx1
+        start, stop = max(lx0, ly0 - lbw), min(end, lx1, ly1 - lbw)
+        if start >= stop:
+            continue
+        span = canvas.line(
+            (to_px(start), to_py(start + lbw)), (to_px(stop), to_py(stop + lbw)), "memory-roof"
+        )
+        text = f"{label} {fmt_bandwidth(bw)}"
+        rows = sorted(span, key=lambda r: abs(r - (min(span) + max(span)) / 2))
+        below = [(r, span[r][1] + 2) for r in rows]
+        above = [(r, span[r][0] - len(text) - 1) for r in rows]
+        memory_labels.append((text, below + above if bw == lowest else above + below))
+    roof_labels: list[tuple[str, int, int, str]] = []
+    # Compute roofs: horizontal, from where they meet the top memory roof to the right edge.
+    for label, peak in plan.compute_roofs:
+        lp = math.log10(peak)
+        start = max(lx0, math.log10(peak / top_memory)) if top_memory else lx0
+        if not (ly0 <= lp <= ly1) or start >= lx1:
+            continue
+        canvas.line((to_px(start), to_py(lp)), (to_px(lx1), to_py(lp)), "compute-roof")
+        col, row = cell_of(lx1, lp)
+        roof_labels.append((f"{label} {fmt_flops(peak)}", row, min(col, plot_w - 1), "compute"))
+
+    # Points: the selected kernel last, so it wins a shared cell.
+    prefix = f"[{selected}] " if selected is not None else None
+    ordered = sorted(plan.points, key=lambda p: prefix is not None and p.label.startswith(prefix))
+    placed: list[tuple[int, int, str, bool]] = []
+    for p in ordered:
+        is_sel = prefix is not None and p.label.startswith(prefix)
+        col, row = cell_of(math.log10(p.intensity), math.log10(p.flops_per_s))
+        col, row = min(max(col, 0), plot_w - 1), min(max(row, 0), plot_h - 1)
+        canvas.put(row, col, "●" if is_sel else "○", "point" if is_sel else "point-other")
+        placed.append((row, col, p.label, is_sel))
+
+    # Labels: the selected point's first, then roofs, then other points; only into empty cells.
+    for row, col, label, is_sel in sorted(placed, key=lambda t: not t[3]):
+        text = label if is_sel else label.split(" ", 1)[0]
+        for r, c in (
+            (row, col + 2),
+            (row - 1, col + 1),
+            (row + 1, col + 1),
+            (row, col - len(text) - 1),
+            (row - 1, col - len(text)),
+        ):
+            if canvas.free(r, c, len(text)):
+                canvas.put(r, c, text, "point-label" if is_sel else "point-other")
+                break
+    spots_by_label = [
+        (text, [(row - 1, col - len(text) + 1), (row + 1, col - len(text) + 1)])
+        for text, row, col, _ in roof_labels
+    ]
+    for text, spots in spots_by_label + memory_labels:
+        for r, c in spots:
+            if canvas.free(r, c, len(text)):
+                canvas.put(r, c, text, "roof-label")
+                break
+
+    grid: list[list[Cell]] = []
+    tick_rows = {int(to_py(math.log10(v))) // 4: lab for v, lab in zip(y_ticks, y_labels, strict=True)}
+    for r, row_cells in enumerate(canvas.cells()):
+        lab = tick_rows.get(r)
+        left: list[Cell] = [(ch, "tick") for ch in (lab or "").rjust(label_w)]
+        left.append(("┤" if lab else "│", "axis"))
+        grid.append(left + row_cells)
+    x_ticks = [10.0**k for k in range(math.ceil(lx0), math.floor(lx1) + 1)]
+    axis: list[Cell] = [(" ", "")] * label_w + [("└", "axis")] + [("─", "axis")] * plot_w
+    labels: list[Cell] = [(" ", "")] * width
+    for v in x_ticks:
+        col = int(to_px(math.log10(v))) // 2
+        axis[label_w + 1 + col] = ("┬", "axis")
+        text = _decade_label(v) if v >= 1 else sig(v)
+        start = min(max(label_w + 1 + col - len(text) // 2, 0), width - len(text))
+        if all(labels[start + i][0] == " " for i in range(len(text))) and (
+            start == 0 or labels[start - 1][0] == " "
+        ):
+            for i, ch in enumerate(text):
+                labels[start + i] = (ch, "tick")
+    title = " FLOP/B"
+    if all(ch == " " for ch, _ in labels[width - len(title) - 1 :]):
+        for i, ch in enumerate(title):
+            labels[width - len(title) + i] = (ch, "tick")
+    grid.append(axis[:width])
+    grid.append(labels[:width])
+
+    message = None
+    if selected is not None and not any(sel for *_, sel in placed):
+        why = dict(plan.not_plotted)
+        reason = next((w for n, w in why.items() if n.startswith(f"[{selected}] ")), "not placed")
+        message = f"This kernel is not on the chart: {reason}."
+    return ChartGrid(rows=tuple(tuple(r) for r in grid), message=message)

@@ -1,0 +1,454 @@
+"""What the TUI shows, as plain data: pure functions of a ``RunRecord``, no Textual.
+
+Widgets only lay these out. Every number goes through ``perfagent.render.units`` and every sentence that the
+text report also says comes from ``perfagent.render.view``, so the TUI and ``perfagent diagnose`` never
+disagree. Nothing here ranks, classifies or estimates: the record arrives ranked from the library.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfagent.models import Finding, KernelDiagnosis, KernelProfile, RunRecord
+from perfagent.render.units import (
+    NA,
+    fmt_bytes,
+    fmt_count,
+    fmt_number,
+    fmt_pct,
+    fmt_seconds,
+    fmt_share,
+    fmt_speedup,
+    sig,
+)
+from perfagent.render.view import FindingView, build_view, mode_statement, roofline_summary, tool_label
+
+__all__ = [
+    "BarRow",
+    "FindingItem",
+    "KernelRow",
+    "RunSummary",
+    "SourceRow",
+    "SourceView",
+    "bar",
+    "finding_items",
+    "kernel_headline",
+    "kernel_rows",
+    "launch_rows",
+    "occupancy_rows",
+    "run_facts",
+    "run_summary",
+    "severity_label",
+    "short_name",
+    "sol_rows",
+    "source_view",
+    "top_finding",
+]
+
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+"""Partial block characters, index = eighths filled."""
+SEVERITY_LABELS = {"high": "HIGH", "medium": "MED", "low": "LOW", "info": "INFO"}
+
+
+def bar(pct: float | None, width: int) -> str:
+    """A horizontal bar ``width`` cells wide, filled to ``pct`` percent with eighth-block precision.
+
+    ``None`` gives a blank bar (the caller shows ``n/a`` beside it); values are clamped to 0..100.
+    """
+    if width <= 0:
+        return ""
+    if pct is None or math.isnan(pct):
+        return " " * width
+    eighths = round(max(0.0, min(100.0, pct)) / 100.0 * width * 8)
+    full, part = divmod(eighths, 8)
+    text = "█" * full + (_EIGHTHS[part] if part else "")
+    return text.ljust(width)
+
+
+def short_name(kd: KernelDiagnosis, limit: int | None = None) -> str:
+    """The kernel's base name (no signature), cut to ``limit`` characters with '…'."""
+    name = kd.profile.base_name or kd.name
+    if limit is not None and len(name) > limit:
+        return name[: max(1, limit - 1)] + "…"
+    return name
+
+
+def severity_label(severity: str) -> str:
+    """``high -> HIGH``, ``medium -> MED``."""
+    return SEVERITY_LABELS.get(severity, severity.upper())
+
+
+def top_finding(kd: KernelDiagnosis) -> Finding | None:
+    """The kernel's first finding (the classifier already ranked them), or None."""
+    return kd.findings[0] if kd.findings else None
+
+
+def _total_s(kp: KernelProfile) -> float | None:
+    if kp.total_duration_s is not None:
+        return kp.total_duration_s
+    if kp.metrics.duration_s is not None:
+        return kp.metrics.duration_s * kp.invocations
+    return None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """The lines at the top of the kernel list."""
+
+    title: str
+    """``ncu 2023.1.1 · counters · 4 kernels · 12.3 ms kernel time · NVIDIA A10G``."""
+    target: str
+    mode_statement: str | None
+    """What a static or timing-only record lacks, said plainly; None for counters."""
+    notes: tuple[str, ...]
+
+
+def run_summary(record: RunRecord) -> RunSummary:
+    """One line of facts about the run, its mode statement and its notes."""
+    parts = [record.tool + (f" {record.tool_version}" if record.tool_version else ""), record.mode]
+    parts.append(f"{len(record.kernels)} kernel{'s' if len(record.kernels) != 1 else ''}")
+    totals = [t for t in (_total_s(k.profile) for k in record.kernels) if t is not None]
+    if totals:
+        parts.append(f"{fmt_seconds(sum(totals))} kernel time")
+    devices = sorted({k.profile.device.name for k in record.kernels if k.profile.device.name})
+    if devices:
+        parts.append(", ".join(devices))
+    return RunSummary(
+        title=" · ".join(parts),
+        target=record.target,
+        mode_statement=mode_statement(record.mode),
+        notes=tuple(record.notes),
+    )
+
+
+def run_facts(record: RunRecord) -> tuple[tuple[str, str], ...]:
+    """(label, text) facts about the run, as the text report's header gives them."""
+    return build_view(record).facts
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One row of the kernel list."""
+
+    index: int
+    """Position in ``record.kernels`` (the library's priority order)."""
+    rank: int
+    name: str
+    full_name: str
+    duration: str
+    """Total time of the kernel's profiled launches (mean × launches)."""
+    launches: int
+    share: str
+    share_pct: float | None
+    sm_pct: float | None
+    """Compute (SM) throughput, % of peak."""
+    memory_pct: float | None
+    """Memory throughput, % of peak (busiest of DRAM, L2, L1)."""
+    category: str
+    """The top finding's category id, or '' when there is none."""
+    severity: str
+    title: str
+    """The top finding's title ('no findings' when none)."""
+    recoverable: str
+    """ESTIMATE of the time the top finding could save, or ''."""
+
+
+def kernel_rows(record: RunRecord) -> list[KernelRow]:
+    """The kernel list, in the record's order (ranked by recoverable time by the classifier)."""
+    rows = []
+    for i, kd in enumerate(record.kernels):
+        kp = kd.profile
+        top = top_finding(kd)
+        share = kd.share_of_total
+        recoverable = ""
+        if kd.recoverable_s is not None:
+            recoverable = f"≈{fmt_seconds(kd.recoverable_s)}"
+        rows.append(
+            KernelRow(
+                index=i,
+                rank=i + 1,
+                name=short_name(kd),
+                full_name=kd.name,
+                duration=fmt_seconds(_total_s(kp) if _total_s(kp) is not None else kd.duration_s),
+                launches=kp.invocations,
+                share=fmt_share(share),
+                share_pct=None if share is None else share * 100.0,
+                sm_pct=kp.metrics.sm_throughput_pct,
+                memory_pct=kp.metrics.memory_throughput_pct,
+                category=top.category if top else "",
+                severity=top.severity if top else "",
+                title=top.title if top else "no findings",
+                recoverable=recoverable,
+            )
+        )
+    return rows
+
+
+def kernel_headline(record: RunRecord, index: int) -> tuple[str, str]:
+    """The detail screen's two header lines: who and how long; where it sits against the roofline."""
+    kd = record.kernels[index]
+    view = build_view(record).kernels[index]
+    duration = dict(view.facts).get("Duration", NA)
+    first = f"[{index + 1}] {short_name(kd)} · {duration}"
+    return first, roofline_summary(kd)
+
+
+@dataclass(frozen=True)
+class BarRow:
+    """A labelled percentage shown as a bar, or a labelled fact (``pct`` None, ``text`` set)."""
+
+    label: str
+    pct: float | None
+    text: str
+    indent: int = 0
+    emphasis: bool = False
+
+
+def sol_rows(kd: KernelDiagnosis) -> list[BarRow]:
+    """Speed-of-light rows: compute and memory throughput (and each memory level), issue slots."""
+    m = kd.profile.metrics
+    rows = [
+        BarRow("Compute (SM)", m.sm_throughput_pct, fmt_pct(m.sm_throughput_pct)),
+        BarRow("Memory", m.memory_throughput_pct, fmt_pct(m.memory_throughput_pct)),
+    ]
+    rows.extend(
+        BarRow(label, value, fmt_pct(value), indent=1)
+        for label, value in (
+            ("DRAM", m.dram_throughput_pct),
+            ("L2", m.l2_throughput_pct),
+            ("L1", m.l1_throughput_pct),
+        )
+        if value is not None
+    )
+    if m.issue_slot_utilization_pct is not None:
+        rows.append(
+            BarRow("Issue slots", m.issue_slot_utilization_pct, fmt_pct(m.issue_slot_utilization_pct))
+        )
+    busiest = max(
+        (r for r in rows if r.pct is not None and r.indent == 0), key=lambda r: r.pct or 0.0, default=None
+    )
+    if busiest is not None:
+        rows = [BarRow(r.label, r.pct, r.text, r.indent, r is busiest) for r in rows]
+    return rows
+
+
+def occupancy_rows(kd: KernelDiagnosis) -> list[BarRow]:
+    """Occupancy rows: theoretical and achieved (bars), the limiter and the blocks/SM each resource allows."""
+    occ = kd.profile.occupancy
+    rows = [
+        BarRow("Theoretical", occ.theoretical_pct, fmt_pct(occ.theoretical_pct)),
+        BarRow("Achieved", occ.achieved_pct, fmt_pct(occ.achieved_pct)),
+    ]
+    if occ.theoretical_pct is None and occ.achieved_pct is None and occ.limiter is None:
+        return rows
+    limiter = occ.limiter or "none (no resource limits it)"
+    rows.append(BarRow("Limiter", None, limiter, emphasis=occ.limiter is not None))
+    if occ.blocks_per_sm_limits:
+        limits = ", ".join(f"{k} {v}" for k, v in occ.blocks_per_sm_limits.items())
+        rows.append(BarRow("Blocks/SM", None, limits))
+    return rows
+
+
+def launch_rows(kd: KernelDiagnosis) -> list[BarRow]:
+    """Launch facts: grid, block, registers, shared memory, waves."""
+    lc = kd.profile.launch
+
+    def dims(d: tuple[int, int, int] | None, total: int | None) -> str:
+        if d is None:
+            return fmt_count(total)
+        return (
+            "×".join(str(x) for x in d)
+            + f" ({fmt_count(total if total is not None else d[0] * d[1] * d[2])})"
+        )
+
+    shared = fmt_bytes(lc.shared_memory_static_bytes, binary=True)
+    if lc.shared_memory_dynamic_bytes:
+        shared += f" + {fmt_bytes(lc.shared_memory_dynamic_bytes, binary=True)} dyn"
+    rows = [
+        BarRow("Grid", None, dims(lc.grid, lc.grid_size)),
+        BarRow("Block", None, dims(lc.block, lc.block_size)),
+        BarRow("Registers", None, f"{fmt_count(lc.registers_per_thread)}/thread"),
+        BarRow("Shared", None, f"{shared}/block"),
+    ]
+    if lc.local_memory_per_thread_bytes is not None:
+        rows.append(
+            BarRow("Local", None, f"{fmt_bytes(lc.local_memory_per_thread_bytes, binary=True)}/thread")
+        )
+    if lc.waves_per_sm is not None:
+        rows.append(BarRow("Waves/SM", None, fmt_number(lc.waves_per_sm)))
+    return rows
+
+
+@dataclass(frozen=True)
+class FindingItem:
+    """One entry of the findings list: a finding, the profiler's own rules, or the rules that were skipped."""
+
+    kind: str
+    """'finding', 'tool' (the profiler's own rule results) or 'skipped'."""
+    label: str
+    """One line for the list: ``1 HIGH global-coalescing ≤1.8× Global loads use …``."""
+    severity: str
+    view: FindingView | None
+    """The finding as the text report shows it (kind 'finding' only)."""
+    lines: tuple[str, ...] = ()
+    speedup: str = ""
+    """``≤1.48×`` (an estimate) or ''."""
+    """Body lines for 'tool' and 'skipped' items."""
+
+
+def finding_items(record: RunRecord, index: int) -> list[FindingItem]:
+    """The kernel's findings in ranked order, then the profiler's own rules, then skipped rules."""
+    kd = record.kernels[index]
+    kv = build_view(record).kernels[index]
+    items = []
+    for fv, f in zip(kv.findings, kd.findings, strict=True):
+        speed = f" ≤{fmt_speedup(f.estimated_speedup)}" if f.estimated_speedup is not None else ""
+        label = f"{fv.rank} {severity_label(f.severity):4} {f.category}{speed}  {f.title}"
+        items.append(FindingItem("finding", label, f.severity, fv, speedup=speed.strip()))
+    if kv.tool_findings:
+        label = f"{tool_label(record.tool)}'s own rules ({len(kv.tool_findings)})"
+        items.append(FindingItem("tool", label, "info", None, kv.tool_findings))
+    if kv.skipped:
+        items.append(FindingItem("skipped", f"Rules skipped ({len(kv.skipped)})", "info", None, kv.skipped))
+    return items
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One line of the source view."""
+
+    line: int | None
+    """Line number, or None for a file-header row."""
+    text: str
+    hot: bool
+    samples: float | None
+    share: float | None
+    """Samples as a fraction of the hottest line's (0..1), for the heat bar."""
+    note: str
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """The source pane: rows to show and a sentence saying what they are."""
+
+    caption: str
+    rows: tuple[SourceRow, ...]
+    first_hot: int | None
+    """Index into ``rows`` of the hottest line (to scroll to), or None."""
+
+
+def _resolve(file: str, bases: Sequence[Path]) -> Path | None:
+    path = Path(file)
+    candidates = [path] if path.is_absolute() else [base / path for base in bases]
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def _read_lines(path: Path) -> list[str] | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+
+
+def source_view(
+    record: RunRecord,
+    index: int,
+    *,
+    context: int = 3,
+    read: Callable[[Path], list[str] | None] = _read_lines,
+    bases: Sequence[Path] | None = None,
+) -> SourceView:
+    """The kernel's hot source lines, with surrounding code when the file can be read here.
+
+    The record carries the lines the profiler attributed samples to (kernel-level and per finding). When the
+    file is found (as given, or next to the record's target), ``context`` lines around each hot line are shown
+    from it; otherwise only the recorded lines.
+
+    Args:
+        record: the run.
+        index: the kernel.
+        context: lines of code shown before and after each hot line.
+        read: reads a file's lines (None when unreadable); injectable for tests.
+        bases: folders to resolve relative file names against (default: the target's folder, then cwd).
+    """
+    kd = record.kernels[index]
+    marked: dict[tuple[str, int], tuple[str | None, float | None, str]] = {}
+    for sl in [*kd.profile.source_lines, *(s for f in kd.findings for s in f.source_lines)]:
+        key = (sl.file, sl.line)
+        old = marked.get(key)
+        note = sl.note or (old[2] if old else "")
+        samples = sl.samples if sl.samples is not None else (old[1] if old else None)
+        marked[key] = (sl.text or (old[0] if old else None), samples, note)
+    if not marked:
+        return SourceView(
+            caption="No source-level data in this report. Build with -lineinfo and profile with "
+            "--source-counters (ncu --import-source yes) to see hot lines here.",
+            rows=(),
+            first_hot=None,
+        )
+    if bases is None:
+        bases = [Path(record.target).parent, Path.cwd()]
+    top = max((s for _, s, _ in marked.values() if s is not None), default=None)
+    hottest = max(marked, key=lambda k: marked[k][1] or 0.0)
+    rows: list[SourceRow] = []
+    first_hot: int | None = None
+    shown_files = 0
+    for file in dict.fromkeys(f for f, _ in marked):
+        hot_lines = sorted(line for f, line in marked if f == file)
+        path = _resolve(file, bases)
+        code = read(path) if path is not None else None
+        rows.append(
+            SourceRow(
+                None,
+                file if code is not None else f"{file} (file not found here: recorded lines only)",
+                False,
+                None,
+                None,
+                "",
+            )
+        )
+        wanted = sorted(
+            {
+                n
+                for h in hot_lines
+                for n in range(h - context, h + context + 1)
+                if code is not None and 1 <= n <= len(code)
+            }
+            | set(hot_lines)
+        )
+        previous = None
+        for n in wanted:
+            if previous is not None and n > previous + 1:
+                rows.append(SourceRow(None, "⋮", False, None, None, ""))
+            previous = n
+            entry = marked.get((file, n))
+            if entry is None:
+                rows.append(SourceRow(n, code[n - 1] if code is not None else "", False, None, None, ""))
+                continue
+            text, samples, note = entry
+            shown = code[n - 1] if code is not None and n <= len(code) else (text or "")
+            share = samples / top if samples is not None and top else None
+            if (file, n) == hottest:
+                first_hot = len(rows)
+            rows.append(SourceRow(n, shown, True, samples, share, note))
+        shown_files += 1
+    total = len(marked)
+    caption = (
+        f"{total} hot line{'s' if total != 1 else ''} in {shown_files} file{'s' if shown_files != 1 else ''}"
+    )
+    if top is not None:
+        caption += f"; hottest has {fmt_count(top)} samples"
+    return SourceView(caption=caption, rows=tuple(rows), first_hot=first_hot)
+
+
+def samples_text(samples: float | None) -> str:
+    """Samples of a hot line, compact (``1,520``, ``2.3 M``)."""
+    return "" if samples is None else fmt_count(samples)
+
+
+def percent_text(value: float | None) -> str:
+    """A percentage with 3 significant figures, or ``n/a``."""
+    return NA if value is None else f"{sig(value)} %"

@@ -1,0 +1,98 @@
+"""The kernel list: one row per kernel with its time, share, throughput bars and top finding."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+from tui.viewmodels import KernelRow, bar
+
+_FIXED = {"rank": 2, "time": 8, "share": 6}
+
+
+def column_widths(total: int) -> dict[str, int]:
+    """Column widths for a table ``total`` cells wide (each column also gets 2 cells of padding)."""
+    bar_w = 5 if total < 120 else 10
+    widths = dict(_FIXED, sm=bar_w + 4, mem=bar_w + 4)
+    rest = max(20, total - sum(widths.values()) - 2 * 7 - 2)
+    widths["name"] = max(10, rest * 55 // 100)
+    widths["finding"] = max(10, rest - widths["name"])
+    return widths
+
+
+class KernelTable(DataTable[Text]):
+    """Kernels in the library's priority order; Enter opens one."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Open kernel")]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "kernel-table--bar",
+        "kernel-table--bar-busy",
+        "kernel-table--high",
+        "kernel-table--medium",
+        "kernel-table--low",
+        "kernel-table--info",
+        "kernel-table--muted",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self._rows: list[KernelRow] = []
+        self._width = 0
+
+    def show(self, rows: Sequence[KernelRow]) -> None:
+        """Fill the table (kept when the width changes)."""
+        self._rows = list(rows)
+        self._fill(force=True)
+
+    def on_resize(self) -> None:
+        self._fill()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"kernel-table--{name}", partial=True)
+
+    def _bar(self, pct: float | None, width: int) -> Text:
+        bar_w = width - 4
+        if pct is None:
+            return Text(" " * bar_w + " n/a", style=self._style("muted"))
+        busy = pct >= 60.0
+        text = Text(bar(pct, bar_w), style=self._style("bar-busy" if busy else "bar"))
+        text.append(f"{pct:3.0f}%".rjust(4), style=Style(bold=busy))
+        return text
+
+    def _fill(self, force: bool = False) -> None:
+        width = self.size.width
+        if width == 0 or (width == self._width and not force):
+            return
+        self._width = width
+        w = column_widths(width)
+        cursor = self.cursor_row
+        self.clear(columns=True)
+        self.add_column("#", width=w["rank"], key="rank")
+        self.add_column("Kernel", width=w["name"], key="name")
+        self.add_column(Text("Time", justify="right"), width=w["time"], key="time")
+        self.add_column(Text("Share", justify="right"), width=w["share"], key="share")
+        self.add_column("Compute", width=w["sm"], key="sm")
+        self.add_column("Memory", width=w["mem"], key="mem")
+        self.add_column("Top finding", width=w["finding"], key="finding")
+        for r in self._rows:
+            name = r.name if len(r.name) <= w["name"] else r.name[: w["name"] - 1] + "…"
+            cat = r.category or "—"
+            cat = cat if len(cat) <= w["finding"] else cat[: w["finding"] - 1] + "…"
+            self.add_row(
+                Text(str(r.rank), justify="right"),
+                Text(name),
+                Text(r.duration, justify="right"),
+                Text(r.share, justify="right"),
+                self._bar(r.sm_pct, w["sm"]),
+                self._bar(r.memory_pct, w["mem"]),
+                Text(cat, style=self._style(r.severity or "muted")),
+                key=str(r.index),
+            )
+        if self._rows:
+            self.move_cursor(row=min(max(cursor, 0), len(self._rows) - 1), animate=False)
