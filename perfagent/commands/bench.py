@@ -1,0 +1,69 @@
+"""`perfagent bench`."""
+
+from __future__ import annotations
+
+import argparse
+
+from perfagent.commands.common import add_output_args, check_output_path, progress_to_stderr
+from perfagent.commands.verify import _positive_float, _positive_int
+from perfagent.errors import ExitCode
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+class BenchCommand:
+    """Time a kernel (and a candidate, interleaved): median, IQR, bandwidth, FLOP rate, % of roofline.
+
+    TARGET: a KernelBench problem (its Model) or a launch-spec kernel; CANDIDATE: a ModelNew file
+    or a rewritten .cu. On CUDA: CUDA events with a device-wide sync, warm-up, L2 flush between
+    calls, baseline/candidate/baseline-repeat interleaved; a speed-up is called significant only
+    beyond the noise measured between the two baseline series. Faster than the speed of light, or
+    more than 10x faster, is flagged for review. Timing only: run `perfagent verify` for correctness.
+    """
+
+    name = "bench"
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("target", help="the baseline: KernelBench problem .py, launch spec .toml, or .cu kernel")
+        parser.add_argument("candidate", nargs="?", help="optional rewrite (.py with ModelNew, or .cu)")
+        g = parser.add_argument_group("timing")
+        g.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto", help="default auto (CUDA when available)")
+        g.add_argument("--runs", type=_positive_int, default=100, metavar="N", help="interleaved timed rounds (default 100)")
+        g.add_argument("--warmup", type=_non_negative_int, default=10, metavar="N", help="untimed calls first (default 10)")
+        g.add_argument("--no-l2-flush", action="store_true", help="do not flush L2 between calls (warm-cache timing)")
+        g.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SECONDS", help="limit per call (default 60)")
+        g.add_argument("--compile-timeout", type=_positive_float, default=600.0, metavar="SECONDS",
+                       help="limit for build and first call (default 600)")
+        g.add_argument("--spec", metavar="PATH", help="launch spec for a .cu target")
+        g.add_argument("--kernel", metavar="NAME", help="entry point of a .cu candidate")
+        add_output_args(parser, formats=("text", "json"))
+
+    def run(self, args: argparse.Namespace) -> int:
+        from perfagent.render import write_output
+        from perfagent.timing import bench
+        from perfagent.timing.render import render_text
+
+        check_output_path(args)
+        result = bench(
+            args.target,
+            args.candidate,
+            device=args.device,
+            runs=args.runs,
+            warmup=args.warmup,
+            flush_l2=not args.no_l2_flush,
+            timeout_s=args.timeout,
+            compile_timeout_s=args.compile_timeout,
+            spec=args.spec,
+            kernel=args.kernel,
+            progress=progress_to_stderr,
+        )
+        write_output(result.model_dump_json(indent=2) if args.format == "json" else render_text(result), args.output)
+        return ExitCode.OK

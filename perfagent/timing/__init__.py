@@ -1,0 +1,13 @@
+"""Timing: CUDA-event benchmarks with warm-up, L2 flush, interleaving, medians, IQR and a noise threshold.
+
+``bench(target, candidate=None, ...)`` → ``BenchResult`` (``bench``); the worker side is
+``protocol``; ``stats`` holds the statistics and ``plausibility`` the speed-of-light checks.
+Importing this package does not import torch.
+"""
+
+from __future__ import annotations
+
+from perfagent.timing.bench import bench
+from perfagent.timing.models import BenchEntry, BenchResult, Comparison, RooflineEstimate, TimingStats
+
+__all__ = ["BenchEntry", "BenchResult", "Comparison", "RooflineEstimate", "TimingStats", "bench"]

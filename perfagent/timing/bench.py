@@ -1,0 +1,188 @@
+"""``perfagent.timing.bench``: how long does a workload take, and is a candidate really faster? (library API)"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from perfagent.errors import BadInput, VerificationFailed
+from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, TimingSamples
+from perfagent.timing.plausibility import flags_for, roofline, speedup_flags
+from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
+from perfagent.workloads.detect import detect_candidate, detect_reference
+from perfagent.workloads.launch_spec import load_launch_spec
+from perfagent.workloads.model import Workload
+from profilers.model import DevicePeaks
+
+DeviceChoice = Literal["cpu", "cuda", "auto"]
+
+
+def peaks_for_device(device_name: str | None) -> DevicePeaks | None:
+    """Datasheet peaks from the knowledge GPU table, or None when the GPU is not listed."""
+    if not device_name:
+        return None
+    try:
+        from knowledge.gpus import spec_for
+        from perfagent.roofline import datasheet_peaks
+    except ImportError:  # pragma: no cover - the knowledge package is part of perfagent
+        return None
+    spec = spec_for(device_name)
+    return datasheet_peaks(spec) if spec is not None else None
+
+
+def bench(
+    target: str | Path | Workload,
+    candidate: str | Path | Workload | None = None,
+    *,
+    device: DeviceChoice = "auto",
+    runs: int = 100,
+    warmup: int = 10,
+    flush_l2: bool = True,
+    timeout_s: float = 60.0,
+    compile_timeout_s: float = 600.0,
+    peaks: DevicePeaks | None = None,
+    spec: str | Path | None = None,
+    kernel: str | None = None,
+    seed: int = 0,
+    noise_floor: float = NOISE_FLOOR,
+    progress: Callable[[str], None] | None = None,
+) -> BenchResult:
+    """Time ``target`` (and ``candidate``, interleaved) and report medians, noise and the roofline.
+
+    Timing only: it does not check correctness (run ``perfagent.verify.verify`` first).
+
+    Args:
+        target: the baseline: a KernelBench problem (its ``Model``), a launch spec, or a .cu kernel
+            file with a spec.
+        candidate: optional rewrite (``ModelNew`` file or .cu file), timed interleaved with the baseline.
+        device: 'cuda' (CUDA events, L2 flush), 'cpu' (perf_counter; labelled CPU timing) or 'auto'.
+        runs: timed rounds; each round times baseline, candidate and a repeat of the baseline.
+        warmup: untimed calls of each workload first.
+        flush_l2: zero a buffer larger than L2 before every timed call (CUDA).
+        timeout_s: limit per call, s (first call and build: ``compile_timeout_s``).
+        peaks: device peaks for the roofline (default: the knowledge GPU table by device name).
+        spec, kernel: launch spec / entry for .cu files (as in ``verify``).
+        seed: seed of the timed inputs.
+        noise_floor: smallest relative change ever called significant (fraction).
+        progress: receives progress lines.
+
+    Returns:
+        ``BenchResult`` with per-series statistics, roofline estimates, the comparison (speed-up,
+        noise threshold, significance, plausibility flags) and notes.
+
+    Raises:
+        BadInput: unusable target/options; a .cu program or script (time those with a profiler).
+        VerificationFailed: the candidate crashed, hung or raised while being timed.
+    """
+    started = time.monotonic()
+    if runs < 3:
+        raise BadInput(f"--runs must be at least 3 (got {runs})", hint="use 100 or more for a stable median")
+    if warmup < 0:
+        raise BadInput("--warmup must be >= 0", hint="e.g. --warmup 10")
+    ref = target if isinstance(target, Workload) else detect_reference(target, spec=spec)
+    if ref.kind not in ("kernelbench", "cuda-kernel"):
+        raise BadInput(
+            f"cannot time a {ref.kind} itself",
+            hint="give a KernelBench problem or a kernel with a launch spec (profile programs with `perfagent profile`)",
+        )
+    if ref.kind == "cuda-kernel" and device == "cpu":
+        raise BadInput("launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine")
+    cand = None
+    if candidate is not None:
+        cand = candidate if isinstance(candidate, Workload) else detect_candidate(candidate, ref, kernel=kernel)
+    fields: dict[str, object] = {
+        "mode": "bench", "reference": ref, "candidate": cand, "device": device, "base_seed": seed,
+        "timeout_s": timeout_s, "compile_timeout_s": compile_timeout_s, "runs": runs, "warmup": warmup,
+        "flush_l2": flush_l2,
+    }
+    from perfagent.verify.runner import run_worker  # here: perfagent.verify imports perfagent.timing.models
+
+    calls = runs * 3 + warmup * 2 + 4
+    outcome = run_worker(fields, backstop_s=4 * compile_timeout_s + timeout_s * calls + 60, progress=progress)
+    result = outcome.result
+    failed = [c for c in (result.checks if result else []) + outcome.checks if not c.passed]
+    if result is None or result.timing is None:
+        detail = failed[0].detail if failed else "the timing worker returned no samples"
+        raise VerificationFailed(f"timing failed: {detail}", hint="run `perfagent verify` on the pair first")
+    samples = result.timing
+    precision = _precision(ref)
+    if peaks is None and samples.device.startswith("cuda"):
+        peaks = peaks_for_device(samples.device_name)
+    return build_result(samples, ref, cand, runs=runs, warmup=warmup, peaks=peaks, precision=precision,
+                        extra_flags=[], checks_failed=[f"{c.name}: {c.detail}" for c in failed],
+                        noise_floor=noise_floor, elapsed_s=time.monotonic() - started, notes=result.notes)
+
+
+def _precision(ref: Workload) -> str:
+    if ref.kind == "cuda-kernel" and ref.spec_path:
+        try:
+            return load_launch_spec(ref.spec_path).flops_precision
+        except BadInput:
+            return "fp32"
+    return "fp32"
+
+
+def build_result(
+    samples: TimingSamples,
+    ref: Workload,
+    cand: Workload | None,
+    *,
+    runs: int,
+    warmup: int,
+    peaks: DevicePeaks | None,
+    precision: str = "fp32",
+    extra_flags: list[PlausibilityFlag] | None = None,
+    checks_failed: list[str] | None = None,
+    noise_floor: float = NOISE_FLOOR,
+    elapsed_s: float = 0.0,
+    notes: list[str] | None = None,
+) -> BenchResult:
+    """Statistics, roofline, comparison and flags from raw samples (pure; unit-tested)."""
+    all_notes = list(notes or [])
+    flags: list[PlausibilityFlag] = list(extra_flags or [])
+    cpu = samples.timer == "perf_counter"
+    if cpu:
+        flags.append("cpu-timing")
+        all_notes.append("CPU timing (perf_counter): not evidence of GPU performance")
+    base_stats = summarize("baseline", samples.baseline)
+    repeat_stats = summarize("baseline (repeat)", samples.baseline_repeat) if samples.baseline_repeat else None
+    use_peaks = None if cpu else peaks
+    if not cpu and use_peaks is None:
+        flags.append("no-roofline")
+        all_notes.append(f"no peak table entry for {samples.device_name or 'this device'}: % of roofline not computed")
+    base_roof = roofline(samples.baseline_flops, samples.baseline_bytes, base_stats.median_s, use_peaks, precision)
+    flags += flags_for(base_roof if use_peaks else None, base_stats.median_s)
+    baseline = BenchEntry(workload=ref.describe(), timing=base_stats, roofline=base_roof)
+    candidate_entry = None
+    comparison = None
+    if samples.candidate:
+        cand_stats = summarize("candidate", samples.candidate)
+        cand_roof = roofline(samples.candidate_flops, samples.candidate_bytes, cand_stats.median_s, use_peaks, precision)
+        cand_flags = flags_for(cand_roof if use_peaks else None, cand_stats.median_s)
+        comparison = compare(samples.baseline, samples.baseline_repeat, samples.candidate, noise_floor)
+        plaus = list(dict.fromkeys(cand_flags + speedup_flags(comparison.speedup)))
+        comparison = comparison.model_copy(update={"plausibility": plaus})
+        flags += plaus
+        candidate_entry = BenchEntry(workload=cand.describe() if cand else "candidate", timing=cand_stats, roofline=cand_roof)
+        if plaus:
+            all_notes.append("flagged for review: " + ", ".join(plaus) + " (a real kernel cannot beat the hardware; check the timing and the work done)")
+    for line in checks_failed or []:
+        all_notes.append(line)
+    return BenchResult(
+        device=samples.device,
+        device_name=samples.device_name,
+        timer=samples.timer,
+        runs=runs,
+        warmup=warmup,
+        l2_flush_bytes=samples.l2_flush_bytes,
+        baseline=baseline,
+        baseline_repeat=repeat_stats,
+        candidate=candidate_entry,
+        comparison=comparison,
+        flags=list(dict.fromkeys(flags)),
+        notes=all_notes,
+        environment=samples.environment,
+        elapsed_s=elapsed_s,
+    )

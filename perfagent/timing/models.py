@@ -1,0 +1,133 @@
+"""Timing results: pydantic, frozen, ``extra="forbid"``. Times in seconds, rates per second."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from profilers.model import Frozen
+
+SCHEMA_VERSION = 1
+Timer = Literal["cuda-events", "perf_counter"]
+PlausibilityFlag = Literal[
+    "below-speed-of-light", "above-peak-bandwidth", "above-peak-flops", "excessive-speedup", "cpu-timing",
+    "no-roofline",
+]
+
+
+class TimingStats(Frozen):
+    """Summary of one series of timed calls."""
+
+    label: str
+    """Which series: 'baseline', 'baseline (repeat)', 'candidate'."""
+    n: int
+    """Timed calls."""
+    median_s: float
+    """Median time per call, s."""
+    p25_s: float
+    """25th percentile, s."""
+    p75_s: float
+    """75th percentile, s."""
+    iqr_s: float
+    """Interquartile range p75 - p25, s."""
+    mean_s: float
+    min_s: float
+    max_s: float
+    samples_s: list[float] = Field(default_factory=list)
+    """Every timed call, s, in run order."""
+
+
+class TimingSamples(Frozen):
+    """Raw samples from the timing worker (before statistics)."""
+
+    baseline: list[float]
+    """Baseline call times, s."""
+    baseline_repeat: list[float] = Field(default_factory=list)
+    """A second, interleaved baseline series (for the noise threshold), s."""
+    candidate: list[float] | None = None
+    """Candidate call times, s."""
+    timer: Timer
+    l2_flush_bytes: int = 0
+    """Bytes zeroed between calls to flush L2 (0 = no flush)."""
+    baseline_flops: float | None = None
+    """FLOP per baseline call (spec or problem), when known."""
+    baseline_bytes: float | None = None
+    """Minimum DRAM bytes per call, byte."""
+    candidate_flops: float | None = None
+    candidate_bytes: float | None = None
+    device: str
+    """'cpu' or 'cuda:0'."""
+    device_name: str | None = None
+    environment: dict[str, str] = Field(default_factory=dict)
+    """torch / CUDA / driver versions, clocks when readable."""
+
+
+class RooflineEstimate(Frozen):
+    """Achieved rates of one workload and how close they are to the device's speed of light."""
+
+    flops: float | None = None
+    """FLOP per call."""
+    bytes: float | None = None
+    """Minimum DRAM bytes per call, byte."""
+    achieved_bytes_per_s: float | None = None
+    """bytes / median time, byte/s."""
+    achieved_flops_per_s: float | None = None
+    """flops / median time, FLOP/s."""
+    sol_time_s: float | None = None
+    """Speed-of-light time max(flops / peak FLOP/s, bytes / peak bandwidth), s."""
+    pct_of_roofline: float | None = None
+    """sol_time / median time, %."""
+    bound: Literal["memory", "compute"] | None = None
+    """Which term sets the speed of light."""
+    peak_bytes_per_s: float | None = None
+    peak_flops_per_s: float | None = None
+    peaks_source: str | None = None
+    """Where the peaks came from ('knowledge:h100-sxm', 'given')."""
+
+
+class BenchEntry(Frozen):
+    """One timed workload."""
+
+    workload: str
+    timing: TimingStats
+    roofline: RooflineEstimate | None = None
+
+
+class Comparison(Frozen):
+    """Candidate against baseline, with the noise that bounds what counts as a change."""
+
+    speedup: float
+    """baseline median / candidate median (>1 = candidate faster)."""
+    noise_threshold: float
+    """Relative change below which results are noise (fraction, e.g. 0.02 = 2 %)."""
+    baseline_drift: float
+    """|median(baseline) / median(baseline repeat) - 1|: how much two runs of the same code differ."""
+    significant: bool
+    """True when |speedup - 1| exceeds the noise threshold and the interquartile ranges do not overlap."""
+    verdict: Literal["faster", "slower", "no-change"]
+    plausibility: list[PlausibilityFlag] = Field(default_factory=list)
+    """Reasons to review the result by hand (faster than the roofline, > 10x, ...)."""
+
+
+class BenchResult(Frozen):
+    """What ``perfagent bench`` measured."""
+
+    schema_version: int = SCHEMA_VERSION
+    device: str
+    device_name: str | None = None
+    timer: Timer
+    """cuda-events (device-wide sync before the end event) or perf_counter (CPU timing: not GPU evidence)."""
+    runs: int
+    warmup: int
+    l2_flush_bytes: int = 0
+    interleaved: bool = True
+    baseline: BenchEntry
+    baseline_repeat: TimingStats | None = None
+    candidate: BenchEntry | None = None
+    comparison: Comparison | None = None
+    flags: list[PlausibilityFlag] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    environment: dict[str, str] = Field(default_factory=dict)
+    elapsed_s: float = 0.0
+    """Wall time of the whole benchmark, s."""

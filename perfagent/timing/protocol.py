@@ -1,0 +1,243 @@
+"""The timing protocol (worker side).
+
+On CUDA (evaluation reference §4 check 9): fresh cloned inputs made *outside* the timed region,
+an L2 flush (zeroing a buffer of twice the L2 size, at least 128 MiB) before every call, a
+device-wide ``torch.cuda.synchronize()`` before the end event (work on any stream is counted),
+warm-up calls first, then ``runs`` rounds that interleave baseline, candidate and a second
+baseline series in rotating order (drift hits all three alike; the repeat gives the noise). The
+event class, its ``elapsed_time`` and ``synchronize`` are captured before candidate code is
+imported, so monkey-patching them changes nothing (and is reported).
+
+On the CPU, ``time.perf_counter`` around each call; results are labelled CPU timing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from perfagent.timing.models import TimingSamples
+from perfagent.verify.harness import CandidateFailure, Harness, HarnessSnapshot, ReferenceFailure
+from perfagent.verify.inputs import clone_all, seed_everything, to_device
+from perfagent.verify.models import Check
+from perfagent.verify.protocol import WorkerResult
+from perfagent.workloads.model import Workload
+
+MIN_FLUSH_BYTES = 128 * 1024 * 1024
+
+# Captured at import of this module (before any candidate code): the timer cannot be patched.
+_PERF_COUNTER = time.perf_counter
+_EVENT = torch.cuda.Event
+_ELAPSED = torch.cuda.Event.elapsed_time
+_SYNC = torch.cuda.synchronize
+
+
+@dataclass
+class Runner:
+    """One timed workload: ``prepare()`` makes fresh inputs (untimed), ``call(prepared)`` is timed."""
+
+    label: str
+    prepare: Callable[[], Any]
+    call: Callable[[Any], Any]
+    flops: float | None = None
+    """FLOP per call."""
+    nbytes: float | None = None
+    """Minimum DRAM bytes per call."""
+
+
+def _tensor_bytes(values: Any) -> int:
+    from perfagent.verify.checks import flatten_outputs
+
+    return sum(v.numel() * v.element_size() for _, v in flatten_outputs(values) if isinstance(v, torch.Tensor))
+
+
+def kernelbench_runner(h: Harness, workload: Workload, *, module_name: str, who: str, modules: dict[str, Any]) -> Runner:
+    """A runner for a KernelBench ``Model`` (who='reference') or ``ModelNew`` (who='candidate')."""
+    from perfagent.workloads.kernelbench import load_module
+
+    guard = h.reference if who == "reference" else h.candidate
+    if workload.path in modules:
+        module = modules[workload.path]
+    else:
+        module = guard("import", lambda: load_module(workload.path, module_name), phase="build")
+        modules[workload.path] = module
+    problem = modules[h.request.reference.path]
+    cls_name = workload.class_name or ("Model" if who == "reference" else "ModelNew")
+    if not hasattr(module, cls_name):
+        raise (ReferenceFailure(f"{workload.path} defines no {cls_name}") if who == "reference" else
+               CandidateFailure(Check(name="candidate-runs", passed=False, detail=f"{workload.path} defines no {cls_name}")))
+    seed_everything(h.request.base_seed)
+    init = list(problem.get_init_inputs()) if hasattr(problem, "get_init_inputs") else []
+    seed_everything(h.request.base_seed)
+    model = guard(f"{cls_name}(*get_init_inputs())", lambda: getattr(module, cls_name)(*init), phase="build")
+    if isinstance(model, torch.nn.Module):
+        model = guard(f"{cls_name}.to(device)", lambda: model.to(h.device), phase="build")
+    seed_everything(h.request.base_seed)
+    inputs = to_device(list(problem.get_inputs()), h.device)
+
+    def call(args: Any) -> Any:
+        with torch.no_grad():
+            return model(*args)
+
+    out = guard("first call", lambda: call(clone_all(inputs)), phase="first")
+    flops = None
+    get_flops = getattr(problem, "get_flops", None)
+    if callable(get_flops):
+        flops = float(get_flops())
+    get_bytes = getattr(problem, "get_bytes", None)
+    nbytes = float(get_bytes()) if callable(get_bytes) else float(_tensor_bytes(inputs) + _tensor_bytes(out))
+    return Runner(label=workload.describe(), prepare=lambda: clone_all(inputs), call=call, flops=flops, nbytes=nbytes)
+
+
+def cuda_kernel_runner(h: Harness, workload: Workload, *, who: str) -> Runner:
+    """A runner for a launch-spec kernel file (the spec's ``params``, declared inits)."""
+    from perfagent.errors import BadInput
+    from perfagent.workloads.cuda_launch import (
+        compile_kernel,
+        current_stream,
+        device_attributes,
+        kernel_args,
+        launch,
+        make_arg_tensor,
+        poison_,
+        torch_dtype,
+    )
+    from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
+
+    assert workload.spec_path is not None
+    guard = h.reference if who == "reference" else h.candidate
+    try:
+        spec = load_launch_spec(workload.spec_path)
+        resolved = resolve_launch(spec, workload.spec_path, source=workload.path, kernel=workload.kernel, device_attrs=device_attributes())
+    except BadInput as exc:
+        if who == "reference":
+            raise ReferenceFailure(str(exc)) from None
+        raise CandidateFailure(Check(name="candidate-runs", passed=False, detail=str(exc))) from None
+    compiled = guard(f"NVRTC build of {resolved.kernel}", lambda: compile_kernel(resolved.source, resolved.kernel, resolved.defines), phase="build")
+    tensors = [a for a in resolved.args if not a.is_scalar]
+    masters = {a.name: make_arg_tensor(a, h.request.base_seed, None, "cuda") for a in tensors if a.role in ("input", "inout")}
+    buffers = {a.name: torch.empty(a.shape, dtype=torch_dtype(a.dtype), device="cuda") for a in tensors}
+    for a in tensors:
+        if a.role == "output":
+            poison_(buffers[a.name], 1)
+    args = kernel_args(resolved, buffers)
+    stream = current_stream()
+
+    def prepare() -> None:
+        for name, t in masters.items():  # fresh input contents (and reset accumulators), untimed
+            buffers[name].copy_(t)
+
+    def call(_: Any) -> None:
+        launch(compiled, resolved, args, stream)
+
+    prepare()
+    guard("first launch", lambda: call(None), phase="first")
+    return Runner(label=workload.describe(), prepare=prepare, call=call, flops=resolved.flops, nbytes=resolved.bytes)
+
+
+def _timer(device: str) -> Callable[[Callable[[], Any]], float]:
+    if device.startswith("cuda"):
+        def cuda_time(fn: Callable[[], Any]) -> float:
+            start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)
+            _SYNC()
+            start.record()
+            fn()
+            _SYNC()  # device-wide: work left on any stream is inside the interval
+            end.record()
+            end.synchronize()
+            return float(_ELAPSED(start, end)) / 1e3
+
+        return cuda_time
+
+    def cpu_time(fn: Callable[[], Any]) -> float:
+        t0 = _PERF_COUNTER()
+        fn()
+        return _PERF_COUNTER() - t0
+
+    return cpu_time
+
+
+def run_bench(h: Harness) -> WorkerResult:
+    """Time the reference (baseline) and, when given, the candidate; return raw samples."""
+    req = h.request
+    snapshot = HarnessSnapshot.take()
+    modules: dict[str, Any] = {}
+    runners: dict[str, Runner] = {}
+    if req.reference.kind == "kernelbench":
+        runners["baseline"] = kernelbench_runner(h, req.reference, module_name="perfagent_reference", who="reference", modules=modules)
+        if req.candidate is not None:
+            runners["candidate"] = kernelbench_runner(h, req.candidate, module_name="perfagent_candidate", who="candidate", modules=modules)
+    elif req.reference.kind == "cuda-kernel":
+        if not h.device.startswith("cuda"):
+            raise ReferenceFailure("launch-spec kernels need a CUDA device and torch sees none")
+        runners["baseline"] = cuda_kernel_runner(h, req.reference, who="reference")
+        if req.candidate is not None:
+            runners["candidate"] = cuda_kernel_runner(h, req.candidate, who="candidate")
+    else:
+        raise ReferenceFailure(f"cannot time a {req.reference.kind}")
+    checks: list[Check] = []
+    changed = snapshot.changed()
+    if changed:
+        checks.append(Check(name="runtime:harness-intact", passed=False, detail=f"replaced by candidate code: {', '.join(changed[:8])} (timing used the original functions)"))
+
+    flush_bytes = 0
+    flush_buf = None
+    if h.device.startswith("cuda") and req.flush_l2:
+        l2 = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0))
+        flush_bytes = max(2 * l2, MIN_FLUSH_BYTES)
+        flush_buf = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
+    timer = _timer(h.device)
+
+    def flush() -> None:
+        if flush_buf is not None:
+            flush_buf.zero_()
+
+    series = ["baseline", "candidate", "baseline_repeat"] if "candidate" in runners else ["baseline", "baseline_repeat"]
+    for key, runner in runners.items():
+        guard = h.reference if key == "baseline" else h.candidate
+
+        def warm(r: Runner = runner) -> None:
+            for _ in range(req.warmup):
+                r.call(r.prepare())
+
+        guard(f"warm-up ({req.warmup} calls)", warm)
+    samples: dict[str, list[float]] = {k: [] for k in series}
+    assert h.watchdog is not None
+    for i in range(req.runs):
+        order = series[i % len(series):] + series[: i % len(series)]
+        h.watchdog.arm(f"candidate timing round {i + 1}" if "candidate" in runners else f"reference timing round {i + 1}", req.timeout_s * len(order))
+        try:
+            for key in order:
+                runner = runners["baseline" if key == "baseline_repeat" else key]
+                prepared = runner.prepare()
+                flush()
+                samples[key].append(timer(lambda r=runner, p=prepared: r.call(p)))
+        except Exception as exc:
+            raise CandidateFailure(Check(name="candidate-runs", passed=False, detail=f"timing round {i + 1}: {type(exc).__name__}: {exc}")) from exc
+        finally:
+            h.watchdog.disarm()
+    env = {"torch": torch.__version__}
+    if h.device.startswith("cuda"):
+        env["cuda"] = str(torch.version.cuda)
+        props = torch.cuda.get_device_properties(0)
+        env["sm_count"] = str(props.multi_processor_count)
+    base, cand = runners["baseline"], runners.get("candidate")
+    timing = TimingSamples(
+        baseline=samples["baseline"],
+        baseline_repeat=samples["baseline_repeat"],
+        candidate=samples.get("candidate"),
+        timer="cuda-events" if h.device.startswith("cuda") else "perf_counter",
+        l2_flush_bytes=flush_bytes,
+        baseline_flops=base.flops,
+        baseline_bytes=base.nbytes,
+        candidate_flops=cand.flops if cand else None,
+        candidate_bytes=cand.nbytes if cand else None,
+        device=h.device,
+        device_name=h.device_name,
+        environment=env,
+    )
+    return WorkerResult(nonce=h.nonce, checks=checks, device=h.device, device_name=h.device_name, notes=h.notes, timing=timing)

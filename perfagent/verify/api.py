@@ -1,0 +1,172 @@
+"""``perfagent.verify.verify``: is a candidate correct against its reference? (library API)"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from perfagent.errors import BadInput
+from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
+from perfagent.verify.runner import run_worker
+from perfagent.verify.static_checks import static_checks
+from perfagent.verify.verdict import decide
+from perfagent.workloads.detect import detect_candidate, detect_reference
+from perfagent.workloads.model import Workload
+from profilers.errors import ProfilerUnavailable, ToolTimeout
+from profilers.process import run_command
+
+DeviceChoice = Literal["cpu", "cuda", "auto"]
+CHECK_CMD_NOTE = (
+    "correctness here is only what the check command tests: perfagent did not run or compare "
+    "the kernels itself (no seeds, poisoning, input-mutation or degenerate-reference checks)"
+)
+
+
+def verify(
+    reference: str | Path | Workload,
+    candidate: str | Path | Workload | None = None,
+    *,
+    device: DeviceChoice = "auto",
+    seeds: int = 5,
+    timeout_s: float = 60.0,
+    tolerance: float | Tolerance | None = None,
+    sanitizer: bool = False,
+    check_cmd: str | Sequence[str] | None = None,
+    spec: str | Path | None = None,
+    kernel: str | None = None,
+    seed: int | None = None,
+    compile_timeout_s: float = 600.0,
+    progress: Callable[[str], None] | None = None,
+) -> VerificationResult:
+    """Check ``candidate`` against ``reference`` (the oracle) and return the verdict with every check.
+
+    Args:
+        reference: a KernelBench problem (.py with ``Model``/``get_inputs``), a launch spec
+            (.launch.toml), a .cu kernel file with a spec beside it, or a .cu program / script
+            (then only ``check_cmd`` can verify it).
+        candidate: the rewrite: a .py with ``ModelNew`` or a .cu file; None = the reference file's
+            own ``ModelNew``.
+        device: 'cpu' (Triton via its interpreter), 'cuda', or 'auto' (CUDA when torch sees a GPU).
+        seeds: fresh seeds (each gives two input sets: ``get_inputs()`` and a re-drawn distribution).
+        timeout_s: limit for each candidate call, s (the first call and the import/build get
+            ``compile_timeout_s``).
+        tolerance: one number (atol = rtol) or a ``Tolerance``; default per dtype.
+        sanitizer: also run under ``compute-sanitizer --tool memcheck`` (CUDA).
+        check_cmd: a command whose exit status decides correctness (``{reference}`` and
+            ``{candidate}`` are replaced by the paths); the only way to verify .cu programs.
+        spec: launch spec for a .cu reference (default: found beside it).
+        kernel: entry point of a .cu candidate (default: from the spec's variants / the file).
+        seed: first seed (default: random; recorded in the result for reproduction).
+        compile_timeout_s: limit for import, build and the first call, s.
+        progress: receives progress lines (the CLI prints them on stderr).
+
+    Returns:
+        The ``VerificationResult``: verdict 'pass', 'fail' or 'inconclusive' (degenerate or
+        nondeterministic reference), the checks, errors, seeds and notes.
+
+    Raises:
+        BadInput: unusable paths, options or reference (missing file, no ``Model``, bad spec,
+            reference that raises or crashes, a .cu program without ``check_cmd``).
+    """
+    started = time.monotonic()
+    if seeds < 1:
+        raise BadInput(f"--seeds must be at least 1 (got {seeds})", hint="use the default 5 or more")
+    if timeout_s <= 0:
+        raise BadInput(f"--timeout must be positive (got {timeout_s:g})", hint="give seconds, e.g. --timeout 60")
+    ref = reference if isinstance(reference, Workload) else detect_reference(reference, spec=spec)
+    cand = candidate if isinstance(candidate, Workload) else detect_candidate(candidate, ref, kernel=kernel)
+    tol = tolerance if isinstance(tolerance, Tolerance) else Tolerance(atol=tolerance, rtol=tolerance) if tolerance is not None else Tolerance()
+    if tol.atol is not None and tol.atol < 0 or tol.rtol is not None and tol.rtol < 0:
+        raise BadInput("tolerances must be >= 0", hint="e.g. --tolerance 1e-3")
+    notes: list[str] = []
+    checks: list[Check] = []
+    command = _split(check_cmd)
+
+    if ref.kind in ("cuda-program", "triton-script", "python-script"):
+        if not command:
+            raise BadInput(
+                f"{Path(ref.path).name} is a {ref.kind} (no launch spec / KernelBench interface): perfagent cannot run and compare it itself",
+                hint="pass --check-cmd \"...\" (exit 0 = correct), write a launch spec, or wrap it as a KernelBench problem",
+            )
+        checks.append(_run_check_command(command, ref, cand, timeout_s))
+        notes.append(CHECK_CMD_NOTE)
+        verdict, reason = decide(checks)
+        return VerificationResult(
+            verdict=verdict, reason=reason, checks=checks, reference=ref.describe(), candidate=cand.describe(),
+            kind=ref.kind, device="n/a (check command)", tolerance="decided by the check command", notes=notes,
+            elapsed_s=time.monotonic() - started,
+        )
+
+    if ref.kind == "cuda-kernel" and device == "cpu":
+        raise BadInput("launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine (KernelBench problems verify on CPU)")
+    base_seed = seed if seed is not None else secrets.randbelow(2**30)
+    fields: dict[str, object] = {
+        "mode": "verify", "reference": ref, "candidate": cand, "device": device, "seeds": seeds,
+        "base_seed": base_seed, "tolerance": tol, "timeout_s": timeout_s, "compile_timeout_s": compile_timeout_s,
+    }
+    backstop = 3 * compile_timeout_s + timeout_s * (8 * seeds + 10) + 60
+    outcome = run_worker(fields, backstop_s=backstop, sanitizer=sanitizer, progress=progress)
+    worker = outcome.result
+    if worker is not None:
+        checks.extend(worker.checks)
+        notes.extend(worker.notes)
+    checks.extend(outcome.checks)
+    checks.extend(static_checks(cand, ref))
+    if command:
+        checks.append(_run_check_command(command, ref, cand, timeout_s))
+        notes.append("the check command was run in addition to perfagent's own checks")
+    if worker is not None and worker.device == "cpu":
+        notes.append("ran on the CPU: CUDA-only checks (launch errors, stream sync, sanitizer) did not apply")
+    verdict, reason = decide(checks)
+    return VerificationResult(
+        verdict=verdict,
+        reason=reason,
+        checks=checks,
+        reference=ref.describe(),
+        candidate=cand.describe(),
+        kind=ref.kind,
+        device=_device_label(worker.device if worker else device, worker.device_name if worker else None),
+        seeds=worker.seeds if worker else [],
+        distributions=worker.distributions if worker else [],
+        input_sets=worker.input_sets if worker else 0,
+        tolerance=tol.describe(),
+        errors=worker.errors if worker else ErrorSummary(),
+        sanitizer=sanitizer,
+        notes=list(dict.fromkeys(notes)),
+        elapsed_s=time.monotonic() - started,
+    )
+
+
+def _device_label(device: str, name: str | None) -> str:
+    if device.startswith("cuda"):
+        return f"cuda:0 ({name})" if name else "cuda:0"
+    return device
+
+
+def _split(check_cmd: str | Sequence[str] | None) -> list[str]:
+    if check_cmd is None:
+        return []
+    if isinstance(check_cmd, str):
+        try:
+            return shlex.split(check_cmd)
+        except ValueError as exc:
+            raise BadInput(f"cannot parse --check-cmd: {exc}", hint="quote it as one shell word") from None
+    return list(check_cmd)
+
+
+def _run_check_command(command: list[str], ref: Workload, cand: Workload, timeout_s: float) -> Check:
+    argv = [a.replace("{reference}", ref.path).replace("{candidate}", cand.path) for a in command]
+    shown = shlex.join(argv)
+    try:
+        done = run_command(argv, timeout_s=max(timeout_s, 1.0))
+    except ProfilerUnavailable as exc:
+        raise BadInput(f"--check-cmd: {exc.message}", hint=exc.hint) from None
+    except ToolTimeout:
+        return Check(name="check-command", passed=False, detail=f"`{shown}` did not finish within {timeout_s:g} s")
+    if done.ok:
+        return Check(name="check-command", passed=True, detail=f"`{shown}` exited 0 (correctness is only what it checks)")
+    return Check(name="check-command", passed=False, detail=f"`{shown}` exited {done.returncode}: {done.tail(5)[-400:]}")

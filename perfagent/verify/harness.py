@@ -1,0 +1,235 @@
+"""Worker-side machinery shared by the verification and timing protocols.
+
+- ``Watchdog``: a daemon thread that ends the worker when one call runs past its budget, after
+  writing a result that names the call (the parent also kills the process group as a backstop).
+- ``Harness``: progress lines, guarded calls (exception → a failed check naming the call),
+  device synchronisation after each call so asynchronous CUDA errors surface at the right place.
+- ``HarnessSnapshot``: identities of the functions the checker and timer rely on, taken before
+  the candidate is imported; any later change is monkey-patching.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from perfagent.verify.models import Check
+from perfagent.verify.protocol import WorkerRequest, WorkerResult
+
+T = TypeVar("T")
+Phase = Literal["build", "first", "call"]
+TIMEOUT_EXIT = 124
+
+
+class CandidateFailure(Exception):
+    """The candidate raised, crashed a CUDA context, or broke a hard contract: stop and report."""
+
+    def __init__(self, check: Check) -> None:
+        super().__init__(check.detail)
+        self.check = check
+
+
+class ReferenceFailure(Exception):
+    """The reference itself is unusable (bad input, exit 2)."""
+
+
+def write_result(path: str, result: WorkerResult) -> None:
+    """Write atomically (a half-written file must never be read as a result)."""
+    tmp = Path(path + ".tmp")
+    tmp.write_text(result.model_dump_json())
+    os.replace(tmp, path)
+
+
+class Watchdog:
+    """Kills the worker (after writing a timeout result) when an armed call overruns."""
+
+    def __init__(self, on_expire: Callable[[str, float], None]) -> None:
+        self._on_expire = on_expire
+        self._lock = threading.Lock()
+        self._deadline: float | None = None
+        self._label = ""
+        self._budget = 0.0
+        self.thread = threading.Thread(target=self._run, name="perfagent-watchdog", daemon=True)
+        self.thread.start()
+
+    def arm(self, label: str, budget_s: float) -> None:
+        with self._lock:
+            self._label, self._budget = label, budget_s
+            self._deadline = time.monotonic() + budget_s
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._deadline = None
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(0.05)
+            with self._lock:
+                expired = self._deadline is not None and time.monotonic() > self._deadline
+                label, budget = self._label, self._budget
+            if expired:
+                try:
+                    self._on_expire(label, budget)
+                finally:
+                    os._exit(TIMEOUT_EXIT)
+
+
+def _where(exc: BaseException, files: tuple[str, ...]) -> str:
+    """'file.py:42 in forward' for the deepest frame in one of ``files`` (else the deepest frame)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    chosen = [f for f in frames if any(os.path.samefile(f.filename, x) for x in files if os.path.exists(f.filename))]
+    frame = (chosen or frames or [None])[-1]
+    if frame is None:
+        return ""
+    return f" at {Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+
+
+@dataclass
+class Harness:
+    """Guarded execution of reference and candidate code inside the worker."""
+
+    request: WorkerRequest
+    nonce: str
+    device: str = "cpu"
+    device_name: str | None = None
+    notes: list[str] = field(default_factory=list)
+    watchdog: Watchdog | None = None
+    _progress: Any = None
+    candidate_files: tuple[str, ...] = ()
+    reference_files: tuple[str, ...] = ()
+    _t0: float = field(default_factory=time.monotonic)
+
+    def start(self) -> None:
+        self._progress = open(self.request.progress_path, "a", buffering=1)  # noqa: SIM115 - lives for the process
+        self.watchdog = Watchdog(self._expired)
+        self.candidate_files = (self.request.candidate.path,) if self.request.candidate else ()
+        self.reference_files = (self.request.reference.path,)
+
+    def progress(self, line: str) -> None:
+        if self._progress is not None:
+            self._progress.write(f"{time.monotonic() - self._t0:8.3f} " + line.replace("\n", " ") + "\n")
+
+    def _expired(self, label: str, budget: float) -> None:
+        self.progress(f"TIMEOUT {label}")
+        who = "reference" if label.startswith("reference") else "candidate"
+        detail = f"{label} did not finish within {budget:g} s and was killed (hang or far too slow)"
+        if who == "reference":
+            result = WorkerResult(nonce=self.nonce, device=self.device, device_name=self.device_name,
+                                  bad_input=f"the reference: {detail}", notes=self.notes)
+        else:
+            result = WorkerResult(
+                nonce=self.nonce, device=self.device, device_name=self.device_name, notes=self.notes,
+                checks=[Check(name="candidate-runs", passed=False, detail=f"timeout: {detail}")],
+            )
+        write_result(self.request.result_path, result)
+
+    def sync(self) -> None:
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.synchronize()
+
+    def budget(self, phase: Phase) -> float:
+        """Seconds allowed: 'build' (import, construct, compile) and, on CUDA, 'first' (JIT
+        compilation on the first call) get ``compile_timeout_s``; every other call ``timeout_s``."""
+        long = max(self.request.timeout_s, self.request.compile_timeout_s)
+        if phase == "build" or (phase == "first" and self.device.startswith("cuda")):
+            return long
+        return self.request.timeout_s
+
+    def candidate(self, label: str, fn: Callable[[], T], *, phase: Phase = "call") -> T:
+        """Run candidate code under the watchdog; any exception becomes a ``CandidateFailure``."""
+        return self._guard(f"candidate {label}", fn, phase=phase, reference=False)
+
+    def reference(self, label: str, fn: Callable[[], T], *, phase: Phase = "call") -> T:
+        """Run reference code under the watchdog; any exception becomes a ``ReferenceFailure``."""
+        return self._guard(f"reference {label}", fn, phase=phase, reference=True)
+
+    def _guard(self, label: str, fn: Callable[[], T], *, phase: Phase, reference: bool) -> T:
+        assert self.watchdog is not None
+        self.progress(label)
+        self.watchdog.arm(label, self.budget(phase))
+        try:
+            value = fn()
+            self.sync()  # asynchronous CUDA errors (illegal address, launch failure) surface here
+            return value
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt raised by user code included
+            text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            if reference:
+                raise ReferenceFailure(f"the reference raised {text}{_where(exc, self.reference_files)} during {label}") from exc
+            cuda_error = "CUDA" in text or "cuda" in (type(exc).__module__ or "")
+            kind = "a CUDA error" if cuda_error else "an exception"
+            raise CandidateFailure(Check(
+                name="cuda-errors" if cuda_error else "candidate-runs", passed=False,
+                detail=f"{kind} during {label}: {text}{_where(exc, self.candidate_files)}",
+            )) from exc
+        finally:
+            self.watchdog.disarm()
+
+
+_WATCHED_MODULES = ("torch", "torch.cuda", "torch.nn.functional", "time", "numpy", "builtins", "math", "triton")
+_WATCHED_CLASSES = ("torch.Tensor", "torch._C.TensorBase", "torch.cuda.Event", "torch.nn.Module")
+
+
+@dataclass
+class HarnessSnapshot:
+    """Identities of module attributes and class methods the checker and timer use."""
+
+    ids: dict[str, int]
+
+    @classmethod
+    def take(cls) -> HarnessSnapshot:
+        import importlib
+        import sys
+
+        ids: dict[str, int] = {}
+        for name in _WATCHED_MODULES:
+            module = sys.modules.get(name)
+            if module is None:
+                try:
+                    module = importlib.import_module(name)
+                except ImportError:
+                    continue
+            for attr, value in list(vars(module).items()):
+                if callable(value) and not isinstance(value, type(sys)):
+                    ids[f"{name}.{attr}"] = id(value)
+        for dotted in _WATCHED_CLASSES:
+            obj = _resolve(dotted)
+            if obj is None:
+                continue
+            for attr, value in list(vars(obj).items()):
+                ids[f"{dotted}.{attr}"] = id(value)
+        return cls(ids)
+
+    def changed(self) -> list[str]:
+        """Names whose object is no longer the one snapshotted (new names are ignored)."""
+        now = HarnessSnapshot.take().ids
+        return sorted(k for k, v in self.ids.items() if k in now and now[k] != v)
+
+
+def _resolve(dotted: str) -> Any:
+    import importlib
+
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr, None)
+            if obj is None:
+                return None
+        return obj
+    return None
+
+
+def new_threads(before: set[threading.Thread], own: set[threading.Thread]) -> list[str]:
+    """Names of live threads started since ``before`` (excluding the harness's own)."""
+    return sorted(t.name for t in threading.enumerate() if t not in before and t not in own and t.is_alive())

@@ -1,0 +1,388 @@
+"""The KernelBench verification protocol (worker side).
+
+Per seed (``--seeds N``), two input sets of the problem's own shapes: ``get_inputs()`` drawn with
+that seed, and the same tensors re-drawn from another distribution. Per input set:
+
+1. poison the allocator, run the candidate on fresh clones (before the reference has seen the
+   inputs), assert the clones are unchanged;
+2. run the reference on fresh clones;
+3. compare: output structure, type (exactly ``torch.Tensor``), shape, dtype, device, contiguity,
+   NaN/Inf, values within tolerance; the output must not alias the inputs or the reference output.
+
+Then, per seed, the candidate runs twice back to back on the *same* buffers with the two input
+sets copied in (same ``data_ptr``, same ``id``): results cached by pointer/identity, or returned in
+the same storage twice, fail ``fresh-results``. Two init seeds alternate for the models. After every
+candidate call: no new live threads, no changed harness/timer functions, and on CUDA the output
+must not change between a current-stream sync and a device-wide sync (work left on another stream).
+The reference must be deterministic and must vary with its inputs (else: inconclusive).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import torch
+
+from perfagent.verify import checks as C
+from perfagent.verify.harness import CandidateFailure, Harness, HarnessSnapshot, ReferenceFailure, new_threads
+from perfagent.verify.inputs import (
+    DISTRIBUTIONS,
+    NATIVE,
+    clone_all,
+    copy_into,
+    poison_allocator,
+    redraw,
+    seed_everything,
+    to_device,
+)
+from perfagent.verify.models import Check
+from perfagent.verify.protocol import WorkerResult
+from perfagent.workloads.kernelbench import inspect_python, load_module
+from perfagent.workloads.launch_spec import kernels_in_source
+
+INIT_SEED_OFFSET = 7919
+
+
+class Problem:
+    """The loaded reference and candidate modules, and model pairs per init seed."""
+
+    def __init__(self, h: Harness) -> None:
+        self.h = h
+        req = h.request
+        assert req.candidate is not None
+        self.ref_mod = h.reference("import", lambda: load_module(req.reference.path, "perfagent_reference"), phase="build")
+        for attr in ("Model", "get_inputs"):
+            if not hasattr(self.ref_mod, attr):
+                raise ReferenceFailure(f"{req.reference.path} defines no {attr}")
+        self.snapshot = HarnessSnapshot.take()
+        self.threads_before = set(threading.enumerate())
+        if req.candidate.path == req.reference.path:
+            self.cand_mod = self.ref_mod
+        else:
+            self.cand_mod = h.candidate("import", lambda: load_module(req.candidate.path, "perfagent_candidate"), phase="build")  # type: ignore[union-attr]
+        if not hasattr(self.cand_mod, "ModelNew"):
+            raise CandidateFailure(Check(name="candidate-runs", passed=False, detail="the candidate module defines no ModelNew"))
+        self._pairs: dict[int, tuple[Any, Any]] = {}
+        self.copied_note = ""
+
+    def init_inputs(self) -> list[Any]:
+        fn = getattr(self.ref_mod, "get_init_inputs", None)
+        return list(fn()) if fn is not None else []
+
+    def models(self, init_seed: int) -> tuple[Any, Any]:
+        if init_seed in self._pairs:
+            return self._pairs[init_seed]
+        h, device = self.h, self.h.device
+        seed_everything(init_seed)
+        init = self.h.reference("get_init_inputs()", self.init_inputs)
+        seed_everything(init_seed)
+        ref = h.reference("Model(*get_init_inputs())", lambda: self.ref_mod.Model(*clone_all(init)).to(device), phase="build")
+        seed_everything(init_seed)
+        cand = h.candidate("ModelNew(*get_init_inputs())", lambda: self.cand_mod.ModelNew(*clone_all(init)), phase="build")
+        if isinstance(cand, torch.nn.Module):
+            cand = h.candidate("ModelNew.to(device)", lambda: cand.to(device), phase="build")
+            self._copy_matching_state(ref, cand)
+        self._pairs[init_seed] = (ref, cand)
+        return ref, cand
+
+    def _copy_matching_state(self, ref: torch.nn.Module, cand: torch.nn.Module) -> None:
+        """Copy parameters/buffers that match by name, shape and dtype (weights equal even when
+        the candidate creates them in another order)."""
+        ref_state = ref.state_dict()
+        cand_state = cand.state_dict()
+        common = {
+            k: v for k, v in ref_state.items()
+            if k in cand_state and cand_state[k].shape == v.shape and cand_state[k].dtype == v.dtype
+        }
+        if common:
+            with torch.no_grad():
+                cand.load_state_dict(common, strict=False)
+            self.copied_note = f"{len(common)} parameter/buffer tensor(s) copied from Model to ModelNew by name"
+
+
+def _call(model: Any, args: list[Any]) -> Any:
+    with torch.no_grad():
+        return model(*args)
+
+
+def _finite_everywhere(value: Any) -> bool:
+    return all(
+        bool(torch.isfinite(v).all().item()) for _, v in C.flatten_outputs(value)
+        if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex())
+    )
+
+
+class Verifier:
+    """Runs the protocol and fills a ``CheckBook``."""
+
+    def __init__(self, h: Harness) -> None:
+        self.h = h
+        self.book = C.CheckBook()
+        self.errors = C.ErrorTracker()
+        self.ref_samples: list[torch.Tensor] = []
+        self.notes: list[str] = []
+        self.distributions: list[str] = []
+        self.sets = 0
+        self.calls = 0
+
+    # -- candidate call with runtime checks --------------------------------------------------
+    def cand(self, problem: Problem, model: Any, args: list[Any], label: str, *, first: bool = False) -> Any:
+        """One candidate call on ``args`` (poisoned allocator before; thread, harness and stream checks after)."""
+        poison_allocator(self.h.device)
+        self.calls += 1
+        stream_probe: list[Any] = []
+
+        def run() -> Any:
+            out = _call(model, args)
+            if self.h.device.startswith("cuda"):
+                torch.cuda.current_stream().synchronize()
+                stream_probe.extend(v.clone() if isinstance(v, torch.Tensor) else v for _, v in C.flatten_outputs(out))
+            return out
+
+        out = self.h.candidate(label, run, phase="first" if first else "call")
+        if stream_probe:
+            after = [v for _, v in C.flatten_outputs(out)]
+            moved = C.changed_inputs(stream_probe, after)
+            self.book.record(
+                "stream-sync",
+                f"output changed after a device-wide sync ({moved[0].replace('input', 'output')}): work still running on another stream when the current stream finished ({label})" if moved else None,
+            )
+        threads = new_threads(problem.threads_before, {self.h.watchdog.thread} if self.h.watchdog else set())
+        self.book.record(
+            "runtime:no-thread-injection",
+            f"thread(s) {', '.join(threads)} still running after {label}: work deferred to a thread escapes timing" if threads else None,
+        )
+        changed = problem.snapshot.changed()
+        self.book.record(
+            "runtime:harness-intact",
+            f"replaced after {label}: {', '.join(changed[:8])}{' ...' if len(changed) > 8 else ''} (monkey-patching of torch/time/timer functions)" if changed else None,
+        )
+        if changed:
+            raise CandidateFailure(Check(name="runtime:harness-intact", passed=False, detail=f"harness functions replaced ({', '.join(changed[:8])}); comparisons cannot be trusted"))
+        return out
+
+    # -- comparisons ---------------------------------------------------------------------------
+    def compare(self, got: Any, expected: Any, where: str, *, name: str = "correctness",
+                cand_inputs: list[Any] | None = None, ref_inputs: list[Any] | None = None) -> bool:
+        problem = C.structure_problem(expected, got)
+        self.book.record("output-structure", problem and f"{problem} on {where}")
+        if problem:
+            return False
+        all_ok = True
+        ref_input_ptrs = {C.storage_ptr(t) for t in C.all_tensors(ref_inputs or [])}
+        cand_input_ptrs = {C.storage_ptr(t) for t in C.all_tensors(cand_inputs or [])}
+        for (path, e), (_, g) in zip(C.flatten_outputs(expected), C.flatten_outputs(got), strict=True):
+            if not isinstance(e, torch.Tensor):
+                ok = _scalar_close(g, e, self.h.request.tolerance)
+                self.book.record(name, None if ok else f"{path}: got {g!r}, expected {e!r} on {where}")
+                all_ok &= ok
+                continue
+            problems = C.contract_problems(path, e, g)
+            for check in ("output-type", "output-shape", "output-dtype", "output-device", "output-contiguity"):
+                self.book.record(check, problems.get(check) and f"{problems[check]} on {where}")
+            if any(k in problems for k in ("output-type", "output-shape", "output-device")):
+                all_ok = False
+                continue
+            g_ptr, e_ptr = C.storage_ptr(g), C.storage_ptr(e)
+            alias = None
+            if g_ptr is not None and g_ptr == e_ptr:
+                alias = f"{path} shares storage with the reference's output"
+            elif g_ptr in cand_input_ptrs and e_ptr not in ref_input_ptrs:
+                alias = f"{path} is (a view of) one of the candidate's inputs while the reference returns new memory"
+            self.book.record("output-aliasing", alias and f"{alias} on {where}")
+            atol, rtol = C.tolerance_for(e.dtype, self.h.request.tolerance)
+            cmp = C.compare_tensors(g, e, atol, rtol)
+            self.errors.add(cmp)
+            self.book.record("no-nan-inf", C.describe_nonfinite(path, cmp, where) if cmp.nonfinite else None)
+            if cmp.ok:
+                self.book.ok(name)
+            else:
+                self.book.fail(name, C.describe_mismatch(path, cmp, where))
+                all_ok = False
+        return all_ok
+
+    def inputs_unchanged(self, saved: list[Any], used: list[Any], label: str) -> None:
+        changes = C.changed_inputs(saved, used)
+        self.book.record("inputs-unchanged", changes and f"{'; '.join(changes)} after {label} (the candidate mutates its inputs)")
+
+    # -- the protocol ----------------------------------------------------------------------------
+    def run(self) -> None:
+        h = self.h
+        req = h.request
+        problem = Problem(h)
+        if problem.copied_note:
+            self.notes.append(problem.copied_note)
+        for i in range(req.seeds):
+            seed = req.base_seed + i
+            init_seed = req.base_seed + INIT_SEED_OFFSET * (i % 2)
+            ref_model, cand_model = problem.models(init_seed)
+            dist = DISTRIBUTIONS[i % len(DISTRIBUTIONS)]
+            seed_everything(seed)
+            xa = to_device(h.reference("get_inputs()", lambda: list(problem.ref_mod.get_inputs())), h.device)
+            xb = redraw(xa, dist, seed)
+            results: dict[str, Any] = {}
+            for tag, x in ((NATIVE, xa), (dist, xb)):
+                where = f"seed {seed} / {tag} inputs"
+                c_in = clone_all(x)
+                seed_everything(seed)
+                c_out = self.cand(problem, cand_model, c_in, f"call on {where} (before the reference)", first=self.calls == 0)
+                self.inputs_unchanged(x, c_in, f"the candidate call on {where}")
+                r_in = clone_all(x)
+                seed_everything(seed)
+                r_out = h.reference(f"call on {where}", lambda m=ref_model, a=r_in: _call(m, a))
+                if tag != NATIVE and not _finite_everywhere(r_out):
+                    self.notes.append(f"the reference gives NaN/Inf on {dist} inputs (seed {seed}); that input set was skipped")
+                    continue
+                if i == 0 and tag == NATIVE:
+                    self._reference_determinism(ref_model, x, r_out, where)
+                self.sets += 1
+                if tag not in self.distributions:
+                    self.distributions.append(tag)
+                results[tag] = r_out
+                self.ref_samples.append(_sample(r_out))
+                self.compare(c_out, r_out, where, cand_inputs=c_in, ref_inputs=r_in)
+            if len(results) == 2:
+                self._back_to_back(problem, cand_model, xa, xb, results[NATIVE], results[dist], seed, dist)
+            if i == 0 and h.device.startswith("cuda"):
+                self._kernel_evidence(problem, cand_model, xa)
+        self._degenerate()
+
+    def _kernel_evidence(self, problem: Problem, model: Any, x: list[Any]) -> None:
+        """On CUDA, profile one candidate call: a kernel the candidate defines must run
+        (evaluation reference §4 check 7); library kernels seen are listed."""
+        req = self.h.request
+        assert req.candidate is not None
+        info = inspect_python(req.candidate.path)
+        expected = set(info.jit_kernels)
+        for src in info.cuda_sources:
+            expected.update(kernels_in_source(src))
+        if not expected:
+            return
+        from torch.profiler import ProfilerActivity, profile
+
+        args = clone_all(x)
+
+        def run() -> list[str]:
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                _call(model, args)
+                torch.cuda.synchronize()
+            cuda_type = getattr(torch.autograd, "DeviceType", None)
+            names = []
+            for evt in prof.events():
+                device_type = getattr(evt, "device_type", None)
+                if cuda_type is not None and device_type == cuda_type.CUDA:
+                    names.append(evt.name)
+            return names
+
+        names = self.h.candidate("call under torch.profiler (kernel evidence)", run)
+        ours = sorted({n for n in names if any(k in n for k in expected)})
+        others = sorted({n for n in names if n not in ours})
+        if ours:
+            extra = f"; other kernels: {', '.join(o[:60] for o in others[:4])}" if others else ""
+            self.book.ok("kernel-launched", f"ran: {', '.join(o[:80] for o in ours[:4])}{extra}")
+        else:
+            seen = ", ".join(o[:60] for o in others[:6]) or "no GPU kernel at all"
+            self.book.fail("kernel-launched", f"none of the candidate's kernels ({', '.join(sorted(expected))}) ran during forward(); kernels seen: {seen}")
+
+    def _reference_determinism(self, ref_model: Any, x: list[Any], first: Any, where: str) -> None:
+        again = self.h.reference(f"second call on {where}", lambda: _call(ref_model, clone_all(x)))
+        ok = C.structure_problem(first, again) is None
+        detail = None
+        if ok:
+            for (path, a), (_, b) in zip(C.flatten_outputs(first), C.flatten_outputs(again), strict=True):
+                if isinstance(a, torch.Tensor):
+                    atol, rtol = C.tolerance_for(a.dtype, self.h.request.tolerance)
+                    cmp = C.compare_tensors(b, a, atol, rtol)
+                    if not cmp.ok:
+                        detail = f"two reference calls on the same inputs differ: {C.describe_mismatch(path, cmp, where)}"
+                        break
+        self.book.record("reference-deterministic", detail, "the reference gives the same result twice", severity="inconclusive")
+
+    def _back_to_back(self, problem: Problem, model: Any, xa: list[Any], xb: list[Any], ra: Any, rb: Any, seed: int, dist: str) -> None:
+        buf = clone_all(xa)
+        label_a = f"call on seed {seed} / {NATIVE} inputs (after the reference, reused buffers)"
+        seed_everything(seed)
+        out_a = self.cand(problem, model, buf, label_a)
+        self.inputs_unchanged(xa, buf, label_a)
+        self.compare(out_a, ra, f"seed {seed} / {NATIVE} inputs (candidate after reference)")
+        copy_into(buf, xb)
+        label_b = f"call on seed {seed} / {dist} inputs copied into the same buffers"
+        seed_everything(seed)
+        out_b = self.cand(problem, model, buf, label_b)
+        self.inputs_unchanged(xb, buf, label_b)
+        where = f"seed {seed} / {dist} inputs in the buffers of the previous call (same data_ptr and id)"
+        leaves_a = [v for _, v in C.flatten_outputs(out_a)]
+        leaves_b = [v for _, v in C.flatten_outputs(out_b)]
+        same_storage = any(
+            isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.numel() > 0
+            and C.storage_ptr(a) is not None and C.storage_ptr(a) == C.storage_ptr(b)
+            for a, b in zip(leaves_a, leaves_b, strict=False)
+        )
+        if same_storage:
+            self.book.fail("fresh-results", f"two calls returned the same output storage (the first result is overwritten by the second) on {where}")
+            return
+        sub = Verifier(self.h)
+        if sub.compare(out_b, rb, where, name="fresh-results"):
+            self.book.ok("fresh-results", "new inputs in reused buffers give new results")
+            self.errors.merge(sub.errors)
+            return
+        stale = C.structure_problem(ra, out_b) is None and all(
+            not isinstance(e, torch.Tensor) or (isinstance(g, torch.Tensor) and g.shape == e.shape and C.compare_tensors(g, e, *C.tolerance_for(e.dtype, self.h.request.tolerance)).ok)
+            for (_, e), (_, g) in zip(C.flatten_outputs(ra), C.flatten_outputs(out_b), strict=True)
+        )
+        first_fail = sub.book.checks()
+        detail = next((c.detail for c in first_fail if not c.passed), "mismatch")
+        if stale:
+            detail = f"returned the previous call's result for new inputs in the same buffers (a cache keyed by data_ptr/id/shape): {detail}"
+        self.book.fail("fresh-results", detail)
+
+    def _degenerate(self) -> None:
+        if not self.ref_samples:
+            self.book.fail("reference-informative", "no input set gave a finite reference output", severity="inconclusive")
+            return
+        shapes = {s.shape for s in self.ref_samples}
+        reason = C.degenerate_reason(self.ref_samples) if len(shapes) == 1 else None
+        self.book.record(
+            "reference-informative", reason and f"{reason}; a speed-up on this problem is not meaningful",
+            f"the reference output varies with its inputs over {len(self.ref_samples)} input sets", severity="inconclusive",
+        )
+
+    def result(self) -> WorkerResult:
+        return WorkerResult(
+            nonce=self.h.nonce,
+            checks=self.book.checks(),
+            device=self.h.device,
+            device_name=self.h.device_name,
+            seeds=[self.h.request.base_seed + i for i in range(self.h.request.seeds)],
+            distributions=self.distributions,
+            input_sets=self.sets,
+            errors=self.errors.summary(),
+            notes=self.notes + self.h.notes,
+        )
+
+
+def _sample(out: Any) -> torch.Tensor:
+    parts = [C.subsample(v) for _, v in C.flatten_outputs(out) if isinstance(v, torch.Tensor)]
+    parts += [torch.tensor([float(v)], dtype=torch.float64) for _, v in C.flatten_outputs(out) if isinstance(v, int | float)]
+    return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
+
+
+def _scalar_close(got: Any, expected: Any, tolerance: Any) -> bool:
+    if isinstance(expected, bool | str | type(None)):
+        return bool(got == expected)
+    if isinstance(expected, int | float) and isinstance(got, int | float) and not isinstance(got, bool):
+        atol = tolerance.atol if tolerance.atol is not None else 1e-4
+        rtol = tolerance.rtol if tolerance.rtol is not None else 1e-4
+        return abs(got - expected) <= atol + rtol * abs(expected)
+    return bool(got == expected)
+
+
+def run_kernelbench(h: Harness) -> WorkerResult:
+    """Verify a KernelBench candidate; a candidate failure stops the run and is reported with the checks so far."""
+    v = Verifier(h)
+    try:
+        v.run()
+    except CandidateFailure as failure:
+        v.book.fail(failure.check.name, failure.check.detail)
+    return v.result()

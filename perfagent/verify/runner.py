@@ -1,0 +1,165 @@
+"""Parent side of the worker protocol: spawn, wait, and turn every way a child can end into data.
+
+The worker runs through ``profilers.process.run_command`` (argv list, process group killed on
+timeout). A crash (signal, ``os._exit``), a hang, a missing or forged result file each become a
+failed check that says what happened and during which call (from the worker's progress file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from perfagent.errors import BadInput, ToolFailure
+from perfagent.verify.models import Check
+from perfagent.verify.protocol import WorkerRequest, WorkerResult
+from profilers.errors import ProfilerUnavailable, ToolTimeout
+from profilers.process import run_command
+
+SANITIZER_EXIT = 86
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class WorkerOutcome:
+    """What came back from one worker run."""
+
+    result: WorkerResult | None
+    checks: list[Check] = field(default_factory=list)
+    """Checks the parent adds: crash, timeout, sanitizer."""
+    returncode: int | None = None
+    stderr_tail: str = ""
+
+
+def _describe_exit(rc: int) -> str:
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        return f"killed by {name}"
+    if rc > 128 and rc - 128 in {s.value for s in signal.Signals}:
+        return f"exit status {rc} (the process ended itself, e.g. os._exit({rc}), or a crash reported as {signal.Signals(rc - 128).name})"
+    return f"exit status {rc}"
+
+
+def _last_progress(path: Path) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return "start-up"
+    if not lines:
+        return "start-up"
+    last = lines[-1].split(maxsplit=1)
+    return last[1] if len(last) == 2 and re.fullmatch(r"[\d.]+", last[0]) else lines[-1]
+
+
+def _env(device: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+def parse_sanitizer(text: str) -> Check:
+    """compute-sanitizer's memcheck summary as a check (errors with the first report lines)."""
+    m = re.search(r"ERROR SUMMARY:\s*(\d+)\s+error", text)
+    if m is None:
+        return Check(name="sanitizer-memcheck", passed=False, detail="compute-sanitizer printed no ERROR SUMMARY (did it run?)")
+    count = int(m.group(1))
+    if count == 0:
+        return Check(name="sanitizer-memcheck", passed=True, detail="compute-sanitizer memcheck: 0 errors")
+    reports = [ln.replace("========= ", "").strip() for ln in text.splitlines() if re.search(r"Invalid|out of bounds|Address|misaligned|Program hit", ln)]
+    return Check(name="sanitizer-memcheck", passed=False, detail=f"compute-sanitizer memcheck: {count} error(s): " + " | ".join(reports[:4]))
+
+
+def run_worker(
+    request_fields: dict[str, object],
+    *,
+    backstop_s: float,
+    sanitizer: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> WorkerOutcome:
+    """Run one worker and collect its result.
+
+    Args:
+        request_fields: ``WorkerRequest`` fields except the file paths (filled here).
+        backstop_s: wall-clock limit of the whole worker (the per-call limits are the watchdog's).
+        sanitizer: run the worker under ``compute-sanitizer --tool memcheck``.
+        progress: receives one line per phase (for stderr).
+
+    Raises:
+        BadInput: the reference failed (it must work for anything to be checked), or
+            compute-sanitizer was requested but is not installed.
+    """
+    work = Path(tempfile.mkdtemp(prefix="perfagent-worker-"))
+    try:
+        return _run(work, request_fields, backstop_s=backstop_s, sanitizer=sanitizer, progress=progress)
+    finally:
+        if not os.environ.get("PERFAGENT_KEEP_WORKDIR"):
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(
+    work: Path, fields: dict[str, object], *, backstop_s: float, sanitizer: bool, progress: Callable[[str], None] | None
+) -> WorkerOutcome:
+    result_path, progress_path = work / "result.json", work / "progress.log"
+    request = WorkerRequest.model_validate({**fields, "result_path": str(result_path), "progress_path": str(progress_path)})
+    request_path = work / "request.json"
+    request_path.write_text(request.model_dump_json())
+    argv: list[str] = [sys.executable, "-m", "perfagent.verify.worker", str(request_path)]
+    if sanitizer:
+        tool = shutil.which("compute-sanitizer")
+        if tool is None:
+            raise BadInput("--sanitizer needs compute-sanitizer, which is not on PATH", hint="install the CUDA toolkit or drop --sanitizer")
+        argv = [tool, "--tool", "memcheck", "--error-exitcode", str(SANITIZER_EXIT), "--print-limit", "20", *argv]
+    nonce = secrets.token_hex(16)
+    if progress:
+        progress(f"running the {request.mode} worker ({request.device}) ...")
+    extra: list[Check] = []
+    try:
+        done = run_command(argv, timeout_s=backstop_s, cwd=work, env=_env(request.device), stdin_text=nonce + "\n")
+    except ToolTimeout:
+        where = _last_progress(progress_path)
+        check = Check(name="candidate-runs", passed=False, detail=f"timeout: the worker was killed after {backstop_s:g} s while running: {where}")
+        if where.startswith("reference"):
+            raise BadInput(f"the reference did not finish ({where})", hint="raise --timeout or use smaller inputs") from None
+        return WorkerOutcome(result=None, checks=[check])
+    except ProfilerUnavailable as exc:
+        raise ToolFailure(f"cannot start the worker: {exc.message}", hint=exc.hint) from None
+    tail = done.tail(8)
+    result: WorkerResult | None = None
+    if result_path.is_file():
+        try:
+            result = WorkerResult.model_validate_json(result_path.read_text())
+        except ValidationError:
+            result = None
+            extra.append(Check(name="worker", passed=False, detail="the worker's result file is malformed (written by the candidate?)"))
+        if result is not None and not secrets.compare_digest(result.nonce, nonce):
+            result = None
+            extra.append(Check(name="worker", passed=False, detail="the result file was not written by perfagent (nonce mismatch): the candidate tampered with it"))
+    if result is None and not extra:
+        where = _last_progress(progress_path)
+        how = _describe_exit(done.returncode) if done.returncode != 0 else "exit status 0 without writing a result (sys.exit/os._exit from user code?)"
+        if where.startswith("reference"):
+            raise BadInput(f"the reference crashed ({how}) during {where}", hint=f"fix the reference first; worker output: {tail[-300:]}")
+        extra.append(Check(name="candidate-runs", passed=False, detail=f"the candidate process died ({how}) during {where}; last output: {tail[-300:] or '(none)'}"))
+    if result is not None and result.bad_input:
+        raise BadInput(result.bad_input, hint="the reference must run cleanly before a candidate can be judged")
+    if sanitizer:
+        extra.append(parse_sanitizer(done.stdout + "\n" + done.stderr))
+    return WorkerOutcome(result=result, checks=extra, returncode=done.returncode, stderr_tail=tail)

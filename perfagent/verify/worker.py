@@ -1,0 +1,90 @@
+"""The child-process entry point: ``python -m perfagent.verify.worker REQUEST.json`` (nonce on stdin).
+
+Runs reference and candidate code that perfagent does not trust, so it lives in its own process:
+a crash, an ``os._exit``, an illegal CUDA address or a hang ends this process, never perfagent.
+It writes a ``WorkerResult`` JSON to the request's ``result_path`` and leaves with ``os._exit``
+(threads a candidate left behind cannot keep it alive).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import traceback
+from pathlib import Path
+
+from perfagent.verify.harness import CandidateFailure, Harness, ReferenceFailure, write_result
+from perfagent.verify.models import Check
+from perfagent.verify.protocol import WorkerRequest, WorkerResult
+
+
+def resolve_device(requested: str) -> tuple[str, str | None]:
+    """('cpu' | 'cuda', device name). CPU runs Triton through its interpreter."""
+    if requested == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+        return "cpu", platform.processor() or platform.machine()
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda", torch.cuda.get_device_name(0)
+    if requested == "cuda":
+        raise ReferenceFailure("--device cuda was asked for but torch sees no CUDA device (CPU-only torch build, or no GPU)")
+    os.environ["TRITON_INTERPRET"] = "1"
+    return "cpu", platform.processor() or platform.machine()
+
+
+def _dispatch(h: Harness) -> WorkerResult:
+    req = h.request
+    if req.mode == "bench":
+        from perfagent.timing.protocol import run_bench
+
+        return run_bench(h)
+    if req.reference.kind == "kernelbench":
+        from perfagent.verify.kernelbench_protocol import run_kernelbench
+
+        return run_kernelbench(h)
+    if req.reference.kind == "cuda-kernel":
+        from perfagent.verify.cuda_protocol import run_cuda_kernel
+
+        return run_cuda_kernel(h)
+    raise ReferenceFailure(f"the worker cannot run a {req.reference.kind} workload")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    request = WorkerRequest.model_validate_json(Path(args[0]).read_text())
+    nonce = sys.stdin.readline().strip()
+    h = Harness(request=request, nonce=nonce)
+    h.start()
+    try:
+        h.device, h.device_name = resolve_device(request.device)
+        if request.device != "cpu" and h.device == "cpu":
+            h.notes.append("no CUDA device visible to torch: ran on the CPU (Triton through its interpreter)")
+        import torch  # noqa: F401 - imported before any user code, so user code cannot shadow it
+
+        from perfagent.verify.inputs import enable_uninitialized_fill
+
+        enable_uninitialized_fill()
+        result = _dispatch(h)
+    except ReferenceFailure as exc:
+        result = WorkerResult(nonce=nonce, device=h.device, device_name=h.device_name, bad_input=str(exc), notes=h.notes)
+    except CandidateFailure as exc:
+        result = WorkerResult(nonce=nonce, device=h.device, device_name=h.device_name, checks=[exc.check], notes=h.notes)
+    except BaseException as exc:  # a bug of ours, or user code escaping the guards
+        tail = "".join(traceback.format_exception(exc)[-3:]).strip().replace("\n", " | ")
+        result = WorkerResult(
+            nonce=nonce, device=h.device, device_name=h.device_name, notes=h.notes,
+            checks=[Check(name="worker", passed=False, detail=f"the verification worker failed: {tail}")],
+        )
+    if h.watchdog is not None:
+        h.watchdog.disarm()
+    write_result(request.result_path, result)
+    h.progress("DONE")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised through the runner
+    main()

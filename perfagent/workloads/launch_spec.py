@@ -1,0 +1,452 @@
+"""Launch specs: how perfagent allocates, initialises and launches a bare ``__global__`` kernel.
+
+A launch spec is a TOML file beside the kernel (``transpose.launch.toml`` next to ``slow.cu``). It
+names the reference kernel file and entry point, the problem parameters, every kernel argument in
+order (a tensor with dtype, shape and initialisation, or a scalar value), which arguments the
+kernel writes, and grid / block / dynamic shared memory as expressions of the parameters. The same
+spec serves the original and its rewrites: ``[variants."fixed.cu"]`` overrides the entry name and
+launch geometry for a rewrite in a file of that name, and any other rewrite is launched like the
+original (with its only ``__global__`` entry when the original name is absent).
+
+Example (the full format is in docs/verify.md)::
+
+    source = "slow.cu"
+    kernel = "transpose_naive"
+    grid = ["ceil_div(width, TILE_DIM)", "ceil_div(height, TILE_DIM)"]
+    block = ["TILE_DIM", "BLOCK_ROWS"]
+    bytes = "2 * width * height * 4"
+
+    [params]
+    width = 8192
+    height = 8192
+
+    [defines]
+    TILE_DIM = 32
+    BLOCK_ROWS = 8
+
+    [[args]]
+    name = "odata"
+    dtype = "float32"
+    shape = ["width", "height"]
+    role = "output"
+
+    [[args]]
+    name = "idata"
+    shape = ["height", "width"]
+    init = "normal"
+
+    [[args]]
+    name = "width"
+    dtype = "int32"
+    value = "width"
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from perfagent.errors import BadInput
+from perfagent.workloads.expr import ExpressionError, Number, evaluate, evaluate_int
+from profilers.model import Frozen
+
+DType = Literal[
+    "float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint32", "bool"
+]
+InitKind = Literal["normal", "uniform", "randint", "arange", "ones", "full", "zeros"]
+Role = Literal["input", "output", "inout"]
+Expr = str | int | float
+
+FLOAT_DTYPES: frozenset[str] = frozenset({"float32", "float16", "bfloat16", "float64"})
+
+# Device attributes every expression may use; the worker binds the real values of the GPU it runs on.
+DEFAULT_DEVICE_ATTRS: dict[str, Number] = {
+    "sm_count": 132,
+    "max_threads_per_sm": 2048,
+    "max_threads_per_block": 1024,
+    "warp_size": 32,
+    "l2_bytes": 50 * 1024 * 1024,
+    "max_shared_per_block": 227 * 1024,
+}
+
+
+class ArgSpec(Frozen):
+    """One kernel argument, in the kernel's parameter order."""
+
+    name: str
+    """The parameter's name (for messages; need not match the source)."""
+    dtype: DType = "float32"
+    """Element type of a tensor argument, or the C type of a scalar (int32 = ``int``, float32 = ``float``)."""
+    shape: list[Expr] | None = None
+    """Tensor shape as expressions of the params; the kernel receives a pointer to contiguous memory."""
+    role: Role | None = None
+    """input (read only; checked unchanged), output (poisoned before each launch, compared after),
+    inout (initialised, then compared after). Default: input for tensors."""
+    init: InitKind | None = None
+    """How inputs/inouts are filled: normal (mean, std), uniform [low, high), randint [low, high),
+    arange (0, 1, 2, ... modulo ``high`` when given), ones, full (``fill``), zeros (inout only).
+    Default: normal for floats, randint [0, 100) for integers."""
+    low: float | None = None
+    high: float | None = None
+    mean: float | None = None
+    std: float | None = None
+    fill: float | None = None
+    """Fill value for init = "full"."""
+    vary: bool = True
+    """Float inputs are re-drawn from other distributions (normal, uniform, laplace, exponential,
+    lognormal) across verification trials; set false when the kernel needs the declared range."""
+    value: Expr | None = None
+    """Scalar argument: its value as an expression of the params."""
+
+    @model_validator(mode="after")
+    def _check(self) -> ArgSpec:
+        if self.value is not None:
+            if self.shape is not None or self.role is not None or self.init is not None:
+                raise ValueError(f"arg {self.name!r}: a scalar (value=...) takes no shape, role or init")
+            if self.dtype == "bool":
+                raise ValueError(f"arg {self.name!r}: bool scalars are not supported; use int32")
+            return self
+        if self.shape is None:
+            raise ValueError(f"arg {self.name!r}: give either shape (a tensor) or value (a scalar)")
+        if self.init == "zeros" and self.effective_role == "input":
+            raise ValueError(
+                f"arg {self.name!r}: an all-zero input makes a degenerate test; "
+                "use normal/uniform/randint, or role = \"inout\" for an accumulator that must start at zero"
+            )
+        if self.init == "full" and self.fill is None:
+            raise ValueError(f"arg {self.name!r}: init = \"full\" needs fill = <value>")
+        if self.init in ("randint",) and self.dtype in FLOAT_DTYPES and (self.low is None or self.high is None):
+            raise ValueError(f"arg {self.name!r}: randint for a float tensor needs low and high")
+        return self
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.value is not None
+
+    @property
+    def effective_role(self) -> Role:
+        return self.role or "input"
+
+
+class LaunchOverride(Frozen):
+    """What a rewrite may change: entry name, launch geometry, macros."""
+
+    kernel: str | None = None
+    """Entry point name in the rewrite's file."""
+    grid: list[Expr] | None = None
+    block: list[Expr] | None = None
+    shared_mem: Expr | None = None
+    """Dynamic shared memory per block, byte."""
+    defines: dict[str, Expr] | None = None
+    """Macros passed to the compiler (replaces the spec's table entry by entry)."""
+
+
+class ToleranceSpec(Frozen):
+    """Comparison tolerance |got - expected| <= atol + rtol * |expected| (expressions allowed)."""
+
+    atol: Expr | None = None
+    rtol: Expr | None = None
+
+
+class LaunchSpec(Frozen):
+    """A kernel file's launch contract: perfagent allocates, initialises, launches and compares."""
+
+    source: str
+    """The reference kernel file, relative to the spec (the original: the oracle for every rewrite)."""
+    kernel: str
+    """``__global__`` entry point in ``source`` (``extern "C"`` recommended)."""
+    grid: list[Expr]
+    """Grid dimensions in blocks (1 to 3 expressions)."""
+    block: list[Expr]
+    """Block dimensions in threads (1 to 3 expressions)."""
+    shared_mem: Expr = 0
+    """Dynamic shared memory per block, byte."""
+    defines: dict[str, Expr] = Field(default_factory=dict)
+    """Macros (-DNAME=value) for the compiler; usable in every expression too."""
+    params: dict[str, float | int] = Field(default_factory=dict)
+    """Problem parameters (sizes, scalars) used by timing and the first verification shape."""
+    check_params: list[dict[str, float | int]] = Field(default_factory=list)
+    """Extra parameter sets verification also runs (other shapes: a guard against overfitting).
+    Each entry overrides some params."""
+    args: list[ArgSpec]
+    """Kernel arguments in parameter order."""
+    variants: dict[str, LaunchOverride] = Field(default_factory=dict)
+    """Per-file overrides for rewrites, keyed by file name (``"fixed.cu"``)."""
+    tolerance: ToleranceSpec | None = None
+    """Override of the per-dtype default tolerance (fp32 1e-4, fp16/bf16 1e-2, integers exact)."""
+    flops: Expr | None = None
+    """Floating-point operations per launch, FLOP (for the roofline)."""
+    bytes: Expr | None = None
+    """Minimum DRAM bytes per launch (each input read and output written once), byte."""
+    flops_precision: Literal["fp64", "fp32", "fp16", "tensor"] = "fp32"
+    """Which peak FLOP/s bounds this kernel."""
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> LaunchSpec:
+        names = [a.name for a in self.args]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"duplicate argument names: {', '.join(dup)}")
+        if not any(not a.is_scalar and a.effective_role in ("output", "inout") for a in self.args):
+            raise ValueError('no argument has role = "output" or "inout": nothing to compare')
+        for label, dims in (("grid", self.grid), ("block", self.block)):
+            if not 1 <= len(dims) <= 3:
+                raise ValueError(f"{label} needs 1 to 3 dimensions, got {len(dims)}")
+        for key, override in self.variants.items():
+            for label, dims in (("grid", override.grid), ("block", override.block)):
+                if dims is not None and not 1 <= len(dims) <= 3:
+                    raise ValueError(f"variants.{key}.{label} needs 1 to 3 dimensions")
+        return self
+
+
+class ResolvedArg(Frozen):
+    """An argument with every expression evaluated."""
+
+    name: str
+    dtype: DType
+    is_scalar: bool
+    role: Role | None = None
+    shape: tuple[int, ...] = ()
+    init: InitKind | None = None
+    low: float | None = None
+    high: float | None = None
+    mean: float | None = None
+    std: float | None = None
+    fill: float | None = None
+    vary: bool = True
+    value: float | int | None = None
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+class ResolvedLaunch(Frozen):
+    """One concrete launch: file, entry, geometry, macros and arguments."""
+
+    source: str
+    """Absolute path of the kernel file."""
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int
+    """Dynamic shared memory per block, byte."""
+    defines: dict[str, str]
+    params: dict[str, float | int]
+    args: list[ResolvedArg]
+    atol: float | None = None
+    rtol: float | None = None
+    flops: float | None = None
+    """FLOP per launch, when the spec says."""
+    bytes: float | None = None
+    """Minimum DRAM bytes per launch, when the spec says."""
+
+
+_GLOBAL_RE = re.compile(
+    r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\("
+)
+
+
+def kernels_in_source(text: str) -> list[str]:
+    """Names of the ``__global__`` functions defined in CUDA source ``text``, in order."""
+    return list(dict.fromkeys(_GLOBAL_RE.findall(_strip_comments(text))))
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def load_launch_spec(path: str | Path) -> LaunchSpec:
+    """Read and validate a launch spec.
+
+    Raises:
+        BadInput: the file is missing, not TOML, or not a valid spec (the message names the field).
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise BadInput(f"launch spec {p} does not exist", hint="check the path") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise BadInput(f"launch spec {p} is not valid TOML: {exc}", hint="fix the syntax (see docs/verify.md)") from None
+    try:
+        spec = LaunchSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "spec"
+        raise BadInput(
+            f"launch spec {p}: {where}: {err['msg']}", hint="see the launch-spec format in docs/verify.md"
+        ) from None
+    if not (p.parent / spec.source).is_file():
+        raise BadInput(f"launch spec {p}: source {spec.source!r} not found beside it", hint="fix `source`")
+    return spec
+
+
+def override_for(spec: LaunchSpec, source: Path) -> LaunchOverride | None:
+    """The ``[variants]`` entry for a kernel file, looked up by file name."""
+    return spec.variants.get(source.name)
+
+
+def choose_entry(spec: LaunchSpec, source: Path, override: LaunchOverride | None, kernel: str | None) -> str:
+    """Pick the entry point for ``source``: explicit > variant > spec's name if defined > the only kernel.
+
+    Raises:
+        BadInput: the file defines no kernel, or several and none is named.
+    """
+    if kernel:
+        return kernel
+    if override is not None and override.kernel:
+        return override.kernel
+    try:
+        found = kernels_in_source(source.read_text(errors="replace"))
+    except OSError as exc:
+        raise BadInput(f"cannot read {source}: {exc}", hint="check the path") from None
+    if spec.kernel in found:
+        return spec.kernel
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise BadInput(f"{source} defines no __global__ function", hint="is this the right file?")
+    raise BadInput(
+        f"{source} defines several kernels ({', '.join(found)}) and none is {spec.kernel!r}",
+        hint=f'name the entry with --kernel NAME or add [variants."{source.name}"] kernel = "..." to the spec',
+    )
+
+
+def resolve_launch(
+    spec: LaunchSpec,
+    spec_path: str | Path,
+    *,
+    source: str | Path | None = None,
+    kernel: str | None = None,
+    params: Mapping[str, float | int] | None = None,
+    device_attrs: Mapping[str, Number] | None = None,
+) -> ResolvedLaunch:
+    """Evaluate every expression of ``spec`` for one kernel file and one parameter set.
+
+    Args:
+        spec: the validated spec.
+        spec_path: where the spec lives (relative sources are resolved against its folder).
+        source: the kernel file to launch (default: the spec's ``source``, the reference).
+        kernel: explicit entry name (else variant, spec name, or the file's only kernel).
+        params: overrides of ``spec.params`` (a ``check_params`` entry).
+        device_attrs: real device attributes (``sm_count``, ...); defaults describe an H100.
+
+    Raises:
+        BadInput: an expression cannot be evaluated, or a size is not positive.
+    """
+    base = Path(spec_path).parent
+    src = Path(source) if source is not None else base / spec.source
+    if not src.is_absolute():
+        src = (Path.cwd() / src) if source is not None else src
+    src = src.resolve()
+    reference_file = (base / spec.source).resolve()
+    override = None if src == reference_file else override_for(spec, src)
+    entry = choose_entry(spec, src, override, kernel)
+
+    names: dict[str, Number] = dict(DEFAULT_DEVICE_ATTRS)
+    names.update(device_attrs or {})
+    merged_params: dict[str, float | int] = dict(spec.params)
+    merged_params.update(params or {})
+    names.update(merged_params)
+    define_exprs = dict(spec.defines)
+    if override is not None and override.defines:
+        define_exprs.update(override.defines)
+    defines: dict[str, str] = {}
+    try:
+        for key, expr in define_exprs.items():
+            value = evaluate(expr, names)
+            names[key] = value
+            defines[key] = _c_literal(value)
+        grid_e = (override.grid if override and override.grid else None) or spec.grid
+        block_e = (override.block if override and override.block else None) or spec.block
+        smem_e = override.shared_mem if override and override.shared_mem is not None else spec.shared_mem
+        grid = _dims(grid_e, names, "grid")
+        block = _dims(block_e, names, "block")
+        shared_mem = evaluate_int(smem_e, names, what="shared_mem")
+        args = [_resolve_arg(a, names) for a in spec.args]
+        atol = rtol = None
+        if spec.tolerance is not None:
+            atol = None if spec.tolerance.atol is None else float(evaluate(spec.tolerance.atol, names))
+            rtol = None if spec.tolerance.rtol is None else float(evaluate(spec.tolerance.rtol, names))
+        flops = None if spec.flops is None else float(evaluate(spec.flops, names))
+        nbytes = None if spec.bytes is None else float(evaluate(spec.bytes, names))
+    except ExpressionError as exc:
+        raise BadInput(f"launch spec {spec_path}: {exc}", hint="fix the expression (see docs/verify.md)") from None
+    if shared_mem < 0:
+        raise BadInput(f"launch spec {spec_path}: shared_mem is negative ({shared_mem})", hint="fix shared_mem")
+    return ResolvedLaunch(
+        source=str(src),
+        kernel=entry,
+        grid=grid,
+        block=block,
+        shared_mem=shared_mem,
+        defines=defines,
+        params=merged_params,
+        args=args,
+        atol=atol,
+        rtol=rtol,
+        flops=flops,
+        bytes=nbytes,
+    )
+
+
+def param_sets(spec: LaunchSpec) -> list[dict[str, float | int]]:
+    """The parameter sets verification runs: ``params`` first, then each ``check_params`` entry merged in."""
+    sets = [dict(spec.params)]
+    for extra in spec.check_params:
+        merged = dict(spec.params)
+        merged.update(extra)
+        sets.append(merged)
+    return sets
+
+
+def _c_literal(value: Number) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return repr(value)  # keep "4.0" a float literal for the preprocessor
+    return str(value)
+
+
+def _dims(exprs: list[Expr], names: Mapping[str, Number], label: str) -> tuple[int, int, int]:
+    values = [evaluate_int(e, names, what=label) for e in exprs]
+    if any(v < 1 for v in values):
+        raise ExpressionError(f"{label} {values} has a dimension below 1")
+    values += [1] * (3 - len(values))
+    return (values[0], values[1], values[2])
+
+
+def _resolve_arg(arg: ArgSpec, names: Mapping[str, Number]) -> ResolvedArg:
+    if arg.is_scalar:
+        assert arg.value is not None
+        raw = evaluate(arg.value, names)
+        value: float | int = float(raw) if arg.dtype in FLOAT_DTYPES else int(raw)
+        return ResolvedArg(name=arg.name, dtype=arg.dtype, is_scalar=True, value=value)
+    assert arg.shape is not None
+    shape = tuple(evaluate_int(e, names, what=f"shape of {arg.name}") for e in arg.shape)
+    if any(d < 0 for d in shape):
+        raise ExpressionError(f"shape of {arg.name} {shape} has a negative dimension")
+    init = arg.init
+    if init is None and arg.effective_role != "output":
+        init = "normal" if arg.dtype in FLOAT_DTYPES else "randint"
+    return ResolvedArg(
+        name=arg.name,
+        dtype=arg.dtype,
+        is_scalar=False,
+        role=arg.effective_role,
+        shape=shape,
+        init=init,
+        low=arg.low,
+        high=arg.high,
+        mean=arg.mean,
+        std=arg.std,
+        fill=arg.fill,
+        vary=arg.vary,
+    )
