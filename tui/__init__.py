@@ -43,7 +43,7 @@ def run_tui(
         target = None if target_or_record is None else str(target_or_record)
         source = LoadRequest(target=target, command=tuple(command), options=dict(options or {}))
     app = PerfAgentApp(source)
-    code = app.run()
+    app.run()
     if app.load_error is not None:
         raise app.load_error
-    return int(code or 0)
+    return app.return_code or 0

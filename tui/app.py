@@ -49,7 +49,7 @@ def split_error(exc: BaseException) -> tuple[str, str]:
     return f"internal error: {type(exc).__name__}: {exc}", "rerun `perfagent tui --debug` and report it"
 
 
-class PerfAgentApp(App[int]):
+class PerfAgentApp(App[None]):
     """Kernel list → kernel detail → optimize walkthrough, on a record or on a target loaded in a worker."""
 
     CSS_PATH = "perfagent.tcss"
@@ -121,4 +121,4 @@ class PerfAgentApp(App[int]):
         self.push_screen(HelpScreen(sections, self.record))
 
     async def action_quit(self) -> None:
-        self.exit(exit_code_for(self.load_error) if self.load_error is not None else 0)
+        self.exit(return_code=exit_code_for(self.load_error) if self.load_error is not None else 0)

@@ -204,28 +204,41 @@ def draw_roofline(plan: ChartPlan, selected: int | None, width: int, height: int
         canvas.put(row, col, "●" if is_sel else "○", "point" if is_sel else "point-other")
         placed.append((row, col, p.label, is_sel))
 
-    # Labels: the selected point's first, then roofs, then other points; only into empty cells.
-    for row, col, label, is_sel in sorted(placed, key=lambda t: not t[3]):
-        text = label if is_sel else label.split(" ", 1)[0]
-        for r, c in (
-            (row, col + 2),
-            (row - 1, col + 1),
-            (row + 1, col + 1),
-            (row, col - len(text) - 1),
-            (row - 1, col - len(text)),
-        ):
-            if canvas.free(r, c, len(text)):
-                canvas.put(r, c, text, "point-label" if is_sel else "point-other")
-                break
-    spots_by_label = [
+    # Labels go only into empty cells: the selected point's first, then the roofs', then the other points'.
+    markers = {(row, col) for row, col, _, _ in placed}
+
+    def label_point(row: int, col: int, label: str, is_sel: bool) -> None:
+        tag = label.split(" ", 1)[0]
+        for text in [label, tag] if is_sel else [tag]:
+            n = len(text)
+            spots = (
+                (row, col + 2),
+                (row - 1, col + 1),
+                (row + 1, col + 1),
+                (row, col - n - 1),
+                (row - 1, col - n),
+            )
+            for r, c in spots:
+                # Two cells clear of any other marker on the row, so a label is never read as a neighbour's.
+                near = {(r, x) for x in (c - 2, c - 1, c + n, c + n + 1)} - {(row, col)}
+                if canvas.free(r, c, n) and not near & markers:
+                    canvas.put(r, c, text, "point-label" if is_sel else "point-other")
+                    return
+
+    for row, col, label, is_sel in placed:
+        if is_sel:
+            label_point(row, col, label, True)
+    compute_spots = [
         (text, [(row - 1, col - len(text) + 1), (row + 1, col - len(text) + 1)])
         for text, row, col, _ in roof_labels
     ]
-    for text, spots in spots_by_label + memory_labels:
-        for r, c in spots:
-            if canvas.free(r, c, len(text)):
-                canvas.put(r, c, text, "roof-label")
-                break
+    for text, spots in compute_spots + memory_labels:
+        spot = next(((r, c) for r, c in spots if canvas.free(r, c, len(text))), None)
+        if spot is not None:
+            canvas.put(spot[0], spot[1], text, "roof-label")
+    for row, col, label, is_sel in placed:
+        if not is_sel:
+            label_point(row, col, label, False)
 
     grid: list[list[Cell]] = []
     tick_rows = {int(to_py(math.log10(v))) // 4: lab for v, lab in zip(y_ticks, y_labels, strict=True)}

@@ -340,10 +340,14 @@ class SourceView:
     """Index into ``rows`` of the hottest line (to scroll to), or None."""
 
 
-def _resolve(file: str, bases: Sequence[Path]) -> Path | None:
+def _code(file: str, bases: Sequence[Path], read: Callable[[Path], list[str] | None]) -> list[str] | None:
+    """The lines of ``file`` (as given when absolute, else under each base in turn), or None."""
     path = Path(file)
-    candidates = [path] if path.is_absolute() else [base / path for base in bases]
-    return next((p for p in candidates if p.is_file()), None)
+    for candidate in [path] if path.is_absolute() else [base / path for base in bases]:
+        lines = read(candidate)
+        if lines is not None:
+            return lines
+    return None
 
 
 def _read_lines(path: Path) -> list[str] | None:
@@ -396,20 +400,12 @@ def source_view(
     rows: list[SourceRow] = []
     first_hot: int | None = None
     shown_files = 0
+    missing = 0
     for file in dict.fromkeys(f for f, _ in marked):
         hot_lines = sorted(line for f, line in marked if f == file)
-        path = _resolve(file, bases)
-        code = read(path) if path is not None else None
-        rows.append(
-            SourceRow(
-                None,
-                file if code is not None else f"{file} (file not found here: recorded lines only)",
-                False,
-                None,
-                None,
-                "",
-            )
-        )
+        code = _code(file, bases, read)
+        rows.append(SourceRow(None, file, False, None, None, ""))
+        missing += code is None
         wanted = sorted(
             {
                 n
@@ -441,6 +437,8 @@ def source_view(
     )
     if top is not None:
         caption += f"; hottest has {fmt_count(top)} samples"
+    if missing:
+        caption += " · not found here, recorded lines only"
     return SourceView(caption=caption, rows=tuple(rows), first_hot=first_hot)
 
 

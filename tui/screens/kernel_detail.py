@@ -75,16 +75,17 @@ class KernelDetailScreen(Screen[None]):
             Content.assemble((first, "bold"), "\n", (second, "$text-muted"))
         )
         chart = self.query_one(RooflineChart)
-        caption = [
-            ("● this kernel  ○ other kernels  ", "$text-muted"),
-            ("log-log: FLOP/s vs FLOP per DRAM byte", "$text-muted"),
-        ]
         plan = chart.plan
-        left_out = dict(plan.not_plotted).get(f"[{self.index + 1}] " + short_name(self.kernel, 28))
-        parts: list[Content | str | tuple[str, str]] = list(caption)
-        if left_out:
-            parts += ["\n", ("Not on the chart: ", "$warning"), left_out]
-        self.query_one("#chart-caption", Static).update(Content.assemble(*parts))
+        tag = f"[{self.index + 1}] "
+        left_out = next((why for name, why in plan.not_plotted if name.startswith(tag)), None)
+        parts: list[Content | str | tuple[str, str]] = []
+        if plan.points:
+            parts.append(("● this kernel  ○ others  (log FLOP/s vs FLOP/B)", "$text-muted"))
+            if left_out:
+                parts += ["\n", ("Not on the chart: ", "$warning"), left_out]
+        caption = self.query_one("#chart-caption", Static)
+        caption.update(Content.assemble(*parts))
+        caption.display = bool(parts)
         self.query_one(FindingsList).show(self.items)
         self.query_one(FindingDetail).show(
             self.items[0] if self.items else None, tool_label(self.record.tool)

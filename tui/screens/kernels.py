@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -34,7 +36,7 @@ class KernelsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         summary = run_summary(self.record)
-        self.sub_title = summary.target
+        self.sub_title = Path(summary.target).name or summary.target
         parts: list[Content | str | tuple[str, str]] = [(summary.title, "bold")]
         if summary.mode_statement:
             parts += ["\n", (summary.mode_statement, "$warning")]

@@ -11,10 +11,11 @@ from tui.viewmodels import SourceView, bar, samples_text
 
 
 def source_content(view: SourceView) -> Content:
-    """Lines as ``▶  28 ▇▇▇▁ │ code``; hot lines highlighted, notes under them."""
+    """Lines as ``▶  28 ▇▇▁  1,520 │ code``: hot lines marked with a heat bar and their samples."""
     if not view.rows:
         return Content.styled(view.caption, "$text-muted")
     width = max((len(str(r.line)) for r in view.rows if r.line is not None), default=1)
+    sample_w = max((len(samples_text(r.samples)) for r in view.rows), default=0)
     parts: list[Content] = [Content.styled(view.caption, "$text-muted")]
     for r in view.rows:
         if r.line is None:
@@ -27,17 +28,13 @@ def source_content(view: SourceView) -> Content:
             (str(r.line).rjust(width), "bold" if r.hot else "$text-muted"),
             " ",
             (heat, "$error"),
+            (f" {samples_text(r.samples).rjust(sample_w)}" if sample_w else "", "$warning"),
             (" │ ", "$text-muted"),
         )
         code = Content.styled(r.text.replace("\t", "    "), "bold" if r.hot else "")
         parts.append(gutter + code)
-        if r.hot and (r.note or r.samples is not None):
-            extra = "; ".join(
-                x
-                for x in (f"{samples_text(r.samples)} samples" if r.samples is not None else "", r.note)
-                if x
-            )
-            parts.append(Content.styled(" " * (width + 8) + "└ " + extra, "$warning"))
+        if r.hot and r.note:
+            parts.append(Content.styled(" " * (width + 8 + sample_w) + "└ " + r.note, "$warning"))
     return Content("\n").join(parts)
 
 

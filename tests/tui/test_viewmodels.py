@@ -1,0 +1,223 @@
+"""View models, the character roofline and the optimize bridge: pure functions, no Textual app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import CANDIDATE, ORIGINAL, FakeLoop
+
+from perfagent.models import RunRecord
+from perfagent.render.chart import ChartPlan, PlottedKernel, chart_plan
+from tui.chart import draw_roofline
+from tui.optimize_bridge import (
+    LOOP_UNAVAILABLE,
+    Candidate,
+    OptimizeBridge,
+    OptimizeRequest,
+    OptimizeUnavailable,
+    ProgressEvent,
+    kernel_regex,
+    normalize_result,
+    source_reason,
+)
+from tui.viewmodels import (
+    bar,
+    finding_items,
+    kernel_headline,
+    kernel_rows,
+    occupancy_rows,
+    run_summary,
+    short_name,
+    sol_rows,
+    source_view,
+)
+
+
+def test_bar_fills_in_eighths() -> None:
+    assert bar(100.0, 4) == "████"
+    assert bar(0.0, 4) == "    "
+    assert bar(50.0, 4) == "██  "
+    assert bar(None, 3) == "   "
+    assert bar(150.0, 2) == "██"
+    assert bar(12.5, 1) == "▏"
+
+
+def test_kernel_rows_keep_the_library_ranking(sgemm: RunRecord) -> None:
+    rows = kernel_rows(sgemm)
+    assert [r.name for r in rows] == [short_name(k) for k in sgemm.kernels]
+    assert [r.rank for r in rows] == [1, 2, 3, 4]
+    first = rows[0]
+    assert first.name == "one_blocktiling"
+    assert first.sm_pct == sgemm.kernels[0].profile.metrics.sm_throughput_pct
+    assert first.memory_pct == sgemm.kernels[0].profile.metrics.memory_throughput_pct
+    assert first.category == sgemm.kernels[0].findings[0].category == "launch-config"
+    assert first.duration.endswith("µs") and first.share.endswith("%")
+
+
+def test_run_summary_names_tool_mode_and_device(sgemm: RunRecord) -> None:
+    summary = run_summary(sgemm)
+    assert summary.title.startswith("ncu 2023.1.1")
+    assert "4 kernels" in summary.title and "NVIDIA A10G" in summary.title
+    assert summary.mode_statement is None
+
+
+def test_headline_and_roofline_summary_match_the_text_report(sgemm: RunRecord) -> None:
+    first, second = kernel_headline(sgemm, 1)
+    assert first.startswith("[2] two_blocktiling · ")
+    assert second.startswith("FP32-bound")
+
+
+def test_sol_rows_emphasise_the_busiest_unit(memcpy: RunRecord) -> None:
+    rows = sol_rows(memcpy.kernels[0])
+    labels = [r.label for r in rows]
+    assert labels[:2] == ["Compute (SM)", "Memory"]
+    assert "DRAM" in labels
+    busiest = [r for r in rows if r.emphasis]
+    assert [r.label for r in busiest] == ["Memory"]
+
+
+def test_occupancy_rows_name_the_limiter(sgemm: RunRecord) -> None:
+    rows = {r.label: r for r in occupancy_rows(sgemm.kernels[1])}
+    assert rows["Limiter"].text == sgemm.kernels[1].profile.occupancy.limiter == "registers"
+    assert rows["Limiter"].emphasis
+    assert rows["Theoretical"].pct == sgemm.kernels[1].profile.occupancy.theoretical_pct
+
+
+def test_finding_items_list_findings_then_tool_rules_then_skipped(memcpy: RunRecord) -> None:
+    items = finding_items(memcpy, 0)
+    kinds = [i.kind for i in items]
+    n = len(memcpy.kernels[0].findings)
+    assert kinds[:n] == ["finding"] * n
+    assert kinds[n:] == ["tool", "skipped"]
+    first = items[0]
+    assert first.view is not None and first.view.title == memcpy.kernels[0].findings[0].title
+    assert first.speedup.startswith("≤")
+    assert items[n].label.startswith("Nsight Compute's own rules")
+
+
+def test_source_view_marks_recorded_hot_lines(memcpy: RunRecord) -> None:
+    view = source_view(memcpy, 0, bases=[])
+    hot = [r for r in view.rows if r.hot]
+    assert len(hot) == len(
+        {(s.file, s.line) for s in memcpy.kernels[0].profile.source_lines}
+        | {(s.file, s.line) for f in memcpy.kernels[0].findings for s in f.source_lines}
+    )
+    assert "not found here" in view.caption
+    assert view.first_hot is not None
+    hottest = view.rows[view.first_hot]
+    assert hottest.share == 1.0
+
+
+def test_source_view_shows_context_from_the_file(memcpy: RunRecord) -> None:
+    kernel_lines = memcpy.kernels[0].profile.source_lines
+    file = kernel_lines[0].file
+    code = [f"line {n}" for n in range(1, 400)]
+    view = source_view(
+        memcpy, 0, context=1, read=lambda p: code if str(p) == file else None, bases=[Path("/")]
+    )
+    numbered = {r.line: r for r in view.rows if r.line is not None}
+    hot_line = kernel_lines[0].line
+    assert numbered[hot_line].hot and numbered[hot_line].text == f"line {hot_line}"
+    assert not numbered[hot_line - 1].hot and numbered[hot_line - 1].text == f"line {hot_line - 1}"
+
+
+def test_source_view_without_source_says_how_to_get_it(sgemm: RunRecord) -> None:
+    view = source_view(sgemm, 0)
+    assert view.rows == () and "-lineinfo" in view.caption
+
+
+def test_roofline_chart_places_the_selected_kernel(sgemm: RunRecord) -> None:
+    plan = chart_plan(sgemm)
+    grid = draw_roofline(plan, 2, 60, 16)
+    text = grid.text()
+    assert grid.message is None
+    assert text.count("●") == 1 and text.count("○") == len(plan.points) - 1
+    assert "[2]" in text and "[4]" in text
+    assert "DRAM" in text and "FP32" in text and "FLOP/B" in text
+    assert all(len(row) == 60 for row in grid.rows) and len(grid.rows) == 16
+
+
+def test_roofline_chart_explains_an_empty_plot(memcpy: RunRecord) -> None:
+    grid = draw_roofline(chart_plan(memcpy), 1, 40, 12)
+    assert grid.message is not None and "no FLOPs measured" in grid.message
+
+
+def test_roofline_chart_too_small() -> None:
+    plan = ChartPlan(
+        points=(PlottedKernel("[1] k", 10.0, 1e12, "fp32"),), not_plotted=(), memory_roofs=(("DRAM", 1e12),)
+    )
+    assert draw_roofline(plan, 1, 10, 4).message == "The window is too small for the roofline chart."
+
+
+def test_normalize_result_reads_the_documented_interface() -> None:
+    loop = FakeLoop()
+    result = loop("k.cu", transforms=["coalesce-access"], backend="recipes", progress=lambda _: None)
+    outcome = normalize_result(result, default_file=Path("k.cu"))
+    c1, c2 = outcome.candidates
+    assert (c1.id, c1.transform, c1.backend, c1.accepted) == ("c1", "coalesce-access", "recipes", True)
+    assert [(c.name, c.passed) for c in c1.checks] == [("correctness", True), ("faster beyond noise", True)]
+    assert c1.speedup == pytest.approx(4.0e-4 / 2.1e-4)
+    assert c1.file == Path("k.cu") and c1.source == CANDIDATE
+    metrics = {m.name: m for m in c1.metrics}
+    assert metrics["time (median)"].change == "1.9×"
+    assert metrics["dram_throughput_pct"].change == "-18 pt"
+    assert metrics["global_load_bytes_per_sector"].change == "+300 %"
+    assert not c2.accepted and c2.verdict == "incorrect" and c2.speedup is None
+    assert outcome.notes == ("no GPU: timings come from the recorded run",)
+
+
+def test_bridge_without_loop_says_so(monkeypatch: pytest.MonkeyPatch, sgemm: RunRecord) -> None:
+    import perfagent
+
+    monkeypatch.delattr(perfagent, "optimize", raising=False)
+    bridge = OptimizeBridge()
+    assert bridge.unavailable_reason() == LOOP_UNAVAILABLE
+    request = OptimizeRequest("k.cu", kernel_regex("k"), "launch-config", "launch-config", "recipes")
+    with pytest.raises(OptimizeUnavailable, match=LOOP_UNAVAILABLE):
+        bridge.run(request, lambda _: None)
+
+
+def test_bridge_passes_the_request_and_forwards_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    import perfagent
+
+    loop = FakeLoop()
+    monkeypatch.setattr(perfagent, "optimize", loop, raising=False)
+    events: list[ProgressEvent] = []
+    request = OptimizeRequest(
+        "k.cu", kernel_regex("one_blocktiling"), "launch-config", "launch-config", "recipes"
+    )
+    outcome = OptimizeBridge().run(request, events.append)
+    call = loop.calls[0]
+    assert call["target"] == "k.cu"
+    assert call["kernel"] == "^one_blocktiling$"
+    assert (call["finding"], call["transforms"], call["backend"]) == (
+        "launch-config",
+        ["launch-config"],
+        "recipes",
+    )
+    assert events[0] == ProgressEvent("proposing candidates with the recipes backend")
+    assert events[-1] == ProgressEvent("verifying c2", 2, 2)
+    assert len(outcome.candidates) == 2
+
+
+def _candidate(file: Path, source: str) -> Candidate:
+    return Candidate("c1", "t", "recipes", "", "accepted", (), None, None, True, "", source=source, file=file)
+
+
+def test_accept_backs_up_the_original_once(tmp_path: Path) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text(ORIGINAL, encoding="utf-8")
+    first = OptimizeBridge().accept(_candidate(src, CANDIDATE))
+    assert first.backup == tmp_path / "k.cu.orig" and first.backup_created
+    assert src.read_text() == CANDIDATE and first.backup.read_text() == ORIGINAL
+    second = OptimizeBridge().accept(_candidate(src, "third\n"))
+    assert not second.backup_created
+    assert src.read_text() == "third\n" and first.backup.read_text() == ORIGINAL
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.cu", "k.cu.orig"]
+
+
+def test_source_reason(sgemm: RunRecord, source_record: RunRecord) -> None:
+    reason = source_reason(sgemm)
+    assert reason is not None and "recorded report" in reason
+    assert source_reason(source_record) is None
