@@ -98,7 +98,7 @@ _TRACE_SUFFIX = "_kernel_trace.csv"
 _COUNTER_SUFFIX = "_counter_collection.csv"
 _AGENT_SUFFIX = "_agent_info.csv"
 _VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
-_COUNTER_TOKEN = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
+_COUNTER_TOKEN = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Za-z0-9_]+)\b")
 
 
 # --------------------------------------------------------------------------- detection
@@ -245,6 +245,8 @@ def read_rocprofv3(
         notes.append(
             "durations from the kernel trace; counters joined per dispatch from the counter collection"
         )
+    if not agents:
+        notes.append("no *_agent_info.csv with these files: device unknown, no peaks")
     return RocprofRun(
         tool="rocprofv3",
         source=source or str(paths[0]),
@@ -265,6 +267,7 @@ def read_rocprof_compute(folder: Path, *, pmc_perf: Path | None = None) -> Rocpr
     Raises:
         BadReport: no pmc_perf.csv.
     """
+    source = str(pmc_perf) if pmc_perf is not None else str(folder)
     if pmc_perf is None:
         workload = find_workload_dir(folder)
         if workload is None:
@@ -301,7 +304,7 @@ def read_rocprof_compute(folder: Path, *, pmc_perf: Path | None = None) -> Rocpr
                 )
     return RocprofRun(
         tool="rocprof-compute",
-        source=str(folder if pmc_perf is None else pmc_perf.parent if folder.is_dir() else pmc_perf),
+        source=source,
         dispatches=dispatches,
         tool_version=tool_version,
         command=command,
@@ -375,7 +378,11 @@ def read_rocprof(
         )
     elif fmt == "rocpd":
         data = read_rocpd(path)
-        facts = facts_from_rocpd(data.agents[0]) if data.agents else None
+        used = next((d.agent for d in data.dispatches if d.agent is not None), None)
+        agent = next(
+            (a for a in data.agents if str(a.absolute_index) == used), data.agents[0] if data.agents else None
+        )
+        facts = facts_from_rocpd(agent) if agent else None
         version = data.metadata.get("version") or data.metadata.get("schema_version")
         run = RocprofRun(
             tool="rocprofv3",

@@ -4,8 +4,9 @@ Model (CDNA 2/3 ISA and rocprof.md 4.3): a CU has 4 SIMDs with 8 wave slots each
 SIMD has 512 VGPRs per lane shared by architectural and accumulation VGPRs, allocated in granules of 8,
 so waves/SIMD = min(8, 512 // granulated VGPRs) (256 VGPRs -> 2, 64 -> 8); 800 SGPRs per SIMD in granules
 of 16; LDS per CU is split between resident workgroups (64 KiB on gfx90a/gfx942, 160 KiB on gfx950). A
-workgroup's waves must all fit on one CU. A workgroup-slot limit per CU is NOT modelled (not documented
-for CDNA): occupancy for tiny workgroups may be overstated.
+workgroup's waves must all fit on one CU, and a CU holds at most 16 multi-wave workgroups (barrier
+resources; single-wave workgroups use none) -- the same rules as LLVM's AMDGPU occupancy model
+(``AMDGPUBaseInfo.cpp``: ``getMaxWorkGroupsPerCU``, ``getMaxWavesPerEU`` = 8 on gfx90a).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ VGPRS_PER_SIMD_LANE = 512
 VGPR_GRANULE = 8
 SGPRS_PER_SIMD = 800
 SGPR_GRANULE = 16
-LIMITER_ORDER = ("warps", "registers", "shared-memory")
+MAX_BARRIER_WORKGROUPS_PER_CU = 16
+LIMITER_ORDER = ("block-slots", "warps", "registers", "shared-memory")
 
 
 def theoretical_occupancy(
@@ -47,8 +49,9 @@ def theoretical_occupancy(
         max_waves_per_cu: wave slots per CU.
 
     Returns:
-        ``Occupancy`` with theoretical_pct, limiter ('warps' = wave slots, 'registers', 'shared-memory';
-        None at 100 %), blocks (workgroups) per CU each resource allows and max_warps_per_sm (waves/CU).
+        ``Occupancy`` with theoretical_pct, limiter ('block-slots' = 16 multi-wave workgroups per CU,
+        'warps' = wave slots, 'registers', 'shared-memory'; None at 100 %), workgroups per CU each
+        resource allows and max_warps_per_sm (waves per CU).
     """
     if arch_vgpr is None or workgroup_size <= 0 or wave_size <= 0:
         return None
@@ -57,7 +60,9 @@ def theoretical_occupancy(
     per_simd = min(WAVES_PER_SIMD, VGPRS_PER_SIMD_LANE // vgprs)
     if sgpr:
         per_simd = min(per_simd, SGPRS_PER_SIMD // _round_up(sgpr, SGPR_GRANULE))
+    slots = max_waves_per_cu if waves_per_wg == 1 else MAX_BARRIER_WORKGROUPS_PER_CU
     limits = {
+        "block-slots": slots,
         "warps": max_waves_per_cu // waves_per_wg,
         "registers": (per_simd * SIMDS_PER_CU) // waves_per_wg,
         "shared-memory": (lds_bytes_per_cu // lds_bytes_per_workgroup)
