@@ -23,6 +23,7 @@ from perfagent.session import load_record, new_run_dir, save_record
 from perfagent.targets import Target, TargetKind, resolve_target
 from profilers import get_profiler
 from profilers.base import ClockControl, Profiler, ProfileRequest
+from profilers.build import build_program
 from profilers.errors import CounterPermissionDenied, ProfilerUnavailable
 from profilers.process import run_command
 
@@ -144,6 +145,11 @@ def _run(tgt: Target, request: ProfileRequest, profiler: str, progress: Progress
         if profiler == "ncu" or request.source is None:
             raise ProfilerUnavailable(f"ncu cannot run here: {reason}", hint=_ncu_hint(request))
         return _static(request, progress, f"ncu unavailable ({reason}): static analysis only — no durations or throughput")
+    if tgt.kind is TargetKind.CUDA_PROGRAM and request.source is not None:
+        exe = request.workdir / request.source.stem
+        progress(f"building {request.source} for {request.arch} (nvcc -O3 -lineinfo) …")
+        build_program(request.source, exe, request.arch, request.timeout_s)
+        request = request.model_copy(update={"command": [str(exe.resolve()), *request.command]})
     progress(f"profiling with ncu ({'full set' if request.full_set else 'targeted metrics'}) …")
     try:
         return ncu.profile(request)

@@ -134,6 +134,8 @@ class Roofline(Frozen):
     """speed_of_light_s / duration (1.0 = at the roofline)."""
     headroom_s: float | None = None
     """duration - speed_of_light_s, s."""
+    floors_s: dict[str, float] = Field(default_factory=dict)
+    """Lower bound on the time from each resource alone (bytes / peak B/s per level, FLOP / peak per precision), s."""
     peaks_source: str = "unknown"
 
 

@@ -92,7 +92,7 @@ def roofline(kernel: KernelProfile) -> Roofline | None:
         if peak_f:
             floors[precision] = count / peak_f
     if not floors:
-        return Roofline(points=points, peaks_source=peaks.source)
+        return Roofline(points=points, peaks_source=peaks.source, floors_s=floors)
     resource, sol = max(floors.items(), key=lambda kv: kv[1])
     bound: Literal["memory", "compute"] = "memory" if resource in LEVELS else "compute"
     return Roofline(
@@ -102,6 +102,7 @@ def roofline(kernel: KernelProfile) -> Roofline | None:
         speed_of_light_s=sol,
         fraction_of_sol=min(sol / duration, 1.0),
         headroom_s=max(duration - sol, 0.0),
+        floors_s=floors,
         peaks_source=peaks.source,
     )
 

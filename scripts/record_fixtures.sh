@@ -62,10 +62,12 @@ for dir in examples/cuda/[0-9][0-9]_*/; do
 done
 record suite "$PY" -m perfagent profile examples/cuda/suite/main.cu \
     --save-report "$OUT/suite.ncu-rep" --clock-control none
+# Only the Triton kernels: a whole torch process also launches cuBLAS/ATen kernels whose
+# modules would make the report tens of megabytes.
 record triton_matmul "$PY" -m perfagent profile --save-report "$OUT/triton_matmul.ncu-rep" \
-    --clock-control none -- "$PY" examples/triton/01_matmul_bad_config.py
+    --clock-control none --kernel '^matmul_kernel$' -- "$PY" examples/triton/01_matmul_bad_config.py
 record triton_softmax "$PY" -m perfagent profile --save-report "$OUT/triton_softmax.ncu-rep" \
-    --clock-control none -- "$PY" examples/triton/02_softmax_small_block.py
+    --clock-control none --kernel '^softmax_kernel$' -- "$PY" examples/triton/02_softmax_small_block.py
 
 first_line() { "$@" 2>/dev/null | head -n 1 || true; }
 gpu="$(first_line nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"

@@ -15,6 +15,7 @@ from perfagent.classifier.execution_rules import (
     latency_bound,
     memory_bound_with_headroom,
     no_dominant_limiter,
+    onchip_bandwidth_saturated,
     warp_divergence,
 )
 from perfagent.classifier.launch_rules import block_size_not_warp_multiple, low_occupancy, small_grid, tail_effect
@@ -39,6 +40,7 @@ RULES: tuple[Rule, ...] = (
     block_size_not_warp_multiple,
     low_occupancy,
     latency_bound,
+    onchip_bandwidth_saturated,
     memory_bound_with_headroom,
     host_overhead,
     at_roofline_bound,

@@ -81,6 +81,9 @@ def at_roofline_bound(ctx: RuleContext) -> Finding | Skip | None:
     m = ctx.m
     frac = rl.fraction_of_sol if rl else None
     resource = rl.bounding_resource if rl else None
+    if resource in ("l1", "l2"):
+        # An on-chip roof is not a dead end: more reuse moves fewer bytes (onchip_bandwidth_saturated).
+        frac, resource = _dram_or_compute_fraction(ctx)
     # ncu's own speed-of-light percentages settle it when the roofline lacks data.
     if (frac is None or frac < AT_BOUND_FRAC) and m.dram_throughput_pct is not None and m.dram_throughput_pct >= AT_BOUND_FRAC * 100:
         frac, resource = m.dram_throughput_pct / 100.0, "dram"
@@ -115,6 +118,56 @@ def at_roofline_bound(ctx: RuleContext) -> Finding | Skip | None:
         formula="1 / fraction of speed of light",
         severity="info",
         ncu_rules=("SOLBottleneck",),
+    )
+
+
+def _dram_or_compute_fraction(ctx: RuleContext) -> tuple[float | None, str | None]:
+    rl, d = ctx.roofline, ctx.m.duration_s
+    if rl is None or not d:
+        return None, None
+    rest = {k: v for k, v in rl.floors_s.items() if k not in ("l1", "l2")}
+    if not rest:
+        return None, None
+    name, floor = max(rest.items(), key=lambda kv: kv[1])
+    return min(floor / d, 1.0), name
+
+
+def onchip_bandwidth_saturated(ctx: RuleContext) -> Finding | Skip | None:
+    """L1/shared or L2 near its throughput limit while DRAM is not: on-chip traffic is the roof,
+    and more reuse per byte loaded (bigger tiles, registers) lowers it."""
+    skip = ctx.missing("l1_throughput_pct", "l2_throughput_pct")
+    if skip:
+        return skip
+    m = ctx.m
+    l1, l2, dram = m.l1_throughput_pct or 0.0, m.l2_throughput_pct or 0.0, m.dram_throughput_pct or 0.0
+    level, hot = ("L1/shared", l1) if l1 >= l2 else ("L2", l2)
+    if hot < AT_BOUND_FRAC * 100 or dram >= hot - 15.0:
+        return None
+    # If on-chip traffic stopped limiting, the next roof is DRAM or compute.
+    next_frac, next_roof = _dram_or_compute_fraction(ctx)
+    speedup = cap(1.0 / next_frac) if next_frac else None
+    return finding(
+        ctx,
+        rule="onchip_bandwidth_saturated",
+        category="onchip-bandwidth",
+        title=f"{level} bandwidth saturated: {hot:.0f} % of peak while DRAM is at {dram:.0f} %",
+        explanation=(
+            f"The {level} level runs at {hot:.0f} % of its throughput limit but DRAM only at {dram:.0f} %: the same data "
+            f"is fetched from on-chip memory again and again. Raise reuse per load — larger tiles (bigger BLOCK sizes in "
+            f"Triton), register tiling, or staging in shared memory — so each byte feeds more arithmetic."
+            + (f" The next roof is {next_roof} at {next_frac:.0%} of the current time." if next_frac and next_roof else "")
+        ),
+        evidence=[
+            Evidence(metric="l1_throughput_pct", value=round(l1, 1), threshold=AT_BOUND_FRAC * 100, comparison=">=", unit="%"),
+            Evidence(metric="l2_throughput_pct", value=round(l2, 1), unit="%"),
+            Evidence(metric="dram_throughput_pct", value=round(dram, 1), unit="%"),
+        ],
+        transforms=["register-tiling", "smem-tiling", "launch-config"],
+        speedup=speedup,
+        formula=f"1 / (time floor of the next roof ({next_roof}) / duration): the gain if on-chip traffic stopped limiting"
+        if speedup
+        else None,
+        ncu_rules=("SOLBottleneck", "MemoryWorkloadAnalysis"),
     )
 
 

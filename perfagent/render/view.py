@@ -136,6 +136,10 @@ class ReportView:
     """How to name the profiler in 'X says:' lines ('Nsight Compute')."""
 
 
+# Recorded profiler command lines can list a hundred metrics; show the start only.
+COMMAND_CHARS = 160
+
+
 def tool_label(tool: str) -> str:
     """The profiler's display name: ``ncu -> Nsight Compute``."""
     return _TOOL_LABELS.get(tool, tool)
@@ -474,7 +478,10 @@ def build_view(record: RunRecord) -> ReportView:
         kernels += f" · {fmt_seconds(sum(totals))} total kernel time"
     facts = [("Target", record.target), ("Tool", tool), ("Mode", record.mode), ("Kernels", kernels)]
     if record.command:
-        facts.append(("Command", record.command))
+        cmd = record.command
+        if len(cmd) > COMMAND_CHARS:
+            cmd = cmd[:COMMAND_CHARS] + f" … ({len(record.command)} characters; the JSON record has all)"
+        facts.append(("Command", cmd))
     created = record.created + (
         f" · perfagent {record.perfagent_version}" if record.perfagent_version else ""
     )
