@@ -1,0 +1,70 @@
+"""Rewriters: turn one diagnosed transform into candidate sources.
+
+``get_rewriter("recipes" | "llm" | "auto")`` returns a backend behind the ``Rewriter`` protocol
+(``perfagent.rewrite.base``). ``auto`` picks ``llm`` when an endpoint and a model are configured
+(PERFAGENT_LLM_BASE_URL / PERFAGENT_LLM_MODEL or explicit arguments) and ``recipes`` otherwise, and says
+which and why (``auto_choice``). Nothing heavy is imported here: the openai client is built on first
+use, torch and triton never.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from perfagent.errors import BadInput
+from perfagent.llm_client import LLMConfig
+from perfagent.rewrite.base import (
+    Candidate,
+    FailedAttempt,
+    Language,
+    Rewriter,
+    RewriteRequest,
+    TokenUsage,
+)
+
+__all__ = [
+    "BACKENDS",
+    "Candidate",
+    "FailedAttempt",
+    "Language",
+    "RewriteRequest",
+    "Rewriter",
+    "TokenUsage",
+    "auto_choice",
+    "get_rewriter",
+]
+
+BackendChoice = Literal["recipes", "llm", "auto"]
+BACKENDS: tuple[str, ...] = ("recipes", "llm", "auto")
+
+
+def auto_choice(config: LLMConfig | None = None) -> tuple[str, str]:
+    """(backend name, the reason in plain words) for ``auto``."""
+    cfg = config if config is not None else LLMConfig.from_env()
+    reason = cfg.availability()
+    if reason is None:
+        return "llm", f"using the llm backend: {cfg.describe()}"
+    return "recipes", f"using the recipes backend only: {reason}"
+
+
+def get_rewriter(name: str = "auto", *, config: LLMConfig | None = None) -> Rewriter:
+    """The rewriter backend called ``name``.
+
+    Args:
+        name: 'recipes', 'llm' or 'auto' (llm when configured, else recipes).
+        config: LLM settings (default: from the environment).
+
+    Raises:
+        BadInput: unknown name (the message lists the known ones).
+    """
+    if name == "auto":
+        name, _ = auto_choice(config)
+    if name == "recipes":
+        from perfagent.rewrite.recipes import RecipesRewriter
+
+        return RecipesRewriter()
+    if name == "llm":
+        from perfagent.rewrite.llm import LLMRewriter
+
+        return LLMRewriter(config)
+    raise BadInput(f"unknown rewriter '{name}'", hint=f"use one of: {', '.join(BACKENDS)}")

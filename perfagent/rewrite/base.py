@@ -1,0 +1,204 @@
+"""The rewriter interface: what a rewrite is asked for, what it proposes, and the ``Rewriter`` contract.
+
+Every backend (``recipes``: deterministic edits on a parse tree; ``llm``: an OpenAI-compatible model)
+takes a ``RewriteRequest`` for ONE transform and returns ``Candidate`` objects holding complete new
+sources. Rewriters never compile, run or judge a candidate: the optimize loop verifies each one
+against the original, re-profiles it, and records why it was kept or rejected; the rejection reasons
+come back to the rewriter as ``RewriteRequest.failed_attempts``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import Field, field_validator
+
+from perfagent.models import DeviceInfo, Finding
+from profilers.model import Frozen
+
+Language = Literal["cuda", "triton", "python"]
+"""Source language: 'cuda' (CUDA C++), 'triton' (a Python file with @triton.jit kernels), 'python'
+(PyTorch / KernelBench ``ModelNew`` without Triton, or any other Python)."""
+BackendName = Literal["recipes", "llm"]
+ParamValue = int | float | str | bool | None
+
+
+class TokenUsage(Frozen):
+    """Tokens an LLM candidate cost, summed over every request made for it (retries included)."""
+
+    prompt_tokens: int = 0
+    """Input tokens, as the server reported them (``usage.prompt_tokens``)."""
+    completion_tokens: int = 0
+    """Output tokens (``usage.completion_tokens``)."""
+    requests: int = 0
+    """HTTP requests that returned a reply (malformed replies and the structured-output fallback included)."""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            requests=self.requests + other.requests,
+        )
+
+
+class FailedAttempt(Frozen):
+    """An earlier candidate for the same kernel and why it was rejected (fed back to the rewriter)."""
+
+    candidate_id: str
+    reason: str
+    """One line from the verifier or the loop: compile error, mismatch with values, not faster, metric did not move."""
+
+
+class Candidate(Frozen):
+    """One proposed rewrite: a complete new source and how it differs from the original."""
+
+    id: str
+    """Stable id: '<transform>/<backend>/<first 10 hex of the source's sha256>' (same source, same id)."""
+    transform: str
+    """Catalog transform id (knowledge/data/transforms)."""
+    backend: BackendName
+    recipe: str | None = None
+    """The recipe that made it (recipes backend) or the model name (llm backend)."""
+    source: str
+    """The complete new source text (not a patch)."""
+    description: str
+    """What changed, in plain words (the LLM's explanation for llm candidates)."""
+    parameters: dict[str, ParamValue] = Field(default_factory=dict)
+    """The knobs this candidate set, e.g. {'BLOCK_ROWS': 16} or {'GROUP_M': 8}; for llm: model and attempts."""
+    defines: dict[str, int] = Field(default_factory=dict)
+    """Macro values the build must pass (-DNAME=value) for this candidate: a launch spec's own ``defines``
+    would otherwise override an ``#ifndef``-guarded ``#define`` the recipe edited."""
+    diff: str
+    """Unified diff against the original source."""
+    tokens: TokenUsage | None = None
+    """LLM token usage (None for recipes)."""
+    notes: list[str] = Field(default_factory=list)
+    """Caveats the loop and the report must show (e.g. 'aliasing unchecked: no launch site in this file')."""
+
+
+class RewriteRequest(Frozen):
+    """Everything a rewriter needs to propose candidates for ONE transform of one source."""
+
+    source: str
+    """The kernel source text (the original, or the current best when the loop iterates)."""
+    path: str | None = None
+    """Where the source lives (for diffs, prompts and messages)."""
+    language: Language
+    transform: str
+    """Catalog transform id to apply."""
+    finding: Finding | None = None
+    """The diagnosis finding that motivated the transform (its evidence goes into prompts)."""
+    hardware: DeviceInfo | None = None
+    """The device the kernel was profiled on (None: unknown / static analysis)."""
+    kernel: str | None = None
+    """Name of the kernel to rewrite when the source holds several (None: every kernel in the file)."""
+    failed_attempts: list[FailedAttempt] = Field(default_factory=list)
+    """Earlier rejected candidates for this kernel, oldest first."""
+    max_candidates: int = Field(default=4, ge=1, le=64)
+    """Most candidates to return."""
+
+    @field_validator("failed_attempts", mode="before")
+    @classmethod
+    def _pairs(cls, value: Any) -> Any:
+        """Accept ``[(candidate_id, reason), ...]`` as well as ``FailedAttempt`` objects or dicts."""
+        if isinstance(value, list | tuple):
+            return [
+                {"candidate_id": v[0], "reason": v[1]} if isinstance(v, list | tuple) and len(v) == 2 else v
+                for v in value
+            ]
+        return value
+
+
+@runtime_checkable
+class Rewriter(Protocol):
+    """A rewrite backend. The optimize loop treats every backend the same way."""
+
+    name: str
+    """Registry name: 'recipes' or 'llm'."""
+
+    def availability(self) -> str | None:
+        """Whether the backend can run at all.
+
+        Returns:
+            None when usable, else the reason in plain words with the next step
+            (e.g. 'no LLM endpoint configured: set PERFAGENT_LLM_BASE_URL and PERFAGENT_LLM_MODEL').
+        """
+        ...
+
+    def applies(self, request: RewriteRequest) -> str | None:
+        """Whether ``propose`` can return anything for this request, without doing the work.
+
+        Returns:
+            None when it may propose candidates, else why not (no recipe for the transform, a
+            precondition that fails on this source: 'no __shared__ array with a last dimension that is
+            a multiple of 32').
+        """
+        ...
+
+    def propose(self, request: RewriteRequest) -> list[Candidate]:
+        """Candidates applying ``request.transform`` to ``request.source``.
+
+        Args:
+            request: the source, the transform, the finding, the hardware and earlier failures.
+
+        Returns:
+            At most ``request.max_candidates`` candidates, best guess first; an empty list when
+            ``applies(request)`` gives a reason.
+
+        Raises:
+            LLMError: (llm backend) the endpoint is unreachable, timed out, or kept replying unusably.
+        """
+        ...
+
+
+def unified_diff(original: str, new: str, path: str | None) -> str:
+    """A unified diff of ``original`` -> ``new`` with a/ and b/ file names."""
+    name = path or "kernel"
+    return "".join(
+        difflib.unified_diff(
+            original.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
+        )
+    )
+
+
+def candidate_id(transform: str, backend: str, source: str) -> str:
+    """The stable id of a candidate: same transform, backend and source give the same id."""
+    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:10]
+    return f"{transform}/{backend}/{digest}"
+
+
+def make_candidate(
+    request: RewriteRequest,
+    *,
+    backend: BackendName,
+    source: str,
+    description: str,
+    recipe: str | None = None,
+    parameters: dict[str, ParamValue] | None = None,
+    defines: dict[str, int] | None = None,
+    tokens: TokenUsage | None = None,
+    notes: list[str] | None = None,
+) -> Candidate:
+    """Build a ``Candidate`` for ``request`` with its id and diff filled in."""
+    return Candidate(
+        id=candidate_id(request.transform, backend, source),
+        transform=request.transform,
+        backend=backend,
+        recipe=recipe,
+        source=source,
+        description=description,
+        parameters=dict(parameters or {}),
+        defines=dict(defines or {}),
+        diff=unified_diff(request.source, source, request.path),
+        tokens=tokens,
+        notes=list(notes or []),
+    )

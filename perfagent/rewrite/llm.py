@@ -1,0 +1,313 @@
+"""The ``llm`` backend: one targeted transform per request to any OpenAI-compatible endpoint.
+
+Each request carries the catalog entry, the finding's evidence, the hardware, the source and earlier
+failures (``perfagent.rewrite.prompt``). The reply is asked for as structured output
+(``response_format={"type": "json_schema", ...}`` from ``RewriteReply``); a server that rejects that
+with HTTP 400 is asked again in plain chat, and from then on only in plain chat. A reply is usable when
+it is a ``RewriteReply`` JSON object, or content holding exactly one fenced code block with the complete
+new source; anything else is answered with a repair message, at most ``reply_retries`` times with
+doubling backoff. Transport problems (timeouts, connection errors, 429, 5xx) are retried by the openai
+client itself (``max_retries``). Token usage of every reply is summed into the candidate. Failures
+raise ``LLMError`` (exit code 5) with the cause and the next step, never the API key.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from knowledge.transforms import catalog
+from perfagent.errors import LLMError
+from perfagent.llm_client import ENV_API_KEY, ENV_BASE_URL, ENV_TIMEOUT, LLMConfig, make_client
+from perfagent.rewrite import prompt
+from perfagent.rewrite.base import Candidate, Language, RewriteRequest, TokenUsage, make_candidate
+
+if TYPE_CHECKING:
+    import openai
+
+log = logging.getLogger(__name__)
+
+_FENCE = re.compile(
+    r"^(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
+)
+
+
+class RewriteReply(BaseModel):
+    """The structured reply the model is asked for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    new_source: str
+    """The complete new source file."""
+    explanation: str
+    """What changed and which metric should move."""
+
+
+def reply_schema() -> dict[str, Any]:
+    """The ``response_format`` payload for ``RewriteReply`` (strict JSON schema)."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "RewriteReply", "schema": RewriteReply.model_json_schema(), "strict": True},
+    }
+
+
+def parse_reply(content: str | None, language: Language, original: str) -> tuple[str, str] | str:
+    """(new source, explanation) from a reply's content, or the problem with it in plain words."""
+    if content is None or not content.strip():
+        return "the reply was empty"
+    text = content.strip()
+    source: str | None = None
+    explanation = ""
+    if text.startswith("{"):
+        try:
+            reply = RewriteReply.model_validate(json.loads(text))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            first = str(exc).splitlines()[0]
+            if "```" not in text:
+                return f"the reply looks like JSON but is not a valid RewriteReply object ({first})"
+        else:
+            source, explanation = reply.new_source, reply.explanation
+            inner = _fenced_blocks(source)
+            if len(inner) == 1 and source.strip().startswith(("```", "~~~")):
+                source = inner[0][1]
+    if source is None:
+        blocks = _fenced_blocks(text)
+        if not blocks:
+            return "the reply holds no fenced code block (and no JSON object with new_source)"
+        if len(blocks) > 1:
+            wanted = prompt.fence_language(language)
+            matching = [b for b in blocks if b[0].lower() in (wanted, "cu", "cpp", "c++", "py")]
+            if len(matching) != 1:
+                return (
+                    f"the reply holds {len(blocks)} code blocks; exactly one (the complete file) is expected"
+                )
+            blocks = matching
+        source = blocks[0][1]
+        explanation = _FENCE.sub("", text).strip()
+    problem = _check_source(source, language, original)
+    if problem is not None:
+        return problem
+    return source if source.endswith("\n") else source + "\n", " ".join(explanation.split())
+
+
+def _fenced_blocks(text: str) -> list[tuple[str, str]]:
+    return [(m.group("lang"), m.group("body")) for m in _FENCE.finditer(text)]
+
+
+def _check_source(source: str, language: Language, original: str) -> str | None:
+    if not source.strip():
+        return "the code block is empty"
+    if source.strip() == original.strip():
+        return "the new source is identical to the original: the transform was not applied"
+    if language == "cuda":
+        if "__global__" in original and "__global__" not in source:
+            return "the new source has no __global__ kernel: send the complete file, not a fragment"
+    else:
+        try:
+            compile(source, "<candidate>", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            return f"the new Python source does not parse (line {exc.lineno}: {exc.msg})"
+        if "def " in original and "def " not in source:
+            return "the new source defines no function: send the complete file, not a fragment"
+    return None
+
+
+class LLMRewriter:
+    """Rewrites through an OpenAI-compatible chat-completions endpoint."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        config: LLMConfig | None = None,
+        *,
+        client: openai.OpenAI | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """
+        Args:
+            config: endpoint, model, key and limits (default: ``LLMConfig.from_env()``).
+            client: a prepared ``openai.OpenAI`` (default: built from ``config`` on first use).
+            sleep: the backoff clock (tests pass a no-op).
+        """
+        self.config = config if config is not None else LLMConfig.from_env()
+        self._client = client
+        self._sleep = sleep
+        self._structured = self.config.structured_output
+
+    @property
+    def structured(self) -> bool:
+        """Whether structured output is still being requested (False after a server rejected it)."""
+        return self._structured
+
+    def availability(self) -> str | None:
+        return self.config.availability()
+
+    def applies(self, request: RewriteRequest) -> str | None:
+        entry = catalog().get(request.transform)
+        if entry is None:
+            return f"unknown transform '{request.transform}'"
+        if "llm" not in entry.backends:
+            return f"transform '{request.transform}' is recipes-only in the catalog"
+        return self.availability()
+
+    def propose(self, request: RewriteRequest) -> list[Candidate]:
+        """At most ``min(config.candidates, request.max_candidates)`` candidates, one request each.
+
+        Raises:
+            LLMError: not configured, unreachable, timed out, key rejected, or no usable reply
+                after ``reply_retries`` repairs.
+        """
+        reason = self.applies(request)
+        if reason is not None:
+            raise LLMError(
+                reason, hint=f"set {ENV_BASE_URL} and PERFAGENT_LLM_MODEL, or use --rewriter recipes"
+            )
+        out: list[Candidate] = []
+        for _ in range(min(self.config.candidates, request.max_candidates)):
+            candidate = self._one(request)
+            if all(c.id != candidate.id for c in out):
+                out.append(candidate)
+        return out
+
+    # ------------------------------------------------------------------ internals
+
+    def _client_or_build(self) -> openai.OpenAI:
+        if self._client is None:
+            self._client = make_client(self.config)
+        return self._client
+
+    def _one(self, request: RewriteRequest) -> Candidate:
+        entry = catalog()[request.transform]
+        usage = TokenUsage()
+        messages = prompt.build_messages(request, entry, structured=self._structured)
+        problem = ""
+        attempts = 0
+        for attempt in range(self.config.reply_retries + 1):
+            attempts = attempt + 1
+            if attempt:
+                self._sleep(self.config.backoff_s * 2 ** (attempt - 1))
+            content, used, messages, finish = self._complete(request, entry, messages)
+            usage = usage + used
+            parsed = parse_reply(content, request.language, request.source)
+            if isinstance(parsed, str) and finish == "length":
+                parsed = f"the reply was cut off at the token limit ({parsed})"
+            if not isinstance(parsed, str):
+                source, explanation = parsed
+                log.info(
+                    "llm candidate for %s: %d prompt + %d completion tokens in %d request(s)",
+                    request.transform,
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    usage.requests,
+                )
+                return make_candidate(
+                    request,
+                    backend="llm",
+                    recipe=self.config.model,
+                    source=source,
+                    description=explanation or f"LLM rewrite applying {request.transform}.",
+                    parameters={
+                        "model": self.config.model,
+                        "structured_output": self._structured,
+                        "attempts": attempts,
+                    },
+                    tokens=usage,
+                )
+            problem = parsed
+            log.warning("unusable LLM reply (attempt %d): %s", attempts, problem)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": (content or "")[:4000]},
+                {
+                    "role": "user",
+                    "content": prompt.repair_message(problem, request.language, structured=self._structured),
+                },
+            ]
+        raise LLMError(
+            self.config.redact(f"the model gave no usable rewrite in {attempts} replies: {problem}"),
+            hint="try another model or transform, or the recipes backend (--rewriter recipes)",
+        )
+
+    def _complete(
+        self, request: RewriteRequest, entry: Any, messages: list[dict[str, str]]
+    ) -> tuple[str | None, TokenUsage, list[dict[str, str]], str | None]:
+        """One chat completion; falls back to plain chat once if structured output is rejected (HTTP 400)."""
+        import openai
+
+        client = self._client_or_build()
+        while True:
+            kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages}
+            if self.config.temperature is not None:
+                kwargs["temperature"] = self.config.temperature
+            if self._structured:
+                kwargs["response_format"] = reply_schema()
+            try:
+                response = client.chat.completions.create(**kwargs)
+            except openai.BadRequestError as exc:
+                if self._structured:
+                    log.info("the endpoint rejected structured output (HTTP 400); falling back to plain chat")
+                    self._structured = False
+                    fresh = prompt.build_messages(request, entry, structured=False)
+                    messages = [*fresh, *messages[len(fresh) :]]
+                    continue
+                raise self._error(exc) from None
+            except openai.APIError as exc:
+                raise self._error(exc) from None
+            usage = TokenUsage(requests=1)
+            if response.usage is not None:
+                usage = TokenUsage(
+                    prompt_tokens=response.usage.prompt_tokens or 0,
+                    completion_tokens=response.usage.completion_tokens or 0,
+                    requests=1,
+                )
+            if not response.choices:
+                return None, usage, messages, None
+            choice = response.choices[0]
+            return choice.message.content, usage, messages, choice.finish_reason
+
+    def _error(self, exc: Exception) -> LLMError:
+        import openai
+
+        cfg = self.config
+        where = cfg.describe()
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMError(
+                f"the LLM endpoint did not answer within {cfg.timeout_s:g} s ({where}, {cfg.max_retries} retries)",
+                hint=f"raise the timeout ({ENV_TIMEOUT} or --llm-timeout), use a faster model, or check the server",
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMError(
+                f"cannot reach the LLM endpoint {cfg.endpoint}",
+                hint=f"start the server or fix {ENV_BASE_URL} (it usually ends in /v1)",
+            )
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return LLMError(
+                f"the LLM endpoint rejected the API key (HTTP {exc.status_code}, {where})",
+                hint=f"set {ENV_API_KEY} (or OPENAI_API_KEY) to a valid key",
+            )
+        if isinstance(exc, openai.NotFoundError):
+            return LLMError(
+                f"the LLM endpoint answered 404 ({where})",
+                hint=f"check the model name and that {ENV_BASE_URL} includes the API prefix (/v1)",
+            )
+        if isinstance(exc, openai.RateLimitError):
+            return LLMError(
+                f"the LLM endpoint kept rate-limiting after {cfg.max_retries} retries ({where})",
+                hint="wait, or raise PERFAGENT_LLM_MAX_RETRIES",
+            )
+        if isinstance(exc, openai.APIStatusError):
+            body = cfg.redact(str(exc.message))[:200]
+            return LLMError(
+                f"the LLM endpoint answered HTTP {exc.status_code}: {body} ({where})",
+                hint="check the server's log",
+            )
+        return LLMError(
+            cfg.redact(f"LLM request failed: {type(exc).__name__} ({where})"), hint="check the endpoint"
+        )

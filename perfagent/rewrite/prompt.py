@@ -1,0 +1,141 @@
+"""The LLM prompt for one targeted rewrite: one transform, the evidence behind it, the hardware, the
+source, and every earlier failed attempt with its reason.
+
+The system message fixes the rules (one transform, complete file, same interface, no benchmark
+tricks: the anti-cheat rules of shared/reference/evaluation.md §3) and the reply format: a JSON object
+matching ``RewriteReply`` when the server enforces the schema, else exactly one fenced code block
+holding the complete new source.
+"""
+
+from __future__ import annotations
+
+from knowledge.transforms import Transform
+from perfagent.models import DeviceInfo, Finding
+from perfagent.rewrite.base import RewriteRequest
+
+SYSTEM_RULES = """\
+You are a GPU performance engineer. You rewrite ONE kernel source file to apply ONE named optimisation
+(a transform from a catalog), guided by profiler evidence. Rules:
+- Apply only the requested transform (and what it strictly needs); do not make unrelated changes.
+- Return the COMPLETE new file, not a diff or a fragment: it replaces the original as is.
+- Keep every kernel's name, parameters, launch contract (unless the transform is about the launch),
+  the host interface (for Python: the same functions/classes, e.g. ModelNew with the same forward
+  signature) and the numerical result (within fp32 tolerance; do not lower precision unless the
+  transform says so).
+- No benchmark tricks: no caching of results between calls, no special-casing of input values or
+  shapes, no work on other streams or threads, no skipping work, no calls to library kernels
+  (torch/cuBLAS) in place of the kernel, no changes to timing functions.
+- Earlier attempts listed in the request were rejected for the reasons given: do not repeat them."""
+
+FORMAT_JSON = """\
+Reply with a JSON object with two fields: "new_source" (the complete new file as a string) and
+"explanation" (two or three sentences: what you changed and which metric should move)."""
+
+FORMAT_FENCED = """\
+Reply with exactly ONE fenced code block (```{fence_lang} ... ```) holding the complete new file,
+followed by two or three sentences: what you changed and which metric should move. No other code blocks."""
+
+
+def fence_language(language: str) -> str:
+    return "cuda" if language == "cuda" else "python"
+
+
+def system_message(language: str, *, structured: bool) -> str:
+    fmt = FORMAT_JSON if structured else FORMAT_FENCED.format(fence_lang=fence_language(language))
+    return f"{SYSTEM_RULES}\n\n{fmt}"
+
+
+def format_hardware(device: DeviceInfo | None) -> str:
+    """One paragraph about the device (what the profile says; 'unknown' when it says nothing)."""
+    if device is None or (device.name is None and device.arch is None):
+        return "Hardware: unknown (static analysis or not reported)."
+    parts = [device.name or "unnamed device"]
+    if device.arch:
+        parts.append(f"arch {device.arch}")
+    if device.compute_capability:
+        parts.append(f"compute capability {device.compute_capability}")
+    if device.sm_count:
+        parts.append(f"{device.sm_count} SMs")
+    if device.max_shared_memory_per_sm_bytes:
+        parts.append(f"{device.max_shared_memory_per_sm_bytes // 1024} KiB shared memory per SM")
+    if device.l2_cache_bytes:
+        parts.append(f"{device.l2_cache_bytes / 2**20:.0f} MiB L2")
+    peaks = device.peaks
+    if peaks.dram_bytes_per_s:
+        parts.append(f"DRAM {peaks.dram_bytes_per_s / 1e9:.0f} GB/s")
+    for prec, value in sorted(peaks.flops_per_s.items()):
+        parts.append(f"{prec} {value / 1e12:.1f} TFLOP/s")
+    return "Hardware: " + ", ".join(parts) + "."
+
+
+def format_finding(finding: Finding | None) -> str:
+    """The diagnosis behind the request: category, explanation, every piece of evidence."""
+    if finding is None:
+        return "Diagnosis: none given (the transform was requested directly)."
+    lines = [
+        f"Diagnosis ({finding.severity}, category {finding.category}): {finding.title}",
+        finding.explanation.strip(),
+    ]
+    if finding.evidence:
+        lines.append("Evidence:")
+        for ev in finding.evidence:
+            value = "n/a" if ev.value is None else ev.value
+            unit = f" {ev.unit}" if ev.unit else ""
+            rule = f" (threshold {ev.comparison or ''} {ev.threshold:g})" if ev.threshold is not None else ""
+            note = f" — {ev.note}" if ev.note else ""
+            lines.append(f"- {ev.metric} = {value}{unit}{rule}{note}")
+    if finding.estimated_speedup is not None:
+        formula = f" ({finding.speedup_formula})" if finding.speedup_formula else ""
+        lines.append(f"Estimated speed-up bound (an estimate): {finding.estimated_speedup:.2f}x{formula}")
+    if finding.source_lines:
+        lines.append("Hot source lines:")
+        for sl in finding.source_lines[:10]:
+            text = f": {sl.text.strip()}" if sl.text else ""
+            note = f" — {sl.note}" if sl.note else ""
+            lines.append(f"- {sl.file}:{sl.line}{text}{note}")
+    return "\n".join(lines)
+
+
+def format_failures(request: RewriteRequest) -> str:
+    if not request.failed_attempts:
+        return "Earlier attempts: none."
+    lines = ["Earlier attempts that were REJECTED (do not repeat them):"]
+    lines += [f"- {a.candidate_id}: {a.reason}" for a in request.failed_attempts]
+    return "\n".join(lines)
+
+
+def fenced(source: str, language: str) -> str:
+    """``source`` in a fence that its own content cannot close."""
+    fence = "```"
+    while fence in source:
+        fence += "`"
+    return f"{fence}{fence_language(language)}\n{source.rstrip()}\n{fence}"
+
+
+def user_message(request: RewriteRequest, entry: Transform) -> str:
+    target = f"kernel `{request.kernel}` in " if request.kernel else ""
+    where = request.path or "the file below"
+    return "\n\n".join(
+        [
+            f"Task: apply the transform `{entry.id}` to {target}{where} ({request.language}).",
+            format_hardware(request.hardware),
+            format_finding(request.finding),
+            "Catalog entry for the transform:\n" + entry.as_prompt(request.language),
+            format_failures(request),
+            "Current source:\n" + fenced(request.source, request.language),
+        ]
+    )
+
+
+def build_messages(request: RewriteRequest, entry: Transform, *, structured: bool) -> list[dict[str, str]]:
+    """The chat messages for one rewrite request."""
+    return [
+        {"role": "system", "content": system_message(request.language, structured=structured)},
+        {"role": "user", "content": user_message(request, entry)},
+    ]
+
+
+def repair_message(problem: str, language: str, *, structured: bool) -> str:
+    """The follow-up user message after an unusable reply."""
+    fmt = FORMAT_JSON if structured else FORMAT_FENCED.format(fence_lang=fence_language(language))
+    return f"Your reply could not be used: {problem}. Try again.\n{fmt}"

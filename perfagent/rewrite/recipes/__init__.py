@@ -1,0 +1,92 @@
+"""The ``recipes`` backend: deterministic, offline rewrites on real parse trees.
+
+Each recipe module exports ``applies(request) -> str | None`` (None = its precondition holds) and
+``propose(request) -> list[Candidate]``, and registers a ``Recipe`` here. CUDA recipes work on the
+tree-sitter-cuda tree, Triton recipes on Python's ``ast``; every edit is a byte range taken from the
+tree, and the edited source is re-parsed (no ERROR nodes, or it compiles as Python) before it is
+returned. Recipes never guess: when a precondition fails they say which and where.
+"""
+
+from __future__ import annotations
+
+from perfagent.rewrite.base import Candidate, RewriteRequest
+from perfagent.rewrite.recipes import (
+    grid_swizzle,
+    launch_config,
+    loop_unroll,
+    restrict_pointers,
+    smem_padding,
+    triton_config,
+)
+from perfagent.rewrite.recipes._cuda import ParseError
+from perfagent.rewrite.recipes.registry import Recipe
+
+__all__ = ["RECIPES", "Recipe", "RecipesRewriter", "recipes_for"]
+
+RECIPES: dict[str, Recipe] = {
+    r.name: r
+    for r in (
+        smem_padding.RECIPE,
+        launch_config.RECIPE,
+        triton_config.RECIPE,
+        grid_swizzle.RECIPE,
+        restrict_pointers.RECIPE,
+        loop_unroll.RECIPE,
+    )
+}
+"""Every recipe by name."""
+
+
+def recipes_for(transform: str, language: str | None = None) -> list[Recipe]:
+    """Recipes implementing ``transform`` (for ``language`` when given)."""
+    return [
+        r
+        for r in RECIPES.values()
+        if transform in r.transforms and (language is None or language in r.languages)
+    ]
+
+
+class RecipesRewriter:
+    """The deterministic backend: always available, offline, same input gives the same candidates."""
+
+    name = "recipes"
+
+    def availability(self) -> str | None:
+        """Always None: recipes need nothing beyond the installed parsers."""
+        return None
+
+    def applies(self, request: RewriteRequest) -> str | None:
+        """None when some recipe for the transform applies to this source, else every recipe's reason."""
+        candidates = recipes_for(request.transform)
+        if not candidates:
+            known = sorted({t for r in RECIPES.values() for t in r.transforms})
+            return f"no deterministic recipe for transform '{request.transform}' (recipes cover: {', '.join(known)}); the llm backend can try it"
+        usable = [r for r in candidates if request.language in r.languages]
+        if not usable:
+            langs = sorted({lang for r in candidates for lang in r.languages})
+            return f"the recipe(s) for '{request.transform}' edit {'/'.join(langs)} sources, not {request.language}"
+        reasons = []
+        for recipe in usable:
+            why = _safe_applies(recipe, request)
+            if why is None:
+                return None
+            reasons.append(f"{recipe.name}: {why}")
+        return "; ".join(reasons)
+
+    def propose(self, request: RewriteRequest) -> list[Candidate]:
+        """Candidates of every applicable recipe for the transform, at most ``max_candidates``."""
+        out: list[Candidate] = []
+        for recipe in recipes_for(request.transform, request.language):
+            if len(out) >= request.max_candidates or _safe_applies(recipe, request) is not None:
+                continue
+            for cand in recipe.propose(request):
+                if all(c.id != cand.id for c in out) and cand.source != request.source:
+                    out.append(cand)
+        return out[: request.max_candidates]
+
+
+def _safe_applies(recipe: Recipe, request: RewriteRequest) -> str | None:
+    try:
+        return recipe.applies(request)
+    except ParseError as exc:
+        return str(exc)

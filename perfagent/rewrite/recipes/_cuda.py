@@ -1,0 +1,488 @@
+"""CUDA parse trees for the recipes: tree-sitter-cuda parsing, constant evaluation and byte-range edits.
+
+Recipes find what to change on the parse tree and express every change as an ``Edit`` (a byte range of
+the original source and its replacement). ``apply_edits`` applies them and re-parses the result; a
+result with ERROR or MISSING nodes is refused, so a recipe can never hand back source that tree-sitter
+cannot read.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from tree_sitter import Language, Node, Parser, Tree
+
+_INT_SUFFIX = re.compile(r"(?<=[0-9a-fA-FxX])(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)\b")
+_COMMENT = re.compile(r"//.*$|/\*.*?\*/", re.S)
+ELEMENT_BYTES = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
+    "short": 2, "unsigned short": 2, "half": 2, "__half": 2, "__nv_bfloat16": 2, "int16_t": 2, "uint16_t": 2,
+    "float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "int32_t": 4, "uint32_t": 4, "__half2": 4,
+    "double": 8, "long long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8, "float2": 8, "int2": 8,
+    "float4": 16, "int4": 16, "uint4": 16, "double2": 16,
+}  # fmt: skip
+STATIC_SHARED_LIMIT = 48 * 1024
+"""Largest static shared memory per block, byte (larger needs dynamic shared memory and an opt-in)."""
+
+
+class ParseError(ValueError):
+    """The source (or an edited version of it) does not parse cleanly."""
+
+
+@cache
+def _parser() -> Parser:
+    import tree_sitter_cuda
+
+    return Parser(Language(tree_sitter_cuda.language()))
+
+
+def parse(source: str | bytes) -> Tree:
+    """Parse CUDA C++ source."""
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    return _parser().parse(data)
+
+
+def first_error(tree: Tree) -> Node | None:
+    """The first ERROR or MISSING node, or None when the tree is clean."""
+    if not tree.root_node.has_error:
+        return None
+    for node in walk(tree.root_node):
+        if node.type == "ERROR" or node.is_missing:
+            return node
+    return tree.root_node
+
+
+def require_clean(source: str) -> Tree:
+    """Parse ``source`` and insist on a clean tree.
+
+    Raises:
+        ParseError: the tree has ERROR/MISSING nodes (the message gives the line).
+    """
+    tree = parse(source)
+    bad = first_error(tree)
+    if bad is not None:
+        raise ParseError(
+            f"tree-sitter-cuda cannot parse the source cleanly (line {bad.start_point[0] + 1}); "
+            "recipes only edit clean parse trees"
+        )
+    return tree
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node under ``node`` (included), depth first, in source order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8")
+
+
+def line_of(node: Node) -> int:
+    """1-based line of the node's start."""
+    return node.start_point[0] + 1
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace bytes [start, end) of the original source with ``new``."""
+
+    start: int
+    end: int
+    new: str
+
+
+def apply_edits(source: str, edits: list[Edit]) -> str:
+    """Apply non-overlapping edits and check that the result parses cleanly.
+
+    Raises:
+        ValueError: two edits overlap.
+        ParseError: the edited source has ERROR/MISSING nodes.
+    """
+    data = source.encode("utf-8")
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        if b.start < a.end:
+            raise ValueError(f"overlapping edits at bytes {a.start}-{a.end} and {b.start}-{b.end}")
+    for edit in reversed(ordered):
+        data = data[: edit.start] + edit.new.encode("utf-8") + data[edit.end :]
+    result = data.decode("utf-8")
+    tree = parse(data)
+    bad = first_error(tree)
+    if bad is not None:
+        raise ParseError(f"the edited source does not parse (line {bad.start_point[0] + 1})")
+    return result
+
+
+# --------------------------------------------------------------------------- functions and kernels
+
+
+def functions(tree: Tree) -> Iterator[Node]:
+    """Every function_definition in the tree."""
+    for node in walk(tree.root_node):
+        if node.type == "function_definition":
+            yield node
+
+
+def function_name(fn: Node) -> str | None:
+    decl = fn.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    if decl is None:
+        return None
+    name = decl.child_by_field_name("declarator")
+    if name is None:
+        return None
+    return text(name).split("::")[-1]
+
+
+def function_declarator(fn: Node) -> Node | None:
+    decl = fn.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    return decl
+
+
+def has_qualifier(fn: Node, qualifier: str) -> bool:
+    """Whether the function carries ``__global__`` / ``__device__`` among its specifiers."""
+    return any(
+        child.type == qualifier or text(child) == qualifier
+        for child in fn.children
+        if child.type != "compound_statement"
+    )
+
+
+def is_kernel(fn: Node) -> bool:
+    return has_qualifier(fn, "__global__")
+
+
+def is_device_code(fn: Node) -> bool:
+    return has_qualifier(fn, "__global__") or has_qualifier(fn, "__device__")
+
+
+def kernels(tree: Tree, only: str | None = None) -> list[Node]:
+    """The ``__global__`` function definitions (named ``only`` when given)."""
+    return [fn for fn in functions(tree) if is_kernel(fn) and (only is None or function_name(fn) == only)]
+
+
+def is_extern_c(fn: Node) -> bool:
+    parent = fn.parent
+    while parent is not None:
+        if parent.type == "linkage_specification":
+            return True
+        parent = parent.parent
+    return False
+
+
+def launch_bounds(fn: Node) -> Node | None:
+    for child in fn.children:
+        if child.type == "launch_bounds":
+            return child
+    return None
+
+
+def launch_sites(tree: Tree) -> Iterator[Node]:
+    """Every ``kernel<<<...>>>(...)`` call expression."""
+    for node in walk(tree.root_node):
+        if node.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in node.children):
+            yield node
+
+
+def launched_name(call: Node) -> str:
+    fn = call.child_by_field_name("function") or call.children[0]
+    if fn.type == "template_function":
+        fn = fn.child_by_field_name("name") or fn.children[0]
+    return text(fn).split("::")[-1]
+
+
+def launch_config_args(call: Node) -> list[Node]:
+    """The expressions between <<< and >>> (grid, block, shared memory, stream)."""
+    syntax = next(c for c in call.children if c.type == "kernel_call_syntax")
+    return [c for c in syntax.named_children if c.type != "comment"]
+
+
+def call_args(call: Node) -> list[Node]:
+    args = call.child_by_field_name("arguments")
+    if args is None:
+        return []
+    return [c for c in args.named_children if c.type != "comment"]
+
+
+# --------------------------------------------------------------------------- integer constants
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A named compile-time integer: ``#define``, ``constexpr``/``const`` int or template default."""
+
+    name: str
+    kind: str
+    """'macro', 'constexpr' or 'template'."""
+    expr: str
+    """Its value as written."""
+    value_node: Node
+    """The node whose bytes hold the value (preproc_arg, initializer or default)."""
+    value_start: int
+    """Byte range of the value text (for macros: without a trailing comment or whitespace)."""
+    value_end: int
+    guarded: bool
+    """A macro inside ``#ifndef NAME`` (the build may override it with -DNAME=...)."""
+
+
+def constants(tree: Tree) -> dict[str, Constant]:
+    """Every named integer-looking constant of the file (first definition wins)."""
+    found: dict[str, Constant] = {}
+    for node in walk(tree.root_node):
+        const: Constant | None = None
+        if node.type == "preproc_def":
+            name = node.child_by_field_name("name")
+            value = node.child_by_field_name("value")
+            if name is not None and value is not None:
+                raw = text(value)
+                stripped = _COMMENT.sub("", raw).rstrip()
+                lead = len(raw) - len(raw.lstrip())
+                start = value.start_byte + len(raw[:lead].encode())
+                end = value.start_byte + len(stripped.encode())
+                if stripped.strip():
+                    const = Constant(
+                        name=text(name),
+                        kind="macro",
+                        expr=stripped.strip(),
+                        value_node=value,
+                        value_start=start,
+                        value_end=end,
+                        guarded=_guarded(node, text(name)),
+                    )
+        elif node.type == "declaration" and _is_const_int(node):
+            for child in node.named_children:
+                if child.type == "init_declarator":
+                    ident = child.child_by_field_name("declarator")
+                    value = child.child_by_field_name("value")
+                    if ident is not None and ident.type == "identifier" and value is not None:
+                        const = Constant(
+                            text(ident),
+                            "constexpr",
+                            text(value),
+                            value,
+                            value.start_byte,
+                            value.end_byte,
+                            False,
+                        )
+                        found.setdefault(const.name, const)
+            const = None
+        elif (
+            node.type == "optional_parameter_declaration"
+            and node.parent is not None
+            and node.parent.type == "template_parameter_list"
+        ):
+            ident = node.child_by_field_name("declarator")
+            value = node.child_by_field_name("default_value")
+            if ident is not None and value is not None:
+                const = Constant(
+                    text(ident), "template", text(value), value, value.start_byte, value.end_byte, False
+                )
+        if const is not None:
+            found.setdefault(const.name, const)
+    return found
+
+
+def _guarded(define: Node, name: str) -> bool:
+    parent = define.parent
+    return (
+        parent is not None
+        and parent.type == "preproc_ifdef"
+        and text(parent).startswith("#ifndef")
+        and any(c.type == "identifier" and text(c) == name for c in parent.children[:3])
+    )
+
+
+_INT_TYPES = {
+    "int",
+    "unsigned",
+    "unsigned int",
+    "long",
+    "size_t",
+    "int32_t",
+    "uint32_t",
+    "int64_t",
+    "short",
+    "long long",
+}
+
+
+def _is_const_int(decl: Node) -> bool:
+    quals = {text(c) for c in decl.children if c.type == "type_qualifier"}
+    if not quals & {"constexpr", "const"}:
+        return False
+    typ = decl.child_by_field_name("type")
+    return typ is not None and " ".join(text(typ).split()) in _INT_TYPES
+
+
+def evaluate(expr: str, env: Mapping[str, Constant | int], _depth: int = 0) -> int | None:
+    """The integer value of a C constant expression over ``env`` (None when not constant)."""
+    if _depth > 20:
+        return None
+    cleaned = _INT_SUFFIX.sub("", _COMMENT.sub("", expr)).strip()
+    if not cleaned:
+        return None
+    try:
+        tree = ast.parse(cleaned.replace("/", "//"), mode="eval")
+    except SyntaxError:
+        return None
+    return _eval_node(tree.body, env, _depth)
+
+
+def _eval_node(node: ast.expr, env: Mapping[str, Constant | int], depth: int) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name):
+        bound = env.get(node.id)
+        if bound is None:
+            return None
+        return bound if isinstance(bound, int) else evaluate(bound.expr, env, depth + 1)
+    if isinstance(node, ast.UnaryOp):
+        v = _eval_node(node.operand, env, depth)
+        if v is None:
+            return None
+        if isinstance(node.op, ast.USub):
+            return -v
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.Invert):
+            return ~v
+        return None
+    if isinstance(node, ast.BinOp):
+        a = _eval_node(node.left, env, depth)
+        b = _eval_node(node.right, env, depth)
+        if a is None or b is None:
+            return None
+        return _binop(node.op, a, b)
+    return None
+
+
+def _binop(op: ast.operator, a: int, b: int) -> int | None:
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.FloorDiv):
+        return None if b == 0 else _c_div(a, b)
+    if isinstance(op, ast.Mod):
+        return None if b == 0 else a - b * _c_div(a, b)
+    if isinstance(op, ast.LShift):
+        return a << b if 0 <= b < 64 else None
+    if isinstance(op, ast.RShift):
+        return a >> b if 0 <= b < 64 else None
+    if isinstance(op, ast.BitAnd):
+        return a & b
+    if isinstance(op, ast.BitOr):
+        return a | b
+    if isinstance(op, ast.BitXor):
+        return a ^ b
+    return None
+
+
+def _c_div(a: int, b: int) -> int:
+    """C integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def identifiers_in(node: Node) -> set[str]:
+    """Names under ``node`` (type_identifier too: ``dim3 block(THREADS)`` parses as a declaration)."""
+    return {text(n) for n in walk(node) if n.type in ("identifier", "type_identifier")}
+
+
+def needs_parentheses(node: Node) -> bool:
+    """Whether ``node`` must be wrapped before appending `` + 1`` to it."""
+    return node.type not in (
+        "identifier",
+        "number_literal",
+        "parenthesized_expression",
+        "call_expression",
+        "subscript_expression",
+    )
+
+
+def element_type(decl: Node) -> str:
+    """The declared type of a declaration, whitespace-normalised ('unsigned int')."""
+    typ = decl.child_by_field_name("type")
+    return " ".join(text(typ).split()) if typ is not None else ""
+
+
+def has_storage(decl: Node, keyword: str) -> bool:
+    return any(
+        text(c) == keyword
+        for c in decl.children
+        if c.type in ("type_qualifier", "storage_class_specifier", keyword)
+    )
+
+
+def array_dims(declarator: Node) -> tuple[Node, list[Node | None]] | None:
+    """(identifier, size nodes outermost-first as written: [d0, d1, ...]) of an array declarator."""
+    sizes: list[Node | None] = []
+    node = declarator
+    if node.type == "init_declarator":
+        node = node.child_by_field_name("declarator") or node
+    if node.type != "array_declarator":
+        return None
+    while node.type == "array_declarator":
+        sizes.append(node.child_by_field_name("size"))
+        inner = node.child_by_field_name("declarator")
+        if inner is None:
+            return None
+        node = inner
+    if node.type != "identifier":
+        return None
+    sizes.reverse()
+    return node, sizes
+
+
+def shared_arrays(scope: Node) -> Iterator[tuple[Node, Node, Node, list[Node | None]]]:
+    """(declaration, declarator, identifier, sizes) of every ``__shared__`` array under ``scope``."""
+    for node in walk(scope):
+        if node.type == "declaration" and has_storage(node, "__shared__"):
+            for declarator in node.children_by_field_name("declarator"):
+                dims = array_dims(declarator)
+                if dims is not None:
+                    yield node, declarator, dims[0], dims[1]
+
+
+def static_shared_bytes(scope: Node, env: Mapping[str, Constant | int]) -> int | None:
+    """Static shared memory of every ``__shared__`` array under ``scope`` with ``env`` (None if unknown)."""
+    total = 0
+    for decl, _declarator, _ident, sizes in shared_arrays(scope):
+        if has_storage(decl, "extern"):
+            continue
+        elem = ELEMENT_BYTES.get(element_type(decl))
+        if elem is None or any(s is None for s in sizes):
+            return None
+        count = 1
+        for size in sizes:
+            assert size is not None
+            v = evaluate(text(size), env)
+            if v is None:
+                return None
+            count *= v
+        total += count * elem
+    return total
+
+
+def enclosing(node: Node, kind: str) -> Node | None:
+    parent = node.parent
+    while parent is not None and parent.type != kind:
+        parent = parent.parent
+    return parent
+
+
+def line_start(data: bytes, offset: int) -> int:
+    return data.rfind(b"\n", 0, offset) + 1
