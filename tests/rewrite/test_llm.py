@@ -18,7 +18,7 @@ from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.llm import LLMRewriter, parse_reply
 from perfagent.rewrite.recipes import RecipesRewriter
 
-from .llm_server import MODEL, Reply, ReplayServer, fenced, structured
+from .llm_server import MODEL, ReplayServer, Reply, fenced, structured
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW_CU = ROOT / "examples" / "cuda" / "02_transpose_bank_conflicts" / "slow.cu"

@@ -29,7 +29,7 @@ def matmul_kernel(
     BLOCK_K: tl.constexpr,
 ):
     pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_m = tl.cdiv(M, BLOCK_M)  # noqa: F841 - used once grid-swizzle regroups pid_m
     num_pid_n = tl.cdiv(N, BLOCK_N)
     pid_m = pid // num_pid_n
     pid_n = pid % num_pid_n
