@@ -1,13 +1,14 @@
 """PerfAgentApp: the Textual application. Loads a run through the library API in a worker, then shows screens.
 
-The app is a client of ``perfagent``: a target is read or profiled by ``perfagent.diagnose`` (in a thread
-worker, progress and the result arriving as Messages), and everything shown is a view of the returned
-``RunRecord``. Nothing here profiles, classifies or estimates.
+The app is a client of ``perfagent``: a target is read or profiled by ``perfagent.diagnose`` (a saved run
+is loaded with ``perfagent.load`` and shown as saved, like ``perfagent report``), in a thread worker whose
+progress and result arrive as Messages; everything shown is a view of the ``RunRecord``. Nothing here
+profiles, classifies or estimates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from textual.worker import get_current_worker
 import perfagent
 from perfagent.errors import PerfAgentError, exit_code_for
 from perfagent.models import RunRecord
+from perfagent.targets import TargetKind, resolve_target
 from profilers.errors import ProfilerError
 from tui.messages import LoadFailed, LoadProgress, RecordLoaded
 from tui.optimize_bridge import OptimizeBridge
@@ -40,6 +42,18 @@ class LoadRequest:
     def describe(self) -> str:
         """The target as the user gave it."""
         return self.target if self.target is not None else " ".join(self.command)
+
+
+def _load_or_diagnose(request: LoadRequest, progress: Callable[[str], None]) -> RunRecord:
+    """A saved run is shown as saved (as ``perfagent report`` does); anything else goes through ``diagnose``."""
+    if request.target is not None and resolve_target(request.target).kind is TargetKind.RUN_RECORD:
+        progress(f"loading saved run {request.target}")
+        loaded = perfagent.load(request.target)
+        if isinstance(loaded, RunRecord):
+            return loaded
+    return perfagent.diagnose(
+        request.target, command=list(request.command), progress=progress, **dict(request.options)
+    )
 
 
 def split_error(exc: BaseException) -> tuple[str, str]:
@@ -85,9 +99,7 @@ class PerfAgentApp(App[None]):
             self.post_message(LoadProgress(text))
 
         try:
-            record = perfagent.diagnose(
-                request.target, command=list(request.command), progress=progress, **dict(request.options)
-            )
+            record = _load_or_diagnose(request, progress)
         except LoadCancelled:
             return
         except Exception as exc:  # every failure is shown, then re-raised by run_tui for the exit code

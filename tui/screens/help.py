@@ -39,7 +39,7 @@ def help_content(sections: Sequence[Section], record: RunRecord | None) -> Conte
             continue
         parts += ["\n\n", (title, "bold")]
         for key, what in rows:
-            parts += ["\n  ", (key.ljust(14), "$accent"), what]
+            parts += ["\n  ", (key.ljust(16), "$accent"), what]
     if record is not None:
         parts += ["\n\n", ("About this run", "bold $accent")]
         for label, text in run_facts(record):

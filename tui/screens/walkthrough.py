@@ -133,7 +133,7 @@ class WalkthroughScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = f"optimize {short_name(self.kernel)}"
         self.query_one("#wt-candidates", DataTable).add_columns(
-            "Id", "Transform", "Backend", "Verdict", "Before", "After", "Speed-up", "Yours"
+            "Id", "Transform", "Backend", "Verdict", "Before", "After", "Speed-up", "Decision"
         )
         self.query_one("#wt-checks", DataTable).add_columns("", "Check", "Detail")
         self.query_one("#wt-metrics", DataTable).add_columns("Metric", "Before", "After", "Change")
@@ -162,6 +162,8 @@ class WalkthroughScreen(Screen[None]):
 
     def _show_stage(self, stage: str) -> None:
         self.query_one(ContentSwitcher).current = stage
+        # The run stage needs the rows; the loop's own notes say what the machine lacked.
+        self.query_one("#wt-capabilities").display = stage == "choose"
         parts: list[Content | str | tuple[str, str]] = [
             ("Optimize ", "bold"),
             (f"[{self.index + 1}] {short_name(self.kernel, 30)}", "bold $accent"),
@@ -499,4 +501,6 @@ class WalkthroughScreen(Screen[None]):
 
     def _refresh_decision(self, c: Candidate) -> None:
         table = self.query_one("#wt-candidates", DataTable)
-        table.update_cell(c.id, table.ordered_columns[-1].key, Text(self.decisions.get(c.id, "")))
+        table.update_cell(
+            c.id, table.ordered_columns[-1].key, Text(self.decisions.get(c.id, "")), update_width=True
+        )

@@ -16,13 +16,23 @@ _FIXED = {"rank": 2, "time": 8, "share": 6}
 
 
 def column_widths(total: int) -> dict[str, int]:
-    """Column widths for a table ``total`` cells wide (each column also gets 2 cells of padding)."""
+    """Column widths for a table ``total`` cells wide (each column also gets 2 cells of padding).
+
+    From 100 cells on, a 'Recoverable' column appears; the kernel name stops growing at 44 cells and the rest
+    goes to the top finding, which then shows its title as well as its category.
+    """
     bar_w = 5 if total < 120 else 10
     widths = dict(_FIXED, sm=bar_w + 4, mem=bar_w + 4)
-    rest = max(20, total - sum(widths.values()) - 2 * 7 - 2)
-    widths["name"] = max(10, rest * 55 // 100)
+    if total >= 100:
+        widths["recoverable"] = 11
+    rest = max(20, total - sum(widths.values()) - 2 * (len(widths) + 2) - 2)
+    widths["name"] = max(10, min(44, rest * 55 // 100))
     widths["finding"] = max(10, rest - widths["name"])
     return widths
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
 class KernelTable(DataTable[Text]):
@@ -79,20 +89,24 @@ class KernelTable(DataTable[Text]):
         self.add_column(Text("Share", justify="right"), width=w["share"], key="share")
         self.add_column("Compute", width=w["sm"], key="sm")
         self.add_column("Memory", width=w["mem"], key="mem")
+        if "recoverable" in w:
+            self.add_column(Text("Recoverable", justify="right"), width=w["recoverable"], key="recoverable")
         self.add_column("Top finding", width=w["finding"], key="finding")
         for r in self._rows:
-            name = r.name if len(r.name) <= w["name"] else r.name[: w["name"] - 1] + "…"
-            cat = r.category or "—"
-            cat = cat if len(cat) <= w["finding"] else cat[: w["finding"] - 1] + "…"
-            self.add_row(
+            finding = r.category or "—"
+            if r.category and w["finding"] >= 30:
+                finding = f"{r.category} · {r.title}"
+            cells = [
                 Text(str(r.rank), justify="right"),
-                Text(name),
+                Text(_cut(r.name, w["name"])),
                 Text(r.duration, justify="right"),
                 Text(r.share, justify="right"),
                 self._bar(r.sm_pct, w["sm"]),
                 self._bar(r.memory_pct, w["mem"]),
-                Text(cat, style=self._style(r.severity or "muted")),
-                key=str(r.index),
-            )
+            ]
+            if "recoverable" in w:
+                cells.append(Text(r.recoverable, justify="right", style=self._style("muted")))
+            cells.append(Text(_cut(finding, w["finding"]), style=self._style(r.severity or "muted")))
+            self.add_row(*cells, key=str(r.index))
         if self._rows:
             self.move_cursor(row=min(max(cursor, 0), len(self._rows) - 1), animate=False)
