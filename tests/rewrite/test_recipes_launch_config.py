@@ -43,7 +43,7 @@ def test_literal_launch_changes_grid_literals_with_it() -> None:
 
 def test_constexpr_in_a_dim3_respects_a_literal_launch_bound() -> None:
     cands = launch_config.propose(request(PROGRAM, "launch-config", max_candidates=12))
-    threads = sorted(c.parameters["THREADS"] for c in cands if "THREADS" in c.parameters)
+    threads = sorted(int(c.parameters["THREADS"] or 0) for c in cands if "THREADS" in c.parameters)
     assert threads == [64, 256, 512]  # 1024 > __launch_bounds__(512) of scale, launched with THREADS
     assert all(not c.defines for c in cands)  # constexpr / literals need no -D
 
