@@ -214,8 +214,13 @@ def _scan(request: RewriteRequest) -> tuple[list[_Knob], str | None, Tree | None
                 value = _cuda.evaluate(_cuda.text(node), {})
                 if value is None:
                     continue
-                key = f"block@{_cuda.line_of(node)}"
+                axis = f".{'xyz'[index]}" if len(dim_nodes) > 1 and index < 3 else ""
+                key = f"block{axis}@{_cuda.line_of(node)}"
                 kernel_fn = [fn for fn in all_kernels if _cuda.function_name(fn) == _cuda.launched_name(call)]
+                if key in knobs:  # one dim3 variable used by several launches
+                    knobs[key].launches.append(call)
+                    knobs[key].users.extend(fn for fn in kernel_fn if fn not in knobs[key].users)
+                    continue
                 knobs[key] = _Knob(
                     label=f"literal block size {value} of the {_cuda.launched_name(call)} launch (line {_cuda.line_of(node)})",
                     key=key,
