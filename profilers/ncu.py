@@ -22,7 +22,7 @@ from profilers.ncu_argv import build_ncu_argv
 from profilers.ncu_csv import looks_like_ncu_csv, read_ncu_csv
 from profilers.ncu_errors import check_ncu_run
 from profilers.ncu_locate import DEFAULT_SEARCH_GLOBS, find_ncu
-from profilers.ncu_report_reader import read_ncu_rep
+from profilers.ncu_isolated import read_ncu_rep_isolated
 from profilers.process import run_command
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
@@ -127,7 +127,7 @@ class NcuProfiler:
                 "ncu finished without writing a report",
                 hint=f"check {log_path} (ncu's log) and that {workdir} is writable",
             )
-        profile = read_ncu_rep(report_path, ncu_path=exe)
+        profile = read_ncu_rep_isolated(report_path, ncu_path=exe)
         return profile.model_copy(update={"notes": [*profile.notes, *warnings]})
 
     def can_read(self, path: Path) -> bool:
@@ -153,4 +153,4 @@ class NcuProfiler:
         path = Path(path)
         if path.suffix.lower() == ".csv":
             return read_ncu_csv(path, kernel_regex=kernel_regex)
-        return read_ncu_rep(path, kernel_regex=kernel_regex, ncu_path=self._explicit)
+        return read_ncu_rep_isolated(path, kernel_regex=kernel_regex, ncu_path=self._explicit)
