@@ -168,8 +168,7 @@ def build_result(
         candidate_entry = BenchEntry(workload=cand.describe() if cand else "candidate", timing=cand_stats, roofline=cand_roof)
         if plaus:
             all_notes.append("flagged for review: " + ", ".join(plaus) + " (a real kernel cannot beat the hardware; check the timing and the work done)")
-    for line in checks_failed or []:
-        all_notes.append(line)
+    all_notes.extend(checks_failed or [])
     return BenchResult(
         device=samples.device,
         device_name=samples.device_name,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
@@ -142,7 +143,7 @@ def cuda_kernel_runner(h: Harness, workload: Workload, *, who: str) -> Runner:
 def _timer(device: str) -> Callable[[Callable[[], Any]], float]:
     if device.startswith("cuda"):
         def cuda_time(fn: Callable[[], Any]) -> float:
-            start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)
+            start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)  # type: ignore[no-untyped-call]
             _SYNC()
             start.record()
             fn()
@@ -204,7 +205,7 @@ def run_bench(h: Harness) -> WorkerResult:
             for _ in range(req.warmup):
                 r.call(r.prepare())
 
-        guard(f"warm-up ({req.warmup} calls)", warm)
+        guard(f"warm-up ({req.warmup} calls)", warm, calls=req.warmup)
     samples: dict[str, list[float]] = {k: [] for k in series}
     assert h.watchdog is not None
     for i in range(req.runs):
@@ -215,12 +216,12 @@ def run_bench(h: Harness) -> WorkerResult:
                 runner = runners["baseline" if key == "baseline_repeat" else key]
                 prepared = runner.prepare()
                 flush()
-                samples[key].append(timer(lambda r=runner, p=prepared: r.call(p)))
+                samples[key].append(timer(partial(runner.call, prepared)))
         except Exception as exc:
             raise CandidateFailure(Check(name="candidate-runs", passed=False, detail=f"timing round {i + 1}: {type(exc).__name__}: {exc}")) from exc
         finally:
             h.watchdog.disarm()
-    env = {"torch": torch.__version__}
+    env: dict[str, str] = {"torch": str(torch.__version__)}
     if h.device.startswith("cuda"):
         env["cuda"] = str(torch.version.cuda)
         props = torch.cuda.get_device_properties(0)

@@ -103,6 +103,11 @@ def verify(
 
     if ref.kind == "cuda-kernel" and device == "cpu":
         raise BadInput("launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine (KernelBench problems verify on CPU)")
+    if sanitizer and device == "cpu":
+        raise BadInput("--sanitizer needs a CUDA device", hint="drop --sanitizer or use --device cuda")
+    if sanitizer:  # memcheck slows kernels (and the Python around them) by one to two orders of magnitude
+        timeout_s, compile_timeout_s = timeout_s * 20, compile_timeout_s * 3
+        notes.append("compute-sanitizer memcheck: per-call time limits were multiplied by 20")
     base_seed = seed if seed is not None else secrets.randbelow(2**30)
     fields: dict[str, object] = {
         "mode": "verify", "reference": ref, "candidate": cand, "device": device, "seeds": seeds,

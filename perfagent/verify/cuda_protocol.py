@@ -37,7 +37,13 @@ from perfagent.workloads.cuda_launch import (
     poison_,
     torch_dtype,
 )
-from perfagent.workloads.launch_spec import LaunchSpec, ResolvedLaunch, load_launch_spec, param_sets, resolve_launch
+from perfagent.workloads.launch_spec import (
+    LaunchSpec,
+    ResolvedLaunch,
+    load_launch_spec,
+    param_sets,
+    resolve_launch,
+)
 
 DECLARED = "declared init"
 
@@ -181,13 +187,13 @@ class KernelVerifier:
                         self.book.ok("all-outputs-written", "every output element is written by every launch")
 
     def _inputs_unchanged(self, in_args: list[Any], masters: dict[str, Any], bufs: dict[str, Any], label: str) -> None:
-        changes = []
+        changes: list[str] = []
         for a in in_args:
             if a.role != "input":
                 continue
             diff = C.changed_inputs([masters[a.name]], [bufs[a.name]])
             changes.extend(d.replace("input[0]", a.name) for d in diff)
-        self.book.record("inputs-unchanged", changes and f"{'; '.join(changes)} after the {label} (the kernel writes to an input)")
+        self.book.record("inputs-unchanged", f"{'; '.join(changes)} after the {label} (the kernel writes to an input)" if changes else None)
 
     def _reference_writes(self, ref_k: CompiledKernel, ref_l: ResolvedLaunch, masters: dict[str, Any], tensor_args: list[Any],
                           written: list[Any], ref_out: dict[str, Any], where: str) -> None:
@@ -205,7 +211,7 @@ class KernelVerifier:
                 problems.append(f"{a.name}: {count}/{gap.numel()} elements")
         self.book.record(
             "reference-writes-outputs",
-            problems and ("the reference leaves " + "; ".join(problems) + " unwritten: declare such arguments role = \"inout\" with an init"),
+            ("the reference leaves " + "; ".join(problems) + " unwritten: declare such arguments role = \"inout\" with an init") if problems else None,
             "the reference writes every output element", severity="inconclusive",
         )
 

@@ -84,9 +84,10 @@ def _where(exc: BaseException, files: tuple[str, ...]) -> str:
     """'file.py:42 in forward' for the deepest frame in one of ``files`` (else the deepest frame)."""
     frames = traceback.extract_tb(exc.__traceback__)
     chosen = [f for f in frames if any(os.path.samefile(f.filename, x) for x in files if os.path.exists(f.filename))]
-    frame = (chosen or frames or [None])[-1]
-    if frame is None:
+    pick = chosen or list(frames)
+    if not pick:
         return ""
+    frame = pick[-1]
     return f" at {Path(frame.filename).name}:{frame.lineno} in {frame.name}"
 
 
@@ -143,18 +144,18 @@ class Harness:
             return long
         return self.request.timeout_s
 
-    def candidate(self, label: str, fn: Callable[[], T], *, phase: Phase = "call") -> T:
-        """Run candidate code under the watchdog; any exception becomes a ``CandidateFailure``."""
-        return self._guard(f"candidate {label}", fn, phase=phase, reference=False)
+    def candidate(self, label: str, fn: Callable[[], T], *, phase: Phase = "call", calls: int = 1) -> T:
+        """Run candidate code (``calls`` calls' worth) under the watchdog; any exception becomes a ``CandidateFailure``."""
+        return self._guard(f"candidate {label}", fn, phase=phase, reference=False, calls=calls)
 
-    def reference(self, label: str, fn: Callable[[], T], *, phase: Phase = "call") -> T:
+    def reference(self, label: str, fn: Callable[[], T], *, phase: Phase = "call", calls: int = 1) -> T:
         """Run reference code under the watchdog; any exception becomes a ``ReferenceFailure``."""
-        return self._guard(f"reference {label}", fn, phase=phase, reference=True)
+        return self._guard(f"reference {label}", fn, phase=phase, reference=True, calls=calls)
 
-    def _guard(self, label: str, fn: Callable[[], T], *, phase: Phase, reference: bool) -> T:
+    def _guard(self, label: str, fn: Callable[[], T], *, phase: Phase, reference: bool, calls: int = 1) -> T:
         assert self.watchdog is not None
         self.progress(label)
-        self.watchdog.arm(label, self.budget(phase))
+        self.watchdog.arm(label, self.budget(phase) * max(1, calls))
         try:
             value = fn()
             self.sync()  # asynchronous CUDA errors (illegal address, launch failure) surface here

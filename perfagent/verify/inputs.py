@@ -35,28 +35,33 @@ def seed_everything(seed: int) -> None:
 
 
 def draw(shape: Sequence[int], dist: str, generator: torch.Generator) -> torch.Tensor:
-    """A float32 CPU tensor of ``shape`` from ``dist`` (one of ``DISTRIBUTIONS``)."""
+    """A float32 tensor of ``shape`` from ``dist`` (one of ``DISTRIBUTIONS``), on the generator's device."""
     shape = tuple(shape)
+    dev = generator.device
     if dist == "normal":
-        return torch.randn(shape, generator=generator)
+        return torch.randn(shape, generator=generator, device=dev)
     if dist == "uniform":
-        return torch.rand(shape, generator=generator) * 2.0 - 1.0
+        return torch.rand(shape, generator=generator, device=dev) * 2.0 - 1.0
     if dist == "laplace":
-        u = torch.rand(shape, generator=generator) - 0.5
+        u = torch.rand(shape, generator=generator, device=dev) - 0.5
         return -torch.sign(u) * torch.log1p(-2.0 * u.abs().clamp(max=0.4999999))
     if dist == "exponential":
-        return -torch.log1p(-torch.rand(shape, generator=generator).clamp(max=0.9999999))
+        return -torch.log1p(-torch.rand(shape, generator=generator, device=dev).clamp(max=0.9999999))
     if dist == "lognormal":
-        return torch.exp(0.5 * torch.randn(shape, generator=generator))
+        return torch.exp(0.5 * torch.randn(shape, generator=generator, device=dev))
     raise ValueError(f"unknown distribution {dist!r}")
 
 
 def redraw(values: Sequence[Any], dist: str, seed: int) -> list[Any]:
     """Replace every floating-point tensor in ``values`` by a same-shape draw from ``dist``."""
-    gen = torch.Generator().manual_seed(seed)
+    gens: dict[str, torch.Generator] = {}
     out: list[Any] = []
     for v in values:
         if isinstance(v, torch.Tensor) and v.is_floating_point():
+            key = str(v.device)
+            if key not in gens:
+                gens[key] = torch.Generator(device=v.device).manual_seed(seed)
+            gen = gens[key]
             fresh = draw(v.shape, dist, gen).to(dtype=v.dtype, device=v.device)
             if not v.is_contiguous():  # keep the problem's memory layout (e.g. a transposed input)
                 try:
@@ -113,5 +118,11 @@ def enable_uninitialized_fill() -> None:
     Uses ``torch.use_deterministic_algorithms(True, warn_only=True)``: ops without a deterministic
     implementation only warn.
     """
+    c_api = torch._C
+    if hasattr(c_api, "_set_deterministic_algorithms") and hasattr(c_api, "_set_deterministic_fill_uninitialized_memory"):
+        # The same switches without importing torch._inductor / torch._dynamo (1-2 s per worker).
+        c_api._set_deterministic_algorithms(True, warn_only=True)
+        c_api._set_deterministic_fill_uninitialized_memory(True)
+        return
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]

@@ -64,8 +64,10 @@ def _last_progress(path: Path) -> str:
     return last[1] if len(last) == 2 and re.fullmatch(r"[\d.]+", last[0]) else lines[-1]
 
 
-def _env(device: str) -> dict[str, str]:
+def _env(device: str, sanitizer: bool = False) -> dict[str, str]:
     env = dict(os.environ)
+    if sanitizer:  # one cudaMalloc per tensor, so that memcheck sees each tensor's real bounds
+        env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -132,7 +134,7 @@ def _run(
         progress(f"running the {request.mode} worker ({request.device}) ...")
     extra: list[Check] = []
     try:
-        done = run_command(argv, timeout_s=backstop_s, cwd=work, env=_env(request.device), stdin_text=nonce + "\n")
+        done = run_command(argv, timeout_s=backstop_s, cwd=work, env=_env(request.device, sanitizer), stdin_text=nonce + "\n")
     except ToolTimeout:
         where = _last_progress(progress_path)
         check = Check(name="candidate-runs", passed=False, detail=f"timeout: the worker was killed after {backstop_s:g} s while running: {where}")

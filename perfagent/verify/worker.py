@@ -63,9 +63,10 @@ def main(argv: list[str] | None = None) -> int:
             h.notes.append("no CUDA device visible to torch: ran on the CPU (Triton through its interpreter)")
         import torch  # noqa: F401 - imported before any user code, so user code cannot shadow it
 
-        from perfagent.verify.inputs import enable_uninitialized_fill
+        if request.mode == "verify":  # never while timing: it adds a fill to every allocation
+            from perfagent.verify.inputs import enable_uninitialized_fill
 
-        enable_uninitialized_fill()
+            enable_uninitialized_fill()
         result = _dispatch(h)
     except ReferenceFailure as exc:
         result = WorkerResult(nonce=nonce, device=h.device, device_name=h.device_name, bad_input=str(exc), notes=h.notes)

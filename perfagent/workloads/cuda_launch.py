@@ -75,36 +75,36 @@ def make_arg_tensor(arg: ResolvedArg, seed: int, dist: str | None, device: str) 
 
     from perfagent.verify.inputs import draw
 
-    gen = torch.Generator().manual_seed(_seed_for(seed, arg.name))
+    gen = torch.Generator(device=device).manual_seed(_seed_for(seed, arg.name))
     shape = arg.shape
     is_float = arg.dtype in FLOAT_DTYPES
     init = arg.init or ("normal" if is_float else "randint")
     if dist is not None and is_float and arg.vary and init in ("normal", "uniform"):
         values = draw(shape, dist, gen)
     elif init == "normal":
-        values = torch.randn(shape, generator=gen) * (arg.std if arg.std is not None else 1.0) + (arg.mean or 0.0)
+        values = torch.randn(shape, generator=gen, device=device) * (arg.std if arg.std is not None else 1.0) + (arg.mean or 0.0)
     elif init == "uniform":
         low = arg.low if arg.low is not None else 0.0
         high = arg.high if arg.high is not None else 1.0
-        values = torch.rand(shape, generator=gen) * (high - low) + low
+        values = torch.rand(shape, generator=gen, device=device) * (high - low) + low
     elif init == "randint":
         low_i = int(arg.low) if arg.low is not None else 0
         high_i = int(arg.high) if arg.high is not None else (2 if arg.dtype == "bool" else 100)
-        values = torch.randint(low_i, high_i, shape, generator=gen)
+        values = torch.randint(low_i, high_i, shape, generator=gen, device=device)
     elif init == "arange":
-        flat = torch.arange(arg.numel, dtype=torch.int64)
+        flat = torch.arange(arg.numel, dtype=torch.int64, device=device)
         if arg.high is not None:
             flat = flat % int(arg.high)
         values = flat.reshape(shape)
     elif init == "ones":
-        values = torch.ones(shape)
+        values = torch.ones(shape, device=device)
     elif init == "full":
-        values = torch.full(shape, float(arg.fill if arg.fill is not None else 0.0))
+        values = torch.full(shape, float(arg.fill if arg.fill is not None else 0.0), device=device)
     elif init == "zeros":
-        values = torch.zeros(shape)
+        values = torch.zeros(shape, device=device)
     else:  # pragma: no cover - the spec model rejects anything else
         raise ValueError(f"unknown init {init!r}")
-    return values.to(dtype=torch_dtype(arg.dtype)).to(device)
+    return values.to(dtype=torch_dtype(arg.dtype))
 
 
 def poison_value(dtype: Any, which: int) -> float:
@@ -214,7 +214,7 @@ def compile_kernel(source: str, entry: str, defines: dict[str, str], device_inde
     options = cc.ProgramOptions(
         arch=f"sm_{dev.arch}",
         std="c++17",
-        define_macro=[(k, v) for k, v in defines.items()] or None,
+        define_macro=list(defines.items()) or None,
         include_path=_include_paths(path),
         lineinfo=True,
     )

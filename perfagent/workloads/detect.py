@@ -52,6 +52,11 @@ def detect_reference(path: str | Path, *, spec: str | Path | None = None) -> Wor
         info = inspect_python(p)
         if info.is_problem:
             return Workload(kind="kernelbench", path=str(p), class_name="Model", backend=info.backend)
+        if "ModelNew" in info.classes and "Model" not in info.classes:
+            raise BadInput(
+                f"{p.name} defines ModelNew but no Model: it is a candidate, not a reference",
+                hint="the reference comes first: perfagent verify PROBLEM.py CANDIDATE.py",
+            )
         if "Model" in info.classes:
             raise BadInput(
                 f"{p.name} defines Model but no get_inputs()",

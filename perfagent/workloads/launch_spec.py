@@ -200,8 +200,8 @@ class LaunchSpec(Frozen):
             if not 1 <= len(dims) <= 3:
                 raise ValueError(f"{label} needs 1 to 3 dimensions, got {len(dims)}")
         for key, override in self.variants.items():
-            for label, dims in (("grid", override.grid), ("block", override.block)):
-                if dims is not None and not 1 <= len(dims) <= 3:
+            for label, maybe in (("grid", override.grid), ("block", override.block)):
+                if maybe is not None and not 1 <= len(maybe) <= 3:
                     raise ValueError(f"variants.{key}.{label} needs 1 to 3 dimensions")
         return self
 
