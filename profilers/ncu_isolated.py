@@ -73,7 +73,7 @@ def _main(argv: list[str]) -> int:
     try:
         profile = read_ncu_rep(path, kernel_regex=kernel, ncu_path=ncu)
     except ProfilerError as exc:
-        body = {"error": type(exc).__name__, "message": exc.message, "hint": exc.hint}
+        body: dict[str, object] = {"error": type(exc).__name__, "message": exc.message, "hint": exc.hint}
         if isinstance(exc, NoKernelsProfiled):
             body["available"] = exc.available
         sys.stdout.write(json.dumps(body))

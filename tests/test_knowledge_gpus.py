@@ -18,7 +18,7 @@ def test_every_entry_validates() -> None:
 @pytest.mark.parametrize("spec", all_gpus(), ids=lambda s: s.id)
 def test_entry_is_sane(spec: GpuSpec) -> None:
     assert spec.sources, "every entry cites its document"
-    assert spec.arch.startswith("sm_")
+    assert spec.arch.startswith("sm_" if spec.vendor == "nvidia" else "gfx")
     assert spec.sm_count > 0 and spec.dram_bandwidth_gbs > 0
     if spec.fp32_tflops is not None and spec.fp64_tflops is not None:
         assert spec.fp64_tflops <= spec.fp32_tflops

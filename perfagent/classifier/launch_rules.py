@@ -49,7 +49,7 @@ def small_grid(ctx: RuleContext) -> Finding | Skip | None:
         evidence.append(Evidence(metric="achieved_occupancy_pct", value=round(occ.achieved_pct, 1), unit="%"))
     if busiest is not None:
         evidence.append(Evidence(metric="max(sm, memory) throughput", value=round(busiest * 100, 1), unit="%"))
-    if below_sms:
+    if below_sms and sms is not None:
         what = f"{grid} blocks for {sms} SMs: {sms - grid} SMs get no work at all"
     else:
         what = f"{grid} blocks fill only {waves:.0%} of one wave (the blocks all SMs can hold at once)"
