@@ -231,6 +231,19 @@ def _resolve(dotted: str) -> Any:
     return None
 
 
+_LIBRARY_THREAD_MODULES = ("torch.", "triton.")
+
+
+def _library_thread(t: threading.Thread) -> bool:
+    """A thread whose target is a torch/triton function (their own pools), not user code."""
+    target = getattr(t, "_target", None)
+    module = getattr(target, "__module__", None) or ""
+    return module.startswith(_LIBRARY_THREAD_MODULES)
+
+
 def new_threads(before: set[threading.Thread], own: set[threading.Thread]) -> list[str]:
-    """Names of live threads started since ``before`` (excluding the harness's own)."""
-    return sorted(t.name for t in threading.enumerate() if t not in before and t not in own and t.is_alive())
+    """Names of live threads started since ``before`` (excluding the harness's own and torch/triton's)."""
+    return sorted(
+        t.name for t in threading.enumerate()
+        if t not in before and t not in own and t.is_alive() and not _library_thread(t)
+    )
