@@ -77,7 +77,7 @@ class Finding(Frozen):
     """Plain words with the numbers in."""
     evidence: list[Evidence] = Field(default_factory=list)
     estimated_speedup: float | None = None
-    """ESTIMATE: upper bound on the kernel's speed-up if this is fixed (x). None when not estimable."""
+    """ESTIMATE of the kernel's speed-up if this is fixed (x), by ``speedup_formula``. None when not estimable."""
     speedup_formula: str | None = None
     """How ``estimated_speedup`` was computed, so that readers can judge it."""
     recoverable_s: float | None = None

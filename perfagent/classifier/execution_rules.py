@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perfagent.classifier.context import RuleContext, Skip, cap, finding, pct
-from perfagent.models import Evidence, Finding
+from perfagent.models import Evidence, Finding, Metrics
 
 WARP = 32.0
 # ncu's ThreadDivergence rule fires below 24 active threads per warp instruction.
@@ -89,7 +89,10 @@ def at_roofline_bound(ctx: RuleContext) -> Finding | Skip | None:
         frac, resource = m.dram_throughput_pct / 100.0, "dram"
     if (frac is None or frac < AT_BOUND_FRAC) and m.sm_throughput_pct is not None and m.sm_throughput_pct >= AT_BOUND_FRAC * 100:
         # FLOPs may be uncounted (e.g. tensor ops in older reports) while the SM is saturated.
-        frac, resource = m.sm_throughput_pct / 100.0, _busiest_pipe(m.pipe_utilization_pct) or "sm"
+        pipe = _busiest_pipe_name(m.pipe_utilization_pct)
+        if pipe is not None and pipe not in _FLOP_PIPES:
+            return _instruction_overhead(ctx, pipe)
+        frac, resource = m.sm_throughput_pct / 100.0, f"{pipe} pipe" if pipe else "sm"
     if frac is None:
         return Skip("no speed-of-light estimate (needs bytes or FLOPs and device peaks)")
     if frac < AT_BOUND_FRAC or resource is None:
@@ -132,6 +135,15 @@ def _dram_or_compute_fraction(ctx: RuleContext) -> tuple[float | None, str | Non
     return min(floor / d, 1.0), name
 
 
+def _wasteful_access(m: Metrics) -> bool:
+    """True when a known access defect explains high on-chip traffic."""
+    uncoalesced = any(b is not None and 0 < b < 24.0 for b in (m.global_load_bytes_per_sector, m.global_store_bytes_per_sector))
+    conflicts = (m.shared_bank_conflict_pct or 0.0) >= 10.0
+    local = (m.local_load_bytes or 0.0) + (m.local_store_bytes or 0.0)
+    spills = m.l1_bytes is not None and local > 0.05 * (m.l1_bytes + local)
+    return uncoalesced or conflicts or spills
+
+
 def onchip_bandwidth_saturated(ctx: RuleContext) -> Finding | Skip | None:
     """L1/shared or L2 near its throughput limit while DRAM is not: on-chip traffic is the roof,
     and more reuse per byte loaded (bigger tiles, registers) lowers it."""
@@ -143,6 +155,8 @@ def onchip_bandwidth_saturated(ctx: RuleContext) -> Finding | Skip | None:
     level, hot = ("L1/shared", l1) if l1 >= l2 else ("L2", l2)
     if hot < AT_BOUND_FRAC * 100 or dram >= hot - 15.0:
         return None
+    if _wasteful_access(m):
+        return None  # the traffic is a symptom: the coalescing / bank-conflict / spill finding names the cause
     # If on-chip traffic stopped limiting, the next roof is DRAM or compute.
     next_frac, next_roof = _dram_or_compute_fraction(ctx)
     speedup = cap(1.0 / next_frac) if next_frac else None
@@ -171,11 +185,44 @@ def onchip_bandwidth_saturated(ctx: RuleContext) -> Finding | Skip | None:
     )
 
 
-def _busiest_pipe(pipes: dict[str, float]) -> str | None:
+# Pipes whose saturation means useful floating-point work; anything else busy is overhead.
+_FLOP_PIPES = ("fma", "fp64", "tensor", "fp16", "fmaheavy", "mfma", "valu")
+
+
+def _busiest_pipe_name(pipes: dict[str, float]) -> str | None:
     if not pipes:
         return None
     name, value = max(pipes.items(), key=lambda kv: kv[1])
-    return f"{name} pipe" if value > 0 else None
+    return name if value > 0 else None
+
+
+def _instruction_overhead(ctx: RuleContext, pipe: str) -> Finding:
+    """The SM is saturated by a non-FLOP pipe (integer ALU, XU special functions, LSU): overhead, not work."""
+    m = ctx.m
+    mem = ctx.mem_frac or 0.0
+    speedup = cap(AT_BOUND_FRAC / mem, ctx.sol_cap) if mem > 0 else None
+    pipes = sorted(m.pipe_utilization_pct.items(), key=lambda kv: kv[1], reverse=True)[:3]
+    return finding(
+        ctx,
+        rule="instruction_overhead",
+        category="compute-bound",
+        title=f"Issue-bound on {pipe.upper()} instructions, not FLOPs: SM {pct(m.sm_throughput_pct)}, memory {pct(m.memory_throughput_pct)}",
+        explanation=(
+            f"The SM is {pct(m.sm_throughput_pct)} busy, but its busiest pipe is {pipe.upper()} (integer arithmetic, "
+            f"special functions such as division/modulo, or address math) rather than floating-point work. Index "
+            f"arithmetic like `tid % (2*s)`, divergent branch bookkeeping or per-element integer division are the usual "
+            f"causes: restructure the indexing (sequential addressing, strength reduction, fewer iterations per element)."
+        ),
+        evidence=[Evidence(metric="sm_throughput_pct", value=m.sm_throughput_pct, threshold=AT_BOUND_FRAC * 100, comparison=">=", unit="%")]
+        + [Evidence(metric=f"pipe_{name}_pct", value=round(v, 1), unit="%") for name, v in pipes]
+        + [Evidence(metric="issue_slot_utilization_pct", value=m.issue_slot_utilization_pct, unit="%")],
+        transforms=["sequential-addressing", "avoid-divergence", "thread-coarsening", "fast-math"],
+        speedup=speedup,
+        formula="0.8 / memory throughput (the gain if the kernel became memory-bound at 80 % of peak), capped at 1 / fraction of speed of light"
+        if speedup
+        else None,
+        ncu_rules=("HighPipeUtilization", "SOLBottleneck"),
+    )
 
 
 def _bound_vocabulary(resource: str) -> tuple[str, str, list[str]]:
@@ -198,7 +245,8 @@ def memory_bound_with_headroom(ctx: RuleContext) -> Finding | Skip | None:
         return None
     onchip = max(m.l1_throughput_pct or 0.0, m.l2_throughput_pct or 0.0)
     dram = m.dram_throughput_pct or 0.0
-    if onchip > dram:
+    roof = ctx.roofline.bounding_resource if ctx.roofline else None
+    if roof in ("l1", "l2") or (roof is None and onchip > dram):
         category, what, transforms = "onchip-bandwidth", "L1/L2", ["smem-tiling", "register-tiling", "vectorize-access"]
     else:
         category, what, transforms = "dram-bandwidth", "DRAM", ["vectorize-access", "kernel-fusion"]
