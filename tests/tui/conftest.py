@@ -1,53 +1,28 @@
-"""Fixtures for the TUI tests.
+"""Fixtures for the TUI tests: saved and live-diagnosed records, the optimize loop present or absent.
 
-Records: ``data/*.json`` are perfagent's own ``diagnose --format json`` output on the public Nsight Compute
-reports in ``../shared/fixtures/ncu-public`` (the reports themselves are not copied into the repo). They keep
-the snapshots stable while the classifier's wording evolves; regenerate with::
-
-    python3 -m perfagent diagnose ../shared/fixtures/ncu-public/a10g_sgemm_4kernels_ncu2023.1.1_roofline.ncu-rep \\
-        --format json -o tests/tui/data/a10g_sgemm_4kernels.json --force
-    python3 -m perfagent diagnose ../shared/fixtures/ncu-public/a100_memcpyasync_matrixtransfer_pd1_ncu2023.3.1_full.ncu-rep \\
-        --format json -o tests/tui/data/a100_memcpyasync.json --force
-
-``live_records`` diagnoses the reports at test time instead (skipped when ../shared is absent).
+``live_records`` diagnoses the public reports at test time (skipped when ../shared is absent); the saved
+records are described in ``tui_support``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from tui_support import (
+    FIXTURES,
+    MEMCPY_JSON,
+    MEMCPY_REPORT,
+    ORIGINAL,
+    SGEMM_JSON,
+    SGEMM_REPORT,
+    FakeLoop,
+    load,
+)
 
 import perfagent
 from perfagent.models import RunRecord
-from tui.optimize_bridge import Capabilities, OptimizeBridge, source_reason
-
-DATA = Path(__file__).parent / "data"
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "ncu-public"
-SGEMM_REPORT = FIXTURES / "a10g_sgemm_4kernels_ncu2023.1.1_roofline.ncu-rep"
-MEMCPY_REPORT = FIXTURES / "a100_memcpyasync_matrixtransfer_pd1_ncu2023.3.1_full.ncu-rep"
-SGEMM_JSON = DATA / "a10g_sgemm_4kernels.json"
-MEMCPY_JSON = DATA / "a100_memcpyasync.json"
-
-
-def run_async(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test on a fresh event loop (no pytest-asyncio/anyio plugin needed); fixtures still apply."""
-
-    @functools.wraps(test)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        asyncio.run(test(*args, **kwargs))  # type: ignore[arg-type]
-
-    return wrapper
-
-
-def load(path: Path) -> RunRecord:
-    """A saved record."""
-    return RunRecord.model_validate_json(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture
@@ -68,76 +43,6 @@ def live_records() -> dict[str, RunRecord]:
     if not FIXTURES.is_dir():
         pytest.skip(f"{FIXTURES} is absent: the public ncu fixtures live outside the repo (../shared)")
     return {p.stem: perfagent.diagnose(p) for p in (SGEMM_REPORT, MEMCPY_REPORT)}
-
-
-class PinnedBridge(OptimizeBridge):
-    """The real bridge with the machine probe pinned (no GPU, no LLM), so tests do not depend on the host."""
-
-    def probe(self, record: RunRecord) -> Capabilities:
-        return Capabilities(
-            loop=self.unavailable_reason(),
-            source=source_reason(record),
-            gpu="none here (pinned by the test) — CPU correctness checks only, no timings",
-            llm="no endpoint (PERFAGENT_LLM_BASE_URL unset) — recipes backend only",
-        )
-
-
-ORIGINAL = "__global__ void k(float* x) { x[threadIdx.x * 32] += 1.0f; }\n"
-CANDIDATE = "__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n"
-
-
-class FakeLoop:
-    """A stand-in for ``perfagent.optimize`` that follows the interface documented in ``tui.optimize_bridge``.
-
-    It records its calls and returns one candidate the loop accepted and one it rejected.
-    """
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-
-    def __call__(self, target: str, **kwargs: Any) -> dict[str, Any]:
-        self.calls.append({"target": target, **kwargs})
-        progress: Callable[[object], None] = kwargs["progress"]
-        progress("proposing candidates with the recipes backend")
-        progress({"message": "verifying c1", "step": 1, "total": 2})
-        progress({"message": "verifying c2", "step": 2, "total": 2})
-        diff = "--- k.cu\n+++ k.cu\n@@ -1 +1 @@\n-" + ORIGINAL + "+" + CANDIDATE
-        return {
-            "candidates": [
-                {
-                    "id": "c1",
-                    "transform": kwargs["transforms"][0],
-                    "backend": kwargs["backend"],
-                    "diff": diff,
-                    "verdict": "accepted",
-                    "checks": [
-                        {"name": "correctness", "passed": True, "detail": "max abs err 0 vs reference"},
-                        ("faster beyond noise", True, "median 1.9× over 30 interleaved runs"),
-                    ],
-                    "time_s_before": 4.0e-4,
-                    "time_s_after": 2.1e-4,
-                    "accepted": True,
-                    "reason": "correct and 1.9× faster; global_load_bytes_per_sector rose",
-                    "source": CANDIDATE,
-                    "metrics_before": {"dram_throughput_pct": 80.0, "global_load_bytes_per_sector": 8.0},
-                    "metrics_after": {"dram_throughput_pct": 62.0, "global_load_bytes_per_sector": 32.0},
-                },
-                {
-                    "id": "c2",
-                    "transform": kwargs["transforms"][0],
-                    "backend": kwargs["backend"],
-                    "diff": "--- k.cu\n+++ k.cu\n",
-                    "verdict": "incorrect",
-                    "checks": [{"name": "correctness", "passed": False, "detail": "mismatch at index 7"}],
-                    "time_s_before": 4.0e-4,
-                    "time_s_after": None,
-                    "accepted": False,
-                    "reason": "output differs from the reference",
-                    "source": "broken\n",
-                },
-            ],
-            "notes": ["no GPU: timings come from the recorded run"],
-        }
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from tui_support import REPO
 
 from perfagent.cli import build_parser, main
 

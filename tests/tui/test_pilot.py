@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from conftest import CANDIDATE, MEMCPY_REPORT, ORIGINAL, SGEMM_JSON, FakeLoop, PinnedBridge, run_async
 from textual.message import Message
 from textual.widgets import ContentSwitcher, DataTable, Log, OptionList, Static, TabbedContent
+from tui_support import CANDIDATE, MEMCPY_REPORT, ORIGINAL, SGEMM_JSON, FakeLoop, PinnedBridge, run_async
 
 import perfagent
 from perfagent.models import RunRecord

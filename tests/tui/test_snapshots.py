@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from importlib import metadata
 
 import pytest
-from conftest import MEMCPY_JSON, SGEMM_JSON, PinnedBridge, load
 from textual.pilot import Pilot
+from tui_support import MEMCPY_JSON, SGEMM_JSON, PinnedBridge, load
 
 from tui.app import PerfAgentApp
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CANDIDATE, ORIGINAL, FakeLoop
+from tui_support import CANDIDATE, ORIGINAL, FakeLoop
 
 from perfagent.models import RunRecord
 from perfagent.render.chart import ChartPlan, PlottedKernel, chart_plan

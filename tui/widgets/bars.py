@@ -6,6 +6,7 @@ import textwrap
 from collections.abc import Sequence
 
 from textual.content import Content
+from textual.geometry import Size
 from textual.widget import Widget
 
 from tui.viewmodels import BarRow, bar
@@ -31,8 +32,17 @@ class BarPanel(Widget):
         self.rows = list(rows)
         self.refresh(layout=True)
 
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._content(width).plain.split("\n"))
+
     def render(self) -> Content:
-        width = max(self.content_size.width, 20)
+        return self._content(self.content_size.width)
+
+    def on_resize(self) -> None:
+        self.refresh(layout=True)
+
+    def _content(self, width: int) -> Content:
+        width = max(width, 20)
         label_w = max((len(r.label) + 2 * r.indent for r in self.rows), default=0)
         text_w = max((len(r.text) for r in self.rows if r.pct is not None), default=0)
         bar_w = max(4, min(40, width - label_w - text_w - 2))
