@@ -92,6 +92,10 @@ def bench(
     cand = None
     if candidate is not None:
         cand = candidate if isinstance(candidate, Workload) else detect_candidate(candidate, ref, kernel=kernel)
+    if ref.kind == "cuda-kernel":
+        from perfagent.verify.api import preflight_launch_spec
+
+        preflight_launch_spec(ref, cand)
     fields: dict[str, object] = {
         "mode": "bench", "reference": ref, "candidate": cand, "device": device, "base_seed": seed,
         "timeout_s": timeout_s, "compile_timeout_s": compile_timeout_s, "runs": runs, "warmup": warmup,

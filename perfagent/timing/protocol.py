@@ -120,8 +120,8 @@ def cuda_kernel_runner(h: Harness, workload: Workload, *, who: str) -> Runner:
         raise CandidateFailure(Check(name="candidate-runs", passed=False, detail=str(exc))) from None
     compiled = guard(f"NVRTC build of {resolved.kernel}", lambda: compile_kernel(resolved.source, resolved.kernel, resolved.defines), phase="build")
     tensors = [a for a in resolved.args if not a.is_scalar]
-    masters = {a.name: make_arg_tensor(a, h.request.base_seed, None, "cuda") for a in tensors if a.role in ("input", "inout")}
-    buffers = {a.name: torch.empty(a.shape, dtype=torch_dtype(a.dtype), device="cuda") for a in tensors}
+    masters = {a.name: make_arg_tensor(a, h.request.base_seed, None, h.device) for a in tensors if a.role in ("input", "inout")}
+    buffers = {a.name: torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=h.device) for a in tensors}
     for a in tensors:
         if a.role == "output":
             poison_(buffers[a.name], 1)

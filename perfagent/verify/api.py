@@ -15,6 +15,7 @@ from perfagent.verify.runner import run_worker
 from perfagent.verify.static_checks import static_checks
 from perfagent.verify.verdict import decide
 from perfagent.workloads.detect import detect_candidate, detect_reference
+from perfagent.workloads.launch_spec import load_launch_spec, param_sets, resolve_launch
 from perfagent.workloads.model import Workload
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import run_command
@@ -101,8 +102,10 @@ def verify(
             elapsed_s=time.monotonic() - started,
         )
 
-    if ref.kind == "cuda-kernel" and device == "cpu":
-        raise BadInput("launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine (KernelBench problems verify on CPU)")
+    if ref.kind == "cuda-kernel":
+        preflight_launch_spec(ref, cand)
+        if device == "cpu":
+            raise BadInput("launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine (KernelBench problems verify on CPU)")
     if sanitizer and device == "cpu":
         raise BadInput("--sanitizer needs a CUDA device", hint="drop --sanitizer or use --device cuda")
     if sanitizer:  # memcheck slows kernels (and the Python around them) by one to two orders of magnitude
@@ -144,6 +147,22 @@ def verify(
         notes=list(dict.fromkeys(notes)),
         elapsed_s=time.monotonic() - started,
     )
+
+
+def preflight_launch_spec(ref: Workload, cand: Workload | None) -> None:
+    """Resolve the spec for the reference and the candidate here, so that a bad spec, a bad
+    expression or an ambiguous entry point is bad input (exit 2) before any worker starts.
+
+    Raises:
+        BadInput: as ``resolve_launch``.
+    """
+    assert ref.spec_path is not None
+    spec = load_launch_spec(ref.spec_path)
+    for workload in (ref, cand):
+        if workload is None:
+            continue
+        for params in param_sets(spec):
+            resolve_launch(spec, ref.spec_path, source=workload.path, kernel=workload.kernel, params=params)
 
 
 def _device_label(device: str, name: str | None) -> str:

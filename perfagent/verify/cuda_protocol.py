@@ -118,7 +118,7 @@ class KernelVerifier:
             raise CandidateFailure(Check(name="candidate-runs", passed=False, detail=f"cannot launch the candidate: {exc.message}")) from None
         ref_k = self.compiled(ref_l, reference=True)
         cand_k = self.compiled(cand_l, reference=False)
-        device = "cuda"
+        device = self.h.device
         tensor_args = [a for a in ref_l.args if not a.is_scalar]
         in_args = [a for a in tensor_args if a.role in ("input", "inout")]
         written = [a for a in tensor_args if a.role in ("output", "inout")]
@@ -199,7 +199,7 @@ class KernelVerifier:
                           written: list[Any], ref_out: dict[str, Any], where: str) -> None:
         """A second reference launch with the second poison: elements poisoned in both were never written."""
         bufs = {k: v.clone() for k, v in masters.items()}
-        bufs.update({a.name: poison_(torch.empty(a.shape, dtype=torch_dtype(a.dtype), device="cuda"), 2) for a in tensor_args if a.role == "output"})
+        bufs.update({a.name: poison_(torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=self.h.device), 2) for a in tensor_args if a.role == "output"})
         self.run_launch("reference", ref_k, ref_l, bufs, f"second launch on {where}")
         problems = []
         for a in written:

@@ -127,3 +127,16 @@ def test_output_file_and_force(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     assert "--force" in capsys.readouterr().err
     assert main(["verify", str(ADD), "-o", str(out), "--force"]) == 0
     assert out.read_text().startswith("verdict: PASS")
+
+
+def test_ambiguous_rewrite_is_bad_input_before_any_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "k.cu").write_text('extern "C" __global__ void k(float* x) {}\n')
+    (tmp_path / "k.launch.toml").write_text(
+        'source = "k.cu"\nkernel = "k"\ngrid = [1]\nblock = [1]\n[[args]]\nname = "x"\nshape = [4]\nrole = "output"\n'
+    )
+    two = tmp_path / "two.cu"
+    two.write_text('extern "C" __global__ void a(float* x) {}\nextern "C" __global__ void b(float* x) {}\n')
+    assert main(["verify", str(tmp_path / "k.cu"), str(two)]) == 2
+    assert "--kernel NAME" in capsys.readouterr().err
+    assert main(["verify", str(tmp_path / "k.cu"), str(two), "--kernel", "a", "--device", "cpu"]) == 2
+    assert "only on a CUDA GPU" in capsys.readouterr().err
