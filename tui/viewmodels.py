@@ -264,14 +264,17 @@ def launch_rows(kd: KernelDiagnosis) -> list[BarRow]:
             + f" ({fmt_count(total if total is not None else d[0] * d[1] * d[2])})"
         )
 
+    def per(text: str, unit: str) -> str:
+        return text if text == NA else f"{text}/{unit}"
+
     shared = fmt_bytes(lc.shared_memory_static_bytes, binary=True)
     if lc.shared_memory_dynamic_bytes:
         shared += f" + {fmt_bytes(lc.shared_memory_dynamic_bytes, binary=True)} dyn"
     rows = [
         BarRow("Grid", None, dims(lc.grid, lc.grid_size)),
         BarRow("Block", None, dims(lc.block, lc.block_size)),
-        BarRow("Registers", None, f"{fmt_count(lc.registers_per_thread)}/thread"),
-        BarRow("Shared", None, f"{shared}/block"),
+        BarRow("Registers", None, per(fmt_count(lc.registers_per_thread), "thread")),
+        BarRow("Shared", None, per(shared, "block")),
     ]
     if lc.local_memory_per_thread_bytes is not None:
         rows.append(

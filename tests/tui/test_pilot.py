@@ -254,3 +254,32 @@ async def test_load_failure_is_shown_and_sets_the_exit_code(tmp_path: Path) -> N
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 2
+
+
+@run_async
+async def test_a_bare_static_record_renders_everywhere() -> None:
+    from perfagent.models import KernelDiagnosis, KernelProfile
+
+    bare = RunRecord(
+        target="kernels/k.cu",
+        tool="static",
+        mode="static",
+        kernels=[
+            KernelDiagnosis(
+                name="void k()", duration_s=None, profile=KernelProfile(name="void k()", base_name="k")
+            )
+        ],
+    )
+    app, _ = _app(bare)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert "STATIC ANALYSIS" in _text(app, "#run-summary")
+        await pilot.press("enter")
+        assert "n/a" in _text(app, "#kernel-title")
+        await pilot.press("2", "3", "1", "o")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, WalkthroughScreen)
+        assert "no findings to act on" in _text(app, "#wt-finding-text")
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.screen.query_one(ContentSwitcher).current == "choose"

@@ -65,6 +65,9 @@ class KernelsScreen(Screen[None]):
                 " ",
                 top.title,
             ]
+            more = len(kd.findings) - 1
+            if more > 0:
+                parts.append((f"  (+{more} more)", "$text-muted"))
             estimate = []
             if top.estimated_speedup is not None:
                 estimate.append(f"speed-up ≤ {fmt_speedup(top.estimated_speedup)}")
@@ -75,11 +78,6 @@ class KernelsScreen(Screen[None]):
                 estimate.append(rec)
             if estimate:
                 parts += ["\n", (" · ".join(estimate) + " — estimates", "$text-muted")]
-        more = len(kd.findings) - 1
-        if more > 0:
-            parts += [
-                ("" if top is None else f"  (+{more} more finding{'s' if more > 1 else ''})", "$text-muted")
-            ]
         preview.update(Content.assemble(*parts))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
