@@ -52,6 +52,7 @@ HONEST: list[tuple[str, Path, Path | None, int]] = [
     ("reassociated-rowsum", HERE / "problem_rowsum.py", HERE / "honest_rowsum_reassoc.py", 2),
     ("example-01-triton", EXAMPLES / "01_vector_add.py", EXAMPLES / "01_vector_add_triton.py", 2),
     ("example-02-matmul-relu", EXAMPLES / "02_matmul_relu.py", EXAMPLES / "02_matmul_relu_triton.py", 2),
+    ("same-file-modelnew", HERE / "problem_with_modelnew.py", None, 2),
 ]
 
 
