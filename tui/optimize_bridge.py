@@ -34,8 +34,9 @@ order tried. Each candidate (attribute or mapping access) has:
 ``backend``        str, 'recipes' or 'llm'
 ``diff``           str, unified diff of the candidate against the original source
 ``verdict``        str, the loop's verdict ('accepted', 'incorrect', 'not-faster', 'metric-unmoved', 'error')
-``checks``         sequence of checks, each ``name: str``, ``passed: bool``, ``detail: str`` (correctness,
-                   anti-cheat, speed-up beyond noise, targeted metric moved, ...)
+``checks``         sequence of checks, each ``name: str``, ``passed: bool``, ``detail: str`` and optionally
+                   ``severity: str`` ('error', 'warning', 'inconclusive', 'skipped'): correctness,
+                   anti-cheat, speed-up beyond noise, targeted metric moved, ...
 ``time_s_before``  float | None, median kernel time of the original, s (None when not timed, e.g. no GPU)
 ``time_s_after``   float | None, median kernel time of the candidate, s
 ``accepted``       bool, the loop's decision (correct, faster beyond measured noise, targeted metric moved)
@@ -118,6 +119,17 @@ class Check:
     name: str
     passed: bool
     detail: str = ""
+    severity: str = "error"
+    """'error' (a failure rejects), 'warning' (reported only), 'inconclusive', or 'skipped' (not run)."""
+
+    @property
+    def mark(self) -> str:
+        """✓ passed, ✗ failed, ! warning or inconclusive, – skipped."""
+        if self.severity == "skipped":
+            return "–"
+        if self.passed:
+            return "✓"
+        return "!" if self.severity in ("warning", "inconclusive") else "✗"
 
 
 @dataclass(frozen=True)
@@ -266,7 +278,10 @@ def _check(obj: Any) -> Check:
         name, passed, *rest = obj
         return Check(str(name), bool(passed), str(rest[0]) if rest else "")
     return Check(
-        str(_get(obj, "name", "check")), bool(_get(obj, "passed", False)), str(_get(obj, "detail", "") or "")
+        str(_get(obj, "name", "check")),
+        bool(_get(obj, "passed", False)),
+        str(_get(obj, "detail", "") or ""),
+        str(_get(obj, "severity", "error") or "error"),
     )
 
 

@@ -221,3 +221,22 @@ def test_source_reason(sgemm: RunRecord, source_record: RunRecord) -> None:
     reason = source_reason(sgemm)
     assert reason is not None and "recorded report" in reason
     assert source_reason(source_record) is None
+
+
+def test_check_marks_follow_severity() -> None:
+    result = {
+        "candidates": [
+            {
+                "id": "c1",
+                "checks": [
+                    {"name": "correctness", "passed": True},
+                    {"name": "speed-up", "passed": False, "detail": "no GPU", "severity": "skipped"},
+                    {"name": "targeted-metric", "passed": False, "severity": "warning"},
+                    {"name": "static:no-streams", "passed": False},
+                ],
+            }
+        ]
+    }
+    (c,) = normalize_result(result).candidates
+    assert [check.mark for check in c.checks] == ["✓", "–", "!", "✗"]
+    assert c.verdict == "rejected" and not c.accepted and c.file is None

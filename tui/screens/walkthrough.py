@@ -450,7 +450,8 @@ class WalkthroughScreen(Screen[None]):
         checks = self.query_one("#wt-checks", DataTable)
         checks.clear()
         for check in c.checks:
-            mark = Text("✓", style="green bold") if check.passed else Text("✗", style="red bold")
+            colour = {"✓": "green", "✗": "red", "!": "yellow"}.get(check.mark, "")
+            mark = Text(check.mark, style=f"{colour} bold".strip())
             checks.add_row(mark, Text(check.name), Text(check.detail))
         if not c.checks:
             checks.add_row(Text(""), Text("no checks reported"), Text(c.reason))
