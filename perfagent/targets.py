@@ -63,7 +63,9 @@ def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> Ta
     if path.is_dir():
         if (path / "record.json").is_file():
             return Target(TargetKind.RUN_RECORD, path=path / "record.json")
-        if (path / "pmc_perf.csv").is_file():
+        from profilers import get_profiler
+
+        if (path / "pmc_perf.csv").is_file() or get_profiler("rocprof").can_read(path):
             return Target(TargetKind.ROCPROF_OUTPUT, path=path)
         raise BadInput(
             f"{path} is a folder that is neither a perfagent run nor a rocprof-compute workload",

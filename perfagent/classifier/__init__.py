@@ -115,7 +115,7 @@ def rank(diagnoses: list[KernelDiagnosis]) -> list[KernelDiagnosis]:
                 }
             )
         )
-    ranked.sort(key=lambda d: (-(d.recoverable_s or 0.0), -(kernel_time(d) or 0.0), _severity_rank(d)))
+    ranked.sort(key=lambda d: (-(d.recoverable_s or 0.0), _severity_rank(d), -(kernel_time(d) or 0.0)))
     return ranked
 
 

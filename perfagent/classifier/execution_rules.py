@@ -373,6 +373,22 @@ def no_dominant_limiter(ctx: RuleContext) -> Finding | Skip | None:
         )
     frac = rl.fraction_of_sol if rl else None
     sm, mem = m.sm_throughput_pct, m.memory_throughput_pct
+    if sm is None and mem is None and frac is None:
+        return finding(
+            ctx,
+            rule="no_dominant_limiter",
+            category="no-counters",
+            title="Duration only: no hardware counters were collected for this kernel",
+            explanation="The profile holds this kernel's time"
+            + (f" ({m.duration_s * 1e6:.1f} µs per launch)" if m.duration_s else "")
+            + " but no throughput, memory or occupancy counters, so no bottleneck can be named. "
+            "Profile it with counters (ncu, or rocprofv3 --pmc / rocprof-compute on AMD).",
+            evidence=[Evidence(metric="duration_s", value=m.duration_s, unit="s")],
+            transforms=[],
+            speedup=None,
+            formula=None,
+            severity="info",
+        )
     if sm is not None and mem is not None and max(sm, mem) >= LATENCY_FRAC * 100:
         category = "compute-bound" if sm >= mem else "dram-bandwidth"
     else:

@@ -103,8 +103,13 @@ def shared_bank_conflicts(ctx: RuleContext) -> Finding | Skip | None:
         return None
     ways = _ways(m.shared_load_wavefronts, m.shared_load_requests)
     st_ways = _ways(m.shared_store_wavefronts, m.shared_store_requests)
-    l1 = (m.l1_throughput_pct or 100.0) / 100.0
-    speedup = cap(1.0 / max(1.0 - conflict_pct / 100.0 * l1, 1e-3), ctx.sol_cap)
+    if m.l1_throughput_pct is None:
+        # Without the L1/shared throughput the conflicts' share of the time is unknown.
+        l1 = None
+        speedup = None
+    else:
+        l1 = m.l1_throughput_pct / 100.0
+        speedup = cap(1.0 / max(1.0 - conflict_pct / 100.0 * l1, 1e-3), ctx.sol_cap)
     evidence = [
         Evidence(
             metric="shared_bank_conflict_pct",
@@ -135,8 +140,11 @@ def shared_bank_conflicts(ctx: RuleContext) -> Finding | Skip | None:
         evidence=evidence,
         transforms=["smem-padding", "smem-swizzle"],
         speedup=speedup,
-        formula=f"1 / (1 - conflicts {conflict_pct / 100:.2f} × L1 throughput {l1:.2f}) (ncu's SharedMemoryConflicts "
+        formula=None
+        if l1 is None
+        else f"1 / (1 - conflicts {conflict_pct / 100:.2f} × L1 throughput {l1:.2f}) (ncu's SharedMemoryConflicts "
         f"weighting), capped at 1 / fraction of speed of light",
+        severity=None if speedup is not None else ("high" if conflict_pct >= 50 else "medium"),
         ncu_rules=("SharedMemoryConflicts", "UncoalescedSharedAccess"),
     )
 
