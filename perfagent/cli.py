@@ -27,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, command in load_commands().items():
         doc = (type(command).__doc__ or "").strip()
         summary = doc.splitlines()[0] if doc else name
-        p = sub.add_parser(name, help=summary, description=doc)
+        # argparse %-formats help strings; a literal % in a docstring must not crash --help.
+        p = sub.add_parser(name, help=summary.replace("%", "%%"), description=doc.replace("%", "%%"))
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors")
         command.prepare_parser(p)
         p.set_defaults(_command=command)

@@ -20,7 +20,7 @@ def _non_negative_int(text: str) -> int:
 
 
 class BenchCommand:
-    """Time a kernel (and a candidate, interleaved): median, IQR, bandwidth, FLOP rate, % of roofline.
+    """Time a kernel (and a candidate, interleaved): median, IQR, bandwidth, FLOP rate, percent of roofline.
 
     TARGET: a KernelBench problem (its Model) or a launch-spec kernel; CANDIDATE: a ModelNew file
     or a rewritten .cu. On CUDA: CUDA events with a device-wide sync, warm-up, L2 flush between
