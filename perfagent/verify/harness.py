@@ -199,7 +199,7 @@ class HarnessSnapshot:
                     continue
             for attr, value in list(vars(module).items()):
                 if callable(value) and not isinstance(value, type(sys)):
-                    ids[f"{name}.{attr}"] = id(value)
+                    ids[f"{name}.{attr}"] = id(_canonical(value))
         for dotted in _WATCHED_CLASSES:
             obj = _resolve(dotted)
             if obj is None:
@@ -212,6 +212,34 @@ class HarnessSnapshot:
         """Names whose object is no longer the one snapshotted (new names are ignored)."""
         now = HarnessSnapshot.take().ids
         return sorted(k for k, v in self.ids.items() if k in now and now[k] != v)
+
+
+def _canonical(value: Any) -> Any:
+    """The object a harness function really is.
+
+    torch wraps some of its own functions lazily: importing ``torch._dynamo`` (which Triton and
+    ``load_inline`` paths do) replaces ``torch.manual_seed`` by a ``functools.wraps`` wrapper. A wrapper
+    whose code lives inside torch's own installation is unwrapped; a wrapper written anywhere else
+    (a candidate patching the harness) is kept as the replacement it is.
+    """
+    import inspect
+
+    code = getattr(value, "__code__", None)
+    if code is None or not hasattr(value, "__wrapped__"):
+        return value
+    torch_dir = _torch_dir()
+    if torch_dir and code.co_filename.startswith(torch_dir):
+        return inspect.unwrap(value)
+    return value
+
+
+def _torch_dir() -> str | None:
+    import sys
+    from pathlib import Path
+
+    torch = sys.modules.get("torch")
+    file = getattr(torch, "__file__", None)
+    return str(Path(file).parent) if file else None
 
 
 def _resolve(dotted: str) -> Any:
