@@ -23,6 +23,7 @@ from perfagent.models import (  # noqa: E402
     Roofline,
     RunRecord,
 )
+from perfagent.optimize.api import optimize  # noqa: E402
 
 __all__ = [
     "Evidence",
@@ -36,5 +37,6 @@ __all__ = [
     "__version__",
     "diagnose",
     "load",
+    "optimize",
     "profile",
 ]

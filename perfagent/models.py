@@ -8,10 +8,11 @@ they are re-exported here so that library users import everything from one place
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from perfagent.optimize.record import CandidateOutcome, OptimizeBaseline, OptimizeResult
 from profilers.model import (
     SCHEMA_VERSION,
     CollectionMode,
@@ -48,6 +49,9 @@ __all__ = [
     "SourceLine",
     "ToolFinding",
 ]
+
+OPTIMIZE_KEYS = ("optimize", "baseline", "candidates", "best")
+"""RunRecord keys that only an optimize run writes (a diagnose record's JSON never carries them)."""
 
 Severity = Literal["high", "medium", "low", "info"]
 
@@ -171,6 +175,23 @@ class RunRecord(Frozen):
     notes: list[str] = Field(default_factory=list)
     kernels: list[KernelDiagnosis] = Field(default_factory=list)
     """In priority order (recoverable time)."""
+    optimize: OptimizeResult | None = None
+    """kind 'optimize': the loop's plan, candidates, decisions and before/after table."""
+    baseline: OptimizeBaseline | None = None
+    """kind 'optimize': the original kernel's time, % of roofline and profile (= ``optimize.baseline``)."""
+    candidates: list[CandidateOutcome] = Field(default_factory=list)
+    """kind 'optimize': every candidate in the order tried (= ``optimize.candidates``)."""
+    best: str | None = None
+    """kind 'optimize': id of the best accepted candidate, None when nothing won (= ``optimize.best``)."""
+
+    @model_serializer(mode="wrap")
+    def _drop_optimize_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A diagnose record serialises exactly as before the optimize keys existed."""
+        data: dict[str, Any] = handler(self)
+        if self.kind != "optimize":
+            for key in OPTIMIZE_KEYS:
+                data.pop(key, None)
+        return data
 
     def profile(self) -> Profile:
         """Rebuild the ``Profile`` this record was diagnosed from."""

@@ -1,0 +1,235 @@
+"""`perfagent optimize`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from perfagent.commands.common import add_output_args, check_output_path, progress_to_stderr
+from perfagent.errors import ExitCode
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+class OptimizeCommand:
+    """Rewrite a kernel one targeted transform at a time; keep only verified, measured wins.
+
+    TARGET: a .cu kernel file with a launch spec (or the spec), a KernelBench problem (.py), a
+    ModelNew file with --problem, or a Triton script. Loop: diagnose → plan → propose → build →
+    verify against the original → time → re-profile → accept only if correct, faster beyond noise and
+    the targeted metric moved; every rejection says why and is fed back to the next proposal. Without
+    a GPU, candidates are verified where the workload allows and marked not timed: no speed-up is
+    claimed that was not measured. Your files are never written unless --apply is given (then the
+    original is kept as FILE.orig). Exit codes: 0 ok (also when nothing won — it says so), 2 bad
+    input, 3 profiler failed, 4 nothing accepted with --require-win, 5 LLM unavailable or failing
+    with --backend llm.
+    """
+
+    name = "optimize"
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "target",
+            help="kernel to optimize: .cu (with a launch spec), launch spec .toml, KernelBench .py, Triton .py",
+        )
+        g = parser.add_argument_group("loop")
+        g.add_argument(
+            "--backend",
+            choices=("recipes", "llm", "auto"),
+            default="auto",
+            help="rewriter: recipes (deterministic, offline), llm (OpenAI-compatible endpoint), "
+            "auto (llm when configured, else recipes; default)",
+        )
+        g.add_argument(
+            "--transform",
+            action="append",
+            default=[],
+            metavar="ID",
+            help="apply this catalog transform instead of the diagnosis' plan (repeatable)",
+        )
+        g.add_argument("--finding", metavar="CATEGORY", help="plan only for findings of this category")
+        g.add_argument(
+            "--kernel",
+            metavar="REGEX",
+            help="which kernel of the diagnosis to target (default: the rewritten one)",
+        )
+        g.add_argument(
+            "--iterations", type=_positive_int, default=3, metavar="N", help="rewrite rounds (default 3)"
+        )
+        g.add_argument(
+            "--candidates",
+            type=_positive_int,
+            default=4,
+            metavar="N",
+            help="candidates evaluated per round (default 4)",
+        )
+        g.add_argument(
+            "--device",
+            choices=("auto", "cpu", "cuda"),
+            default="auto",
+            help="where candidates run (default auto: the GPU when there is one)",
+        )
+        g.add_argument(
+            "--problem",
+            metavar="PATH",
+            help="KernelBench problem (the oracle) when TARGET is a ModelNew file",
+        )
+        g.add_argument(
+            "--spec", metavar="PATH", help="launch spec of a .cu TARGET (default: found beside it)"
+        )
+        g.add_argument(
+            "--report",
+            metavar="PATH",
+            help="recorded report (.ncu-rep, ...) to diagnose from when nothing can be profiled here",
+        )
+        g.add_argument(
+            "--arch", default="sm_90", help="architecture for nvcc builds and static analysis (default sm_90)"
+        )
+        v = parser.add_argument_group("verification and timing")
+        v.add_argument(
+            "--seeds", type=_positive_int, default=5, metavar="N", help="verification seeds (default 5)"
+        )
+        v.add_argument(
+            "--timeout",
+            type=_positive_float,
+            default=60.0,
+            metavar="SECONDS",
+            help="limit per call while verifying and timing (default 60)",
+        )
+        v.add_argument(
+            "--compile-timeout",
+            type=_positive_float,
+            default=600.0,
+            metavar="SECONDS",
+            help="limit for builds and first calls (default 600)",
+        )
+        v.add_argument(
+            "--profile-timeout",
+            type=_positive_float,
+            default=600.0,
+            metavar="SECONDS",
+            help="limit of one ncu run (default 600)",
+        )
+        v.add_argument(
+            "--runs",
+            type=_positive_int,
+            default=50,
+            metavar="N",
+            help="interleaved timing rounds per candidate (default 50)",
+        )
+        v.add_argument(
+            "--warmup",
+            type=_non_negative_int,
+            default=10,
+            metavar="N",
+            help="untimed calls first (default 10)",
+        )
+        m = parser.add_argument_group("LLM (the API key only from PERFAGENT_LLM_API_KEY / OPENAI_API_KEY)")
+        m.add_argument(
+            "--llm-base-url",
+            metavar="URL",
+            help="OpenAI-compatible endpoint (overrides PERFAGENT_LLM_BASE_URL)",
+        )
+        m.add_argument("--llm-model", metavar="NAME", help="model name (overrides PERFAGENT_LLM_MODEL)")
+        m.add_argument(
+            "--llm-timeout",
+            type=_positive_float,
+            default=None,
+            metavar="SECONDS",
+            help="per-request timeout (overrides PERFAGENT_LLM_TIMEOUT)",
+        )
+        r = parser.add_argument_group("results")
+        r.add_argument("--out", metavar="DIR", help="run folder (default: a new one under .perfagent/runs)")
+        r.add_argument(
+            "--apply",
+            action="store_true",
+            help="write the best candidate into TARGET, after copying it to TARGET.orig (refused if that exists, unless --force)",
+        )
+        r.add_argument("--require-win", action="store_true", help="exit 4 when no candidate was accepted")
+        add_output_args(parser, formats=("text", "json"))
+
+    def run(self, args: argparse.Namespace) -> int:
+        from perfagent.llm_client import LLMConfig
+        from perfagent.optimize.api import optimize
+        from perfagent.optimize.events import LoopEvent
+        from perfagent.optimize.render import render_text
+        from perfagent.render import write_output
+
+        check_output_path(args)
+        config = LLMConfig.from_env(
+            base_url=args.llm_base_url, model=args.llm_model, timeout_s=args.llm_timeout
+        )
+
+        def progress(event: LoopEvent) -> None:
+            progress_to_stderr(event.message)
+
+        record = optimize(
+            args.target,
+            backend=args.backend,
+            transform=args.transform or None,
+            finding=args.finding,
+            kernel=args.kernel,
+            iterations=args.iterations,
+            max_candidates=args.candidates,
+            device=args.device,
+            out=args.out,
+            apply=args.apply,
+            force=args.force,
+            progress=progress,
+            llm_config=config,
+            problem=args.problem,
+            spec=args.spec,
+            report=args.report,
+            arch=args.arch,
+            seeds=args.seeds,
+            timeout_s=args.timeout,
+            compile_timeout_s=args.compile_timeout,
+            profile_timeout_s=args.profile_timeout,
+            runs=args.runs,
+            warmup=args.warmup,
+        )
+        result = record.optimize
+        assert result is not None
+        write_output(
+            record.model_dump_json(indent=2) if args.format == "json" else render_text(result), args.output
+        )
+        if result.llm_errors and args.backend == "llm" and not result.candidates:
+            print(f"perfagent: the LLM produced no candidate: {result.llm_errors[-1]}", file=sys.stderr)
+            return ExitCode.LLM
+        if result.best is None:
+            print(
+                "perfagent: no candidate was accepted"
+                + ("" if result.gpu else " (no GPU: nothing was timed)"),
+                file=sys.stderr,
+            )
+            if args.require_win:
+                return ExitCode.VERIFICATION
+        return ExitCode.OK

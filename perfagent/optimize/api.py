@@ -1,0 +1,577 @@
+"""``perfagent.optimize``: diagnose a kernel, rewrite it one targeted transform at a time, keep what won.
+
+Order of work: resolve the workload → choose the backend (``auto``: llm when configured, else
+recipes, said plainly) → probe the GPU → profile and diagnose the original (ncu through the harness
+on a GPU; a recorded report or static analysis without one) → time it (GPU) → run the loop
+(``perfagent.optimize.loop``) → write the run folder (record.json, summary.md, candidates/) →
+``apply``: copy the user's file to ``<file>.orig`` and write the best candidate over it.
+
+Without a GPU the loop still runs: candidates are proposed, built (nvcc) or verified on the CPU
+(KernelBench, Triton through its interpreter) and every one is left ``not timed``: no speed-up is
+ever claimed that was not measured.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from knowledge.transforms import metric_value
+from perfagent.classifier import classify
+from perfagent.errors import BadInput, LLMError, PerfAgentError
+from perfagent.llm_client import ENV_BASE_URL, ENV_MODEL, LLMConfig
+from perfagent.models import KernelDiagnosis, Profile, RunRecord
+from perfagent.optimize import measure
+from perfagent.optimize.events import Info, LoopEvent
+from perfagent.optimize.loop import BaselineState, LoopSettings, OptimizeLoop, profile_pcts
+from perfagent.optimize.record import (
+    AppliedChange,
+    CandidateOutcome,
+    FindingSummary,
+    OptimizeBaseline,
+    OptimizeResult,
+    ProfileSummary,
+    TableRow,
+)
+from perfagent.optimize.render import render_markdown
+from perfagent.optimize.workload import OptimizeWorkload, resolve
+from perfagent.rewrite import auto_choice, get_rewriter
+from perfagent.session import new_run_dir, save_record
+from profilers.errors import ProfilerError
+
+Progress = Callable[[LoopEvent], None]
+BACKENDS = ("auto", "recipes", "llm")
+
+
+def optimize(
+    target: str | Path,
+    *,
+    backend: str = "auto",
+    transform: str | Sequence[str] | None = None,
+    iterations: int = 3,
+    device: str = "auto",
+    out: str | Path | None = None,
+    apply: bool = False,
+    progress: Progress | None = None,
+    llm_config: LLMConfig | None = None,
+    transforms: Sequence[str] | None = None,
+    finding: str | None = None,
+    kernel: str | None = None,
+    problem: str | Path | None = None,
+    spec: str | Path | None = None,
+    report: str | Path | None = None,
+    max_candidates: int = 4,
+    seeds: int = 5,
+    timeout_s: float = 60.0,
+    compile_timeout_s: float = 600.0,
+    runs: int = 50,
+    warmup: int = 10,
+    arch: str = "sm_90",
+    profile_timeout_s: float = 600.0,
+    force: bool = False,
+) -> RunRecord:
+    """Optimize the kernel in ``target`` and return the run's record (kind 'optimize').
+
+    Args:
+        target: a ``.cu`` kernel file with a launch spec (or the spec), a KernelBench problem, a
+            ``ModelNew`` file (with ``problem``), or a Triton script.
+        backend: 'recipes', 'llm' or 'auto' (llm when an endpoint and model are configured).
+        transform: one transform id (or several) to apply instead of the diagnosis' plan.
+        iterations: rewrite rounds (one transform request each).
+        device: 'auto', 'cpu' or 'cuda'.
+        out: the run folder (default: a new one under ``.perfagent/runs``).
+        apply: write the best candidate into ``target`` after copying it to ``<target>.orig``.
+        progress: receives every ``LoopEvent`` (may raise to cancel).
+        llm_config: LLM endpoint settings (default: from the environment).
+        transforms: as ``transform`` (the TUI's spelling).
+        finding: only plan for findings of this category.
+        kernel: regular expression choosing the kernel of the diagnosis to target.
+        problem: the KernelBench problem (oracle) when ``target`` is a ModelNew file.
+        spec: the launch spec of a ``.cu`` target when it is not beside it.
+        report: a recorded report (.ncu-rep, ...) to diagnose from when nothing can be profiled here.
+        max_candidates: candidates evaluated per iteration.
+        seeds: verification seeds.
+        timeout_s: per-call limit of verification and timing, s.
+        compile_timeout_s: build / first-call limit, s.
+        runs: interleaved timing rounds per candidate (GPU).
+        warmup: untimed calls before timing.
+        arch: architecture for nvcc builds and static analysis.
+        profile_timeout_s: limit of one ncu run, s.
+        force: with ``apply``, overwrite an existing ``<target>.orig``; reuse a non-empty ``out``.
+
+    Returns:
+        The ``RunRecord`` (kind 'optimize'): ``baseline``, ``candidates``, ``best`` and ``optimize``
+        (plan, before/after table, notes), saved as ``<run>/record.json``.
+
+    Raises:
+        BadInput: unusable target or options, ``.orig`` already present without ``force``.
+        LLMError: ``backend='llm'`` and no endpoint is configured.
+    """
+    emit = progress or (lambda _e: None)
+    if iterations < 1:
+        raise BadInput(f"iterations must be at least 1 (got {iterations})", hint="e.g. --iterations 3")
+    if max_candidates < 1:
+        raise BadInput(
+            f"candidates per iteration must be at least 1 (got {max_candidates})", hint="e.g. --candidates 2"
+        )
+    if backend not in BACKENDS:
+        raise BadInput(f"unknown backend '{backend}'", hint=f"use one of: {', '.join(BACKENDS)}")
+    wanted = _transform_list(transform, transforms)
+    wl = resolve(target, problem=problem, spec=spec)
+    backup = wl.file.with_name(wl.file.name + ".orig")
+    if apply and backup.exists() and not force:
+        raise BadInput(
+            f"{backup} already exists", hint="move it away, or pass --force to overwrite the backup"
+        )
+    config = llm_config if llm_config is not None else LLMConfig.from_env()
+    name, backend_reason = _choose_backend(backend, config)
+    rewriter = get_rewriter(name, config=config)
+    gpu, device_label = measure.probe_gpu(device)
+    run_dir = _run_dir(out, force)
+    emit(Info(message=f"{wl.describe()}: backend {name}, device {device_label}, run folder {run_dir}"))
+    snapshot = run_dir / "original"
+    snapshot.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(wl.file, snapshot / wl.file.name)
+
+    settings = LoopSettings(
+        iterations=iterations,
+        max_candidates=max_candidates,
+        seeds=seeds,
+        timeout_s=timeout_s,
+        compile_timeout_s=compile_timeout_s,
+        runs=runs,
+        warmup=warmup,
+        arch=arch,
+        profile_timeout_s=profile_timeout_s,
+    )
+    base = _baseline(wl, gpu=gpu, report=report, kernel=kernel, run_dir=run_dir, settings=settings, emit=emit)
+    loop = OptimizeLoop(
+        wl,
+        rewriter,
+        run_dir,
+        gpu=gpu,
+        baseline=base.state,
+        settings=settings,
+        hardware=base.diagnosis.profile.device if base.diagnosis else None,
+        transforms=wanted,
+        finding=finding,
+        progress=progress,
+    )
+    outcome = loop.run()
+    notes: list[str] = []
+    if not gpu:
+        notes.append(
+            "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"
+        )
+    best = next((c for c in outcome.candidates if c.id == outcome.best), None)
+    result = OptimizeResult(
+        target=str(target),
+        workload=wl.kind,
+        language=wl.language,
+        backend=name,
+        backend_reason=backend_reason,
+        device=device_label,
+        gpu=gpu,
+        iterations=iterations,
+        iterations_used=outcome.iterations_used,
+        baseline=base.summary,
+        plan=outcome.plan,
+        candidates=outcome.candidates,
+        best=outcome.best,
+        best_speedup=outcome.best_speedup,
+        table=before_after(base.summary, best, base.diagnosis),
+        stopped=outcome.stopped,
+        llm_errors=outcome.llm_errors,
+        run_dir=str(run_dir),
+        notes=notes,
+    )
+    if apply and best is not None:
+        result = result.model_copy(update={"applied": apply_candidate(wl, best, force=force)})
+    elif apply:
+        result = result.model_copy(
+            update={"notes": [*result.notes, "--apply: nothing was accepted, so no file was written"]}
+        )
+    prof = base.profile
+    record = RunRecord(
+        kind="optimize",
+        id=run_dir.name,
+        perfagent_version=_version(),
+        target=str(wl.file),
+        tool=prof.tool if prof else "none",
+        tool_version=prof.tool_version if prof else None,
+        mode=prof.mode if prof else "static",
+        command=prof.command if prof else None,
+        notes=[*(prof.notes if prof else []), *notes],
+        kernels=base.kernels,
+        optimize=result,
+        baseline=result.baseline,
+        candidates=result.candidates,
+        best=result.best,
+    )
+    save_record(record, run_dir)
+    (run_dir / "summary.md").write_text(render_markdown(result), encoding="utf-8")
+    emit(Info(message=f"run saved to {run_dir}"))
+    return record
+
+
+def _version() -> str:
+    from perfagent import __version__
+
+    return __version__
+
+
+def _transform_list(transform: str | Sequence[str] | None, transforms: Sequence[str] | None) -> list[str]:
+    out: list[str] = []
+    if isinstance(transform, str):
+        out.append(transform)
+    elif transform is not None:
+        out.extend(transform)
+    out.extend(transforms or [])
+    return list(dict.fromkeys(out))
+
+
+def _choose_backend(backend: str, config: LLMConfig) -> tuple[str, str]:
+    if backend == "auto":
+        return auto_choice(config)
+    if backend == "llm":
+        reason = config.availability()
+        if reason is not None:
+            raise LLMError(
+                reason,
+                hint=f"set {ENV_BASE_URL} and {ENV_MODEL} (or --llm-base-url / --llm-model), or use --backend recipes",
+            )
+        return "llm", f"asked for: {config.describe()}"
+    return "recipes", "asked for: deterministic recipes (offline)"
+
+
+def _run_dir(out: str | Path | None, force: bool) -> Path:
+    if out is None:
+        return new_run_dir()
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"{path} exists and is not a folder", hint="--out takes a folder for the run")
+    if (path / "record.json").exists() and not force:
+        raise BadInput(
+            f"{path} already holds a run", hint="choose another --out folder, or pass --force to reuse it"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# --------------------------------------------------------------------------------------------- baseline
+
+
+@dataclass
+class _Baseline:
+    state: BaselineState
+    summary: OptimizeBaseline
+    profile: Profile | None
+    kernels: list[KernelDiagnosis]
+    diagnosis: KernelDiagnosis | None
+
+
+def _baseline(
+    wl: OptimizeWorkload,
+    *,
+    gpu: bool,
+    report: str | Path | None,
+    kernel: str | None,
+    run_dir: Path,
+    settings: LoopSettings,
+    emit: Progress,
+) -> _Baseline:
+    """Profile and diagnose the original, and time it on a GPU."""
+    from perfagent.api import diagnose, profile
+    from profilers import get_profiler
+
+    notes: list[str] = []
+    ncu_reason = get_profiler("ncu").availability() if gpu else "no GPU"
+    can_profile = gpu and ncu_reason is None
+    profile_note = (
+        None
+        if can_profile
+        else (f"ncu cannot run here: {ncu_reason}" if gpu else "no GPU: candidates are not re-profiled")
+    )
+    work = run_dir / "baseline"
+    work.mkdir(parents=True, exist_ok=True)
+    prof: Profile | None = None
+    kernels: list[KernelDiagnosis] = []
+    if can_profile:
+        if report is not None:
+            notes.append(
+                f"--report {report} was not used: the original was profiled here, on the GPU the candidates run on"
+            )
+        emit(Info(message="profiling the original with ncu …"))
+        rp = measure.reprofile(
+            wl,
+            wl.file,
+            wl.spec_path,
+            workdir=work,
+            target_kernel=None,
+            arch=settings.arch,
+            timeout_s=settings.profile_timeout_s,
+        )
+        prof = rp.profile
+        if rp.note:
+            notes.append(f"original: {rp.note}")
+    elif report is not None:
+        emit(Info(message=f"diagnosing the recorded report {report} …"))
+        recorded = diagnose(report, save=False)
+        prof, kernels = recorded.profile(), list(recorded.kernels)
+        notes.append(f"diagnosis from the recorded report {report} (not measured here)")
+    elif wl.kind == "cuda-kernel":
+        emit(Info(message="no GPU: static analysis of the original (nvcc/ptxas) …"))
+        try:
+            prof = profile(
+                wl.file,
+                profiler="static",
+                arch=settings.arch,
+                workdir=work,
+                timeout_s=settings.compile_timeout_s,
+            )
+        except (ProfilerError, PerfAgentError) as exc:
+            notes.append(f"static analysis failed: {exc.message}")
+    else:
+        notes.append(
+            "nothing was profiled (no GPU and no --report): the plan comes from the transforms the recipes can apply"
+        )
+    if prof is not None and not kernels:
+        kernels = classify(prof)
+    target = _target_kernel(kernels, wl, kernel)
+    measured = prof is not None and prof.mode == "counters"
+    state = BaselineState(
+        diagnosis=target,
+        measured=measured,
+        can_profile=can_profile,
+        profile_note=profile_note,
+        kernel_name=target.profile.base_name if target else None,
+    )
+    time_s = timer = pct = dram = compute = start = None
+    if gpu and wl.kind in ("cuda-kernel", "kernelbench"):
+        emit(Info(message=f"timing the original ({settings.runs} rounds, CUDA events) …"))
+        start_file = wl.file if (wl.kind == "kernelbench" and wl.has_model_new) else None
+        t = measure.bench_timing(
+            wl,
+            start_file,
+            wl.spec_path,
+            runs=settings.runs,
+            warmup=settings.warmup,
+            timeout_s=settings.timeout_s,
+            compile_timeout_s=settings.compile_timeout_s,
+        )
+        if t.bench is not None:
+            measure.write_json(work / "bench.json", t.bench)
+        if t.error:
+            notes.append(f"the original could not be timed: {t.error}")
+        else:
+            time_s, timer, pct, dram, compute = (
+                t.time_s,
+                t.timer,
+                t.pct_of_roofline,
+                t.pct_of_dram_peak,
+                t.pct_of_compute_peak,
+            )
+            if start_file is not None:
+                start = t.speedup
+                notes.append(
+                    f"the starting ModelNew runs at {t.speedup:.3g}x of the problem's Model; candidates must beat it"
+                )
+    elif (
+        gpu
+        and wl.kind == "triton-script"
+        and target is not None
+        and target.profile.metrics.duration_s is not None
+    ):
+        durations = [target.profile.metrics.duration_s]
+        emit(Info(message="profiling the original again (baseline noise for ncu-timed Triton scripts) …"))
+        again = measure.reprofile(
+            wl,
+            wl.file,
+            None,
+            workdir=work / "repeat",
+            target_kernel=state.kernel_name,
+            arch=settings.arch,
+            timeout_s=settings.profile_timeout_s,
+        )
+        if again.kernel is not None and again.kernel.metrics.duration_s is not None:
+            durations.append(again.kernel.metrics.duration_s)
+        state.script_durations = durations
+        time_s, timer = statistics.fmean(durations), "ncu"
+        pct, dram = profile_pcts(target.profile)
+    if (
+        pct is None
+        and target is not None
+        and target.roofline is not None
+        and target.roofline.fraction_of_sol is not None
+        and measured
+    ):
+        pct = target.roofline.fraction_of_sol * 100.0
+    state.time_s = time_s
+    state.start_speedup = start
+    summary = OptimizeBaseline(
+        file=str(wl.file),
+        kernel=target.profile.base_name if target else wl.entry,
+        time_s=time_s,
+        timer=timer,
+        pct_of_roofline=pct,
+        pct_of_dram_peak=dram,
+        pct_of_compute_peak=compute,
+        start_speedup=start,
+        profile=_profile_summary(prof, target),
+        findings=[
+            FindingSummary(
+                category=f.category, severity=f.severity, title=f.title, transforms=list(f.transforms)
+            )
+            for f in (target.findings if target else [])
+        ],
+        notes=notes,
+    )
+    if time_s is not None:
+        emit(
+            Info(
+                message=f"original: {time_s * 1e3:.4g} ms ({timer})"
+                + (f", {pct:.3g} % of roofline" if pct is not None else "")
+            )
+        )
+    return _Baseline(state=state, summary=summary, profile=prof, kernels=kernels, diagnosis=target)
+
+
+def _target_kernel(
+    kernels: list[KernelDiagnosis], wl: OptimizeWorkload, regex: str | None
+) -> KernelDiagnosis | None:
+    if not kernels:
+        return None
+    if regex:
+        pattern = re.compile(regex)
+        for k in kernels:
+            if pattern.search(k.profile.base_name) or pattern.search(k.name):
+                return k
+        raise BadInput(
+            f"no kernel of the diagnosis matches --kernel {regex!r}",
+            hint="kernels: " + ", ".join(k.profile.base_name for k in kernels[:8]),
+        )
+    names = {wl.entry} if wl.entry else set(wl.jit_kernels)
+    for k in kernels:
+        if k.profile.base_name in names:
+            return k
+    return kernels[0]
+
+
+def _profile_summary(prof: Profile | None, kd: KernelDiagnosis | None) -> ProfileSummary | None:
+    if prof is None:
+        return None
+    if kd is None:
+        return ProfileSummary(tool=prof.tool, mode=prof.mode)
+    m = kd.profile.metrics
+    roof = kd.roofline
+    return ProfileSummary(
+        tool=prof.tool,
+        mode=prof.mode,
+        kernel=kd.profile.base_name,
+        duration_s=m.duration_s,
+        dram_throughput_pct=m.dram_throughput_pct,
+        sm_throughput_pct=m.sm_throughput_pct,
+        memory_throughput_pct=m.memory_throughput_pct,
+        achieved_occupancy_pct=kd.profile.occupancy.achieved_pct,
+        fraction_of_sol_pct=roof.fraction_of_sol * 100.0
+        if roof and roof.fraction_of_sol is not None
+        else None,
+        bound=roof.bound if roof else None,
+    )
+
+
+# --------------------------------------------------------------------------------------------- table and apply
+
+
+def before_after(
+    base: OptimizeBaseline, best: CandidateOutcome | None, diagnosis: KernelDiagnosis | None
+) -> list[TableRow]:
+    """Original vs best: time, speed-up, % of roofline, % of DRAM peak, the best's targeted metric."""
+    none = "no candidate accepted"
+    rows = [
+        TableRow(
+            quantity="time (median)",
+            before=base.time_s,
+            after=best.time_s if best else None,
+            unit="s",
+            note=(base.timer or "not timed") if best else none,
+        ),
+        TableRow(
+            quantity="speed-up",
+            before=1.0 if base.time_s is not None else None,
+            after=best.speedup if best else None,
+            unit="x",
+            note="" if best else none,
+        ),
+        TableRow(
+            quantity="% of roofline",
+            before=base.pct_of_roofline,
+            after=best.pct_of_roofline if best else None,
+            unit="%",
+            note="speed-of-light time / measured time",
+        ),
+    ]
+    if base.pct_of_dram_peak is not None or (best and best.pct_of_dram_peak is not None):
+        rows.append(
+            TableRow(
+                quantity="% of DRAM peak",
+                before=base.pct_of_dram_peak,
+                after=best.pct_of_dram_peak if best else None,
+                unit="%",
+            )
+        )
+    if best is not None and best.metric:
+        before = metric_value(diagnosis.profile, best.metric) if diagnosis is not None else None
+        if before is None:
+            before = best.metrics_before.get(best.metric)
+        unit = "%" if best.metric.endswith("_pct") else ""
+        rows.append(
+            TableRow(
+                quantity=best.metric,
+                before=before,
+                after=best.metric_after,
+                unit=unit,
+                note=f"targeted by {best.transform} (expected {best.metric_direction})"
+                + ("" if best.metric_after is not None else "; not re-profiled"),
+            )
+        )
+    return rows
+
+
+def apply_candidate(wl: OptimizeWorkload, best: CandidateOutcome, *, force: bool = False) -> AppliedChange:
+    """Copy the user's file to ``<file>.orig``, then write the candidate over it (temp file + rename).
+
+    Raises:
+        BadInput: the backup exists (without ``force``), the candidate's source is gone, or a write failed.
+    """
+    source = best.source
+    if source is None:
+        raise BadInput(
+            f"the source of {best.id} is missing from the run folder", hint="re-run perfagent optimize"
+        )
+    path = wl.file
+    backup = path.with_name(path.name + ".orig")
+    if backup.exists() and not force:
+        raise BadInput(
+            f"{backup} already exists", hint="move it away, or pass --force to overwrite the backup"
+        )
+    try:
+        shutil.copy2(path, backup)
+        tmp = path.with_name(f".{path.name}.perfagent-tmp")
+        tmp.write_text(source, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise BadInput(f"cannot write {path}: {exc.strerror}", hint="check the file's permissions") from exc
+    notes = []
+    if best.defines and wl.spec_path is not None:
+        flags = ", ".join(f"{k} = {v}" for k, v in sorted(best.defines.items()))
+        notes.append(
+            f"the launch spec {wl.spec_path} passes its own -D values; set {flags} in its [defines] for the rewrite to take "
+            "effect there (perfagent did not edit the spec)"
+        )
+    return AppliedChange(path=str(path), backup=str(backup), candidate=best.id, notes=notes)

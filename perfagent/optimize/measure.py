@@ -1,0 +1,445 @@
+"""Build, verify, time and re-profile a candidate of any of the three workload kinds.
+
+Thin adapters over the project's own layers: ``perfagent.verify.verify`` (the oracle comparison with
+anti-cheat checks), ``perfagent.timing.bench`` (CUDA events, interleaved baseline, noise threshold,
+plausibility), ``perfagent.profile`` with ncu on a harness command
+(``python -m perfagent.workloads.run_spec``) and, without a GPU, ``nvcc -cubin`` as a build check.
+Nothing here decides: ``outcome`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perfagent.errors import BadInput, PerfAgentError
+from perfagent.models import KernelProfile, Profile
+from perfagent.optimize import toml_write
+from perfagent.optimize.workload import OptimizeWorkload
+from perfagent.timing.models import BenchResult
+from perfagent.timing.stats import NOISE_FLOOR
+from perfagent.verify.models import VerificationResult
+from perfagent.workloads.launch_spec import LaunchSpec, load_launch_spec, override_for, resolve_launch
+from profilers.errors import ProfilerError, ProfilerUnavailable
+
+Progress = Callable[[str], None]
+CANDIDATE_CU = "source.cu"
+"""File name of a CUDA candidate inside its folder (the per-candidate spec's variant key)."""
+SPEC_COPY = "launch.toml"
+HARNESS = "perfagent.workloads.run_spec"
+PROFILE_REPEAT = 2
+"""Launches the harness makes under ncu (each is profiled and aggregated)."""
+SCRIPT_REPEAT = 3
+"""EXAMPLE_REPS for a Triton script under ncu (the examples read it; others ignore it)."""
+TRUSTED_FLAGS = ("below-speed-of-light", "above-peak-bandwidth", "above-peak-flops", "excessive-speedup")
+"""Plausibility flags that stop a speed-up from being accepted without a human look."""
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+# --------------------------------------------------------------------------------------------- device
+
+
+def probe_gpu(device: str) -> tuple[bool, str]:
+    """(GPU usable for timing and launch-spec kernels, label) for ``--device``.
+
+    'cpu' never uses a GPU; 'auto' uses one when ``nvidia-smi`` exists and torch sees a CUDA device
+    (asked in a child process, so that this process never holds a CUDA context that ncu would see);
+    'cuda' requires one.
+
+    Raises:
+        BadInput: ``device`` is 'cuda' but no GPU is usable, or an unknown device name.
+    """
+    if device not in ("auto", "cpu", "cuda"):
+        raise BadInput(f"unknown device '{device}'", hint="use auto, cpu or cuda")
+    if device == "cpu":
+        return False, "cpu"
+    name = _torch_cuda_name() if shutil.which("nvidia-smi") else None
+    if name:
+        return True, f"cuda:0 ({name})"
+    if device == "cuda":
+        raise BadInput(
+            "--device cuda was asked for but no CUDA GPU is usable here", hint="use --device auto or cpu"
+        )
+    return False, "cpu"
+
+
+def _torch_cuda_name() -> str | None:
+    from profilers.process import run_command
+
+    code = "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
+    try:
+        done = run_command([sys.executable, "-c", code], timeout_s=120)
+    except ProfilerError:
+        return None
+    out = done.stdout.strip().splitlines()
+    return out[-1].strip() if done.ok and out and out[-1].strip() else None
+
+
+# --------------------------------------------------------------------------------------------- spec copies
+
+
+def candidate_spec(wl: OptimizeWorkload, folder: Path, defines: dict[str, int]) -> Path:
+    """Write ``folder/launch.toml``: the oracle's launch contract, plus ``defines`` for ``source.cu``.
+
+    The copy names the user's file (absolute path) as ``source`` with its own launch geometry (a
+    ``[variants]`` entry of the original spec is folded in when the user's file is one), and gives the
+    candidate file a variant whose ``defines`` carry the candidate's ``-D`` macros: a spec's own
+    ``defines`` would otherwise override an ``#ifndef``-guarded ``#define`` the rewrite edited.
+    """
+    assert wl.spec_path is not None
+    spec = load_launch_spec(wl.spec_path)
+    data = _oracle_spec(spec, wl)
+    if defines:
+        data["variants"] = {CANDIDATE_CU: {"defines": {k: int(v) for k, v in defines.items()}}}
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / SPEC_COPY
+    header = f"# perfagent: launch spec for this candidate, derived from {wl.spec_path}\n"
+    path.write_text(header + toml_write.dumps(data), encoding="utf-8")
+    load_launch_spec(path)  # it must read back
+    return path
+
+
+def _oracle_spec(spec: LaunchSpec, wl: OptimizeWorkload) -> dict[str, Any]:
+    assert wl.spec_path is not None
+    data = spec.model_dump(mode="json", exclude_none=True)
+    data.pop("variants", None)
+    reference = (wl.spec_path.parent / spec.source).resolve()
+    if wl.file != reference:
+        override = override_for(spec, wl.file)
+        if override is not None:
+            for key in ("kernel", "grid", "block", "shared_mem"):
+                value = getattr(override, key)
+                if value is not None:
+                    data[key] = value
+            if override.defines:
+                data["defines"] = {**data.get("defines", {}), **override.defines}
+    if wl.entry:
+        data["kernel"] = wl.entry
+    data["source"] = str(wl.file)
+    return data
+
+
+# --------------------------------------------------------------------------------------------- build
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    """Whether a candidate compiles (None: no compiler here / not needed)."""
+
+    ok: bool | None
+    detail: str
+
+
+def build_check(
+    wl: OptimizeWorkload, source: Path, spec: Path | None, *, gpu: bool, arch: str, timeout_s: float
+) -> BuildOutcome:
+    """Compile a CUDA candidate with nvcc (``-cubin``, the spec's and the candidate's ``-D``) or parse Python.
+
+    On a GPU machine the CUDA build is left to the verifier (NVRTC, the same compiler as the launch);
+    a failure shows there as a failed check.
+    """
+    text = source.read_text(encoding="utf-8")
+    if wl.language != "cuda":
+        try:
+            compile(text, str(source), "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            return BuildOutcome(False, f"does not parse as Python (line {exc.lineno}: {exc.msg})")
+        return BuildOutcome(True, "parses as Python")
+    if gpu:
+        return BuildOutcome(None, "built by NVRTC during verification")
+    from profilers.build import compile_cubin
+
+    assert spec is not None
+    try:
+        resolved = resolve_launch(load_launch_spec(spec), spec, source=source)
+    except BadInput as exc:
+        return BuildOutcome(False, f"cannot launch it through the spec: {exc.message}")
+    flags = [f"-D{k}={v}" for k, v in resolved.defines.items()]
+    try:
+        done = compile_cubin(source, source.with_suffix(".cubin"), arch, timeout_s, flags)
+    except ProfilerUnavailable as exc:
+        return BuildOutcome(None, f"not compiled here: {exc.message}")
+    except ProfilerError as exc:
+        return BuildOutcome(False, exc.message)
+    (source.parent / "build.log").write_text(
+        " ".join(["nvcc", *flags]) + "\n" + done.stderr, encoding="utf-8"
+    )
+    return BuildOutcome(True, f"nvcc -cubin -arch={arch} {' '.join(flags)}".strip())
+
+
+# --------------------------------------------------------------------------------------------- verify
+
+
+def script_check_command(gpu: bool) -> list[str]:
+    """How a Triton script verifies itself: run it (exit 0 = its own check passed)."""
+    env = ["env", "EXAMPLE_REPS=1"]
+    if not gpu:
+        env += ["TRITON_INTERPRET=1", "PERFAGENT_SMALL=1", "CUDA_VISIBLE_DEVICES="]
+    return [*env, sys.executable, "{candidate}"]
+
+
+def verify_candidate(
+    wl: OptimizeWorkload,
+    source: Path,
+    spec: Path | None,
+    *,
+    gpu: bool,
+    seeds: int,
+    timeout_s: float,
+    compile_timeout_s: float,
+    progress: Progress = _quiet,
+) -> VerificationResult | None:
+    """The verifier's verdict, or None when the workload cannot run here (launch-spec kernel, no GPU)."""
+    from perfagent.verify import verify
+
+    if wl.kind == "cuda-kernel":
+        if not gpu:
+            return None
+        return verify(
+            wl.reference(spec),
+            wl.candidate(source, spec),
+            device="cuda",
+            seeds=seeds,
+            timeout_s=timeout_s,
+            compile_timeout_s=compile_timeout_s,
+            progress=progress,
+        )
+    if wl.kind == "kernelbench":
+        return verify(
+            wl.reference(),
+            wl.candidate(source),
+            device="cuda" if gpu else "cpu",
+            seeds=seeds,
+            timeout_s=timeout_s,
+            compile_timeout_s=compile_timeout_s,
+            progress=progress,
+        )
+    return verify(
+        wl.reference(),
+        wl.candidate(source),
+        check_cmd=script_check_command(gpu),
+        timeout_s=max(timeout_s, compile_timeout_s),
+        progress=progress,
+    )
+
+
+# --------------------------------------------------------------------------------------------- timing
+
+
+@dataclass
+class Timing:
+    """A candidate's (or the baseline's) measured time, or why there is none."""
+
+    time_s: float | None = None
+    """Candidate (or baseline-only) median, s."""
+    time_s_before: float | None = None
+    """Baseline median of the same measurement, s."""
+    speedup: float | None = None
+    """Baseline / candidate (x)."""
+    noise_threshold: float | None = None
+    significant: bool = False
+    verdict: str | None = None
+    """'faster', 'slower', 'no-change' (timing.stats)."""
+    flags: list[str] = field(default_factory=list)
+    timer: str | None = None
+    pct_of_roofline: float | None = None
+    pct_of_dram_peak: float | None = None
+    pct_of_compute_peak: float | None = None
+    error: str | None = None
+    """Why it could not be timed (None: timed)."""
+    bench: BenchResult | None = None
+
+    @property
+    def implausible(self) -> list[str]:
+        return [f for f in self.flags if f in TRUSTED_FLAGS]
+
+
+def bench_timing(
+    wl: OptimizeWorkload,
+    candidate: Path | None,
+    spec: Path | None,
+    *,
+    runs: int,
+    warmup: int,
+    timeout_s: float,
+    compile_timeout_s: float,
+    progress: Progress = _quiet,
+) -> Timing:
+    """Time with ``perfagent.timing.bench`` on the GPU: the oracle's baseline against ``candidate``.
+
+    KernelBench: the baseline is the problem's ``Model`` (speed-ups are against it).
+    """
+    from perfagent.timing import bench
+
+    ref = wl.reference(spec)
+    cand = wl.candidate(candidate, spec) if candidate is not None else None
+    try:
+        result = bench(
+            ref,
+            cand,
+            device="cuda",
+            runs=runs,
+            warmup=warmup,
+            timeout_s=timeout_s,
+            compile_timeout_s=compile_timeout_s,
+            progress=progress,
+        )
+    except PerfAgentError as exc:
+        return Timing(error=exc.message, timer="cuda-events")
+    return timing_from_bench(result)
+
+
+def timing_from_bench(result: BenchResult) -> Timing:
+    """The numbers the loop needs from a ``BenchResult``."""
+    entry = result.candidate or result.baseline
+    roof = entry.roofline
+    out = Timing(
+        time_s=entry.timing.median_s,
+        time_s_before=result.baseline.timing.median_s,
+        timer=result.timer,
+        flags=list(result.flags),
+        bench=result,
+    )
+    if roof is not None:
+        out.pct_of_roofline = roof.pct_of_roofline
+        if roof.achieved_bytes_per_s and roof.peak_bytes_per_s:
+            out.pct_of_dram_peak = 100.0 * roof.achieved_bytes_per_s / roof.peak_bytes_per_s
+        if roof.achieved_flops_per_s and roof.peak_flops_per_s:
+            out.pct_of_compute_peak = 100.0 * roof.achieved_flops_per_s / roof.peak_flops_per_s
+    if result.comparison is not None:
+        c = result.comparison
+        out.speedup, out.noise_threshold, out.significant, out.verdict = (
+            c.speedup,
+            c.noise_threshold,
+            c.significant,
+            c.verdict,
+        )
+    return out
+
+
+def profile_timing(baseline: list[float], candidate: float) -> Timing:
+    """Compare profiler-measured kernel durations (Triton scripts: no interleaved CUDA-event harness).
+
+    ``baseline`` holds the baseline's mean kernel duration from two or more separate profiled runs:
+    their disagreement is the noise. threshold = max(noise floor, 2 x drift), as in timing.stats.
+    """
+    base = statistics.fmean(baseline)
+    drift = abs(baseline[0] / baseline[-1] - 1.0) if len(baseline) > 1 and baseline[-1] > 0 else 0.0
+    threshold = max(NOISE_FLOOR, 2.0 * drift)
+    speedup = base / candidate if candidate > 0 else float("inf")
+    import math
+
+    significant = speedup > 0 and abs(math.log(speedup)) > math.log1p(threshold)
+    verdict = ("faster" if speedup > 1 else "slower") if significant else "no-change"
+    flags = ["excessive-speedup"] if speedup > 10 else []
+    return Timing(
+        time_s=candidate,
+        time_s_before=base,
+        speedup=speedup,
+        noise_threshold=threshold,
+        significant=significant,
+        verdict=verdict,
+        flags=flags,
+        timer="ncu",
+    )
+
+
+# --------------------------------------------------------------------------------------------- profiling
+
+
+def harness_command(wl: OptimizeWorkload, file: Path, spec: Path | None) -> list[str]:
+    """The command ncu profiles for ``file`` (the original or a candidate)."""
+    if wl.kind == "cuda-kernel":
+        assert spec is not None
+        return [
+            sys.executable,
+            "-m",
+            HARNESS,
+            str(spec),
+            "--kernel-file",
+            str(file),
+            "--repeat",
+            str(PROFILE_REPEAT),
+        ]
+    if wl.kind == "kernelbench":
+        assert wl.problem is not None
+        cmd = [sys.executable, "-m", HARNESS, str(wl.problem), "--repeat", str(PROFILE_REPEAT)]
+        if file != wl.problem or wl.has_model_new:
+            cmd += ["--candidate", str(file)]
+        return cmd
+    return ["env", f"EXAMPLE_REPS={SCRIPT_REPEAT}", sys.executable, str(file)]
+
+
+@dataclass
+class Reprofile:
+    """A profile of one workload file, the kernel the loop targets, or why there is none."""
+
+    profile: Profile | None = None
+    kernel: KernelProfile | None = None
+    note: str | None = None
+
+
+def reprofile(
+    wl: OptimizeWorkload,
+    file: Path,
+    spec: Path | None,
+    *,
+    workdir: Path,
+    target_kernel: str | None,
+    arch: str,
+    timeout_s: float,
+    progress: Progress = _quiet,
+) -> Reprofile:
+    """Profile ``file`` with ncu through the harness; never raises for a profiler problem (it becomes a note)."""
+    from perfagent.api import profile
+
+    text = file.read_text(encoding="utf-8", errors="replace")
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        prof = profile(
+            None,
+            command=harness_command(wl, file, spec),
+            profiler="ncu",
+            kernel=wl.kernel_regex(text),
+            arch=arch,
+            timeout_s=timeout_s,
+            workdir=workdir,
+            progress=progress,
+        )
+    except (ProfilerError, PerfAgentError) as exc:
+        return Reprofile(note=f"not re-profiled: {exc.message}")
+    (workdir / "profile.json").write_text(prof.model_dump_json(indent=2), encoding="utf-8")
+    if not prof.kernels:
+        return Reprofile(
+            profile=prof, note=f"the profile holds no kernel ({'; '.join(prof.notes) or prof.mode})"
+        )
+    return Reprofile(profile=prof, kernel=pick_kernel(prof.kernels, target_kernel))
+
+
+def pick_kernel(kernels: list[KernelProfile], name: str | None) -> KernelProfile:
+    """The kernel called ``name`` (base name), else the one with the most total time."""
+    if name:
+        for k in kernels:
+            if name in (k.base_name, k.name):
+                return k
+    return max(kernels, key=lambda k: k.total_duration_s or (k.metrics.duration_s or 0.0) * k.invocations)
+
+
+def write_json(path: Path, payload: Any) -> None:
+    """A model (``model_dump_json``) or plain data as indented JSON."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = (
+        payload.model_dump_json(indent=2)
+        if hasattr(payload, "model_dump_json")
+        else json.dumps(payload, indent=2)
+    )
+    path.write_text(text + "\n", encoding="utf-8")

@@ -1,0 +1,206 @@
+"""The accept rule: a candidate is kept only when it is correct, faster beyond noise, and moved its metric.
+
+``decide`` applies, in order (the first failing step is the reason):
+
+1. it builds (nvcc without a GPU; NVRTC inside verification on one);
+2. it was verified — a launch-spec kernel without a GPU is "not verified (no GPU)";
+3. the verifier's verdict is ``pass`` (``fail`` → "incorrect: <the verifier's reason>", ``inconclusive``
+   → rejected too: a reference that cannot tell right from wrong proves nothing);
+4. it was timed — without a GPU: ``NOT_TIMED`` ("correct but not timed (no GPU): speed-up not
+   measured"); a speed-up is never claimed without a measurement;
+5. the timing is plausible (no time below the speed of light, no bandwidth/FLOP rate above peak, no
+   speed-up above 10x) — flagged results wait for a human;
+6. it is faster beyond the noise threshold of ``perfagent.timing`` (significant, verdict 'faster') and,
+   when an earlier candidate was accepted, faster than that one by more than the noise threshold;
+7. when the workload could be re-profiled, the transform's targeted metric (``ExpectedEffect``, the
+   primary one, else the first expected effect both profiles measured) moved the right way by more
+   than ``METRIC_MIN_CHANGE``. When it could not be re-profiled the candidate is accepted on 1-6 and
+   the reason says the metric was not checked, and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from knowledge.transforms import ExpectedEffect, Transform, metric_value
+from perfagent.models import KernelProfile
+from perfagent.optimize.measure import BuildOutcome, Timing
+from perfagent.optimize.record import NOT_TIMED, CandidateVerdict, CheckRecord, VerificationSummary
+
+METRIC_MIN_CHANGE = 0.01
+"""Smallest relative move of the targeted metric that counts (1 %)."""
+
+
+@dataclass
+class MetricCheck:
+    """The targeted metric before and after, and whether it moved the right way."""
+
+    metric: str
+    direction: str
+    before: float | None = None
+    after: float | None = None
+    moved: bool | None = None
+    """None: not measured on both sides."""
+    note: str | None = None
+    """Why it was not measured (no GPU, ncu unavailable, counters denied, metric missing)."""
+
+
+def check_metric(
+    transform: Transform,
+    before: KernelProfile | None,
+    after: KernelProfile | None,
+    *,
+    unavailable: str | None = None,
+) -> MetricCheck:
+    """Compare the transform's expected effects between two profiles of the kernel.
+
+    The primary effect decides; when a profile lacks it, the first effect both profiles measured
+    decides (said in ``note``).
+    """
+    primary = transform.primary_effect
+    if before is None or after is None:
+        why = unavailable or (
+            "the original was not profiled" if before is None else "the candidate was not profiled"
+        )
+        return MetricCheck(primary.metric, primary.direction, note=why)
+    chosen: ExpectedEffect | None = None
+    for effect in transform.expected_effect:
+        if metric_value(before, effect.metric) is not None and metric_value(after, effect.metric) is not None:
+            chosen = effect
+            break
+    if chosen is None:
+        return MetricCheck(
+            primary.metric,
+            primary.direction,
+            metric_value(before, primary.metric),
+            metric_value(after, primary.metric),
+            note=f"{primary.metric} was not measured in both profiles",
+        )
+    b, a = metric_value(before, chosen.metric), metric_value(after, chosen.metric)
+    note = None if chosen is primary else f"{primary.metric} not measured; checked {chosen.metric} instead"
+    return MetricCheck(
+        chosen.metric, chosen.direction, b, a, chosen.moved(b, a, min_change=METRIC_MIN_CHANGE), note
+    )
+
+
+@dataclass
+class Decision:
+    """The verdict, whether to keep the candidate, the one-line reason and the checks behind it."""
+
+    verdict: CandidateVerdict
+    accepted: bool
+    reason: str
+    checks: list[CheckRecord] = field(default_factory=list)
+
+
+def beats_best(timing: Timing, best_speedup: float | None) -> bool:
+    """Faster than the best accepted candidate so far by more than the noise threshold (True when none)."""
+    if best_speedup is None or timing.speedup is None:
+        return True
+    return timing.speedup > best_speedup * (1.0 + (timing.noise_threshold or 0.0))
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.4g}"
+
+
+def decide(
+    *,
+    build: BuildOutcome,
+    verification: VerificationSummary,
+    timing: Timing | None,
+    metric: MetricCheck | None,
+    best_speedup: float | None = None,
+    best_id: str | None = None,
+) -> Decision:
+    """Apply the accept rule (module docstring) to what was measured.
+
+    Args:
+        build: the build check.
+        verification: the verifier's verdict ('not-verified' when it could not run here).
+        timing: the measurement (None: no GPU; ``error`` set: timing failed).
+        metric: the targeted-metric comparison (None: not reached).
+        best_speedup: speed-up (against the same baseline) of the best accepted candidate so far.
+        best_id: its id, for the reason.
+    """
+    checks: list[CheckRecord] = []
+    if build.ok is False:
+        checks.append(CheckRecord(name="build", passed=False, detail=build.detail))
+        return Decision("build-failed", False, f"build failed: {build.detail}", checks)
+    checks.append(
+        CheckRecord(
+            name="build", passed=True, detail=build.detail, severity="error" if build.ok else "skipped"
+        )
+    )
+    if verification.verdict == "not-verified":
+        checks.append(
+            CheckRecord(name="correctness", passed=False, detail=verification.reason, severity="skipped")
+        )
+        return Decision("not-verified", False, f"{verification.reason}; speed-up not measured", checks)
+    checks.append(
+        CheckRecord(name="correctness", passed=verification.verdict == "pass", detail=verification.reason)
+    )
+    if verification.verdict == "fail":
+        return Decision("incorrect", False, f"incorrect: {verification.reason}", checks)
+    if verification.verdict == "inconclusive":
+        return Decision("inconclusive", False, f"verification inconclusive: {verification.reason}", checks)
+    if timing is None:
+        checks.append(
+            CheckRecord(name="speed-up", passed=False, detail="no GPU: not timed", severity="skipped")
+        )
+        return Decision("not-timed", False, NOT_TIMED, checks)
+    if timing.error is not None or timing.speedup is None:
+        detail = timing.error or "no comparison came back"
+        checks.append(CheckRecord(name="speed-up", passed=False, detail=detail))
+        return Decision("error", False, f"correct, but timing failed: {detail}", checks)
+    noise = timing.noise_threshold or 0.0
+    ctx = f"noise threshold {noise * 100:.1f} %, {timing.timer or 'timer unknown'}"
+    speed = f"{timing.speedup:.3g}x"
+    if timing.implausible:
+        flags = ", ".join(timing.implausible)
+        checks.append(CheckRecord(name="plausibility", passed=False, detail=f"{flags} at {speed}"))
+        return Decision(
+            "implausible",
+            False,
+            f"correct, but the timing is implausible ({flags}) at {speed}: needs a human look",
+            checks,
+        )
+    if not timing.significant or timing.verdict != "faster":
+        what = "slower" if timing.verdict == "slower" else "not faster beyond noise"
+        checks.append(CheckRecord(name="speed-up", passed=False, detail=f"{speed} ({ctx})"))
+        return Decision("not-faster", False, f"correct, but {what}: {speed} ({ctx})", checks)
+    if not beats_best(timing, best_speedup):
+        assert best_speedup is not None
+        best = f"the best so far ({best_id + ', ' if best_id else ''}{best_speedup:.3g}x)"
+        checks.append(CheckRecord(name="speed-up", passed=False, detail=f"{speed} ({ctx}); {best}"))
+        return Decision(
+            "not-faster",
+            False,
+            f"correct and {speed} faster than the original, but not faster than {best} beyond noise ({ctx})",
+            checks,
+        )
+    checks.append(CheckRecord(name="speed-up", passed=True, detail=f"{speed} ({ctx})"))
+    if metric is None or metric.moved is None:
+        why = (metric.note if metric else None) or "not re-profiled"
+        checks.append(
+            CheckRecord(name="targeted-metric", passed=True, detail=f"not checked: {why}", severity="skipped")
+        )
+        name = metric.metric if metric else "the targeted metric"
+        return Decision(
+            "accepted", True, f"correct, {speed} faster ({ctx}); {name} not checked: {why}", checks
+        )
+    moved = f"{metric.metric} {_fmt(metric.before)} -> {_fmt(metric.after)} (expected {metric.direction})"
+    if metric.note:
+        moved += f"; {metric.note}"
+    if not metric.moved:
+        checks.append(CheckRecord(name="targeted-metric", passed=False, detail=moved))
+        return Decision(
+            "metric-unmoved",
+            False,
+            f"correct and {speed} faster ({ctx}), but the targeted metric did not move: {moved}",
+            checks,
+        )
+    checks.append(CheckRecord(name="targeted-metric", passed=True, detail=moved))
+    return Decision("accepted", True, f"correct, {speed} faster ({ctx}), {moved}", checks)

@@ -1,0 +1,285 @@
+"""What an optimize run produced: the baseline, every candidate with its verdict and reason, the best.
+
+These models cross the disk boundary (``record.json``) and are embedded in ``perfagent.models.RunRecord``
+(``optimize`` plus the stable top-level keys ``baseline``, ``candidates``, ``best``), so this module
+imports nothing of perfagent beyond the frozen base model: ``perfagent.models`` imports it.
+
+Times are seconds, percentages are 0-100. A quantity that was not measured is ``None``, never 0,
+and the candidate's ``reason`` says why (e.g. "correct but not timed (no GPU): speed-up not measured").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from profilers.model import Frozen
+
+__all__ = [
+    "NOT_TIMED",
+    "AppliedChange",
+    "CandidateOutcome",
+    "CandidateVerdict",
+    "CheckRecord",
+    "FindingSummary",
+    "OptimizeBaseline",
+    "OptimizeResult",
+    "PlanStep",
+    "ProfileSummary",
+    "TableRow",
+    "VerificationSummary",
+]
+
+NOT_TIMED = "correct but not timed (no GPU): speed-up not measured"
+"""The reason of a candidate that passed verification on a machine without a GPU."""
+
+CandidateVerdict = Literal[
+    "accepted",
+    "incorrect",
+    "inconclusive",
+    "build-failed",
+    "not-verified",
+    "not-timed",
+    "not-faster",
+    "implausible",
+    "metric-unmoved",
+    "duplicate",
+    "error",
+]
+"""The loop's verdict on a candidate. Only 'accepted' is kept; every other one comes with a reason."""
+
+PlanOrigin = Literal["requested", "diagnosis", "catalog", "indicated", "recipe"]
+
+
+class CheckRecord(Frozen):
+    """One check behind a verdict (from the verifier or from the loop's accept rule)."""
+
+    name: str
+    """Stable id: 'correctness', 'static:no-streams', 'build', 'speed-up', 'targeted-metric', ..."""
+    passed: bool
+    detail: str = ""
+    severity: str = "error"
+    """'error' (a failure rejects), 'warning' (reported only), 'inconclusive'; 'skipped' = not run."""
+
+
+class VerificationSummary(Frozen):
+    """The verifier's verdict on a candidate (the full ``VerificationResult`` is in verification.json)."""
+
+    verdict: Literal["pass", "fail", "inconclusive", "not-verified"]
+    """'not-verified': the workload could not be run here (a launch-spec kernel without a GPU)."""
+    reason: str
+    checks: list[CheckRecord] = Field(default_factory=list)
+    device: str | None = None
+    """Where it ran: 'cpu' or 'cuda:0 (<GPU>)'; None when nothing ran."""
+    elapsed_s: float | None = None
+    """Wall time of the verification, s."""
+
+
+class FindingSummary(Frozen):
+    """A diagnosis finding in one line (the full finding is in the record's ``kernels``)."""
+
+    category: str
+    severity: str
+    title: str
+    transforms: list[str] = Field(default_factory=list)
+
+
+class ProfileSummary(Frozen):
+    """The profile of one kernel, reduced to what the before/after table needs."""
+
+    tool: str
+    """'ncu', 'static', ..."""
+    mode: str
+    """'counters', 'static', 'timing-only'."""
+    kernel: str | None = None
+    duration_s: float | None = None
+    """Kernel duration as the profiler measured it (under its own clock/cache control), s."""
+    dram_throughput_pct: float | None = None
+    sm_throughput_pct: float | None = None
+    memory_throughput_pct: float | None = None
+    achieved_occupancy_pct: float | None = None
+    fraction_of_sol_pct: float | None = None
+    """Speed of light / duration, % (the profile's roofline)."""
+    bound: str | None = None
+    """'memory', 'compute' or 'unknown' (the profile's roofline)."""
+
+
+class OptimizeBaseline(Frozen):
+    """The original kernel: how fast, how close to its roofline, what the diagnosis said."""
+
+    file: str
+    """The user's file the loop rewrites."""
+    kernel: str | None = None
+    """The kernel the loop targets (entry point / Triton kernel / top kernel of the profile)."""
+    time_s: float | None = None
+    """Median time per call, s (None: not timed — no GPU)."""
+    timer: str | None = None
+    """'cuda-events' (perfagent bench), 'ncu' (profiler kernel durations) or None."""
+    pct_of_roofline: float | None = None
+    """Speed-of-light time / measured time, % (spec or problem bytes and FLOP, datasheet peaks)."""
+    pct_of_dram_peak: float | None = None
+    """Achieved DRAM bandwidth (minimum bytes / time) as % of the device's peak."""
+    pct_of_compute_peak: float | None = None
+    """Achieved FLOP/s as % of the device's peak for the kernel's precision."""
+    start_speedup: float | None = None
+    """For a KernelBench ModelNew starting point: its speed-up over the problem's Model (x)."""
+    profile: ProfileSummary | None = None
+    findings: list[FindingSummary] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+class PlanStep(Frozen):
+    """One (finding, transform) pair the planner ranked, and whether it was tried."""
+
+    transform: str
+    finding: str | None = None
+    """Category of the finding it addresses (None: requested directly or no diagnosis)."""
+    finding_title: str | None = None
+    origin: PlanOrigin
+    """requested (--transform), diagnosis (the finding names it), catalog (fixes the finding's category
+    and a measured indicator holds), indicated (an indicator holds), recipe (no measurement: a
+    deterministic recipe applies to the source)."""
+    indicators: list[str] = Field(default_factory=list)
+    """The catalog's ``applies_when`` conditions that hold on the measured kernel."""
+    skipped: str | None = None
+    """Why it was not tried (None: tried, or not reached within the iteration budget)."""
+    tried: bool = False
+
+
+class CandidateOutcome(Frozen):
+    """One candidate, what was measured, and the loop's decision with its reason."""
+
+    id: str
+    """'c1', 'c2', ... in the order tried."""
+    rewrite_id: str
+    """The rewriter's stable id: '<transform>/<backend>/<sha256 prefix>'."""
+    backend: str
+    transform: str
+    recipe: str | None = None
+    """The recipe (recipes backend) or the model (llm backend)."""
+    description: str = ""
+    parameters: dict[str, int | float | str | bool | None] = Field(default_factory=dict)
+    defines: dict[str, int] = Field(default_factory=dict)
+    """Macros the build passes (-D) for this candidate (launch-spec kernels), the parent's included."""
+    iteration: int
+    """The loop iteration (1-based) that proposed it."""
+    parent: str | None = None
+    """The candidate whose source it was proposed from (None: the original)."""
+    verification: VerificationSummary
+    verdict: CandidateVerdict
+    accepted: bool
+    reason: str
+    """One line: why it was kept, or why not."""
+    checks: list[CheckRecord] = Field(default_factory=list)
+    """The loop's own checks: build, correctness, speed-up beyond noise, targeted metric."""
+    time_s: float | None = None
+    """Candidate median time per call, s (None: not timed)."""
+    time_s_before: float | None = None
+    """Baseline median time from the same interleaved run, s."""
+    speedup: float | None = None
+    """Baseline time / candidate time against the original (x)."""
+    noise_threshold: float | None = None
+    """Relative change below which timings are noise (fraction)."""
+    timer: str | None = None
+    pct_of_roofline: float | None = None
+    """Speed-of-light time / candidate time, %."""
+    pct_of_dram_peak: float | None = None
+    """Achieved DRAM bandwidth (minimum bytes / time) as % of the device's peak."""
+    pct_of_compute_peak: float | None = None
+    """Achieved FLOP/s as % of the device's peak for the kernel's precision."""
+    metric: str | None = None
+    """The targeted metric (the transform's primary expected effect)."""
+    metric_direction: Literal["up", "down"] | None = None
+    metric_before: float | None = None
+    metric_after: float | None = None
+    metric_moved: bool | None = None
+    """None: not re-profiled (no GPU, no ncu, counters denied, metric missing)."""
+    metrics_before: dict[str, float] = Field(default_factory=dict)
+    """Canonical metrics of the source it was proposed from (targeted metric, duration, throughputs)."""
+    metrics_after: dict[str, float] = Field(default_factory=dict)
+    file: str
+    """The user's file this candidate would replace (``--apply``)."""
+    source_path: str | None = None
+    diff_path: str | None = None
+    diff: str = ""
+    """Unified diff against the source it was proposed from."""
+    tokens: dict[str, int] | None = None
+    """LLM token usage (prompt_tokens, completion_tokens, requests)."""
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def source(self) -> str | None:
+        """The candidate's full source text, read from the run folder (None when it is gone)."""
+        if self.source_path is None:
+            return None
+        try:
+            return Path(self.source_path).read_text(encoding="utf-8")
+        except OSError:
+            return None
+
+    @property
+    def time_s_after(self) -> float | None:
+        """Alias of ``time_s`` (the TUI's before/after naming)."""
+        return self.time_s
+
+
+class TableRow(Frozen):
+    """One row of the before/after table (original vs best)."""
+
+    quantity: str
+    """'time (median)', '% of roofline', the targeted metric path, ..."""
+    before: float | None = None
+    after: float | None = None
+    unit: str = ""
+    """'s', '%', 'x' or the metric's own unit."""
+    note: str = ""
+
+
+class AppliedChange(Frozen):
+    """What ``--apply`` wrote."""
+
+    path: str
+    """The user's file, now holding the best candidate."""
+    backup: str
+    """The original, copied to ``<file>.orig`` first."""
+    candidate: str
+    notes: list[str] = Field(default_factory=list)
+
+
+class OptimizeResult(Frozen):
+    """Everything the optimize loop decided, and why."""
+
+    target: str
+    workload: Literal["cuda-kernel", "kernelbench", "triton-script"]
+    language: str
+    """'cuda', 'triton' or 'python'."""
+    backend: str
+    """The backend that ran ('recipes' or 'llm')."""
+    backend_reason: str = ""
+    """Why this backend (``auto``: llm when configured, else recipes)."""
+    device: str
+    """'cpu' or 'cuda:0 (<GPU>)'."""
+    gpu: bool
+    """Whether candidates could be timed and re-profiled here."""
+    iterations: int
+    """Iteration budget (rewrite rounds)."""
+    iterations_used: int = 0
+    baseline: OptimizeBaseline
+    plan: list[PlanStep] = Field(default_factory=list)
+    candidates: list[CandidateOutcome] = Field(default_factory=list)
+    best: str | None = None
+    """Id of the best accepted candidate (None: nothing won)."""
+    best_speedup: float | None = None
+    table: list[TableRow] = Field(default_factory=list)
+    stopped: str = ""
+    """Why the loop ended (budget spent, plan exhausted, LLM failing)."""
+    llm_errors: list[str] = Field(default_factory=list)
+    applied: AppliedChange | None = None
+    run_dir: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    def candidate(self, cid: str) -> CandidateOutcome | None:
+        """The candidate with id ``cid``."""
+        return next((c for c in self.candidates if c.id == cid), None)

@@ -1,0 +1,190 @@
+"""Human-readable views of an optimize result: the terminal summary and the run folder's summary.md.
+
+Both show the before/after table (time, % of roofline, the targeted metric), every candidate with its
+verdict and reason, the best (or that nothing won, and why), and the plan's skipped steps. JSON is the
+record itself (``RunRecord.model_dump_json``).
+"""
+
+from __future__ import annotations
+
+from perfagent.optimize.record import CandidateOutcome, OptimizeResult, TableRow
+from perfagent.render.units import fmt_number, fmt_pct, fmt_seconds, fmt_speedup
+
+NA = "n/a"
+
+
+def fmt_value(value: float | None, unit: str) -> str:
+    """A table cell in its unit."""
+    if value is None:
+        return NA
+    if unit == "s":
+        return fmt_seconds(value)
+    if unit == "%":
+        return fmt_pct(value)
+    if unit == "x":
+        return fmt_speedup(value)
+    return fmt_number(value) + (f" {unit}" if unit else "")
+
+
+def change(row: TableRow) -> str:
+    """How the row moved: a factor for times, points for percentages, a relative change otherwise."""
+    b, a = row.before, row.after
+    if b is None or a is None:
+        return ""
+    if row.unit == "s":
+        if a <= 0:
+            return ""
+        return f"{fmt_speedup(b / a)} {'faster' if b > a else 'slower' if b < a else ''}".strip()
+    if row.unit == "%":
+        return f"{a - b:+.3g} pt"
+    if row.unit == "x":
+        return ""
+    if b == 0:
+        return ""
+    return f"{(a - b) / abs(b) * 100:+.3g} %"
+
+
+def headline(result: OptimizeResult) -> str:
+    """One line: the best, or that nothing won and why."""
+    best = result.candidate(result.best) if result.best else None
+    if best is not None:
+        return f"best: {best.id} ({best.transform}, {best.backend}) — {fmt_speedup(best.speedup)} faster than the original"
+    if not result.candidates:
+        return "no candidate was produced"
+    if not result.gpu:
+        return "no candidate was accepted: no GPU here, so nothing was timed (no speed-up is claimed)"
+    return "no candidate was accepted: none was correct, faster beyond noise and moved its targeted metric"
+
+
+def _candidate_line(c: CandidateOutcome) -> str:
+    speed = f" {fmt_speedup(c.speedup)}" if c.speedup is not None else ""
+    return f"  {c.id:<4} {c.transform:<18} {c.backend:<8} {c.verdict:<15}{speed}  {c.reason}"
+
+
+def render_text(result: OptimizeResult) -> str:
+    """The terminal summary."""
+    b = result.baseline
+    lines = [
+        f"perfagent optimize: {result.target}",
+        f"  backend  {result.backend} — {result.backend_reason}"
+        if result.backend_reason
+        else f"  backend  {result.backend}",
+        f"  device   {result.device}"
+        + ("" if result.gpu else " — no GPU: candidates are verified where possible, never timed"),
+    ]
+    base = f"  baseline {fmt_seconds(b.time_s)}" + (f" ({b.timer})" if b.timer else " (not timed)")
+    if b.pct_of_roofline is not None:
+        base += f", {fmt_pct(b.pct_of_roofline)} of roofline"
+    if b.kernel:
+        base += f", kernel {b.kernel}"
+    lines.append(base)
+    if b.findings:
+        f = b.findings[0]
+        lines.append(f"  finding  [{f.severity}] {f.category}: {f.title}")
+    lines += ["", "before / after (original → best):"]
+    lines += _table_lines(result.table)
+    lines += [
+        "",
+        f"candidates ({len(result.candidates)}, {result.iterations_used} of {result.iterations} iterations):",
+    ]
+    lines += [_candidate_line(c) for c in result.candidates] or ["  (none)"]
+    lines += ["", headline(result)]
+    skipped = [p for p in result.plan if p.skipped]
+    if skipped:
+        lines.append("not tried:")
+        no_recipe = [p.transform for p in skipped if "no deterministic recipe" in (p.skipped or "")]
+        others = [p for p in skipped if p.transform not in no_recipe]
+        lines += [f"  {p.transform}: {p.skipped}" for p in others[:8]]
+        if len(others) > 8:
+            lines.append(f"  … {len(others) - 8} more in the record")
+        if no_recipe:
+            lines.append(f"  no deterministic recipe (the llm backend can try them): {', '.join(no_recipe)}")
+    if result.stopped:
+        lines.append(f"stopped: {result.stopped}")
+    for err in result.llm_errors:
+        lines.append(f"LLM error: {err}")
+    if result.applied is not None:
+        lines.append(
+            f"applied: {result.applied.candidate} written to {result.applied.path} (original kept as {result.applied.backup})"
+        )
+        lines += [f"  note: {n}" for n in result.applied.notes]
+    if result.run_dir:
+        lines.append(f"run folder: {result.run_dir}")
+    lines += [f"note: {n}" for n in [*b.notes, *result.notes]]
+    return "\n".join(lines)
+
+
+def _table_lines(rows: list[TableRow]) -> list[str]:
+    if not rows:
+        return ["  (nothing measured)"]
+    width = max(len(r.quantity) for r in rows)
+    out = [f"  {'quantity':<{width}}  {'before':>12}  {'after':>12}  change"]
+    for r in rows:
+        note = f"  ({r.note})" if r.note else ""
+        out.append(
+            f"  {r.quantity:<{width}}  {fmt_value(r.before, r.unit):>12}  {fmt_value(r.after, r.unit):>12}  {change(r)}{note}"
+        )
+    return out
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(result: OptimizeResult) -> str:
+    """summary.md: the before/after table, the candidates, the plan."""
+    b = result.baseline
+    lines = [
+        f"# perfagent optimize: `{result.target}`",
+        "",
+        f"- backend: {result.backend}"
+        + (f" ({_md_escape(result.backend_reason)})" if result.backend_reason else ""),
+        f"- device: {result.device}"
+        + ("" if result.gpu else " (no GPU: nothing timed, no speed-up claimed)"),
+        f"- kernel: {b.kernel or NA}",
+        f"- iterations: {result.iterations_used} of {result.iterations}; stopped: {_md_escape(result.stopped) or NA}",
+        f"- {_md_escape(headline(result))}",
+        "",
+        "## Before / after",
+        "",
+        "| quantity | before (original) | after (best) | change | note |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r.quantity} | {fmt_value(r.before, r.unit)} | {fmt_value(r.after, r.unit)} | {change(r)} | {_md_escape(r.note)} |"
+        for r in result.table
+    ]
+    lines += [
+        "",
+        "## Candidates",
+        "",
+        "| id | transform | backend | verification | verdict | time | speed-up | targeted metric | reason |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in result.candidates:
+        metric = NA
+        if c.metric and (c.metric_before is not None or c.metric_after is not None):
+            metric = f"{c.metric}: {fmt_number(c.metric_before)} → {fmt_number(c.metric_after)}"
+        lines.append(
+            f"| {c.id} | {c.transform} | {c.backend} | {c.verification.verdict} | {c.verdict} | {fmt_seconds(c.time_s)} "
+            f"| {fmt_speedup(c.speedup)} | {_md_escape(metric)} | {_md_escape(c.reason)} |"
+        )
+    if not result.candidates:
+        lines.append("| – | – | – | – | – | – | – | – | no candidate |")
+    lines += [
+        "",
+        "## Plan",
+        "",
+        "| transform | finding | origin | tried | skipped because |",
+        "|---|---|---|---|---|",
+    ]
+    for p in result.plan:
+        lines.append(
+            f"| {p.transform} | {p.finding or '–'} | {p.origin} | {'yes' if p.tried else 'no'} | {_md_escape(p.skipped or '')} |"
+        )
+    if result.llm_errors:
+        lines += ["", "## LLM errors", "", *[f"- {_md_escape(e)}" for e in result.llm_errors]]
+    notes = list(b.notes) + list(result.notes)
+    if notes:
+        lines += ["", "## Notes", "", *[f"- {_md_escape(n)}" for n in notes]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,145 @@
+"""A process a profiler can run: launch a workload's kernels N times and exit.
+
+    python -m perfagent.workloads.run_spec SPEC.launch.toml [--kernel-file F.cu] [--repeat N]
+    python -m perfagent.workloads.run_spec KERNEL.cu [--spec SPEC] [--repeat N]
+    python -m perfagent.workloads.run_spec PROBLEM.py [--candidate MODELNEW.py] [--repeat N] [--device cuda|cpu]
+
+Launch specs: the kernel file (default: the spec's ``source``; a rewrite is launched like the original,
+or by its ``[variants]`` entry) is built with NVRTC and launched with the spec's ``params`` and declared
+inputs, the same way ``perfagent bench`` launches it. KernelBench: ``Model`` (or the candidate's
+``ModelNew``) is built from ``get_init_inputs()`` and called on ``get_inputs()`` moved to the device.
+No comparison and no timing: ``perfagent.profile(command=[...])`` re-profiles rewrites with it.
+Exit status 0 after the last launch completed; 2 for unusable input; 1 when a launch failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from perfagent.errors import BadInput
+
+SEED = 0
+
+
+def run_launch_spec(spec_path: Path, kernel_file: Path | None, repeat: int) -> str:
+    """Build and launch a launch-spec kernel ``repeat`` times on the GPU; returns a summary line."""
+    import torch
+
+    from perfagent.workloads.cuda_launch import (
+        compile_kernel,
+        current_stream,
+        device_attributes,
+        kernel_args,
+        launch,
+        make_arg_tensor,
+        poison_,
+        torch_dtype,
+    )
+    from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
+
+    if not torch.cuda.is_available():
+        raise BadInput(
+            "launch-spec kernels need a CUDA GPU and torch sees none", hint="run it on a GPU machine"
+        )
+    spec = load_launch_spec(spec_path)
+    resolved = resolve_launch(spec, spec_path, source=kernel_file, device_attrs=device_attributes())
+    compiled = compile_kernel(resolved.source, resolved.kernel, resolved.defines)
+    buffers = {}
+    for arg in resolved.args:
+        if arg.is_scalar:
+            continue
+        if arg.role in ("input", "inout"):
+            buffers[arg.name] = make_arg_tensor(arg, SEED, None, "cuda")
+        else:
+            buffers[arg.name] = poison_(
+                torch.empty(arg.shape, dtype=torch_dtype(arg.dtype), device="cuda"), 1
+            )
+    args = kernel_args(resolved, buffers)
+    stream = current_stream()
+    for _ in range(repeat):
+        launch(compiled, resolved, args, stream)
+    torch.cuda.synchronize()
+    return f"{resolved.kernel}: {repeat} launch(es), grid {resolved.grid}, block {resolved.block}"
+
+
+def run_kernelbench(problem: Path, candidate: Path | None, repeat: int, device: str) -> str:
+    """Call ``Model`` (or the candidate's ``ModelNew``) ``repeat`` times; returns a summary line."""
+    import torch
+
+    from perfagent.verify.inputs import seed_everything, to_device
+    from perfagent.workloads.kernelbench import load_module
+
+    if device == "cuda" and not torch.cuda.is_available():
+        raise BadInput("--device cuda but torch sees no CUDA device", hint="use --device cpu")
+    module = load_module(problem, "perfagent_problem")
+    cls_name = "Model"
+    impl = module
+    if candidate is not None:
+        impl = load_module(candidate, "perfagent_candidate")
+        cls_name = "ModelNew"
+    if not hasattr(impl, cls_name):
+        raise BadInput(f"{(candidate or problem).name} defines no {cls_name}", hint="check the file")
+    seed_everything(SEED)
+    init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
+    model = getattr(impl, cls_name)(*init)
+    if isinstance(model, torch.nn.Module):
+        model = model.to(device)
+    seed_everything(SEED)
+    inputs = to_device(list(module.get_inputs()), device)
+    with torch.no_grad():
+        for _ in range(repeat):
+            model(*inputs)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return f"{cls_name}: {repeat} call(s) on {device}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m perfagent.workloads.run_spec",
+        description="Launch a workload's kernels N times (for profilers).",
+    )
+    parser.add_argument("target", help="launch spec (.toml), kernel file (.cu) or KernelBench problem (.py)")
+    parser.add_argument(
+        "--kernel-file", type=Path, help="the .cu file to launch through the spec (default: its source)"
+    )
+    parser.add_argument("--spec", type=Path, help="launch spec of a .cu target (default: found beside it)")
+    parser.add_argument(
+        "--candidate", type=Path, help="KernelBench: run this file's ModelNew instead of Model"
+    )
+    parser.add_argument("--repeat", type=int, default=2, help="launches / calls (default 2)")
+    parser.add_argument(
+        "--device", choices=("cuda", "cpu"), default="cuda", help="KernelBench device (default cuda)"
+    )
+    args = parser.parse_args(argv)
+    target = Path(args.target)
+    try:
+        if args.repeat < 1:
+            raise BadInput("--repeat must be at least 1", hint="e.g. --repeat 2")
+        if target.suffix.lower() == ".py":
+            line = run_kernelbench(target, args.candidate, args.repeat, args.device)
+        else:
+            spec, kernel_file = target, args.kernel_file
+            if target.suffix.lower() in (".cu", ".cuh"):
+                from perfagent.workloads.detect import find_spec_for
+
+                found = args.spec or find_spec_for(target.resolve())
+                if found is None:
+                    raise BadInput(f"no launch spec for {target.name}", hint="pass --spec PATH")
+                spec, kernel_file = Path(found), kernel_file or target
+            line = run_launch_spec(spec, kernel_file.resolve() if kernel_file else None, args.repeat)
+    except BadInput as exc:
+        print(f"run_spec: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a launch or build failure: the profiler's caller reads the exit status
+        print(f"run_spec: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    print(f"run_spec: {line}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised as a subprocess
+    sys.exit(main())

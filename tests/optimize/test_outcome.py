@@ -1,0 +1,96 @@
+"""The accept rule, step by step, and the targeted-metric check on real before/after profiles."""
+
+from __future__ import annotations
+
+import pytest
+
+import perfagent
+from knowledge.transforms import transform
+from perfagent.optimize.measure import BuildOutcome, Timing, profile_timing
+from perfagent.optimize.outcome import MetricCheck, check_metric, decide
+from perfagent.optimize.record import NOT_TIMED, VerificationSummary
+
+from .helpers import REPORTS
+
+BUILT = BuildOutcome(True, "nvcc -cubin")
+PASS = VerificationSummary(verdict="pass", reason="every check passed", device="cuda:0 (H100)")
+
+
+def faster(speedup: float = 1.5, **kw: object) -> Timing:
+    fields: dict[str, object] = {
+        "time_s": 1e-3 / speedup, "time_s_before": 1e-3, "speedup": speedup, "noise_threshold": 0.02,
+        "significant": True, "verdict": "faster", "timer": "cuda-events",
+    }
+    fields.update(kw)
+    return Timing(**fields)  # type: ignore[arg-type]
+
+
+MOVED = MetricCheck("metrics.shared_bank_conflict_pct", "down", 94.0, 0.0, True)
+
+
+def test_accepted_only_when_correct_faster_and_metric_moved() -> None:
+    d = decide(build=BUILT, verification=PASS, timing=faster(), metric=MOVED)
+    assert d.accepted and d.verdict == "accepted"
+    assert "1.5x faster" in d.reason and "metrics.shared_bank_conflict_pct 94 -> 0" in d.reason
+    assert [c.name for c in d.checks] == ["build", "correctness", "speed-up", "targeted-metric"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "verdict", "fragment"),
+    [
+        ({"build": BuildOutcome(False, "error: identifier x is undefined")}, "build-failed", "build failed: error: identifier"),
+        ({"verification": VerificationSummary(verdict="fail", reason="correctness: 12 elements differ")}, "incorrect",
+         "incorrect: correctness: 12 elements differ"),
+        ({"verification": VerificationSummary(verdict="inconclusive", reason="degenerate reference")}, "inconclusive", "inconclusive"),
+        ({"verification": VerificationSummary(verdict="not-verified", reason="compiles, but not verified (no GPU)")}, "not-verified",
+         "speed-up not measured"),
+        ({"timing": None}, "not-timed", NOT_TIMED),
+        ({"timing": Timing(error="the worker crashed")}, "error", "timing failed: the worker crashed"),
+        ({"timing": faster(12.0, flags=["excessive-speedup"])}, "implausible", "needs a human look"),
+        ({"timing": faster(1.01, significant=False, verdict="no-change")}, "not-faster", "not faster beyond noise"),
+        ({"timing": faster(0.8, verdict="slower")}, "not-faster", "slower"),
+        ({"metric": MetricCheck("metrics.shared_bank_conflict_pct", "down", 94.0, 95.0, False)}, "metric-unmoved",
+         "the targeted metric did not move"),
+    ],
+)
+def test_every_rejection_says_why(kwargs: dict[str, object], verdict: str, fragment: str) -> None:
+    args: dict[str, object] = {"build": BUILT, "verification": PASS, "timing": faster(), "metric": MOVED}
+    args.update(kwargs)
+    d = decide(**args)  # type: ignore[arg-type]
+    assert not d.accepted and d.verdict == verdict and fragment in d.reason
+
+
+def test_not_timed_is_the_exact_sentence() -> None:
+    assert NOT_TIMED == "correct but not timed (no GPU): speed-up not measured"
+    assert decide(build=BUILT, verification=PASS, timing=None, metric=None).reason == NOT_TIMED
+
+
+def test_must_beat_the_best_so_far_beyond_noise() -> None:
+    d = decide(build=BUILT, verification=PASS, timing=faster(1.5), metric=MOVED, best_speedup=1.49, best_id="c2")
+    assert not d.accepted and "the best so far (c2, 1.49x) beyond noise" in d.reason
+    assert decide(build=BUILT, verification=PASS, timing=faster(1.8), metric=MOVED, best_speedup=1.49).accepted
+
+
+def test_metric_not_measurable_accepts_and_says_so() -> None:
+    d = decide(build=BUILT, verification=PASS, timing=faster(), metric=MetricCheck("occupancy.achieved_pct", "up", note="ncu cannot run here"))
+    assert d.accepted and "occupancy.achieved_pct not checked: ncu cannot run here" in d.reason
+
+
+def test_metric_check_on_recorded_slow_and_fixed_kernels() -> None:
+    record = perfagent.diagnose(REPORTS / "02_transpose_bank_conflicts.ncu-rep")
+    by = {k.profile.base_name: k.profile for k in record.kernels}
+    slow, fixed = by["transpose_smem_conflicts"], by["transpose_smem_padded"]
+    moved = check_metric(transform("smem-padding"), slow, fixed)
+    assert moved.metric == "metrics.shared_bank_conflict_pct" and moved.direction == "down"
+    assert moved.before is not None and moved.after is not None and moved.before > 50 > moved.after
+    assert moved.moved is True
+    assert check_metric(transform("smem-padding"), fixed, slow).moved is False
+    missing = check_metric(transform("smem-padding"), slow, None, unavailable="no GPU")
+    assert missing.moved is None and missing.note == "no GPU"
+
+
+def test_profile_timing_noise_from_repeated_baseline() -> None:
+    t = profile_timing([1.00e-3, 1.02e-3], 0.5e-3)
+    assert t.significant and t.verdict == "faster" and t.timer == "ncu"
+    assert t.noise_threshold == pytest.approx(2 * abs(1.00 / 1.02 - 1))
+    assert profile_timing([1.00e-3, 1.00e-3], 0.995e-3).verdict == "no-change"

@@ -1,0 +1,87 @@
+"""The planner on diagnoses of real recorded reports (examples/reports, recorded on an H100)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import perfagent
+from perfagent.errors import BadInput
+from perfagent.models import Finding, KernelDiagnosis
+from perfagent.optimize.plan import make_plan, runnable
+from perfagent.rewrite import get_rewriter
+from perfagent.rewrite.base import RewriteRequest
+
+from .helpers import EXAMPLES, REPORTS, TRANSPOSE
+
+
+def _kernel(report: str, name: str) -> KernelDiagnosis:
+    record = perfagent.diagnose(REPORTS / report)
+    return next(k for k in record.kernels if k.profile.base_name == name)
+
+
+def _request_for(path: Path, language: str = "cuda"):  # type: ignore[no-untyped-def]
+    source = path.read_text()
+
+    def build(transform: str, finding: Finding | None) -> RewriteRequest:
+        return RewriteRequest(source=source, path=str(path), language=language, transform=transform, finding=finding)  # type: ignore[arg-type]
+
+    return build
+
+
+def test_bank_conflicts_plan_pads_the_tile_first() -> None:
+    kernel = _kernel("02_transpose_bank_conflicts.ncu-rep", "transpose_smem_conflicts")
+    recipes = get_rewriter("recipes")
+    steps = make_plan(kernel, rewriter=recipes, request_for=_request_for(TRANSPOSE / "slow.cu"), measured=True, recipe_check=recipes)
+    first = runnable(steps)[0]
+    assert first.transform.id == "smem-padding" and first.origin == "diagnosis"
+    assert first.finding is not None and first.finding.category == "shared-bank-conflicts"
+    assert any("shared_bank_conflict_pct" in i for i in first.indicators)
+    # smem-swizzle is the finding's second transform: planned, but no recipe implements it.
+    swizzle = next(s for s in steps if s.transform.id == "smem-swizzle")
+    assert swizzle.skipped and "no deterministic recipe" in swizzle.skipped
+    # Measured plans never fall back to recipes without an indicator.
+    assert all(s.origin != "recipe" for s in steps)
+    assert len({s.transform.id for s in steps}) == len(steps)
+
+
+def test_a_kernel_at_its_roof_gets_no_busywork() -> None:
+    kernel = _kernel("08_vector_copy_near_peak.ncu-rep", "scale_copy_float4")
+    assert all(f.severity == "info" for f in kernel.findings)
+    llm_like = get_rewriter("recipes")
+    steps = make_plan(kernel, rewriter=llm_like, request_for=_request_for(EXAMPLES / "cuda" / "08_vector_copy_near_peak" / "slow.cu"),
+                      measured=True, recipe_check=llm_like)
+    assert steps and not runnable(steps)
+    assert all("at its bound" in (s.skipped or "") for s in steps)
+
+
+def test_requested_transform_only_and_unknown_ids_refused() -> None:
+    kernel = _kernel("02_transpose_bank_conflicts.ncu-rep", "transpose_smem_conflicts")
+    recipes = get_rewriter("recipes")
+    req = _request_for(TRANSPOSE / "slow.cu")
+    steps = make_plan(kernel, rewriter=recipes, request_for=req, transforms=["launch-config"], measured=True)
+    assert [(s.transform.id, s.origin, s.skipped) for s in steps] == [("launch-config", "requested", None)]
+    with pytest.raises(BadInput, match="unknown transform 'tile-everything'"):
+        make_plan(kernel, rewriter=recipes, request_for=req, transforms=["tile-everything"], measured=True)
+    with pytest.raises(BadInput, match="no 'atomic-contention' finding"):
+        make_plan(kernel, rewriter=recipes, request_for=req, finding="atomic-contention", measured=True)
+
+
+def test_without_a_measurement_the_plan_is_what_the_recipes_can_apply() -> None:
+    recipes = get_rewriter("recipes")
+    steps = make_plan(None, rewriter=recipes, request_for=_request_for(TRANSPOSE / "slow.cu"), measured=False, recipe_check=recipes)
+    ids = [s.transform.id for s in runnable(steps)]
+    assert set(ids) == {"smem-padding", "launch-config", "restrict-pointers", "loop-unroll"}
+    assert all(s.origin == "recipe" for s in steps)
+
+
+def test_rewriter_refusals_are_kept_with_their_reason() -> None:
+    kernel = _kernel("triton_softmax.ncu-rep", "softmax_kernel")
+    recipes = get_rewriter("recipes")
+    script = EXAMPLES / "triton" / "02_softmax_small_block.py"
+    steps = make_plan(kernel, rewriter=recipes, request_for=_request_for(script, "triton"), measured=True, recipe_check=recipes)
+    by_id = {s.transform.id: s for s in steps}
+    assert by_id["vectorize-access"].origin == "diagnosis" and "no deterministic recipe" in (by_id["vectorize-access"].skipped or "")
+    assert "edit cuda sources, not triton" in (by_id["smem-padding"].skipped or "")
+    assert by_id["vectorize-access"].record().finding == "dram-bandwidth"
