@@ -87,7 +87,9 @@ def profile(
     work.mkdir(parents=True, exist_ok=True)
     request = ProfileRequest(
         command=list(tgt.command),
-        source=tgt.path if tgt.kind in (TargetKind.CUDA_PROGRAM, TargetKind.CUDA_KERNEL, TargetKind.HIP_PROGRAM) else None,
+        source=tgt.path
+        if tgt.kind in (TargetKind.CUDA_PROGRAM, TargetKind.CUDA_KERNEL, TargetKind.HIP_PROGRAM)
+        else None,
         workdir=work,
         kernel_regex=kernel,
         launch_skip=launch_skip,
@@ -109,10 +111,15 @@ def profile(
 def _read_recorded(tgt: Target, profiler: str, kernel: str | None, progress: Progress) -> Profile:
     assert tgt.path is not None
     if profiler == "static":
-        raise BadInput(f"{tgt.path} is a recorded report; static analysis needs a .cu source", hint="drop --profiler static")
+        raise BadInput(
+            f"{tgt.path} is a recorded report; static analysis needs a .cu source",
+            hint="drop --profiler static",
+        )
     name = "ncu" if tgt.kind in (TargetKind.NCU_REPORT, TargetKind.NCU_CSV) else "rocprof"
     if profiler not in ("auto", name):
-        raise BadInput(f"{tgt.path} was written by {name}, not {profiler}", hint=f"use --profiler {name} or auto")
+        raise BadInput(
+            f"{tgt.path} was written by {name}, not {profiler}", hint=f"use --profiler {name} or auto"
+        )
     reader = get_profiler(name)
     if not reader.can_read(tgt.path):
         alt = get_profiler("rocprof" if name == "ncu" else "ncu")
@@ -134,17 +141,25 @@ def _run(tgt: Target, request: ProfileRequest, profiler: str, progress: Progress
         progress(f"profiling with {rocprof.name} …")
         return rocprof.profile(request)
     if tgt.kind is TargetKind.CUDA_KERNEL and profiler in ("auto", "static"):
-        return _static(request, progress, f"{tgt.path} has no main(): analysed statically (compiler resource usage only)")
+        return _static(
+            request, progress, f"{tgt.path} has no main(): analysed statically (compiler resource usage only)"
+        )
     if profiler == "static":
         if request.source is None:
-            raise BadInput("static analysis needs a .cu source file", hint="pass a .cu file or use --profiler ncu")
+            raise BadInput(
+                "static analysis needs a .cu source file", hint="pass a .cu file or use --profiler ncu"
+            )
         return _static(request, progress, None)
     ncu = get_profiler("ncu")
     reason = ncu.availability()
     if reason is not None:
         if profiler == "ncu" or request.source is None:
             raise ProfilerUnavailable(f"ncu cannot run here: {reason}", hint=_ncu_hint(request))
-        return _static(request, progress, f"ncu unavailable ({reason}): static analysis only — no durations or throughput")
+        return _static(
+            request,
+            progress,
+            f"ncu unavailable ({reason}): static analysis only — no durations or throughput",
+        )
     if tgt.kind is TargetKind.CUDA_PROGRAM and request.source is not None:
         exe = request.workdir / request.source.stem
         progress(f"building {request.source} for {request.arch} (nvcc -O3 -lineinfo) …")
@@ -161,7 +176,9 @@ def _run(tgt: Target, request: ProfileRequest, profiler: str, progress: Progress
 def _require(p: Profiler) -> None:
     reason = p.availability()
     if reason is not None:
-        raise ProfilerUnavailable(f"{p.name} cannot run here: {reason}", hint="install it, or diagnose a recorded report instead")
+        raise ProfilerUnavailable(
+            f"{p.name} cannot run here: {reason}", hint="install it, or diagnose a recorded report instead"
+        )
 
 
 def _ncu_hint(request: ProfileRequest) -> str:
@@ -194,7 +211,9 @@ def _timing_only(request: ProfileRequest, progress: Progress, denied: CounterPer
         start = time.monotonic()
         done = run_command(argv, timeout_s=request.timeout_s, cwd=request.workdir)
         wall = time.monotonic() - start
-        notes.append(f"whole program wall time {wall:.3f} s (exit code {done.returncode}): {shlex.join(argv)}")
+        notes.append(
+            f"whole program wall time {wall:.3f} s (exit code {done.returncode}): {shlex.join(argv)}"
+        )
     kernels = base.kernels if base else []
     return Profile(
         tool="ncu",
@@ -267,4 +286,6 @@ def load(path: str | Path) -> RunRecord | Profile:
         return load_record(tgt.path or Path())
     if tgt.kind.is_recorded:
         return _read_recorded(tgt, "auto", None, _quiet)
-    raise BadInput(f"{path} is not a saved run or a report", hint="use perfagent.diagnose() to profile sources")
+    raise BadInput(
+        f"{path} is not a saved run or a report", hint="use perfagent.diagnose() to profile sources"
+    )

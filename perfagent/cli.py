@@ -29,7 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         summary = doc.splitlines()[0] if doc else name
         # argparse %-formats help strings; a literal % in a docstring must not crash --help.
         p = sub.add_parser(name, help=summary.replace("%", "%%"), description=doc.replace("%", "%%"))
-        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors")
+        p.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
+        )
         command.prepare_parser(p)
         p.set_defaults(_command=command)
     return parser

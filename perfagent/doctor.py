@@ -35,8 +35,7 @@ class DoctorReport(Frozen):
 def run_probes() -> DoctorReport:
     """Probe the GPU, driver, profilers, counter permission, compilers and the LLM endpoint."""
     probes = [_gpu(), _counter_permission()]
-    for name in ("ncu", "static", "rocprof"):
-        probes.append(_profiler(name))
+    probes.extend(_profiler(name) for name in ("ncu", "static", "rocprof"))
     probes.append(_python_module("ncu_report", "reads .ncu-rep files without a GPU"))
     probes.append(_python_module("torch", "KernelBench problems, verification, timing"))
     probes.append(_python_module("triton", "Triton kernels (TRITON_INTERPRET=1 on CPU)"))
@@ -56,7 +55,8 @@ def _gpu() -> Probe:
         return Probe(name="GPU", ok=False, detail="nvidia-smi not found: no NVIDIA driver here")
     try:
         done = run_command(
-            ["nvidia-smi", "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"], timeout_s=PROBE_TIMEOUT_S
+            ["nvidia-smi", "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"],
+            timeout_s=PROBE_TIMEOUT_S,
         )
     except ProfilerError as exc:
         return Probe(name="GPU", ok=False, detail=exc.message)
@@ -69,7 +69,11 @@ def _gpu() -> Probe:
 def _counter_permission() -> Probe:
     params = Path("/proc/driver/nvidia/params")
     if not params.exists():
-        return Probe(name="counter permission", ok=False, detail="no NVIDIA kernel driver (/proc/driver/nvidia/params absent)")
+        return Probe(
+            name="counter permission",
+            ok=False,
+            detail="no NVIDIA kernel driver (/proc/driver/nvidia/params absent)",
+        )
     text = params.read_text(errors="replace")
     admin_only = "RmProfilingAdminOnly: 1" in text
     root = os.geteuid() == 0
@@ -110,5 +114,7 @@ def _llm() -> Probe:
             ok=False,
             detail="PERFAGENT_LLM_BASE_URL not set: optimize uses the offline `recipes` backend only",
         )
-    key = "set" if (os.environ.get("PERFAGENT_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")) else "not set"
+    key = (
+        "set" if (os.environ.get("PERFAGENT_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")) else "not set"
+    )
     return Probe(name="LLM endpoint", ok=True, detail=f"{base} model={model or '(unset)'} key {key}")

@@ -31,7 +31,11 @@ def peaks_for(kernel: KernelProfile) -> DevicePeaks:
     )
     source = own.source
     if used_fallback:
-        source = f"{own.source}+knowledge:{spec.id}" if own.source not in ("unknown", "") else f"knowledge:{spec.id}"
+        source = (
+            f"{own.source}+knowledge:{spec.id}"
+            if own.source not in ("unknown", "")
+            else f"knowledge:{spec.id}"
+        )
     return DevicePeaks(
         dram_bytes_per_s=own.dram_bytes_per_s or fallback.dram_bytes_per_s,
         l2_bytes_per_s=own.l2_bytes_per_s or fallback.l2_bytes_per_s,

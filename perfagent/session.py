@@ -50,7 +50,9 @@ def load_record(path: Path) -> RunRecord:
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
-        raise BadInput(f"cannot read run record {file}: {exc.strerror}", hint="pass a run folder or its record.json") from exc
+        raise BadInput(
+            f"cannot read run record {file}: {exc.strerror}", hint="pass a run folder or its record.json"
+        ) from exc
     try:
         return RunRecord.model_validate_json(text)
     except ValidationError as exc:

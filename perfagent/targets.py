@@ -7,7 +7,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 from perfagent.errors import BadInput
@@ -15,7 +15,7 @@ from perfagent.errors import BadInput
 _MAIN = re.compile(r"\bint\s+main\s*\(")
 
 
-class TargetKind(str, Enum):
+class TargetKind(StrEnum):
     NCU_REPORT = "ncu-report"
     NCU_CSV = "ncu-csv"
     ROCPROF_OUTPUT = "rocprof-output"
@@ -29,7 +29,12 @@ class TargetKind(str, Enum):
     @property
     def is_recorded(self) -> bool:
         """True when the target is existing data that needs no run."""
-        return self in (TargetKind.NCU_REPORT, TargetKind.NCU_CSV, TargetKind.ROCPROF_OUTPUT, TargetKind.RUN_RECORD)
+        return self in (
+            TargetKind.NCU_REPORT,
+            TargetKind.NCU_CSV,
+            TargetKind.ROCPROF_OUTPUT,
+            TargetKind.RUN_RECORD,
+        )
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,9 @@ def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> Ta
         raise BadInput("no target given", hint="pass a report, a .cu/.py file, or a command after `--`")
     path = Path(target)
     if not path.exists():
-        raise BadInput(f"{path} does not exist", hint="check the path (reports: .ncu-rep, .csv; sources: .cu, .hip, .py)")
+        raise BadInput(
+            f"{path} does not exist", hint="check the path (reports: .ncu-rep, .csv; sources: .cu, .hip, .py)"
+        )
     if path.is_dir():
         if (path / "record.json").is_file():
             return Target(TargetKind.RUN_RECORD, path=path / "record.json")

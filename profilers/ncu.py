@@ -21,8 +21,8 @@ from profilers.model import Profile
 from profilers.ncu_argv import build_ncu_argv
 from profilers.ncu_csv import looks_like_ncu_csv, read_ncu_csv
 from profilers.ncu_errors import check_ncu_run
-from profilers.ncu_locate import DEFAULT_SEARCH_GLOBS, find_ncu
 from profilers.ncu_isolated import read_ncu_rep_isolated
+from profilers.ncu_locate import DEFAULT_SEARCH_GLOBS, find_ncu
 from profilers.process import run_command
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")

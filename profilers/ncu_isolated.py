@@ -27,7 +27,11 @@ _ERRORS: dict[str, type[ProfilerError]] = {
 
 
 def read_ncu_rep_isolated(
-    path: Path, *, kernel_regex: str | None = None, ncu_path: str | None = None, timeout_s: float = READ_TIMEOUT_S
+    path: Path,
+    *,
+    kernel_regex: str | None = None,
+    ncu_path: str | None = None,
+    timeout_s: float = READ_TIMEOUT_S,
 ) -> Profile:
     """``read_ncu_rep`` in a child process.
 
@@ -55,9 +59,15 @@ def read_ncu_rep_isolated(
         if isinstance(err, dict) and err.get("error") in _ERRORS:
             cls = _ERRORS[err["error"]]
             if cls is NoKernelsProfiled:
-                raise NoKernelsProfiled(err["message"], hint=err.get("hint", ""), available=err.get("available", []))
+                raise NoKernelsProfiled(
+                    err["message"], hint=err.get("hint", ""), available=err.get("available", [])
+                )
             raise cls(err["message"], hint=err.get("hint", ""))
-    how = f"crashed (signal {-result.returncode})" if result.returncode < 0 else f"failed (exit {result.returncode})"
+    how = (
+        f"crashed (signal {-result.returncode})"
+        if result.returncode < 0
+        else f"failed (exit {result.returncode})"
+    )
     raise ProfilerFailed(
         f"the ncu_report reader {how} on {path}: {result.tail(3)}",
         hint=f"export a CSV instead (`ncu --import {path} --csv --page raw > report.csv`) and diagnose that",

@@ -79,7 +79,8 @@ def run_command(
         )
     except FileNotFoundError as exc:
         raise ProfilerUnavailable(
-            f"'{args[0]}' was not found", hint=f"install it or put it on PATH (looked for {Path(args[0]).name})"
+            f"'{args[0]}' was not found",
+            hint=f"install it or put it on PATH (looked for {Path(args[0]).name})",
         ) from exc
     except PermissionError as exc:
         raise ProfilerUnavailable(f"'{args[0]}' is not executable", hint="check its permissions") from exc

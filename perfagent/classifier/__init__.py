@@ -18,7 +18,12 @@ from perfagent.classifier.execution_rules import (
     onchip_bandwidth_saturated,
     warp_divergence,
 )
-from perfagent.classifier.launch_rules import block_size_not_warp_multiple, low_occupancy, small_grid, tail_effect
+from perfagent.classifier.launch_rules import (
+    block_size_not_warp_multiple,
+    low_occupancy,
+    small_grid,
+    tail_effect,
+)
 from perfagent.classifier.memory_rules import (
     atomic_contention,
     local_memory_spills,

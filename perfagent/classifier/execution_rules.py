@@ -18,11 +18,20 @@ TINY_KERNEL_S = 5e-6
 MANY_LAUNCHES = 50
 
 _STALL_ADVICE = {
-    "long_scoreboard": ("waiting on global/local memory (L1TEX) results", ["vectorize-access", "async-copy", "thread-coarsening"]),
+    "long_scoreboard": (
+        "waiting on global/local memory (L1TEX) results",
+        ["vectorize-access", "async-copy", "thread-coarsening"],
+    ),
     "barrier": ("waiting at __syncthreads()", ["warp-shuffle-reduction", "launch-config"]),
-    "short_scoreboard": ("waiting on shared memory or special-function results", ["smem-padding", "smem-swizzle"]),
+    "short_scoreboard": (
+        "waiting on shared memory or special-function results",
+        ["smem-padding", "smem-swizzle"],
+    ),
     "mio_throttle": ("the shared-memory/MIO queue is full", ["smem-padding", "vectorize-access"]),
-    "lg_throttle": ("the global/local load-store queue is full", ["vectorize-access", "reduce-register-pressure"]),
+    "lg_throttle": (
+        "the global/local load-store queue is full",
+        ["vectorize-access", "reduce-register-pressure"],
+    ),
     "wait": ("fixed-latency dependencies between instructions", ["loop-unroll", "thread-coarsening"]),
     "math_pipe_throttle": ("an execution pipe is oversubscribed", ["use-tensor-cores", "fast-math"]),
     "not_selected": ("eligible warps were not picked (spare warps)", ["thread-coarsening"]),
@@ -63,8 +72,18 @@ def warp_divergence(ctx: RuleContext) -> Finding | Skip | None:
             f"contiguous (sequential addressing) or move the branch out of the warp."
         ),
         evidence=[
-            Evidence(metric="threads_per_instruction", value=round(tpi, 2), threshold=DIVERGENCE_TPI_THRESHOLD, comparison="<", unit="thread"),
-            Evidence(metric="predicated_threads_per_instruction", value=None if pred is None else round(pred, 2), unit="thread"),
+            Evidence(
+                metric="threads_per_instruction",
+                value=round(tpi, 2),
+                threshold=DIVERGENCE_TPI_THRESHOLD,
+                comparison="<",
+                unit="thread",
+            ),
+            Evidence(
+                metric="predicated_threads_per_instruction",
+                value=None if pred is None else round(pred, 2),
+                unit="thread",
+            ),
             Evidence(metric="sm_throughput_pct", value=m.sm_throughput_pct, unit="%"),
         ],
         transforms=["avoid-divergence", "sequential-addressing", "warp-shuffle-reduction"],
@@ -85,9 +104,17 @@ def at_roofline_bound(ctx: RuleContext) -> Finding | Skip | None:
         # An on-chip roof is not a dead end: more reuse moves fewer bytes (onchip_bandwidth_saturated).
         frac, resource = _dram_or_compute_fraction(ctx)
     # ncu's own speed-of-light percentages settle it when the roofline lacks data.
-    if (frac is None or frac < AT_BOUND_FRAC) and m.dram_throughput_pct is not None and m.dram_throughput_pct >= AT_BOUND_FRAC * 100:
+    if (
+        (frac is None or frac < AT_BOUND_FRAC)
+        and m.dram_throughput_pct is not None
+        and m.dram_throughput_pct >= AT_BOUND_FRAC * 100
+    ):
         frac, resource = m.dram_throughput_pct / 100.0, "dram"
-    if (frac is None or frac < AT_BOUND_FRAC) and m.sm_throughput_pct is not None and m.sm_throughput_pct >= AT_BOUND_FRAC * 100:
+    if (
+        (frac is None or frac < AT_BOUND_FRAC)
+        and m.sm_throughput_pct is not None
+        and m.sm_throughput_pct >= AT_BOUND_FRAC * 100
+    ):
         # FLOPs may be uncounted (e.g. tensor ops in older reports) while the SM is saturated.
         pipe = _busiest_pipe_name(m.pipe_utilization_pct)
         if pipe is not None and pipe not in _FLOP_PIPES:
@@ -106,13 +133,26 @@ def at_roofline_bound(ctx: RuleContext) -> Finding | Skip | None:
         title=f"At {frac:.0%} of {what} peak: little headroom",
         explanation=(
             f"The kernel runs at {frac:.0%} of the {what} roof"
-            + (f" (speed of light {sol * 1e6:.1f} µs vs {m.duration_s * 1e6:.1f} µs measured)" if sol and m.duration_s else "")
+            + (
+                f" (speed of light {sol * 1e6:.1f} µs vs {m.duration_s * 1e6:.1f} µs measured)"
+                if sol and m.duration_s
+                else ""
+            )
             + ". Tuning the same work cannot gain much more; only "
-            + ("moving fewer bytes (fusion, smaller types, reuse) " if category != "compute-bound" else "doing less or cheaper arithmetic (tensor cores, fast math) ")
+            + (
+                "moving fewer bytes (fusion, smaller types, reuse) "
+                if category != "compute-bound"
+                else "doing less or cheaper arithmetic (tensor cores, fast math) "
+            )
             + "makes it substantially faster."
         ),
         evidence=[
-            Evidence(metric="fraction_of_speed_of_light", value=round(frac, 3), threshold=AT_BOUND_FRAC, comparison=">="),
+            Evidence(
+                metric="fraction_of_speed_of_light",
+                value=round(frac, 3),
+                threshold=AT_BOUND_FRAC,
+                comparison=">=",
+            ),
             Evidence(metric="dram_throughput_pct", value=m.dram_throughput_pct, unit="%"),
             Evidence(metric="sm_throughput_pct", value=m.sm_throughput_pct, unit="%"),
         ],
@@ -137,7 +177,10 @@ def _dram_or_compute_fraction(ctx: RuleContext) -> tuple[float | None, str | Non
 
 def _wasteful_access(m: Metrics) -> bool:
     """True when a known access defect explains high on-chip traffic."""
-    uncoalesced = any(b is not None and 0 < b < 24.0 for b in (m.global_load_bytes_per_sector, m.global_store_bytes_per_sector))
+    uncoalesced = any(
+        b is not None and 0 < b < 24.0
+        for b in (m.global_load_bytes_per_sector, m.global_store_bytes_per_sector)
+    )
     conflicts = (m.shared_bank_conflict_pct or 0.0) >= 10.0
     local = (m.local_load_bytes or 0.0) + (m.local_store_bytes or 0.0)
     spills = m.l1_bytes is not None and local > 0.05 * (m.l1_bytes + local)
@@ -156,7 +199,9 @@ def onchip_bandwidth_saturated(ctx: RuleContext) -> Finding | Skip | None:
     if hot < AT_BOUND_FRAC * 100 or dram >= hot - 15.0:
         return None
     if _wasteful_access(m):
-        return None  # the traffic is a symptom: the coalescing / bank-conflict / spill finding names the cause
+        return (
+            None  # the traffic is a symptom: the coalescing / bank-conflict / spill finding names the cause
+        )
     # If on-chip traffic stopped limiting, the next roof is DRAM or compute.
     next_frac, next_roof = _dram_or_compute_fraction(ctx)
     speedup = cap(1.0 / next_frac) if next_frac else None
@@ -169,10 +214,20 @@ def onchip_bandwidth_saturated(ctx: RuleContext) -> Finding | Skip | None:
             f"The {level} level runs at {hot:.0f} % of its throughput limit but DRAM only at {dram:.0f} %: the same data "
             f"is fetched from on-chip memory again and again. Raise reuse per load — larger tiles (bigger BLOCK sizes in "
             f"Triton), register tiling, or staging in shared memory — so each byte feeds more arithmetic."
-            + (f" The next roof is {next_roof} at {next_frac:.0%} of the current time." if next_frac and next_roof else "")
+            + (
+                f" The next roof is {next_roof} at {next_frac:.0%} of the current time."
+                if next_frac and next_roof
+                else ""
+            )
         ),
         evidence=[
-            Evidence(metric="l1_throughput_pct", value=round(l1, 1), threshold=AT_BOUND_FRAC * 100, comparison=">=", unit="%"),
+            Evidence(
+                metric="l1_throughput_pct",
+                value=round(l1, 1),
+                threshold=AT_BOUND_FRAC * 100,
+                comparison=">=",
+                unit="%",
+            ),
             Evidence(metric="l2_throughput_pct", value=round(l2, 1), unit="%"),
             Evidence(metric="dram_throughput_pct", value=round(dram, 1), unit="%"),
         ],
@@ -213,7 +268,15 @@ def _instruction_overhead(ctx: RuleContext, pipe: str) -> Finding:
             f"arithmetic like `tid % (2*s)`, divergent branch bookkeeping or per-element integer division are the usual "
             f"causes: restructure the indexing (sequential addressing, strength reduction, fewer iterations per element)."
         ),
-        evidence=[Evidence(metric="sm_throughput_pct", value=m.sm_throughput_pct, threshold=AT_BOUND_FRAC * 100, comparison=">=", unit="%")]
+        evidence=[
+            Evidence(
+                metric="sm_throughput_pct",
+                value=m.sm_throughput_pct,
+                threshold=AT_BOUND_FRAC * 100,
+                comparison=">=",
+                unit="%",
+            )
+        ]
         + [Evidence(metric=f"pipe_{name}_pct", value=round(v, 1), unit="%") for name, v in pipes]
         + [Evidence(metric="issue_slot_utilization_pct", value=m.issue_slot_utilization_pct, unit="%")],
         transforms=["sequential-addressing", "avoid-divergence", "thread-coarsening", "fast-math"],
@@ -247,7 +310,11 @@ def memory_bound_with_headroom(ctx: RuleContext) -> Finding | Skip | None:
     dram = m.dram_throughput_pct or 0.0
     roof = ctx.roofline.bounding_resource if ctx.roofline else None
     if roof in ("l1", "l2") or (roof is None and onchip > dram):
-        category, what, transforms = "onchip-bandwidth", "L1/L2", ["smem-tiling", "register-tiling", "vectorize-access"]
+        category, what, transforms = (
+            "onchip-bandwidth",
+            "L1/L2",
+            ["smem-tiling", "register-tiling", "vectorize-access"],
+        )
     else:
         category, what, transforms = "dram-bandwidth", "DRAM", ["vectorize-access", "kernel-fusion"]
     speedup = cap(AT_BOUND_FRAC / mem + 0.0, ctx.sol_cap)
@@ -261,7 +328,13 @@ def memory_bound_with_headroom(ctx: RuleContext) -> Finding | Skip | None:
             f"(16-byte vector loads), more bytes in flight per thread, or fusing neighbouring kernels move it closer to the roof."
         ),
         evidence=[
-            Evidence(metric="memory_throughput_pct", value=m.memory_throughput_pct, threshold=AT_BOUND_FRAC * 100, comparison="<", unit="%"),
+            Evidence(
+                metric="memory_throughput_pct",
+                value=m.memory_throughput_pct,
+                threshold=AT_BOUND_FRAC * 100,
+                comparison="<",
+                unit="%",
+            ),
             Evidence(metric="dram_throughput_pct", value=m.dram_throughput_pct, unit="%"),
             Evidence(metric="l1_throughput_pct", value=m.l1_throughput_pct, unit="%"),
             Evidence(metric="l2_throughput_pct", value=m.l2_throughput_pct, unit="%"),
@@ -299,9 +372,27 @@ def latency_bound(ctx: RuleContext) -> Finding | Skip | None:
         why = "Warp-stall reasons were not collected, so the cause of the waiting is not known."
     speedup = cap(AT_BOUND_FRAC / max(busiest, 0.05), ctx.sol_cap)
     evidence = [
-        Evidence(metric="sm_throughput_pct", value=m.sm_throughput_pct, threshold=LATENCY_FRAC * 100, comparison="<", unit="%"),
-        Evidence(metric="memory_throughput_pct", value=m.memory_throughput_pct, threshold=LATENCY_FRAC * 100, comparison="<", unit="%"),
-        Evidence(metric="issue_slot_utilization_pct", value=None if issue is None else round(issue, 1), threshold=ISSUE_ACTIVE_PCT_THRESHOLD, comparison="<", unit="%"),
+        Evidence(
+            metric="sm_throughput_pct",
+            value=m.sm_throughput_pct,
+            threshold=LATENCY_FRAC * 100,
+            comparison="<",
+            unit="%",
+        ),
+        Evidence(
+            metric="memory_throughput_pct",
+            value=m.memory_throughput_pct,
+            threshold=LATENCY_FRAC * 100,
+            comparison="<",
+            unit="%",
+        ),
+        Evidence(
+            metric="issue_slot_utilization_pct",
+            value=None if issue is None else round(issue, 1),
+            threshold=ISSUE_ACTIVE_PCT_THRESHOLD,
+            comparison="<",
+            unit="%",
+        ),
         Evidence(metric="eligible_warps_per_scheduler", value=m.eligible_warps_per_scheduler, unit="warp"),
     ]
     evidence += [Evidence(metric=f"stall_{r}", value=round(v, 2), unit="cycle/inst") for r, v in top]
@@ -361,11 +452,21 @@ def no_dominant_limiter(ctx: RuleContext) -> Finding | Skip | None:
             rule="no_dominant_limiter",
             category="low-occupancy" if (occ.theoretical_pct or 100) < 100 else "latency-bound",
             title="No resource problem visible to static analysis"
-            + (f" (theoretical occupancy {occ.theoretical_pct:.0f} %)" if occ.theoretical_pct is not None else ""),
+            + (
+                f" (theoretical occupancy {occ.theoretical_pct:.0f} %)"
+                if occ.theoretical_pct is not None
+                else ""
+            ),
             explanation="The compiler's resource usage shows no spills and no occupancy limiter worth fixing. "
             "Only a run under the profiler (a GPU with ncu) can show what the kernel waits on.",
-            evidence=[Evidence(metric="theoretical_occupancy_pct", value=occ.theoretical_pct, unit="%"),
-                      Evidence(metric="registers_per_thread", value=ctx.kernel.launch.registers_per_thread, unit="register")],
+            evidence=[
+                Evidence(metric="theoretical_occupancy_pct", value=occ.theoretical_pct, unit="%"),
+                Evidence(
+                    metric="registers_per_thread",
+                    value=ctx.kernel.launch.registers_per_thread,
+                    unit="register",
+                ),
+            ],
             transforms=[],
             speedup=None,
             formula=None,
@@ -400,10 +501,17 @@ def no_dominant_limiter(ctx: RuleContext) -> Finding | Skip | None:
         title=f"No dominant limiter: SM {pct(sm)}, memory {pct(mem)}"
         + (f", {frac:.0%} of speed of light" if frac is not None else ""),
         explanation="No rule found a specific cause"
-        + (f"; the kernel runs at {frac:.0%} of its speed of light, so up to {1 / frac:.1f}× is theoretically left" if frac else "")
+        + (
+            f"; the kernel runs at {frac:.0%} of its speed of light, so up to {1 / frac:.1f}× is theoretically left"
+            if frac
+            else ""
+        )
         + ". Collect the full metric set (--full) for stall reasons and memory tables.",
-        evidence=[Evidence(metric="sm_throughput_pct", value=sm, unit="%"), Evidence(metric="memory_throughput_pct", value=mem, unit="%"),
-                  Evidence(metric="fraction_of_speed_of_light", value=None if frac is None else round(frac, 3))],
+        evidence=[
+            Evidence(metric="sm_throughput_pct", value=sm, unit="%"),
+            Evidence(metric="memory_throughput_pct", value=mem, unit="%"),
+            Evidence(metric="fraction_of_speed_of_light", value=None if frac is None else round(frac, 3)),
+        ],
         transforms=[],
         speedup=None,
         formula=None,

@@ -41,14 +41,24 @@ def small_grid(ctx: RuleContext) -> Finding | Skip | None:
     speedup = cap(1.0 / max(fill, 1e-6), 1.0 / busiest if busiest else None, ctx.sol_cap)
     occ = ctx.kernel.occupancy
     evidence = [
-        Evidence(metric="grid_size", value=grid, threshold=sms, comparison="<" if below_sms else None, unit="block"),
+        Evidence(
+            metric="grid_size", value=grid, threshold=sms, comparison="<" if below_sms else None, unit="block"
+        ),
         Evidence(metric="sm_count", value=sms, unit="SM"),
-        Evidence(metric="waves_per_sm", value=None if waves is None else round(waves, 3), threshold=SMALL_GRID_WAVES, comparison="<", unit="wave"),
+        Evidence(
+            metric="waves_per_sm",
+            value=None if waves is None else round(waves, 3),
+            threshold=SMALL_GRID_WAVES,
+            comparison="<",
+            unit="wave",
+        ),
     ]
     if occ.achieved_pct is not None:
         evidence.append(Evidence(metric="achieved_occupancy_pct", value=round(occ.achieved_pct, 1), unit="%"))
     if busiest is not None:
-        evidence.append(Evidence(metric="max(sm, memory) throughput", value=round(busiest * 100, 1), unit="%"))
+        evidence.append(
+            Evidence(metric="max(sm, memory) throughput", value=round(busiest * 100, 1), unit="%")
+        )
     if below_sms and sms is not None:
         what = f"{grid} blocks for {sms} SMs: {sms - grid} SMs get no work at all"
     else:
@@ -160,18 +170,30 @@ def low_occupancy(ctx: RuleContext) -> Finding | Skip | None:
         formula = None
     else:
         speedup = cap(100.0 / occ.theoretical_pct, 0.8 / busiest if busiest else None, ctx.sol_cap)
-        formula = (
-            "min(100 % / theoretical occupancy, 0.8 / max(SM, memory throughput), 1 / fraction of speed of light)"
-        )
+        formula = "min(100 % / theoretical occupancy, 0.8 / max(SM, memory throughput), 1 / fraction of speed of light)"
     blocks = occ.blocks_per_sm_limits
     evidence = [
-        Evidence(metric="theoretical_occupancy_pct", value=round(occ.theoretical_pct, 1), threshold=LOW_OCCUPANCY_PCT, comparison="<", unit="%"),
-        Evidence(metric="achieved_occupancy_pct", value=None if occ.achieved_pct is None else round(occ.achieved_pct, 1), unit="%"),
+        Evidence(
+            metric="theoretical_occupancy_pct",
+            value=round(occ.theoretical_pct, 1),
+            threshold=LOW_OCCUPANCY_PCT,
+            comparison="<",
+            unit="%",
+        ),
+        Evidence(
+            metric="achieved_occupancy_pct",
+            value=None if occ.achieved_pct is None else round(occ.achieved_pct, 1),
+            unit="%",
+        ),
         Evidence(metric="occupancy_limiter", value=limiter),
     ]
-    evidence += [Evidence(metric=f"blocks_per_sm_by_{k}", value=v, unit="block") for k, v in sorted(blocks.items())]
+    evidence += [
+        Evidence(metric=f"blocks_per_sm_by_{k}", value=v, unit="block") for k, v in sorted(blocks.items())
+    ]
     if launch.registers_per_thread is not None:
-        evidence.append(Evidence(metric="registers_per_thread", value=launch.registers_per_thread, unit="register"))
+        evidence.append(
+            Evidence(metric="registers_per_thread", value=launch.registers_per_thread, unit="register")
+        )
     return finding(
         ctx,
         rule="low_occupancy",
@@ -181,7 +203,11 @@ def low_occupancy(ctx: RuleContext) -> Finding | Skip | None:
             f"Only {occ.theoretical_pct:.0f} % of the SM's warp slots can be filled because of {detail}"
             + (f"; {pct(occ.achieved_pct)} is achieved" if occ.achieved_pct is not None else "")
             + ". With few warps per scheduler, stalls on memory or dependencies go unhidden."
-            + (" (static analysis: occupancy from the compiler's resource usage and the block size found in the source)" if ctx.static else "")
+            + (
+                " (static analysis: occupancy from the compiler's resource usage and the block size found in the source)"
+                if ctx.static
+                else ""
+            )
         ),
         evidence=evidence,
         transforms=_LIMITER_TRANSFORMS.get(limiter, ["launch-config"]),

@@ -89,7 +89,10 @@ def _coalesced_traffic_ratio(ctx: RuleContext) -> tuple[float, str]:
         return ideal / actual, "from measured load/store sector counts"
     # Without sector counts assume the worst op carries half of the traffic.
     worst = min(b for b in (m.global_load_bytes_per_sector, m.global_store_bytes_per_sector) if b)
-    return 0.5 + 0.5 * worst / FULL_SECTOR_BYTES, "sector counts missing: assumed half the traffic is affected"
+    return (
+        0.5 + 0.5 * worst / FULL_SECTOR_BYTES,
+        "sector counts missing: assumed half the traffic is affected",
+    )
 
 
 def shared_bank_conflicts(ctx: RuleContext) -> Finding | Skip | None:
@@ -121,9 +124,13 @@ def shared_bank_conflicts(ctx: RuleContext) -> Finding | Skip | None:
         )
     ]
     if ways:
-        evidence.append(Evidence(metric="shared_load_wavefronts_per_request", value=round(ways, 2), unit="way"))
+        evidence.append(
+            Evidence(metric="shared_load_wavefronts_per_request", value=round(ways, 2), unit="way")
+        )
     if st_ways:
-        evidence.append(Evidence(metric="shared_store_wavefronts_per_request", value=round(st_ways, 2), unit="way"))
+        evidence.append(
+            Evidence(metric="shared_store_wavefronts_per_request", value=round(st_ways, 2), unit="way")
+        )
     evidence.append(Evidence(metric="l1_throughput_pct", value=m.l1_throughput_pct, unit="%"))
     worst = max(w for w in (ways, st_ways, 1.0) if w is not None)
     return finding(
@@ -175,8 +182,16 @@ def local_memory_spills(ctx: RuleContext) -> Finding | Skip | None:
                 f"through L1/L2. Static analysis cannot say how often that code runs."
             ),
             evidence=[
-                Evidence(metric="spill_store_bytes_per_thread", value=launch.spill_store_bytes_per_thread, unit="byte"),
-                Evidence(metric="spill_load_bytes_per_thread", value=launch.spill_load_bytes_per_thread, unit="byte"),
+                Evidence(
+                    metric="spill_store_bytes_per_thread",
+                    value=launch.spill_store_bytes_per_thread,
+                    unit="byte",
+                ),
+                Evidence(
+                    metric="spill_load_bytes_per_thread",
+                    value=launch.spill_load_bytes_per_thread,
+                    unit="byte",
+                ),
                 Evidence(metric="local_memory_per_thread_bytes", value=stack, unit="byte"),
                 Evidence(metric="registers_per_thread", value=launch.registers_per_thread, unit="register"),
             ],
@@ -212,11 +227,18 @@ def local_memory_spills(ctx: RuleContext) -> Finding | Skip | None:
             Evidence(metric="local_load_bytes", value=m.local_load_bytes, unit="byte"),
             Evidence(metric="local_store_bytes", value=m.local_store_bytes, unit="byte"),
             Evidence(metric="spill_instructions", value=m.spill_instructions, unit="inst"),
-            Evidence(metric="local_share_of_l1_traffic", value=None if share is None else round(share, 3), threshold=LOCAL_TRAFFIC_SHARE_THRESHOLD, comparison=">="),
+            Evidence(
+                metric="local_share_of_l1_traffic",
+                value=None if share is None else round(share, 3),
+                threshold=LOCAL_TRAFFIC_SHARE_THRESHOLD,
+                comparison=">=",
+            ),
         ],
         transforms=["reduce-register-pressure", "launch-config"],
         speedup=speedup,
-        formula=None if speedup is None else f"1 / (1 - local share {share:.2f} × memory throughput {mem:.2f}), capped at 1 / fraction of speed of light",
+        formula=None
+        if speedup is None
+        else f"1 / (1 - local share {share:.2f} × memory throughput {mem:.2f}), capped at 1 / fraction of speed of light",
         ncu_rules=("MemoryCacheAccessPattern",),
     )
 
@@ -245,8 +267,19 @@ def atomic_contention(ctx: RuleContext) -> Finding | Skip | None:
         ),
         evidence=[
             Evidence(metric="atomic_instructions", value=atomics, unit="inst"),
-            Evidence(metric="atomic_share_of_instructions", value=round(share, 4), threshold=ATOMIC_SHARE_THRESHOLD, comparison=">="),
-            Evidence(metric="max(sm, memory) throughput", value=None if busiest is None else round(busiest * 100, 1), threshold=60.0, comparison="<", unit="%"),
+            Evidence(
+                metric="atomic_share_of_instructions",
+                value=round(share, 4),
+                threshold=ATOMIC_SHARE_THRESHOLD,
+                comparison=">=",
+            ),
+            Evidence(
+                metric="max(sm, memory) throughput",
+                value=None if busiest is None else round(busiest * 100, 1),
+                threshold=60.0,
+                comparison="<",
+                unit="%",
+            ),
         ],
         transforms=["privatize-atomics", "warp-shuffle-reduction"],
         speedup=speedup,

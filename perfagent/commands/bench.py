@@ -32,16 +32,48 @@ class BenchCommand:
     name = "bench"
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("target", help="the baseline: KernelBench problem .py, launch spec .toml, or .cu kernel")
+        parser.add_argument(
+            "target", help="the baseline: KernelBench problem .py, launch spec .toml, or .cu kernel"
+        )
         parser.add_argument("candidate", nargs="?", help="optional rewrite (.py with ModelNew, or .cu)")
         g = parser.add_argument_group("timing")
-        g.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto", help="default auto (CUDA when available)")
-        g.add_argument("--runs", type=_positive_int, default=100, metavar="N", help="interleaved timed rounds (default 100)")
-        g.add_argument("--warmup", type=_non_negative_int, default=10, metavar="N", help="untimed calls first (default 10)")
-        g.add_argument("--no-l2-flush", action="store_true", help="do not flush L2 between calls (warm-cache timing)")
-        g.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SECONDS", help="limit per call (default 60)")
-        g.add_argument("--compile-timeout", type=_positive_float, default=600.0, metavar="SECONDS",
-                       help="limit for build and first call (default 600)")
+        g.add_argument(
+            "--device",
+            choices=("cpu", "cuda", "auto"),
+            default="auto",
+            help="default auto (CUDA when available)",
+        )
+        g.add_argument(
+            "--runs",
+            type=_positive_int,
+            default=100,
+            metavar="N",
+            help="interleaved timed rounds (default 100)",
+        )
+        g.add_argument(
+            "--warmup",
+            type=_non_negative_int,
+            default=10,
+            metavar="N",
+            help="untimed calls first (default 10)",
+        )
+        g.add_argument(
+            "--no-l2-flush", action="store_true", help="do not flush L2 between calls (warm-cache timing)"
+        )
+        g.add_argument(
+            "--timeout",
+            type=_positive_float,
+            default=60.0,
+            metavar="SECONDS",
+            help="limit per call (default 60)",
+        )
+        g.add_argument(
+            "--compile-timeout",
+            type=_positive_float,
+            default=600.0,
+            metavar="SECONDS",
+            help="limit for build and first call (default 600)",
+        )
         g.add_argument("--spec", metavar="PATH", help="launch spec for a .cu target")
         g.add_argument("--kernel", metavar="NAME", help="entry point of a .cu candidate")
         add_output_args(parser, formats=("text", "json"))
@@ -65,5 +97,7 @@ class BenchCommand:
             kernel=args.kernel,
             progress=progress_to_stderr,
         )
-        write_output(result.model_dump_json(indent=2) if args.format == "json" else render_text(result), args.output)
+        write_output(
+            result.model_dump_json(indent=2) if args.format == "json" else render_text(result), args.output
+        )
         return ExitCode.OK

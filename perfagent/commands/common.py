@@ -28,18 +28,54 @@ def add_target_args(parser: argparse.ArgumentParser) -> None:
 
 def add_profile_args(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("profiling")
-    g.add_argument("--profiler", choices=("auto", "ncu", "rocprof", "static"), default="auto",
-                   help="which profiler (default: auto — recorded reports by their tool, ncu when usable, else static)")
+    g.add_argument(
+        "--profiler",
+        choices=("auto", "ncu", "rocprof", "static"),
+        default="auto",
+        help="which profiler (default: auto — recorded reports by their tool, ncu when usable, else static)",
+    )
     g.add_argument("--kernel", metavar="REGEX", help="only kernels whose name matches REGEX")
-    g.add_argument("--launch-skip", type=_non_negative, default=0, metavar="N", help="skip the first N matching launches")
-    g.add_argument("--launch-count", type=_positive, default=None, metavar="N", help="profile at most N matching launches")
-    g.add_argument("--nvtx-include", action="append", default=[], metavar="EXPR", help="ncu NVTX range filter (repeatable)")
-    g.add_argument("--clock-control", choices=("none", "base", "reset"), default="none",
-                   help="ncu --clock-control (default none: the GPU's own clocks, as in normal runs)")
-    g.add_argument("--full", action="store_true", help="collect ncu's full set (slower) instead of the targeted metrics")
-    g.add_argument("--source-counters", action="store_true", help="collect per-source-line counters (build with -lineinfo)")
-    g.add_argument("--arch", default="sm_90", help="target architecture for builds and static analysis (default sm_90)")
-    g.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS", help="limit per external run (default 600)")
+    g.add_argument(
+        "--launch-skip", type=_non_negative, default=0, metavar="N", help="skip the first N matching launches"
+    )
+    g.add_argument(
+        "--launch-count",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="profile at most N matching launches",
+    )
+    g.add_argument(
+        "--nvtx-include",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="ncu NVTX range filter (repeatable)",
+    )
+    g.add_argument(
+        "--clock-control",
+        choices=("none", "base", "reset"),
+        default="none",
+        help="ncu --clock-control (default none: the GPU's own clocks, as in normal runs)",
+    )
+    g.add_argument(
+        "--full", action="store_true", help="collect ncu's full set (slower) instead of the targeted metrics"
+    )
+    g.add_argument(
+        "--source-counters",
+        action="store_true",
+        help="collect per-source-line counters (build with -lineinfo)",
+    )
+    g.add_argument(
+        "--arch", default="sm_90", help="target architecture for builds and static analysis (default sm_90)"
+    )
+    g.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="limit per external run (default 600)",
+    )
 
 
 def profile_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -61,7 +97,9 @@ def profile_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 def add_output_args(parser: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS) -> None:
     g = parser.add_argument_group("output")
     g.add_argument("--format", choices=formats, default="text", help="output format (default text)")
-    g.add_argument("-o", "--output", default="-", metavar="PATH", help="write here instead of stdout (`-` = stdout)")
+    g.add_argument(
+        "-o", "--output", default="-", metavar="PATH", help="write here instead of stdout (`-` = stdout)"
+    )
     g.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
 
 
@@ -69,7 +107,9 @@ def check_output_path(args: argparse.Namespace) -> None:
     """Refuse to overwrite an existing output file unless --force (checked before any long work)."""
     out = getattr(args, "output", "-")
     if out != "-" and Path(out).exists() and not args.force:
-        raise BadInput(f"{out} already exists", hint="pass --force to overwrite it, or choose another -o path")
+        raise BadInput(
+            f"{out} already exists", hint="pass --force to overwrite it, or choose another -o path"
+        )
 
 
 def _positive(text: str) -> int:

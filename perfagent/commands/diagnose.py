@@ -47,5 +47,10 @@ class DiagnoseCommand:
             **profile_kwargs(args),
         )
         fmt = OutputFormat(args.format)
-        write_output(render(record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT and sys.stdout.isatty()), args.output)
+        write_output(
+            render(
+                record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT and sys.stdout.isatty()
+            ),
+            args.output,
+        )
         return ExitCode.OK

@@ -41,7 +41,9 @@ class ProfileCommand:
         g.add_argument("--format", choices=("text", "json"), default="text")
         g.add_argument("-o", "--output", default="-", metavar="PATH", help="write here instead of stdout")
         g.add_argument("--force", action="store_true", help="overwrite existing output files")
-        g.add_argument("--save-report", type=Path, metavar="PATH", help="keep the profiler's report file at PATH")
+        g.add_argument(
+            "--save-report", type=Path, metavar="PATH", help="keep the profiler's report file at PATH"
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         check_output_path(args)
@@ -50,7 +52,11 @@ class ProfileCommand:
         work = Path(tempfile.mkdtemp(prefix="perfagent-profile-"))
         try:
             prof = profile(
-                args.target, command=args.trailing_command, workdir=work, progress=progress_to_stderr, **profile_kwargs(args)
+                args.target,
+                command=args.trailing_command,
+                workdir=work,
+                progress=progress_to_stderr,
+                **profile_kwargs(args),
             )
             if args.save_report:
                 _keep_report(work, args.save_report)
@@ -66,7 +72,10 @@ class ProfileCommand:
 def _keep_report(work: Path, dest: Path) -> None:
     reports = sorted(work.rglob("*.ncu-rep")) or sorted(work.rglob("*.csv"))
     if not reports:
-        raise BadInput("no report file was produced to save", hint="--save-report needs a profiler run (not static analysis)")
+        raise BadInput(
+            "no report file was produced to save",
+            hint="--save-report needs a profiler run (not static analysis)",
+        )
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(reports[0], dest)
     progress_to_stderr(f"report saved to {dest}")
@@ -83,7 +92,12 @@ def metrics_table(prof: Profile, *, color: bool = False) -> str:
         table.add_column("metric")
         table.add_column("value", justify="right")
         rows: list[tuple[str, object]] = []
-        for section, model in (("launch", k.launch), ("occupancy", k.occupancy), ("metrics", k.metrics), ("device", k.device)):
+        for section, model in (
+            ("launch", k.launch),
+            ("occupancy", k.occupancy),
+            ("metrics", k.metrics),
+            ("device", k.device),
+        ):
             for key, value in model.model_dump(exclude_none=True).items():
                 if value in ({}, []):
                     continue

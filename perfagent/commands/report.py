@@ -25,5 +25,10 @@ class ReportCommand:
         check_output_path(args)
         record = load_record(args.run)
         fmt = OutputFormat(args.format)
-        write_output(render(record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT and sys.stdout.isatty()), args.output)
+        write_output(
+            render(
+                record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT and sys.stdout.isatty()
+            ),
+            args.output,
+        )
         return ExitCode.OK

@@ -54,28 +54,84 @@ class VerifyCommand:
     name = "verify"
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("reference", help="the original: KernelBench problem .py, launch spec .toml, .cu kernel or program")
-        parser.add_argument("candidate", nargs="?", help="the rewrite (.py with ModelNew, or .cu); default: the reference's ModelNew")
+        parser.add_argument(
+            "reference",
+            help="the original: KernelBench problem .py, launch spec .toml, .cu kernel or program",
+        )
+        parser.add_argument(
+            "candidate",
+            nargs="?",
+            help="the rewrite (.py with ModelNew, or .cu); default: the reference's ModelNew",
+        )
         g = parser.add_argument_group("verification")
-        g.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
-                       help="where to run (cpu runs Triton through its interpreter; default auto)")
-        g.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SECONDS",
-                       help="limit per candidate run (default 60; build and first call get --compile-timeout)")
-        g.add_argument("--compile-timeout", type=_positive_float, default=600.0, metavar="SECONDS",
-                       help="limit for import/build/JIT compilation (default 600)")
-        g.add_argument("--seeds", type=_positive_int, default=5, metavar="N",
-                       help="fresh seeds; each gives a get_inputs() draw and a re-drawn distribution (default 5)")
-        g.add_argument("--seed", type=int, default=None, metavar="S", help="first seed (default random; printed for reproduction)")
-        g.add_argument("--tolerance", type=_non_negative_float, default=None, metavar="TOL",
-                       help="atol = rtol = TOL (default per dtype: fp32 1e-4, fp16/bf16 1e-2, integers exact)")
-        g.add_argument("--atol", type=_non_negative_float, default=None, help="absolute tolerance (overrides --tolerance)")
-        g.add_argument("--rtol", type=_non_negative_float, default=None, help="relative tolerance (overrides --tolerance)")
-        g.add_argument("--sanitizer", action="store_true", help="also run under compute-sanitizer --tool memcheck (CUDA)")
-        g.add_argument("--check-cmd", metavar="CMD",
-                       help="a command whose exit status decides correctness ({reference}/{candidate} are replaced); "
-                       "the only way to verify a .cu program with main()")
-        g.add_argument("--spec", metavar="PATH", help="launch spec for a .cu reference (default: found beside it)")
-        g.add_argument("--kernel", metavar="NAME", help="entry point of a .cu candidate (default: from the spec)")
+        g.add_argument(
+            "--device",
+            choices=("cpu", "cuda", "auto"),
+            default="auto",
+            help="where to run (cpu runs Triton through its interpreter; default auto)",
+        )
+        g.add_argument(
+            "--timeout",
+            type=_positive_float,
+            default=60.0,
+            metavar="SECONDS",
+            help="limit per candidate run (default 60; build and first call get --compile-timeout)",
+        )
+        g.add_argument(
+            "--compile-timeout",
+            type=_positive_float,
+            default=600.0,
+            metavar="SECONDS",
+            help="limit for import/build/JIT compilation (default 600)",
+        )
+        g.add_argument(
+            "--seeds",
+            type=_positive_int,
+            default=5,
+            metavar="N",
+            help="fresh seeds; each gives a get_inputs() draw and a re-drawn distribution (default 5)",
+        )
+        g.add_argument(
+            "--seed",
+            type=int,
+            default=None,
+            metavar="S",
+            help="first seed (default random; printed for reproduction)",
+        )
+        g.add_argument(
+            "--tolerance",
+            type=_non_negative_float,
+            default=None,
+            metavar="TOL",
+            help="atol = rtol = TOL (default per dtype: fp32 1e-4, fp16/bf16 1e-2, integers exact)",
+        )
+        g.add_argument(
+            "--atol",
+            type=_non_negative_float,
+            default=None,
+            help="absolute tolerance (overrides --tolerance)",
+        )
+        g.add_argument(
+            "--rtol",
+            type=_non_negative_float,
+            default=None,
+            help="relative tolerance (overrides --tolerance)",
+        )
+        g.add_argument(
+            "--sanitizer", action="store_true", help="also run under compute-sanitizer --tool memcheck (CUDA)"
+        )
+        g.add_argument(
+            "--check-cmd",
+            metavar="CMD",
+            help="a command whose exit status decides correctness ({reference}/{candidate} are replaced); "
+            "the only way to verify a .cu program with main()",
+        )
+        g.add_argument(
+            "--spec", metavar="PATH", help="launch spec for a .cu reference (default: found beside it)"
+        )
+        g.add_argument(
+            "--kernel", metavar="NAME", help="entry point of a .cu candidate (default: from the spec)"
+        )
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:

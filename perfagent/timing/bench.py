@@ -88,17 +88,28 @@ def bench(
             hint="give a KernelBench problem or a kernel with a launch spec (profile programs with `perfagent profile`)",
         )
     if ref.kind == "cuda-kernel" and device == "cpu":
-        raise BadInput("launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine")
+        raise BadInput(
+            "launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine"
+        )
     cand = None
     if candidate is not None:
-        cand = candidate if isinstance(candidate, Workload) else detect_candidate(candidate, ref, kernel=kernel)
+        cand = (
+            candidate if isinstance(candidate, Workload) else detect_candidate(candidate, ref, kernel=kernel)
+        )
     if ref.kind == "cuda-kernel":
         from perfagent.verify.api import preflight_launch_spec
 
         preflight_launch_spec(ref, cand)
     fields: dict[str, object] = {
-        "mode": "bench", "reference": ref, "candidate": cand, "device": device, "base_seed": seed,
-        "timeout_s": timeout_s, "compile_timeout_s": compile_timeout_s, "runs": runs, "warmup": warmup,
+        "mode": "bench",
+        "reference": ref,
+        "candidate": cand,
+        "device": device,
+        "base_seed": seed,
+        "timeout_s": timeout_s,
+        "compile_timeout_s": compile_timeout_s,
+        "runs": runs,
+        "warmup": warmup,
         "flush_l2": flush_l2,
     }
     from perfagent.verify.runner import run_worker  # here: perfagent.verify imports perfagent.timing.models
@@ -114,9 +125,20 @@ def bench(
     precision = _precision(ref)
     if peaks is None and samples.device.startswith("cuda"):
         peaks = peaks_for_device(samples.device_name)
-    return build_result(samples, ref, cand, runs=runs, warmup=warmup, peaks=peaks, precision=precision,
-                        extra_flags=[], checks_failed=[f"{c.name}: {c.detail}" for c in failed],
-                        noise_floor=noise_floor, elapsed_s=time.monotonic() - started, notes=result.notes)
+    return build_result(
+        samples,
+        ref,
+        cand,
+        runs=runs,
+        warmup=warmup,
+        peaks=peaks,
+        precision=precision,
+        extra_flags=[],
+        checks_failed=[f"{c.name}: {c.detail}" for c in failed],
+        noise_floor=noise_floor,
+        elapsed_s=time.monotonic() - started,
+        notes=result.notes,
+    )
 
 
 def _precision(ref: Workload) -> str:
@@ -151,27 +173,41 @@ def build_result(
         flags.append("cpu-timing")
         all_notes.append("CPU timing (perf_counter): not evidence of GPU performance")
     base_stats = summarize("baseline", samples.baseline)
-    repeat_stats = summarize("baseline (repeat)", samples.baseline_repeat) if samples.baseline_repeat else None
+    repeat_stats = (
+        summarize("baseline (repeat)", samples.baseline_repeat) if samples.baseline_repeat else None
+    )
     use_peaks = None if cpu else peaks
     if not cpu and use_peaks is None:
         flags.append("no-roofline")
-        all_notes.append(f"no peak table entry for {samples.device_name or 'this device'}: % of roofline not computed")
-    base_roof = roofline(samples.baseline_flops, samples.baseline_bytes, base_stats.median_s, use_peaks, precision)
+        all_notes.append(
+            f"no peak table entry for {samples.device_name or 'this device'}: % of roofline not computed"
+        )
+    base_roof = roofline(
+        samples.baseline_flops, samples.baseline_bytes, base_stats.median_s, use_peaks, precision
+    )
     flags += flags_for(base_roof if use_peaks else None, base_stats.median_s)
     baseline = BenchEntry(workload=ref.describe(), timing=base_stats, roofline=base_roof)
     candidate_entry = None
     comparison = None
     if samples.candidate:
         cand_stats = summarize("candidate", samples.candidate)
-        cand_roof = roofline(samples.candidate_flops, samples.candidate_bytes, cand_stats.median_s, use_peaks, precision)
+        cand_roof = roofline(
+            samples.candidate_flops, samples.candidate_bytes, cand_stats.median_s, use_peaks, precision
+        )
         cand_flags = flags_for(cand_roof if use_peaks else None, cand_stats.median_s)
         comparison = compare(samples.baseline, samples.baseline_repeat, samples.candidate, noise_floor)
         plaus = list(dict.fromkeys(cand_flags + speedup_flags(comparison.speedup)))
         comparison = comparison.model_copy(update={"plausibility": plaus})
         flags += plaus
-        candidate_entry = BenchEntry(workload=cand.describe() if cand else "candidate", timing=cand_stats, roofline=cand_roof)
+        candidate_entry = BenchEntry(
+            workload=cand.describe() if cand else "candidate", timing=cand_stats, roofline=cand_roof
+        )
         if plaus:
-            all_notes.append("flagged for review: " + ", ".join(plaus) + " (a real kernel cannot beat the hardware; check the timing and the work done)")
+            all_notes.append(
+                "flagged for review: "
+                + ", ".join(plaus)
+                + " (a real kernel cannot beat the hardware; check the timing and the work done)"
+            )
     all_notes.extend(checks_failed or [])
     return BenchResult(
         device=samples.device,

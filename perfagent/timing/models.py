@@ -11,7 +11,11 @@ from profilers.model import Frozen
 SCHEMA_VERSION = 1
 Timer = Literal["cuda-events", "perf_counter"]
 PlausibilityFlag = Literal[
-    "below-speed-of-light", "above-peak-bandwidth", "above-peak-flops", "excessive-speedup", "cpu-timing",
+    "below-speed-of-light",
+    "above-peak-bandwidth",
+    "above-peak-flops",
+    "excessive-speedup",
+    "cpu-timing",
     "no-roofline",
 ]
 

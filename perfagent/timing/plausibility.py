@@ -26,14 +26,22 @@ def peak_flops(peaks: DevicePeaks, precision: str) -> float | None:
     return max(values) if values else None
 
 
-def roofline(flops: float | None, nbytes: float | None, median_s: float, peaks: DevicePeaks | None, precision: str = "fp32") -> RooflineEstimate:
+def roofline(
+    flops: float | None,
+    nbytes: float | None,
+    median_s: float,
+    peaks: DevicePeaks | None,
+    precision: str = "fp32",
+) -> RooflineEstimate:
     """Achieved rates and % of the speed of light for one timed workload."""
     bw = flops_rate = None
     if median_s > 0:
         bw = nbytes / median_s if nbytes else None
         flops_rate = flops / median_s if flops else None
     if peaks is None:
-        return RooflineEstimate(flops=flops, bytes=nbytes, achieved_bytes_per_s=bw, achieved_flops_per_s=flops_rate)
+        return RooflineEstimate(
+            flops=flops, bytes=nbytes, achieved_bytes_per_s=bw, achieved_flops_per_s=flops_rate
+        )
     peak_bw = peaks.dram_bytes_per_s
     peak_f = peak_flops(peaks, precision)
     t_mem = nbytes / peak_bw if nbytes and peak_bw else None
@@ -64,9 +72,17 @@ def flags_for(estimate: RooflineEstimate | None, median_s: float) -> list[Plausi
         return out
     if estimate.sol_time_s is not None and median_s < estimate.sol_time_s:
         out.append("below-speed-of-light")
-    if estimate.achieved_bytes_per_s and estimate.peak_bytes_per_s and estimate.achieved_bytes_per_s > estimate.peak_bytes_per_s:
+    if (
+        estimate.achieved_bytes_per_s
+        and estimate.peak_bytes_per_s
+        and estimate.achieved_bytes_per_s > estimate.peak_bytes_per_s
+    ):
         out.append("above-peak-bandwidth")
-    if estimate.achieved_flops_per_s and estimate.peak_flops_per_s and estimate.achieved_flops_per_s > estimate.peak_flops_per_s:
+    if (
+        estimate.achieved_flops_per_s
+        and estimate.peak_flops_per_s
+        and estimate.achieved_flops_per_s > estimate.peak_flops_per_s
+    ):
         out.append("above-peak-flops")
     return out
 

@@ -53,10 +53,14 @@ class Runner:
 def _tensor_bytes(values: Any) -> int:
     from perfagent.verify.checks import flatten_outputs
 
-    return sum(v.numel() * v.element_size() for _, v in flatten_outputs(values) if isinstance(v, torch.Tensor))
+    return sum(
+        v.numel() * v.element_size() for _, v in flatten_outputs(values) if isinstance(v, torch.Tensor)
+    )
 
 
-def kernelbench_runner(h: Harness, workload: Workload, *, module_name: str, who: str, modules: dict[str, Any]) -> Runner:
+def kernelbench_runner(
+    h: Harness, workload: Workload, *, module_name: str, who: str, modules: dict[str, Any]
+) -> Runner:
     """A runner for a KernelBench ``Model`` (who='reference') or ``ModelNew`` (who='candidate')."""
     from perfagent.workloads.kernelbench import load_module
 
@@ -69,8 +73,13 @@ def kernelbench_runner(h: Harness, workload: Workload, *, module_name: str, who:
     problem = modules[h.request.reference.path]
     cls_name = workload.class_name or ("Model" if who == "reference" else "ModelNew")
     if not hasattr(module, cls_name):
-        raise (ReferenceFailure(f"{workload.path} defines no {cls_name}") if who == "reference" else
-               CandidateFailure(Check(name="candidate-runs", passed=False, detail=f"{workload.path} defines no {cls_name}")))
+        raise (
+            ReferenceFailure(f"{workload.path} defines no {cls_name}")
+            if who == "reference"
+            else CandidateFailure(
+                Check(name="candidate-runs", passed=False, detail=f"{workload.path} defines no {cls_name}")
+            )
+        )
     seed_everything(h.request.base_seed)
     init = list(problem.get_init_inputs()) if hasattr(problem, "get_init_inputs") else []
     seed_everything(h.request.base_seed)
@@ -91,7 +100,9 @@ def kernelbench_runner(h: Harness, workload: Workload, *, module_name: str, who:
         flops = float(get_flops())
     get_bytes = getattr(problem, "get_bytes", None)
     nbytes = float(get_bytes()) if callable(get_bytes) else float(_tensor_bytes(inputs) + _tensor_bytes(out))
-    return Runner(label=workload.describe(), prepare=lambda: clone_all(inputs), call=call, flops=flops, nbytes=nbytes)
+    return Runner(
+        label=workload.describe(), prepare=lambda: clone_all(inputs), call=call, flops=flops, nbytes=nbytes
+    )
 
 
 def cuda_kernel_runner(h: Harness, workload: Workload, *, who: str) -> Runner:
@@ -113,14 +124,28 @@ def cuda_kernel_runner(h: Harness, workload: Workload, *, who: str) -> Runner:
     guard = h.reference if who == "reference" else h.candidate
     try:
         spec = load_launch_spec(workload.spec_path)
-        resolved = resolve_launch(spec, workload.spec_path, source=workload.path, kernel=workload.kernel, device_attrs=device_attributes())
+        resolved = resolve_launch(
+            spec,
+            workload.spec_path,
+            source=workload.path,
+            kernel=workload.kernel,
+            device_attrs=device_attributes(),
+        )
     except BadInput as exc:
         if who == "reference":
             raise ReferenceFailure(str(exc)) from None
         raise CandidateFailure(Check(name="candidate-runs", passed=False, detail=str(exc))) from None
-    compiled = guard(f"NVRTC build of {resolved.kernel}", lambda: compile_kernel(resolved.source, resolved.kernel, resolved.defines), phase="build")
+    compiled = guard(
+        f"NVRTC build of {resolved.kernel}",
+        lambda: compile_kernel(resolved.source, resolved.kernel, resolved.defines),
+        phase="build",
+    )
     tensors = [a for a in resolved.args if not a.is_scalar]
-    masters = {a.name: make_arg_tensor(a, h.request.base_seed, None, h.device) for a in tensors if a.role in ("input", "inout")}
+    masters = {
+        a.name: make_arg_tensor(a, h.request.base_seed, None, h.device)
+        for a in tensors
+        if a.role in ("input", "inout")
+    }
     buffers = {a.name: torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=h.device) for a in tensors}
     for a in tensors:
         if a.role == "output":
@@ -137,11 +162,14 @@ def cuda_kernel_runner(h: Harness, workload: Workload, *, who: str) -> Runner:
 
     prepare()
     guard("first launch", lambda: call(None), phase="first")
-    return Runner(label=workload.describe(), prepare=prepare, call=call, flops=resolved.flops, nbytes=resolved.bytes)
+    return Runner(
+        label=workload.describe(), prepare=prepare, call=call, flops=resolved.flops, nbytes=resolved.bytes
+    )
 
 
 def _timer(device: str) -> Callable[[Callable[[], Any]], float]:
     if device.startswith("cuda"):
+
         def cuda_time(fn: Callable[[], Any]) -> float:
             start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)  # type: ignore[no-untyped-call]
             _SYNC()
@@ -169,9 +197,13 @@ def run_bench(h: Harness) -> WorkerResult:
     modules: dict[str, Any] = {}
     runners: dict[str, Runner] = {}
     if req.reference.kind == "kernelbench":
-        runners["baseline"] = kernelbench_runner(h, req.reference, module_name="perfagent_reference", who="reference", modules=modules)
+        runners["baseline"] = kernelbench_runner(
+            h, req.reference, module_name="perfagent_reference", who="reference", modules=modules
+        )
         if req.candidate is not None:
-            runners["candidate"] = kernelbench_runner(h, req.candidate, module_name="perfagent_candidate", who="candidate", modules=modules)
+            runners["candidate"] = kernelbench_runner(
+                h, req.candidate, module_name="perfagent_candidate", who="candidate", modules=modules
+            )
     elif req.reference.kind == "cuda-kernel":
         if not h.device.startswith("cuda"):
             raise ReferenceFailure("launch-spec kernels need a CUDA device and torch sees none")
@@ -183,7 +215,13 @@ def run_bench(h: Harness) -> WorkerResult:
     checks: list[Check] = []
     changed = snapshot.changed()
     if changed:
-        checks.append(Check(name="runtime:harness-intact", passed=False, detail=f"replaced by candidate code: {', '.join(changed[:8])} (timing used the original functions)"))
+        checks.append(
+            Check(
+                name="runtime:harness-intact",
+                passed=False,
+                detail=f"replaced by candidate code: {', '.join(changed[:8])} (timing used the original functions)",
+            )
+        )
 
     flush_bytes = 0
     flush_buf = None
@@ -197,7 +235,11 @@ def run_bench(h: Harness) -> WorkerResult:
         if flush_buf is not None:
             flush_buf.zero_()
 
-    series = ["baseline", "candidate", "baseline_repeat"] if "candidate" in runners else ["baseline", "baseline_repeat"]
+    series = (
+        ["baseline", "candidate", "baseline_repeat"]
+        if "candidate" in runners
+        else ["baseline", "baseline_repeat"]
+    )
     for key, runner in runners.items():
         guard = h.reference if key == "baseline" else h.candidate
 
@@ -209,8 +251,13 @@ def run_bench(h: Harness) -> WorkerResult:
     samples: dict[str, list[float]] = {k: [] for k in series}
     assert h.watchdog is not None
     for i in range(req.runs):
-        order = series[i % len(series):] + series[: i % len(series)]
-        h.watchdog.arm(f"candidate timing round {i + 1}" if "candidate" in runners else f"reference timing round {i + 1}", req.timeout_s * len(order))
+        order = series[i % len(series) :] + series[: i % len(series)]
+        h.watchdog.arm(
+            f"candidate timing round {i + 1}"
+            if "candidate" in runners
+            else f"reference timing round {i + 1}",
+            req.timeout_s * len(order),
+        )
         try:
             for key in order:
                 runner = runners["baseline" if key == "baseline_repeat" else key]
@@ -218,7 +265,13 @@ def run_bench(h: Harness) -> WorkerResult:
                 flush()
                 samples[key].append(timer(partial(runner.call, prepared)))
         except Exception as exc:
-            raise CandidateFailure(Check(name="candidate-runs", passed=False, detail=f"timing round {i + 1}: {type(exc).__name__}: {exc}")) from exc
+            raise CandidateFailure(
+                Check(
+                    name="candidate-runs",
+                    passed=False,
+                    detail=f"timing round {i + 1}: {type(exc).__name__}: {exc}",
+                )
+            ) from exc
         finally:
             h.watchdog.disarm()
     env: dict[str, str] = {"torch": str(torch.__version__)}
@@ -241,4 +294,6 @@ def run_bench(h: Harness) -> WorkerResult:
         device_name=h.device_name,
         environment=env,
     )
-    return WorkerResult(nonce=h.nonce, checks=checks, device=h.device, device_name=h.device_name, notes=h.notes, timing=timing)
+    return WorkerResult(
+        nonce=h.nonce, checks=checks, device=h.device, device_name=h.device_name, notes=h.notes, timing=timing
+    )

@@ -34,8 +34,14 @@ def _row(kind: str, entry: BenchEntry) -> str:
 
 def render_text(result: BenchResult) -> str:
     """Times, achieved rates, % of roofline, the comparison and flags."""
-    how = "CUDA events, device-wide sync before the end event" if result.timer == "cuda-events" else "perf_counter (CPU timing)"
-    flush = f", L2 flushed ({result.l2_flush_bytes // (1024 * 1024)} MiB zeroed)" if result.l2_flush_bytes else ""
+    how = (
+        "CUDA events, device-wide sync before the end event"
+        if result.timer == "cuda-events"
+        else "perf_counter (CPU timing)"
+    )
+    flush = (
+        f", L2 flushed ({result.l2_flush_bytes // (1024 * 1024)} MiB zeroed)" if result.l2_flush_bytes else ""
+    )
     lines = [
         f"device     {result.device_name or result.device} ({result.device})",
         f"timing     {how}{flush}; {result.runs} interleaved rounds, {result.warmup} warm-up calls",
@@ -50,7 +56,9 @@ def render_text(result: BenchResult) -> str:
         lines.append(_row("candidate", result.candidate))
     roof = result.baseline.roofline
     if roof is not None and roof.sol_time_s is not None:
-        lines.append(f"speed of light {fmt_time(roof.sol_time_s)} ({roof.bound}-bound; peaks {roof.peaks_source})")
+        lines.append(
+            f"speed of light {fmt_time(roof.sol_time_s)} ({roof.bound}-bound; peaks {roof.peaks_source})"
+        )
     c = result.comparison
     if c is not None:
         lines.append("")

@@ -49,7 +49,9 @@ def summarize(label: str, samples: Sequence[float]) -> TimingStats:
     )
 
 
-def noise_threshold(baseline: Sequence[float], repeat: Sequence[float], floor: float = NOISE_FLOOR) -> tuple[float, float]:
+def noise_threshold(
+    baseline: Sequence[float], repeat: Sequence[float], floor: float = NOISE_FLOOR
+) -> tuple[float, float]:
     """(threshold, drift) as fractions.
 
     drift = |median(baseline) / median(repeat) - 1| — how far two runs of the same code disagree.
@@ -72,7 +74,9 @@ def _rel_iqr(samples: Sequence[float]) -> float:
     return (percentile(samples, 75) - percentile(samples, 25)) / med if med > 0 else 0.0
 
 
-def compare(baseline: Sequence[float], repeat: Sequence[float], candidate: Sequence[float], floor: float = NOISE_FLOOR) -> Comparison:
+def compare(
+    baseline: Sequence[float], repeat: Sequence[float], candidate: Sequence[float], floor: float = NOISE_FLOOR
+) -> Comparison:
     """Speed-up of ``candidate`` over the baseline (both baseline series pooled), and whether it is beyond noise.
 
     Significant when |ln(speed-up)| exceeds ln(1 + noise threshold) *and* the candidate's
@@ -91,4 +95,10 @@ def compare(baseline: Sequence[float], repeat: Sequence[float], candidate: Seque
     verdict = "no-change"
     if significant:
         verdict = "faster" if speedup > 1.0 else "slower"
-    return Comparison(speedup=speedup, noise_threshold=threshold, baseline_drift=drift, significant=significant, verdict=verdict)
+    return Comparison(
+        speedup=speedup,
+        noise_threshold=threshold,
+        baseline_drift=drift,
+        significant=significant,
+        verdict=verdict,
+    )

@@ -77,10 +77,18 @@ def verify(
     if seeds < 1:
         raise BadInput(f"--seeds must be at least 1 (got {seeds})", hint="use the default 5 or more")
     if timeout_s <= 0:
-        raise BadInput(f"--timeout must be positive (got {timeout_s:g})", hint="give seconds, e.g. --timeout 60")
+        raise BadInput(
+            f"--timeout must be positive (got {timeout_s:g})", hint="give seconds, e.g. --timeout 60"
+        )
     ref = reference if isinstance(reference, Workload) else detect_reference(reference, spec=spec)
     cand = candidate if isinstance(candidate, Workload) else detect_candidate(candidate, ref, kernel=kernel)
-    tol = tolerance if isinstance(tolerance, Tolerance) else Tolerance(atol=tolerance, rtol=tolerance) if tolerance is not None else Tolerance()
+    tol = (
+        tolerance
+        if isinstance(tolerance, Tolerance)
+        else Tolerance(atol=tolerance, rtol=tolerance)
+        if tolerance is not None
+        else Tolerance()
+    )
     if tol.atol is not None and tol.atol < 0 or tol.rtol is not None and tol.rtol < 0:
         raise BadInput("tolerances must be >= 0", hint="e.g. --tolerance 1e-3")
     notes: list[str] = []
@@ -91,21 +99,31 @@ def verify(
         if not command:
             raise BadInput(
                 f"{Path(ref.path).name} is a {ref.kind} (no launch spec / KernelBench interface): perfagent cannot run and compare it itself",
-                hint="pass --check-cmd \"...\" (exit 0 = correct), write a launch spec, or wrap it as a KernelBench problem",
+                hint='pass --check-cmd "..." (exit 0 = correct), write a launch spec, or wrap it as a KernelBench problem',
             )
         checks.append(_run_check_command(command, ref, cand, timeout_s))
         notes.append(CHECK_CMD_NOTE)
         verdict, reason = decide(checks)
         return VerificationResult(
-            verdict=verdict, reason=reason, checks=checks, reference=ref.describe(), candidate=cand.describe(),
-            kind=ref.kind, device="n/a (check command)", tolerance="decided by the check command", notes=notes,
+            verdict=verdict,
+            reason=reason,
+            checks=checks,
+            reference=ref.describe(),
+            candidate=cand.describe(),
+            kind=ref.kind,
+            device="n/a (check command)",
+            tolerance="decided by the check command",
+            notes=notes,
             elapsed_s=time.monotonic() - started,
         )
 
     if ref.kind == "cuda-kernel":
         preflight_launch_spec(ref, cand)
         if device == "cpu":
-            raise BadInput("launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine (KernelBench problems verify on CPU)")
+            raise BadInput(
+                "launch-spec kernels run only on a CUDA GPU",
+                hint="use --device cuda on a GPU machine (KernelBench problems verify on CPU)",
+            )
     if sanitizer and device == "cpu":
         raise BadInput("--sanitizer needs a CUDA device", hint="drop --sanitizer or use --device cuda")
     if sanitizer:  # memcheck slows kernels (and the Python around them) by one to two orders of magnitude
@@ -113,8 +131,15 @@ def verify(
         notes.append("compute-sanitizer memcheck: per-call time limits were multiplied by 20")
     base_seed = seed if seed is not None else secrets.randbelow(2**30)
     fields: dict[str, object] = {
-        "mode": "verify", "reference": ref, "candidate": cand, "device": device, "seeds": seeds,
-        "base_seed": base_seed, "tolerance": tol, "timeout_s": timeout_s, "compile_timeout_s": compile_timeout_s,
+        "mode": "verify",
+        "reference": ref,
+        "candidate": cand,
+        "device": device,
+        "seeds": seeds,
+        "base_seed": base_seed,
+        "tolerance": tol,
+        "timeout_s": timeout_s,
+        "compile_timeout_s": compile_timeout_s,
     }
     backstop = 3 * compile_timeout_s + timeout_s * (8 * seeds + 10) + 60
     outcome = run_worker(fields, backstop_s=backstop, sanitizer=sanitizer, progress=progress)
@@ -190,7 +215,17 @@ def _run_check_command(command: list[str], ref: Workload, cand: Workload, timeou
     except ProfilerUnavailable as exc:
         raise BadInput(f"--check-cmd: {exc.message}", hint=exc.hint) from None
     except ToolTimeout:
-        return Check(name="check-command", passed=False, detail=f"`{shown}` did not finish within {timeout_s:g} s")
+        return Check(
+            name="check-command", passed=False, detail=f"`{shown}` did not finish within {timeout_s:g} s"
+        )
     if done.ok:
-        return Check(name="check-command", passed=True, detail=f"`{shown}` exited 0 (correctness is only what it checks)")
-    return Check(name="check-command", passed=False, detail=f"`{shown}` exited {done.returncode}: {done.tail(5)[-400:]}")
+        return Check(
+            name="check-command",
+            passed=True,
+            detail=f"`{shown}` exited 0 (correctness is only what it checks)",
+        )
+    return Check(
+        name="check-command",
+        passed=False,
+        detail=f"`{shown}` exited {done.returncode}: {done.tail(5)[-400:]}",
+    )

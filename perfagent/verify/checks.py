@@ -101,7 +101,9 @@ def contract_problems(path: str, expected: torch.Tensor, got: Any) -> dict[str, 
     if got.device.type == "meta":
         problems["output-device"] = f"{path} is on the meta device (no data)"
     if expected.is_contiguous() and not got.is_contiguous() and tuple(got.shape) == tuple(expected.shape):
-        problems["output-contiguity"] = f"{path} is not contiguous (strides {got.stride()}) while the reference output is"
+        problems["output-contiguity"] = (
+            f"{path} is not contiguous (strides {got.stride()}) while the reference output is"
+        )
     return problems
 
 
@@ -144,7 +146,10 @@ def compare_tensors(got: torch.Tensor, expected: torch.Tensor, atol: float, rtol
         if e.dtype == torch.bool or g.dtype == torch.bool:
             g, e = g.to(torch.int64), e.to(torch.int64)
         if e.is_complex() or g.is_complex():
-            g, e = torch.view_as_real(g.to(torch.complex128)).reshape(-1), torch.view_as_real(e.to(torch.complex128)).reshape(-1)
+            g, e = (
+                torch.view_as_real(g.to(torch.complex128)).reshape(-1),
+                torch.view_as_real(e.to(torch.complex128)).reshape(-1),
+            )
         g = g.to(torch.float64)
         e = e.to(torch.float64)
         same = g == e  # covers equal infinities
@@ -187,7 +192,11 @@ def compare_tensors(got: torch.Tensor, expected: torch.Tensor, atol: float, rtol
 
 def describe_mismatch(path: str, c: Comparison, where: str) -> str:
     """One line: max abs/rel error, bad count, first bad index with got/expected, tolerance, input set."""
-    idx = "" if c.first_bad is None else f"; first at {path}{list(c.first_bad)}: got {c.got_at_first_bad:.6g}, expected {c.expected_at_first_bad:.6g}"
+    idx = (
+        ""
+        if c.first_bad is None
+        else f"; first at {path}{list(c.first_bad)}: got {c.got_at_first_bad:.6g}, expected {c.expected_at_first_bad:.6g}"
+    )
     nan = f"{c.nonfinite} of them NaN/Inf; finite " if c.nonfinite else ""
     return (
         f"{path}: {c.bad}/{c.numel} elements outside atol={c.atol:g} rtol={c.rtol:g} "
@@ -272,10 +281,27 @@ def subsample(t: torch.Tensor, limit: int = 1 << 20) -> torch.Tensor:
 
 
 CHECK_ORDER: tuple[str, ...] = (
-    "candidate-runs", "correctness", "no-nan-inf", "all-outputs-written", "output-structure", "output-type",
-    "output-shape", "output-dtype", "output-device", "output-contiguity", "output-aliasing", "inputs-unchanged",
-    "fresh-results", "stream-sync", "kernel-launched", "cuda-errors", "runtime:no-thread-injection", "runtime:harness-intact",
-    "reference-deterministic", "reference-writes-outputs", "reference-informative",
+    "candidate-runs",
+    "correctness",
+    "no-nan-inf",
+    "all-outputs-written",
+    "output-structure",
+    "output-type",
+    "output-shape",
+    "output-dtype",
+    "output-device",
+    "output-contiguity",
+    "output-aliasing",
+    "inputs-unchanged",
+    "fresh-results",
+    "stream-sync",
+    "kernel-launched",
+    "cuda-errors",
+    "runtime:no-thread-injection",
+    "runtime:harness-intact",
+    "reference-deterministic",
+    "reference-writes-outputs",
+    "reference-informative",
 )
 
 
@@ -305,7 +331,9 @@ class CheckBook:
         self._touch(name, severity)
         self.failures.setdefault(name, []).append(detail)
 
-    def record(self, name: str, problem: str | None, ok_detail: str = "", severity: Severity = "error") -> None:
+    def record(
+        self, name: str, problem: str | None, ok_detail: str = "", severity: Severity = "error"
+    ) -> None:
         if problem:
             self.fail(name, problem, severity)
         else:
@@ -321,9 +349,15 @@ class CheckBook:
             fails = self.failures.get(name, [])
             if fails:
                 extra = f" [failed {len(fails)} of {self.runs[name]} times]" if self.runs[name] > 1 else ""
-                out.append(Check(name=name, passed=False, detail=fails[0] + extra, severity=self.severity[name]))
+                out.append(
+                    Check(name=name, passed=False, detail=fails[0] + extra, severity=self.severity[name])
+                )
             else:
-                out.append(Check(name=name, passed=True, detail=self.passes.get(name, ""), severity=self.severity[name]))
+                out.append(
+                    Check(
+                        name=name, passed=True, detail=self.passes.get(name, ""), severity=self.severity[name]
+                    )
+                )
         return out
 
 
@@ -352,7 +386,9 @@ class ErrorTracker:
                 self.max_rel = rel
 
     def summary(self) -> ErrorSummary:
-        return ErrorSummary(max_abs_error=self.max_abs, max_rel_error=self.max_rel, mean_abs_error=self.mean_abs)
+        return ErrorSummary(
+            max_abs_error=self.max_abs, max_rel_error=self.max_rel, mean_abs_error=self.mean_abs
+        )
 
 
 def all_tensors(values: Iterable[Any]) -> list[torch.Tensor]:

@@ -79,7 +79,9 @@ class KernelVerifier:
             rtol=asked.rtol if asked.rtol is not None else resolved.rtol,
         )
 
-    def run_launch(self, who: str, kernel: CompiledKernel, resolved: ResolvedLaunch, buffers: dict[str, Any], label: str) -> None:
+    def run_launch(
+        self, who: str, kernel: CompiledKernel, resolved: ResolvedLaunch, buffers: dict[str, Any], label: str
+    ) -> None:
         args = kernel_args(resolved, buffers)
         stream = current_stream()
 
@@ -105,17 +107,42 @@ class KernelVerifier:
             self.run_params(spec, spec_path, pi, params, attrs)
         self._degenerate()
 
-    def run_params(self, spec: LaunchSpec, spec_path: str, pi: int, params: dict[str, float | int], attrs: dict[str, float | int]) -> None:
+    def run_params(
+        self,
+        spec: LaunchSpec,
+        spec_path: str,
+        pi: int,
+        params: dict[str, float | int],
+        attrs: dict[str, float | int],
+    ) -> None:
         req = self.h.request
         assert req.candidate is not None
         try:
-            ref_l = resolve_launch(spec, spec_path, source=req.reference.path, kernel=req.reference.kernel, params=params, device_attrs=attrs)
+            ref_l = resolve_launch(
+                spec,
+                spec_path,
+                source=req.reference.path,
+                kernel=req.reference.kernel,
+                params=params,
+                device_attrs=attrs,
+            )
         except BadInput as exc:
             raise ReferenceFailure(str(exc)) from None
         try:
-            cand_l = resolve_launch(spec, spec_path, source=req.candidate.path, kernel=req.candidate.kernel, params=params, device_attrs=attrs)
+            cand_l = resolve_launch(
+                spec,
+                spec_path,
+                source=req.candidate.path,
+                kernel=req.candidate.kernel,
+                params=params,
+                device_attrs=attrs,
+            )
         except BadInput as exc:
-            raise CandidateFailure(Check(name="candidate-runs", passed=False, detail=f"cannot launch the candidate: {exc.message}")) from None
+            raise CandidateFailure(
+                Check(
+                    name="candidate-runs", passed=False, detail=f"cannot launch the candidate: {exc.message}"
+                )
+            ) from None
         ref_k = self.compiled(ref_l, reference=True)
         cand_k = self.compiled(cand_l, reference=False)
         device = self.h.device
@@ -123,7 +150,9 @@ class KernelVerifier:
         in_args = [a for a in tensor_args if a.role in ("input", "inout")]
         written = [a for a in tensor_args if a.role in ("output", "inout")]
         # The candidate's input buffers live across seeds: same pointers, new contents.
-        cand_inputs = {a.name: torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=device) for a in in_args}
+        cand_inputs = {
+            a.name: torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=device) for a in in_args
+        }
         n_seeds = req.seeds if pi == 0 else max(1, min(2, req.seeds))
         shape_label = ", ".join(f"{k}={v}" for k, v in params.items())
         tol = self.tolerance(ref_l)
@@ -137,7 +166,8 @@ class KernelVerifier:
             def fresh_outputs(which: int) -> dict[str, Any]:
                 return {
                     a.name: poison_(torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=device), which)
-                    for a in tensor_args if a.role == "output"
+                    for a in tensor_args
+                    if a.role == "output"
                 }
 
             # 1. candidate, first poison, before the reference
@@ -157,7 +187,9 @@ class KernelVerifier:
             for name, t in masters.items():
                 cand_inputs[name].copy_(t)
             bufs2 = {**cand_inputs, **fresh_outputs(2)}
-            self.run_launch("candidate", cand_k, cand_l, bufs2, f"second launch on {where} (after the reference)")
+            self.run_launch(
+                "candidate", cand_k, cand_l, bufs2, f"second launch on {where} (after the reference)"
+            )
             c2 = {a.name: bufs2[a.name].clone() for a in written}
             self._inputs_unchanged(in_args, masters, bufs2, f"second candidate launch on {where}")
 
@@ -175,31 +207,60 @@ class KernelVerifier:
                     if cmp.ok:
                         self.book.ok("correctness")
                     else:
-                        self.book.fail("correctness", C.describe_mismatch(a.name, cmp, f"{where} ({run_label})"))
-                    self.book.record("no-nan-inf", C.describe_nonfinite(a.name, cmp, f"{where} ({run_label})") if cmp.nonfinite else None)
+                        self.book.fail(
+                            "correctness", C.describe_mismatch(a.name, cmp, f"{where} ({run_label})")
+                        )
+                    self.book.record(
+                        "no-nan-inf",
+                        C.describe_nonfinite(a.name, cmp, f"{where} ({run_label})")
+                        if cmp.nonfinite
+                        else None,
+                    )
                 if a.role == "output":
                     unwritten = is_poison(c1[a.name], 1) & is_poison(c2[a.name], 2) & ~is_poison(expected, 1)
                     count = int(unwritten.sum().item())
                     if count:
                         first = C.unravel(int(torch.nonzero(unwritten.reshape(-1))[0].item()), a.shape)
-                        self.book.fail("all-outputs-written", f"{a.name}: {count}/{expected.numel()} elements never written by the candidate (still poisoned after both launches), first at {a.name}{list(first)} on {where}")
+                        self.book.fail(
+                            "all-outputs-written",
+                            f"{a.name}: {count}/{expected.numel()} elements never written by the candidate (still poisoned after both launches), first at {a.name}{list(first)} on {where}",
+                        )
                     else:
                         self.book.ok("all-outputs-written", "every output element is written by every launch")
 
-    def _inputs_unchanged(self, in_args: list[Any], masters: dict[str, Any], bufs: dict[str, Any], label: str) -> None:
+    def _inputs_unchanged(
+        self, in_args: list[Any], masters: dict[str, Any], bufs: dict[str, Any], label: str
+    ) -> None:
         changes: list[str] = []
         for a in in_args:
             if a.role != "input":
                 continue
             diff = C.changed_inputs([masters[a.name]], [bufs[a.name]])
             changes.extend(d.replace("input[0]", a.name) for d in diff)
-        self.book.record("inputs-unchanged", f"{'; '.join(changes)} after the {label} (the kernel writes to an input)" if changes else None)
+        self.book.record(
+            "inputs-unchanged",
+            f"{'; '.join(changes)} after the {label} (the kernel writes to an input)" if changes else None,
+        )
 
-    def _reference_writes(self, ref_k: CompiledKernel, ref_l: ResolvedLaunch, masters: dict[str, Any], tensor_args: list[Any],
-                          written: list[Any], ref_out: dict[str, Any], where: str) -> None:
+    def _reference_writes(
+        self,
+        ref_k: CompiledKernel,
+        ref_l: ResolvedLaunch,
+        masters: dict[str, Any],
+        tensor_args: list[Any],
+        written: list[Any],
+        ref_out: dict[str, Any],
+        where: str,
+    ) -> None:
         """A second reference launch with the second poison: elements poisoned in both were never written."""
         bufs = {k: v.clone() for k, v in masters.items()}
-        bufs.update({a.name: poison_(torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=self.h.device), 2) for a in tensor_args if a.role == "output"})
+        bufs.update(
+            {
+                a.name: poison_(torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=self.h.device), 2)
+                for a in tensor_args
+                if a.role == "output"
+            }
+        )
         self.run_launch("reference", ref_k, ref_l, bufs, f"second launch on {where}")
         problems = []
         for a in written:
@@ -211,23 +272,38 @@ class KernelVerifier:
                 problems.append(f"{a.name}: {count}/{gap.numel()} elements")
         self.book.record(
             "reference-writes-outputs",
-            ("the reference leaves " + "; ".join(problems) + " unwritten: declare such arguments role = \"inout\" with an init") if problems else None,
-            "the reference writes every output element", severity="inconclusive",
+            (
+                "the reference leaves "
+                + "; ".join(problems)
+                + ' unwritten: declare such arguments role = "inout" with an init'
+            )
+            if problems
+            else None,
+            "the reference writes every output element",
+            severity="inconclusive",
         )
 
     def _degenerate(self) -> None:
         shapes = {s.shape for s in self.ref_samples}
         reason = C.degenerate_reason(self.ref_samples) if len(shapes) == 1 else None
         self.book.record(
-            "reference-informative", reason and f"{reason}; a speed-up on this kernel is not meaningful",
-            f"the reference output varies with its inputs over {len(self.ref_samples)} input sets", severity="inconclusive",
+            "reference-informative",
+            reason and f"{reason}; a speed-up on this kernel is not meaningful",
+            f"the reference output varies with its inputs over {len(self.ref_samples)} input sets",
+            severity="inconclusive",
         )
 
     def result(self) -> WorkerResult:
         return WorkerResult(
-            nonce=self.h.nonce, checks=self.book.checks(), device=self.h.device, device_name=self.h.device_name,
-            seeds=[self.h.request.base_seed + i for i in range(self.h.request.seeds)], distributions=self.distributions,
-            input_sets=self.sets, errors=self.errors.summary(), notes=self.notes + self.h.notes,
+            nonce=self.h.nonce,
+            checks=self.book.checks(),
+            device=self.h.device,
+            device_name=self.h.device_name,
+            seeds=[self.h.request.base_seed + i for i in range(self.h.request.seeds)],
+            distributions=self.distributions,
+            input_sets=self.sets,
+            errors=self.errors.summary(),
+            notes=self.notes + self.h.notes,
         )
 
 

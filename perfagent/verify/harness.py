@@ -83,7 +83,9 @@ class Watchdog:
 def _where(exc: BaseException, files: tuple[str, ...]) -> str:
     """'file.py:42 in forward' for the deepest frame in one of ``files`` (else the deepest frame)."""
     frames = traceback.extract_tb(exc.__traceback__)
-    chosen = [f for f in frames if any(os.path.samefile(f.filename, x) for x in files if os.path.exists(f.filename))]
+    chosen = [
+        f for f in frames if any(os.path.samefile(f.filename, x) for x in files if os.path.exists(f.filename))
+    ]
     pick = chosen or list(frames)
     if not pick:
         return ""
@@ -121,11 +123,19 @@ class Harness:
         who = "reference" if label.startswith("reference") else "candidate"
         detail = f"{label} did not finish within {budget:g} s and was killed (hang or far too slow)"
         if who == "reference":
-            result = WorkerResult(nonce=self.nonce, device=self.device, device_name=self.device_name,
-                                  bad_input=f"the reference: {detail}", notes=self.notes)
+            result = WorkerResult(
+                nonce=self.nonce,
+                device=self.device,
+                device_name=self.device_name,
+                bad_input=f"the reference: {detail}",
+                notes=self.notes,
+            )
         else:
             result = WorkerResult(
-                nonce=self.nonce, device=self.device, device_name=self.device_name, notes=self.notes,
+                nonce=self.nonce,
+                device=self.device,
+                device_name=self.device_name,
+                notes=self.notes,
                 checks=[Check(name="candidate-runs", passed=False, detail=f"timeout: {detail}")],
             )
         write_result(self.request.result_path, result)
@@ -163,18 +173,32 @@ class Harness:
         except BaseException as exc:  # SystemExit and KeyboardInterrupt raised by user code included
             text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
             if reference:
-                raise ReferenceFailure(f"the reference raised {text}{_where(exc, self.reference_files)} during {label}") from exc
+                raise ReferenceFailure(
+                    f"the reference raised {text}{_where(exc, self.reference_files)} during {label}"
+                ) from exc
             cuda_error = "CUDA" in text or "cuda" in (type(exc).__module__ or "")
             kind = "a CUDA error" if cuda_error else "an exception"
-            raise CandidateFailure(Check(
-                name="cuda-errors" if cuda_error else "candidate-runs", passed=False,
-                detail=f"{kind} during {label}: {text}{_where(exc, self.candidate_files)}",
-            )) from exc
+            raise CandidateFailure(
+                Check(
+                    name="cuda-errors" if cuda_error else "candidate-runs",
+                    passed=False,
+                    detail=f"{kind} during {label}: {text}{_where(exc, self.candidate_files)}",
+                )
+            ) from exc
         finally:
             self.watchdog.disarm()
 
 
-_WATCHED_MODULES = ("torch", "torch.cuda", "torch.nn.functional", "time", "numpy", "builtins", "math", "triton")
+_WATCHED_MODULES = (
+    "torch",
+    "torch.cuda",
+    "torch.nn.functional",
+    "time",
+    "numpy",
+    "builtins",
+    "math",
+    "triton",
+)
 _WATCHED_CLASSES = ("torch.Tensor", "torch._C.TensorBase", "torch.cuda.Event", "torch.nn.Module")
 
 
@@ -272,6 +296,7 @@ def _library_thread(t: threading.Thread) -> bool:
 def new_threads(before: set[threading.Thread], own: set[threading.Thread]) -> list[str]:
     """Names of live threads started since ``before`` (excluding the harness's own and torch/triton's)."""
     return sorted(
-        t.name for t in threading.enumerate()
+        t.name
+        for t in threading.enumerate()
         if t not in before and t not in own and t.is_alive() and not _library_thread(t)
     )

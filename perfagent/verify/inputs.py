@@ -106,7 +106,10 @@ def poison_allocator(device: str, nbytes: int | None = None) -> None:
     size = nbytes if nbytes is not None else (NAN_POISON_BYTES if cuda else 2 * 1024 * 1024)
     big = torch.empty(size // 4, dtype=torch.float32, device=device)
     big.fill_(float("nan"))
-    smalls = [torch.full((1 << 15,), float("nan"), dtype=torch.float32, device=device) for _ in range(32 if cuda else 8)]
+    smalls = [
+        torch.full((1 << 15,), float("nan"), dtype=torch.float32, device=device)
+        for _ in range(32 if cuda else 8)
+    ]
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     del big, smalls
@@ -119,7 +122,9 @@ def enable_uninitialized_fill() -> None:
     implementation only warn.
     """
     c_api = torch._C
-    if hasattr(c_api, "_set_deterministic_algorithms") and hasattr(c_api, "_set_deterministic_fill_uninitialized_memory"):
+    if hasattr(c_api, "_set_deterministic_algorithms") and hasattr(
+        c_api, "_set_deterministic_fill_uninitialized_memory"
+    ):
         # The same switches without importing torch._inductor / torch._dynamo (1-2 s per worker).
         c_api._set_deterministic_algorithms(True, warn_only=True)
         c_api._set_deterministic_fill_uninitialized_memory(True)

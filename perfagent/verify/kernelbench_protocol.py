@@ -54,7 +54,9 @@ class Problem:
         self.h = h
         req = h.request
         assert req.candidate is not None
-        self.ref_mod = h.reference("import", lambda: load_module(req.reference.path, "perfagent_reference"), phase="build")
+        self.ref_mod = h.reference(
+            "import", lambda: load_module(req.reference.path, "perfagent_reference"), phase="build"
+        )
         for attr in ("Model", "get_inputs"):
             if not hasattr(self.ref_mod, attr):
                 raise ReferenceFailure(f"{req.reference.path} defines no {attr}")
@@ -63,9 +65,13 @@ class Problem:
         if req.candidate.path == req.reference.path:
             self.cand_mod = self.ref_mod
         else:
-            self.cand_mod = h.candidate("import", lambda: load_module(req.candidate.path, "perfagent_candidate"), phase="build")  # type: ignore[union-attr]
+            self.cand_mod = h.candidate(
+                "import", lambda: load_module(req.candidate.path, "perfagent_candidate"), phase="build"
+            )  # type: ignore[union-attr]
         if not hasattr(self.cand_mod, "ModelNew"):
-            raise CandidateFailure(Check(name="candidate-runs", passed=False, detail="the candidate module defines no ModelNew"))
+            raise CandidateFailure(
+                Check(name="candidate-runs", passed=False, detail="the candidate module defines no ModelNew")
+            )
         self._pairs: dict[int, tuple[Any, Any]] = {}
         self.copied_note = ""
 
@@ -80,9 +86,15 @@ class Problem:
         seed_everything(init_seed)
         init = self.h.reference("get_init_inputs()", self.init_inputs)
         seed_everything(init_seed)
-        ref = h.reference("Model(*get_init_inputs())", lambda: self.ref_mod.Model(*clone_all(init)).to(device), phase="build")
+        ref = h.reference(
+            "Model(*get_init_inputs())",
+            lambda: self.ref_mod.Model(*clone_all(init)).to(device),
+            phase="build",
+        )
         seed_everything(init_seed)
-        cand = h.candidate("ModelNew(*get_init_inputs())", lambda: self.cand_mod.ModelNew(*clone_all(init)), phase="build")
+        cand = h.candidate(
+            "ModelNew(*get_init_inputs())", lambda: self.cand_mod.ModelNew(*clone_all(init)), phase="build"
+        )
         if isinstance(cand, torch.nn.Module):
             cand = h.candidate("ModelNew.to(device)", lambda: cand.to(device), phase="build")
             self._copy_matching_state(ref, cand)
@@ -95,13 +107,16 @@ class Problem:
         ref_state = ref.state_dict()
         cand_state = cand.state_dict()
         common = {
-            k: v for k, v in ref_state.items()
+            k: v
+            for k, v in ref_state.items()
             if k in cand_state and cand_state[k].shape == v.shape and cand_state[k].dtype == v.dtype
         }
         if common:
             with torch.no_grad():
                 cand.load_state_dict(common, strict=False)
-            self.copied_note = f"{len(common)} parameter/buffer tensor(s) copied from Model to ModelNew by name"
+            self.copied_note = (
+                f"{len(common)} parameter/buffer tensor(s) copied from Model to ModelNew by name"
+            )
 
 
 def _call(model: Any, args: list[Any]) -> Any:
@@ -111,7 +126,8 @@ def _call(model: Any, args: list[Any]) -> Any:
 
 def _finite_everywhere(value: Any) -> bool:
     return all(
-        bool(torch.isfinite(v).all().item()) for _, v in C.flatten_outputs(value)
+        bool(torch.isfinite(v).all().item())
+        for _, v in C.flatten_outputs(value)
         if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex())
     )
 
@@ -140,7 +156,9 @@ class Verifier:
             out = _call(model, args)
             if self.h.device.startswith("cuda"):
                 torch.cuda.current_stream().synchronize()
-                stream_probe.extend(v.clone() if isinstance(v, torch.Tensor) else v for _, v in C.flatten_outputs(out))
+                stream_probe.extend(
+                    v.clone() if isinstance(v, torch.Tensor) else v for _, v in C.flatten_outputs(out)
+                )
             return out
 
         out = self.h.candidate(label, run, phase="first" if first else "call")
@@ -149,25 +167,45 @@ class Verifier:
             moved = C.changed_inputs(stream_probe, after)
             self.book.record(
                 "stream-sync",
-                f"output changed after a device-wide sync ({moved[0].replace('input', 'output')}): work still running on another stream when the current stream finished ({label})" if moved else None,
+                f"output changed after a device-wide sync ({moved[0].replace('input', 'output')}): work still running on another stream when the current stream finished ({label})"
+                if moved
+                else None,
             )
         threads = new_threads(problem.threads_before, {self.h.watchdog.thread} if self.h.watchdog else set())
         self.book.record(
             "runtime:no-thread-injection",
-            f"thread(s) {', '.join(threads)} still running after {label}: work deferred to a thread escapes timing" if threads else None,
+            f"thread(s) {', '.join(threads)} still running after {label}: work deferred to a thread escapes timing"
+            if threads
+            else None,
         )
         changed = problem.snapshot.changed()
         self.book.record(
             "runtime:harness-intact",
-            f"replaced after {label}: {', '.join(changed[:8])}{' ...' if len(changed) > 8 else ''} (monkey-patching of torch/time/timer functions)" if changed else None,
+            f"replaced after {label}: {', '.join(changed[:8])}{' ...' if len(changed) > 8 else ''} (monkey-patching of torch/time/timer functions)"
+            if changed
+            else None,
         )
         if changed:
-            raise CandidateFailure(Check(name="runtime:harness-intact", passed=False, detail=f"harness functions replaced ({', '.join(changed[:8])}); comparisons cannot be trusted"))
+            raise CandidateFailure(
+                Check(
+                    name="runtime:harness-intact",
+                    passed=False,
+                    detail=f"harness functions replaced ({', '.join(changed[:8])}); comparisons cannot be trusted",
+                )
+            )
         return out
 
     # -- comparisons ---------------------------------------------------------------------------
-    def compare(self, got: Any, expected: Any, where: str, *, name: str = "correctness",
-                cand_inputs: list[Any] | None = None, ref_inputs: list[Any] | None = None) -> bool:
+    def compare(
+        self,
+        got: Any,
+        expected: Any,
+        where: str,
+        *,
+        name: str = "correctness",
+        cand_inputs: list[Any] | None = None,
+        ref_inputs: list[Any] | None = None,
+    ) -> bool:
         problem = C.structure_problem(expected, got)
         self.book.record("output-structure", problem and f"{problem} on {where}")
         if problem:
@@ -182,7 +220,13 @@ class Verifier:
                 all_ok &= ok
                 continue
             problems = C.contract_problems(path, e, g)
-            for check in ("output-type", "output-shape", "output-dtype", "output-device", "output-contiguity"):
+            for check in (
+                "output-type",
+                "output-shape",
+                "output-dtype",
+                "output-device",
+                "output-contiguity",
+            ):
                 self.book.record(check, problems.get(check) and f"{problems[check]} on {where}")
             if any(k in problems for k in ("output-type", "output-shape", "output-device")):
                 all_ok = False
@@ -207,7 +251,10 @@ class Verifier:
 
     def inputs_unchanged(self, saved: list[Any], used: list[Any], label: str) -> None:
         changes = C.changed_inputs(saved, used)
-        self.book.record("inputs-unchanged", f"{'; '.join(changes)} after {label} (the candidate mutates its inputs)" if changes else None)
+        self.book.record(
+            "inputs-unchanged",
+            f"{'; '.join(changes)} after {label} (the candidate mutates its inputs)" if changes else None,
+        )
 
     # -- the protocol ----------------------------------------------------------------------------
     def run(self) -> None:
@@ -231,13 +278,21 @@ class Verifier:
                 where = f"seed {seed} / {tag} inputs"
                 c_in = clone_all(x)
                 seed_everything(seed)
-                c_out = self.cand(problem, cand_model, c_in, f"call on {where} (before the reference)", first=self.calls == 0)
+                c_out = self.cand(
+                    problem,
+                    cand_model,
+                    c_in,
+                    f"call on {where} (before the reference)",
+                    first=self.calls == 0,
+                )
                 self.inputs_unchanged(x, c_in, f"the candidate call on {where}")
                 r_in = clone_all(x)
                 seed_everything(seed)
                 r_out = h.reference(f"call on {where}", partial(_call, ref_model, r_in))
                 if tag != NATIVE and not _finite_everywhere(r_out):
-                    self.notes.append(f"the reference gives NaN/Inf on {dist} inputs (seed {seed}); that input set was skipped")
+                    self.notes.append(
+                        f"the reference gives NaN/Inf on {dist} inputs (seed {seed}); that input set was skipped"
+                    )
                     continue
                 if i == 0 and tag == NATIVE:
                     self._reference_determinism(ref_model, x, r_out, where)
@@ -272,11 +327,17 @@ class Verifier:
             with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
                 _call(model, args)
                 torch.cuda.synchronize()
-            return [evt.name for evt in prof.events() if str(getattr(evt, "device_type", "")).endswith("CUDA")]
+            return [
+                evt.name for evt in prof.events() if str(getattr(evt, "device_type", "")).endswith("CUDA")
+            ]
 
         names = self.h.candidate("call under torch.profiler (kernel evidence)", run)
         if not names:
-            self.book.ok("kernel-launched", "torch.profiler recorded no GPU kernel at all: kernel evidence not available", severity="warning")
+            self.book.ok(
+                "kernel-launched",
+                "torch.profiler recorded no GPU kernel at all: kernel evidence not available",
+                severity="warning",
+            )
             return
         ours = sorted({n for n in names if any(k in n for k in expected)})
         others = sorted({n for n in names if n not in ours})
@@ -285,7 +346,10 @@ class Verifier:
             self.book.ok("kernel-launched", f"ran: {', '.join(o[:80] for o in ours[:4])}{extra}")
         else:
             seen = ", ".join(o[:60] for o in others[:6]) or "no GPU kernel at all"
-            self.book.fail("kernel-launched", f"none of the candidate's kernels ({', '.join(sorted(expected))}) ran during forward(); kernels seen: {seen}")
+            self.book.fail(
+                "kernel-launched",
+                f"none of the candidate's kernels ({', '.join(sorted(expected))}) ran during forward(); kernels seen: {seen}",
+            )
 
     def _reference_smoke_run(self, problem: Problem) -> None:
         """Run the reference once on a throw-away input set first: a broken reference is bad input
@@ -293,7 +357,9 @@ class Verifier:
         req = self.h.request
         ref_model, _ = problem.models(req.base_seed)
         seed_everything(req.base_seed + SMOKE_SEED_OFFSET)
-        x = to_device(self.h.reference("get_inputs()", lambda: list(problem.ref_mod.get_inputs())), self.h.device)
+        x = to_device(
+            self.h.reference("get_inputs()", lambda: list(problem.ref_mod.get_inputs())), self.h.device
+        )
         seed_everything(req.base_seed + SMOKE_SEED_OFFSET)
         self.h.reference("call on a warm-up input set", lambda: _call(ref_model, x), phase="first")
 
@@ -309,9 +375,24 @@ class Verifier:
                     if not cmp.ok:
                         detail = f"two reference calls on the same inputs differ: {C.describe_mismatch(path, cmp, where)}"
                         break
-        self.book.record("reference-deterministic", detail, "the reference gives the same result twice", severity="inconclusive")
+        self.book.record(
+            "reference-deterministic",
+            detail,
+            "the reference gives the same result twice",
+            severity="inconclusive",
+        )
 
-    def _back_to_back(self, problem: Problem, model: Any, xa: list[Any], xb: list[Any], ra: Any, rb: Any, seed: int, dist: str) -> None:
+    def _back_to_back(
+        self,
+        problem: Problem,
+        model: Any,
+        xa: list[Any],
+        xb: list[Any],
+        ra: Any,
+        rb: Any,
+        seed: int,
+        dist: str,
+    ) -> None:
         buf = clone_all(xa)
         label_a = f"call on seed {seed} / {NATIVE} inputs (after the reference, reused buffers)"
         seed_everything(seed)
@@ -327,12 +408,18 @@ class Verifier:
         leaves_a = [v for _, v in C.flatten_outputs(out_a)]
         leaves_b = [v for _, v in C.flatten_outputs(out_b)]
         same_storage = any(
-            isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.numel() > 0
-            and C.storage_ptr(a) is not None and C.storage_ptr(a) == C.storage_ptr(b)
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and a.numel() > 0
+            and C.storage_ptr(a) is not None
+            and C.storage_ptr(a) == C.storage_ptr(b)
             for a, b in zip(leaves_a, leaves_b, strict=False)
         )
         if same_storage:
-            self.book.fail("fresh-results", f"two calls returned the same output storage (the first result is overwritten by the second) on {where}")
+            self.book.fail(
+                "fresh-results",
+                f"two calls returned the same output storage (the first result is overwritten by the second) on {where}",
+            )
             return
         sub = Verifier(self.h)
         if sub.compare(out_b, rb, where, name="fresh-results"):
@@ -340,7 +427,12 @@ class Verifier:
             self.errors.merge(sub.errors)
             return
         stale = C.structure_problem(ra, out_b) is None and all(
-            not isinstance(e, torch.Tensor) or (isinstance(g, torch.Tensor) and g.shape == e.shape and C.compare_tensors(g, e, *C.tolerance_for(e.dtype, self.h.request.tolerance)).ok)
+            not isinstance(e, torch.Tensor)
+            or (
+                isinstance(g, torch.Tensor)
+                and g.shape == e.shape
+                and C.compare_tensors(g, e, *C.tolerance_for(e.dtype, self.h.request.tolerance)).ok
+            )
             for (_, e), (_, g) in zip(C.flatten_outputs(ra), C.flatten_outputs(out_b), strict=True)
         )
         first_fail = sub.book.checks()
@@ -351,13 +443,19 @@ class Verifier:
 
     def _degenerate(self) -> None:
         if not self.ref_samples:
-            self.book.fail("reference-informative", "no input set gave a finite reference output", severity="inconclusive")
+            self.book.fail(
+                "reference-informative",
+                "no input set gave a finite reference output",
+                severity="inconclusive",
+            )
             return
         shapes = {s.shape for s in self.ref_samples}
         reason = C.degenerate_reason(self.ref_samples) if len(shapes) == 1 else None
         self.book.record(
-            "reference-informative", reason and f"{reason}; a speed-up on this problem is not meaningful",
-            f"the reference output varies with its inputs over {len(self.ref_samples)} input sets", severity="inconclusive",
+            "reference-informative",
+            reason and f"{reason}; a speed-up on this problem is not meaningful",
+            f"the reference output varies with its inputs over {len(self.ref_samples)} input sets",
+            severity="inconclusive",
         )
 
     def result(self) -> WorkerResult:
@@ -376,7 +474,11 @@ class Verifier:
 
 def _sample(out: Any) -> torch.Tensor:
     parts = [C.subsample(v) for _, v in C.flatten_outputs(out) if isinstance(v, torch.Tensor)]
-    parts += [torch.tensor([float(v)], dtype=torch.float64) for _, v in C.flatten_outputs(out) if isinstance(v, int | float)]
+    parts += [
+        torch.tensor([float(v)], dtype=torch.float64)
+        for _, v in C.flatten_outputs(out)
+        if isinstance(v, int | float)
+    ]
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
 
 

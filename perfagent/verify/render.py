@@ -34,12 +34,20 @@ def render_text(result: VerificationResult) -> str:
         lines.append(f"tolerance  {result.tolerance}")
     e = result.errors
     if e.max_abs_error is not None:
-        lines.append(f"errors     max abs {_num(e.max_abs_error)} · max rel {_num(e.max_rel_error)} · mean abs {_num(e.mean_abs_error)}")
+        lines.append(
+            f"errors     max abs {_num(e.max_abs_error)} · max rel {_num(e.max_rel_error)} · mean abs {_num(e.mean_abs_error)}"
+        )
     lines.append("")
     width = max((len(c.name) for c in result.checks), default=10)
     for check in result.checks:
-        detail = f"  {check.detail}" if check.detail and (not check.passed or check.severity != "error") else ""
-        if check.passed and check.detail and check.name in ("correctness", "kernel-launched", "sanitizer-memcheck", "check-command"):
+        detail = (
+            f"  {check.detail}" if check.detail and (not check.passed or check.severity != "error") else ""
+        )
+        if (
+            check.passed
+            and check.detail
+            and check.name in ("correctness", "kernel-launched", "sanitizer-memcheck", "check-command")
+        ):
             detail = f"  {check.detail}"
         lines.append(f"  {_mark(check)} {check.name:<{width}}{detail}")
     if result.notes:

@@ -81,12 +81,24 @@ def parse_sanitizer(text: str) -> Check:
     """compute-sanitizer's memcheck summary as a check (errors with the first report lines)."""
     m = re.search(r"ERROR SUMMARY:\s*(\d+)\s+error", text)
     if m is None:
-        return Check(name="sanitizer-memcheck", passed=False, detail="compute-sanitizer printed no ERROR SUMMARY (did it run?)")
+        return Check(
+            name="sanitizer-memcheck",
+            passed=False,
+            detail="compute-sanitizer printed no ERROR SUMMARY (did it run?)",
+        )
     count = int(m.group(1))
     if count == 0:
         return Check(name="sanitizer-memcheck", passed=True, detail="compute-sanitizer memcheck: 0 errors")
-    reports = [ln.replace("========= ", "").strip() for ln in text.splitlines() if re.search(r"Invalid|out of bounds|Address|misaligned|Program hit", ln)]
-    return Check(name="sanitizer-memcheck", passed=False, detail=f"compute-sanitizer memcheck: {count} error(s): " + " | ".join(reports[:4]))
+    reports = [
+        ln.replace("========= ", "").strip()
+        for ln in text.splitlines()
+        if re.search(r"Invalid|out of bounds|Address|misaligned|Program hit", ln)
+    ]
+    return Check(
+        name="sanitizer-memcheck",
+        passed=False,
+        detail=f"compute-sanitizer memcheck: {count} error(s): " + " | ".join(reports[:4]),
+    )
 
 
 def run_worker(
@@ -117,34 +129,60 @@ def run_worker(
 
 
 def _run(
-    work: Path, fields: dict[str, object], *, backstop_s: float, sanitizer: bool, progress: Callable[[str], None] | None
+    work: Path,
+    fields: dict[str, object],
+    *,
+    backstop_s: float,
+    sanitizer: bool,
+    progress: Callable[[str], None] | None,
 ) -> WorkerOutcome:
     result_path, progress_path = work / "result.json", work / "progress.log"
-    request = WorkerRequest.model_validate({**fields, "result_path": str(result_path), "progress_path": str(progress_path)})
+    request = WorkerRequest.model_validate(
+        {**fields, "result_path": str(result_path), "progress_path": str(progress_path)}
+    )
     request_path = work / "request.json"
     request_path.write_text(request.model_dump_json())
     argv: list[str] = [sys.executable, "-m", "perfagent.verify.worker", str(request_path)]
     if sanitizer:
         tool = shutil.which("compute-sanitizer")
         if tool is None:
-            raise BadInput("--sanitizer needs compute-sanitizer, which is not on PATH", hint="install the CUDA toolkit or drop --sanitizer")
+            raise BadInput(
+                "--sanitizer needs compute-sanitizer, which is not on PATH",
+                hint="install the CUDA toolkit or drop --sanitizer",
+            )
         # API errors are the runtime probing entry points (cuGetProcAddress, seen on the H200 with torch),
         # not the candidate's memory accesses: report only memory errors.
         argv = [
-            tool, "--tool", "memcheck", "--report-api-errors", "no", "--error-exitcode", str(SANITIZER_EXIT),
-            "--print-limit", "20", *argv,
+            tool,
+            "--tool",
+            "memcheck",
+            "--report-api-errors",
+            "no",
+            "--error-exitcode",
+            str(SANITIZER_EXIT),
+            "--print-limit",
+            "20",
+            *argv,
         ]
     nonce = secrets.token_hex(16)
     if progress:
         progress(f"running the {request.mode} worker ({request.device}) ...")
     extra: list[Check] = []
     try:
-        done = run_command(argv, timeout_s=backstop_s, cwd=work, env=_env(request.device, sanitizer), stdin_text=nonce + "\n")
+        done = run_command(
+            argv, timeout_s=backstop_s, cwd=work, env=_env(request.device, sanitizer), stdin_text=nonce + "\n"
+        )
     except ToolTimeout:
         where = _last_progress(progress_path)
-        check = Check(name="candidate-runs", passed=False, detail=f"timeout: the worker was killed after {backstop_s:g} s while running: {where}")
+        check = Check(
+            name="candidate-runs",
+            passed=False,
+            detail=f"timeout: the worker was killed after {backstop_s:g} s while running: {where}",
+        )
         if where.startswith("reference"):
-            raise BadInput(f"the reference did not finish ({where})", hint="raise --timeout or use smaller inputs") from None
+            raise BadInput(
+                f"the reference did not finish ({where})", hint="raise --timeout or use smaller inputs"
+            ) from None
         return WorkerOutcome(result=None, checks=[check])
     except ProfilerUnavailable as exc:
         raise ToolFailure(f"cannot start the worker: {exc.message}", hint=exc.hint) from None
@@ -155,18 +193,45 @@ def _run(
             result = WorkerResult.model_validate_json(result_path.read_text())
         except ValidationError:
             result = None
-            extra.append(Check(name="worker", passed=False, detail="the worker's result file is malformed (written by the candidate?)"))
+            extra.append(
+                Check(
+                    name="worker",
+                    passed=False,
+                    detail="the worker's result file is malformed (written by the candidate?)",
+                )
+            )
         if result is not None and not secrets.compare_digest(result.nonce, nonce):
             result = None
-            extra.append(Check(name="worker", passed=False, detail="the result file was not written by perfagent (nonce mismatch): the candidate tampered with it"))
+            extra.append(
+                Check(
+                    name="worker",
+                    passed=False,
+                    detail="the result file was not written by perfagent (nonce mismatch): the candidate tampered with it",
+                )
+            )
     if result is None and not extra:
         where = _last_progress(progress_path)
-        how = _describe_exit(done.returncode) if done.returncode != 0 else "exit status 0 without writing a result (sys.exit/os._exit from user code?)"
+        how = (
+            _describe_exit(done.returncode)
+            if done.returncode != 0
+            else "exit status 0 without writing a result (sys.exit/os._exit from user code?)"
+        )
         if where.startswith("reference"):
-            raise BadInput(f"the reference crashed ({how}) during {where}", hint=f"fix the reference first; worker output: {tail[-300:]}")
-        extra.append(Check(name="candidate-runs", passed=False, detail=f"the candidate process died ({how}) during {where}; last output: {tail[-300:] or '(none)'}"))
+            raise BadInput(
+                f"the reference crashed ({how}) during {where}",
+                hint=f"fix the reference first; worker output: {tail[-300:]}",
+            )
+        extra.append(
+            Check(
+                name="candidate-runs",
+                passed=False,
+                detail=f"the candidate process died ({how}) during {where}; last output: {tail[-300:] or '(none)'}",
+            )
+        )
     if result is not None and result.bad_input:
-        raise BadInput(result.bad_input, hint="the reference must run cleanly before a candidate can be judged")
+        raise BadInput(
+            result.bad_input, hint="the reference must run cleanly before a candidate can be judged"
+        )
     if sanitizer:
         extra.append(parse_sanitizer(done.stdout + "\n" + done.stderr))
     return WorkerOutcome(result=result, checks=extra, returncode=done.returncode, stderr_tail=tail)

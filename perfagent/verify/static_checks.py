@@ -43,10 +43,37 @@ _SUBCLASS_RE = re.compile(
     r"_make_subclass|_make_wrapper_subclass|__torch_function__|__torch_dispatch__|TorchDispatchMode|TorchFunctionMode"
 )
 _TIMER_NAMES = {
-    "elapsed_time", "synchronize", "perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic",
-    "monotonic_ns", "Event", "record", "do_bench", "do_bench_cudagraph", "process_time", "sleep",
+    "elapsed_time",
+    "synchronize",
+    "perf_counter",
+    "perf_counter_ns",
+    "time",
+    "time_ns",
+    "monotonic",
+    "monotonic_ns",
+    "Event",
+    "record",
+    "do_bench",
+    "do_bench_cudagraph",
+    "process_time",
+    "sleep",
 }
-_PATCHABLE_ROOTS = {"torch", "time", "triton", "numpy", "np", "builtins", "gc", "sys", "os", "math", "random", "F", "nn", "tl"}
+_PATCHABLE_ROOTS = {
+    "torch",
+    "time",
+    "triton",
+    "numpy",
+    "np",
+    "builtins",
+    "gc",
+    "sys",
+    "os",
+    "math",
+    "random",
+    "F",
+    "nn",
+    "tl",
+}
 _COMPUTE_OP_RE = re.compile(
     r"\btorch\.(matmul|mm|bmm|einsum|addmm|baddbmm|conv\w*|softmax|log_softmax|layer_norm|batch_norm|"
     r"group_norm|cumsum|cumprod|sort|topk|linalg\.\w+)\s*\(|"
@@ -55,9 +82,24 @@ _COMPUTE_OP_RE = re.compile(
     r"\bnn\.(Linear|Conv\w*|LayerNorm|BatchNorm\w*|GroupNorm|MultiheadAttention|LSTM|GRU)\s*\("
 )
 _LOW_PRECISION_TOKENS = (
-    ".half()", "torch.float16", "torch.half", "torch.bfloat16", ".bfloat16()", "tl.float16", "tl.bfloat16",
-    "__float2half", "__half", "half2", "__nv_bfloat16", "allow_tf32", "set_float32_matmul_precision",
-    "input_precision", "tf32", "autocast", "float8", "fp8",
+    ".half()",
+    "torch.float16",
+    "torch.half",
+    "torch.bfloat16",
+    ".bfloat16()",
+    "tl.float16",
+    "tl.bfloat16",
+    "__float2half",
+    "__half",
+    "half2",
+    "__nv_bfloat16",
+    "allow_tf32",
+    "set_float32_matmul_precision",
+    "input_precision",
+    "tf32",
+    "autocast",
+    "float8",
+    "fp8",
 )
 
 
@@ -74,7 +116,8 @@ def _pruned_tree(tree: ast.Module, same_file: bool) -> ast.Module:
     if not same_file:
         return tree
     body = [
-        n for n in tree.body
+        n
+        for n in tree.body
         if not (isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name in _REFERENCE_PARTS)
     ]
     return ast.Module(body=body, type_ignores=[])
@@ -89,7 +132,11 @@ def _without_docstrings(tree: ast.Module) -> ast.Module:
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
             value = body[0].value
-            if isinstance(value, ast.Constant) and isinstance(value.value, str) and "__global__" not in value.value:
+            if (
+                isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+                and "__global__" not in value.value
+            ):
                 node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
     return clone
 
@@ -101,21 +148,36 @@ def _python_checks(candidate: Workload, reference: Workload) -> list[Check]:
     code = ast.unparse(_without_docstrings(tree))
     ref_text = Path(reference.path).read_text(errors="replace")
     cuda_src = "\n".join(
-        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and "__global__" in n.value
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "__global__" in n.value
     )
     jits = jit_kernels(tree)
     checks: list[Check] = []
 
     # A kernel is defined, and launched.
     if cuda_src:
-        checks.append(Check(name="static:kernel-defined", passed=True, detail="CUDA kernel(s): " + ", ".join(kernels_in_source(cuda_src))))
+        checks.append(
+            Check(
+                name="static:kernel-defined",
+                passed=True,
+                detail="CUDA kernel(s): " + ", ".join(kernels_in_source(cuda_src)),
+            )
+        )
         launched = "<<<" in cuda_src or "cudaLaunchKernel" in cuda_src or "cuLaunchKernel" in cuda_src
-        checks.append(Check(
-            name="static:kernel-launched", passed=launched,
-            detail="a <<<...>>> launch is present" if launched else "the CUDA source defines __global__ functions but never launches one (<<<...>>>)",
-        ))
+        checks.append(
+            Check(
+                name="static:kernel-launched",
+                passed=launched,
+                detail="a <<<...>>> launch is present"
+                if launched
+                else "the CUDA source defines __global__ functions but never launches one (<<<...>>>)",
+            )
+        )
     elif jits:
-        checks.append(Check(name="static:kernel-defined", passed=True, detail="Triton kernel(s): " + ", ".join(jits)))
+        checks.append(
+            Check(name="static:kernel-defined", passed=True, detail="Triton kernel(s): " + ", ".join(jits))
+        )
         reachable = _reachable_from_forward(tree)
         if reachable is None:  # no ModelNew.forward to start from: any launch site counts
             launched_set = launched_kernels(tree, jits)
@@ -125,27 +187,68 @@ def _python_checks(candidate: Workload, reference: Workload) -> list[Check]:
             where = "from ModelNew.forward"
         roots = [k for k in jits if k in launched_set]
         if not roots:
-            checks.append(Check(
-                name="static:kernel-launched", passed=False,
-                detail=f"@triton.jit kernel(s) {', '.join(jits)} are defined but never launched {where} (kernel[grid](...)): PyTorch does the work",
-            ))
+            checks.append(
+                Check(
+                    name="static:kernel-launched",
+                    passed=False,
+                    detail=f"@triton.jit kernel(s) {', '.join(jits)} are defined but never launched {where} (kernel[grid](...)): PyTorch does the work",
+                )
+            )
         else:
-            checks.append(Check(name="static:kernel-launched", passed=True, detail=f"launched {where}: " + ", ".join(roots)))
+            checks.append(
+                Check(
+                    name="static:kernel-launched",
+                    passed=True,
+                    detail=f"launched {where}: " + ", ".join(roots),
+                )
+            )
     elif info.backend == "cuda":
-        checks.append(Check(name="static:kernel-defined", passed=False, detail="load_inline/cpp_extension is used but no __global__ kernel is defined (a C++ wrapper around torch ops?)"))
+        checks.append(
+            Check(
+                name="static:kernel-defined",
+                passed=False,
+                detail="load_inline/cpp_extension is used but no __global__ kernel is defined (a C++ wrapper around torch ops?)",
+            )
+        )
     else:
-        checks.append(Check(
-            name="static:kernel-defined", passed=False, severity="warning",
-            detail="no custom kernel (neither __global__ nor @triton.jit): a plain-PyTorch candidate",
-        ))
+        checks.append(
+            Check(
+                name="static:kernel-defined",
+                passed=False,
+                severity="warning",
+                detail="no custom kernel (neither __global__ nor @triton.jit): a plain-PyTorch candidate",
+            )
+        )
 
-    checks.append(_regex_check("static:no-streams", _STREAM_RE, code, "work on a non-default stream or a CUDA graph escapes event timing"))
-    checks.append(_regex_check("static:no-threads", _THREAD_RE, code, "work deferred to another thread or process escapes timing"))
-    checks.append(_regex_check("static:no-harness-access", _HARNESS_RE, code, "the candidate inspects the harness (frames, gc, argv, modules)"))
+    checks.append(
+        _regex_check(
+            "static:no-streams",
+            _STREAM_RE,
+            code,
+            "work on a non-default stream or a CUDA graph escapes event timing",
+        )
+    )
+    checks.append(
+        _regex_check(
+            "static:no-threads", _THREAD_RE, code, "work deferred to another thread or process escapes timing"
+        )
+    )
+    checks.append(
+        _regex_check(
+            "static:no-harness-access",
+            _HARNESS_RE,
+            code,
+            "the candidate inspects the harness (frames, gc, argv, modules)",
+        )
+    )
     checks.append(_subclass_check(tree, code))
     timer, other = _patching(tree)
-    checks.append(Check(name="static:no-timer-patching", passed=not timer, detail="; ".join(timer) if timer else ""))
-    checks.append(Check(name="static:no-monkey-patching", passed=not other, detail="; ".join(other) if other else ""))
+    checks.append(
+        Check(name="static:no-timer-patching", passed=not timer, detail="; ".join(timer) if timer else "")
+    )
+    checks.append(
+        Check(name="static:no-monkey-patching", passed=not other, detail="; ".join(other) if other else "")
+    )
     checks.append(_fallback_check(tree))
     checks.append(_reference_call_check(tree))
     checks.append(_compute_ops_check(tree, jits, code))
@@ -204,11 +307,21 @@ def _subclass_check(tree: ast.Module, code: str) -> Check:
         if isinstance(node, ast.ClassDef):
             for base in node.bases:
                 text = ast.unparse(base)
-                if text in ("torch.Tensor", "Tensor", "torch._C.TensorBase", "torch.nn.Parameter", "nn.Parameter"):
+                if text in (
+                    "torch.Tensor",
+                    "Tensor",
+                    "torch._C.TensorBase",
+                    "torch.nn.Parameter",
+                    "nn.Parameter",
+                ):
                     found.append(f"class {node.name}({text})")
     found += sorted({m.group(0) for m in _SUBCLASS_RE.finditer(code)})
     if found:
-        return Check(name="static:no-tensor-subclass", passed=False, detail=f"found {', '.join(found)}: a tensor subclass can compute lazily inside the checker")
+        return Check(
+            name="static:no-tensor-subclass",
+            passed=False,
+            detail=f"found {', '.join(found)}: a tensor subclass can compute lazily inside the checker",
+        )
     return Check(name="static:no-tensor-subclass", passed=True)
 
 
@@ -246,18 +359,26 @@ def _patching(tree: ast.Module) -> tuple[list[str], list[str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             for t in node.targets:
-                for leaf in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                for leaf in t.elts if isinstance(t, ast.Tuple) else [t]:
                     note(leaf, node.lineno)
         elif isinstance(node, ast.AugAssign | ast.AnnAssign):
             note(node.target, node.lineno)
         elif isinstance(node, ast.Delete):
             for t in node.targets:
                 note(t, node.lineno)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("setattr", "delattr")
+        ):
             if node.args:
                 root = _root_name(node.args[0])
                 if root in aliases:
-                    attr = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else "?"
+                    attr = (
+                        node.args[1].value
+                        if len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                        else "?"
+                    )
                     text = f"line {node.lineno}: {node.func.id}({ast.unparse(node.args[0])}, {attr!r}, ...)"
                     (timer if attr in _TIMER_NAMES else other).append(text)
     # Benign configuration switches are not patches of functions.
@@ -271,14 +392,16 @@ def _fallback_check(tree: ast.Module) -> Check:
         if isinstance(node, ast.Try):
             only_imports = all(isinstance(s, ast.Import | ast.ImportFrom) for s in node.body)
             import_errors = all(
-                h.type is not None and ast.unparse(h.type) in ("ImportError", "ModuleNotFoundError") for h in node.handlers
+                h.type is not None and ast.unparse(h.type) in ("ImportError", "ModuleNotFoundError")
+                for h in node.handlers
             )
             if only_imports and import_errors:
                 continue
             found.append(f"line {node.lineno}")
     if found:
         return Check(
-            name="static:no-fallback", passed=False,
+            name="static:no-fallback",
+            passed=False,
             detail=f"try/except at {', '.join(found)}: an exception handler can silently fall back to PyTorch",
         )
     return Check(name="static:no-fallback", passed=True)
@@ -292,12 +415,18 @@ def _reference_call_check(tree: ast.Module) -> Check:
             text = ast.unparse(func)
             if text in ("Model", "Model.forward") or text.endswith(".Model"):
                 found.append(f"line {node.lineno}: {text}(...)")
-            if isinstance(func, ast.Attribute) and func.attr == "forward" and isinstance(func.value, ast.Call):
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "forward"
+                and isinstance(func.value, ast.Call)
+            ):
                 inner = ast.unparse(func.value.func)
                 if inner == "super":
                     found.append(f"line {node.lineno}: super().forward(...)")
     if found:
-        return Check(name="static:no-reference-call", passed=False, detail="calls the reference: " + "; ".join(found))
+        return Check(
+            name="static:no-reference-call", passed=False, detail="calls the reference: " + "; ".join(found)
+        )
     return Check(name="static:no-reference-call", passed=True)
 
 
@@ -306,12 +435,17 @@ def _compute_ops_check(tree: ast.Module, jits: Iterable[str], code: str) -> Chec
     body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name in jit_set)]
     text = ast.unparse(ast.Module(body=body, type_ignores=[]))
     hits = sorted({m.group(0).rstrip("( ") for m in _COMPUTE_OP_RE.finditer(text)})
-    matmul_op = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) for n in ast.walk(ast.Module(body=body, type_ignores=[])))
+    matmul_op = any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
+        for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+    )
     if matmul_op:
         hits.append("@ (matmul)")
     if hits:
         return Check(
-            name="static:torch-compute-ops", passed=False, severity="warning",
+            name="static:torch-compute-ops",
+            passed=False,
+            severity="warning",
             detail=f"PyTorch ops outside the kernels: {', '.join(hits)} (the replaced work may still run in PyTorch)",
         )
     return Check(name="static:torch-compute-ops", passed=True, severity="warning")
@@ -321,7 +455,9 @@ def _precision_check(code: str, reference_text: str) -> Check:
     new = [t for t in _LOW_PRECISION_TOKENS if t in code and t not in reference_text]
     if new:
         return Check(
-            name="static:precision-downgrade", passed=False, severity="warning",
+            name="static:precision-downgrade",
+            passed=False,
+            severity="warning",
             detail=f"lower-precision types/modes not in the reference: {', '.join(new)}",
         )
     return Check(name="static:precision-downgrade", passed=True, severity="warning")
@@ -333,8 +469,11 @@ def _cuda_file_checks(path: Path) -> list[Check]:
     kernels = kernels_in_source(text)
     checks = [
         Check(
-            name="static:kernel-defined", passed=bool(kernels),
-            detail=("kernels: " + ", ".join(kernels)) if kernels else f"{path.name} defines no __global__ function",
+            name="static:kernel-defined",
+            passed=bool(kernels),
+            detail=("kernels: " + ", ".join(kernels))
+            if kernels
+            else f"{path.name} defines no __global__ function",
         ),
         _regex_check("static:no-streams", _STREAM_RE, code, "work on another stream escapes timing"),
         _regex_check("static:no-threads", _THREAD_RE, code, "host threads escape timing"),

@@ -17,7 +17,11 @@ def decide(checks: Sequence[Check]) -> tuple[Verdict, str]:
     """
     failed = [c for c in checks if not c.passed and c.severity == "error"]
     if failed:
-        more = f" (+{len(failed) - 1} more failed check{'s' if len(failed) > 2 else ''})" if len(failed) > 1 else ""
+        more = (
+            f" (+{len(failed) - 1} more failed check{'s' if len(failed) > 2 else ''})"
+            if len(failed) > 1
+            else ""
+        )
         return "fail", f"{failed[0].name}: {_first_line(failed[0].detail)}{more}"
     weak = [c for c in checks if not c.passed and c.severity == "inconclusive"]
     if weak:

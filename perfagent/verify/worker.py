@@ -29,7 +29,9 @@ def resolve_device(requested: str) -> tuple[str, str | None]:
     if torch.cuda.is_available():
         return "cuda", torch.cuda.get_device_name(0)
     if requested == "cuda":
-        raise ReferenceFailure("--device cuda was asked for but torch sees no CUDA device (CPU-only torch build, or no GPU)")
+        raise ReferenceFailure(
+            "--device cuda was asked for but torch sees no CUDA device (CPU-only torch build, or no GPU)"
+        )
     os.environ["TRITON_INTERPRET"] = "1"
     return "cpu", platform.processor() or platform.machine()
 
@@ -69,13 +71,20 @@ def main(argv: list[str] | None = None) -> int:
             enable_uninitialized_fill()
         result = _dispatch(h)
     except ReferenceFailure as exc:
-        result = WorkerResult(nonce=nonce, device=h.device, device_name=h.device_name, bad_input=str(exc), notes=h.notes)
+        result = WorkerResult(
+            nonce=nonce, device=h.device, device_name=h.device_name, bad_input=str(exc), notes=h.notes
+        )
     except CandidateFailure as exc:
-        result = WorkerResult(nonce=nonce, device=h.device, device_name=h.device_name, checks=[exc.check], notes=h.notes)
+        result = WorkerResult(
+            nonce=nonce, device=h.device, device_name=h.device_name, checks=[exc.check], notes=h.notes
+        )
     except BaseException as exc:  # a bug of ours, or user code escaping the guards
         tail = "".join(traceback.format_exception(exc)[-3:]).strip().replace("\n", " | ")
         result = WorkerResult(
-            nonce=nonce, device=h.device, device_name=h.device_name, notes=h.notes,
+            nonce=nonce,
+            device=h.device,
+            device_name=h.device_name,
+            notes=h.notes,
             checks=[Check(name="worker", passed=False, detail=f"the verification worker failed: {tail}")],
         )
     if h.watchdog is not None:

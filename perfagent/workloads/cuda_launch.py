@@ -24,9 +24,17 @@ def torch_dtype(name: str) -> Any:
     import torch
 
     return {
-        "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64,
-        "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
-        "uint8": torch.uint8, "uint32": torch.uint32, "bool": torch.bool,
+        "float32": torch.float32,
+        "float16": torch.float16,
+        "bfloat16": torch.bfloat16,
+        "float64": torch.float64,
+        "int8": torch.int8,
+        "int16": torch.int16,
+        "int32": torch.int32,
+        "int64": torch.int64,
+        "uint8": torch.uint8,
+        "uint32": torch.uint32,
+        "bool": torch.bool,
     }[name]
 
 
@@ -35,8 +43,15 @@ def scalar_value(dtype: str, value: float | int) -> Any:
     import numpy as np
 
     types: dict[str, Any] = {
-        "float32": np.float32, "float64": np.float64, "float16": np.float16, "int8": np.int8, "int16": np.int16,
-        "int32": np.int32, "int64": np.int64, "uint8": np.uint8, "uint32": np.uint32,
+        "float32": np.float32,
+        "float64": np.float64,
+        "float16": np.float16,
+        "int8": np.int8,
+        "int16": np.int16,
+        "int32": np.int32,
+        "int64": np.int64,
+        "uint8": np.uint8,
+        "uint32": np.uint32,
     }
     if dtype not in types:
         raise ValueError(f"scalar arguments of type {dtype} are not supported")
@@ -82,7 +97,9 @@ def make_arg_tensor(arg: ResolvedArg, seed: int, dist: str | None, device: str) 
     if dist is not None and is_float and arg.vary and init in ("normal", "uniform"):
         values = draw(shape, dist, gen)
     elif init == "normal":
-        values = torch.randn(shape, generator=gen, device=device) * (arg.std if arg.std is not None else 1.0) + (arg.mean or 0.0)
+        values = torch.randn(shape, generator=gen, device=device) * (
+            arg.std if arg.std is not None else 1.0
+        ) + (arg.mean or 0.0)
     elif init == "uniform":
         low = arg.low if arg.low is not None else 0.0
         high = arg.high if arg.high is not None else 1.0
@@ -225,12 +242,18 @@ def compile_kernel(source: str, entry: str, defines: dict[str, str], device_inde
     except Exception as first:
         try:
             log = io.StringIO()
-            obj = cc.Program(code, code_type="c++", options=options).compile("cubin", name_expressions=(entry,), logs=log)
+            obj = cc.Program(code, code_type="c++", options=options).compile(
+                "cubin", name_expressions=(entry,), logs=log
+            )
             kernel = obj.get_kernel(entry)
         except Exception:
             text = log.getvalue().strip()
-            raise RuntimeError(f"NVRTC could not build {path.name}:{entry}: {first}{' | ' + text[-800:] if text else ''}") from first
-    return CompiledKernel(kernel=kernel, name=entry, source=str(path), defines=dict(defines), log=log.getvalue())
+            raise RuntimeError(
+                f"NVRTC could not build {path.name}:{entry}: {first}{' | ' + text[-800:] if text else ''}"
+            ) from first
+    return CompiledKernel(
+        kernel=kernel, name=entry, source=str(path), defines=dict(defines), log=log.getvalue()
+    )
 
 
 def _raise_dynamic_smem_limit(compiled: CompiledKernel, nbytes: int, device_index: int) -> None:
@@ -253,7 +276,9 @@ def _raise_dynamic_smem_limit(compiled: CompiledKernel, nbytes: int, device_inde
         errors.append(f"cuFuncSetAttribute: {err}")
     except Exception as exc:
         errors.append(f"cuFuncSetAttribute: {exc}")
-    raise RuntimeError(f"cannot allow {nbytes} bytes of dynamic shared memory for {compiled.name}: {'; '.join(errors)}")
+    raise RuntimeError(
+        f"cannot allow {nbytes} bytes of dynamic shared memory for {compiled.name}: {'; '.join(errors)}"
+    )
 
 
 def current_stream() -> Any:
@@ -267,7 +292,9 @@ def current_stream() -> Any:
     return cc.Stream.from_handle(handle)
 
 
-def launch(compiled: CompiledKernel, resolved: ResolvedLaunch, args: list[Any], stream: Any, device_index: int = 0) -> None:
+def launch(
+    compiled: CompiledKernel, resolved: ResolvedLaunch, args: list[Any], stream: Any, device_index: int = 0
+) -> None:
     """Launch once (asynchronously) with the resolved grid, block and dynamic shared memory."""
     cc = _cuda_core()
     if resolved.shared_mem > STATIC_SHARED_LIMIT and compiled.smem_raised < resolved.shared_mem:

@@ -36,7 +36,9 @@ def detect_reference(path: str | Path, *, spec: str | Path | None = None) -> Wor
     suffix = p.suffix.lower()
     if suffix == ".toml":
         s = load_launch_spec(p)
-        return Workload(kind="cuda-kernel", path=str((p.parent / s.source).resolve()), spec_path=str(p), backend="cuda")
+        return Workload(
+            kind="cuda-kernel", path=str((p.parent / s.source).resolve()), spec_path=str(p), backend="cuda"
+        )
     if suffix in _CUDA_SUFFIXES:
         spec_path = Path(spec).resolve() if spec is not None else find_spec_for(p)
         if spec_path is not None:
@@ -70,9 +72,7 @@ def detect_reference(path: str | Path, *, spec: str | Path | None = None) -> Wor
     )
 
 
-def detect_candidate(
-    path: str | Path | None, reference: Workload, *, kernel: str | None = None
-) -> Workload:
+def detect_candidate(path: str | Path | None, reference: Workload, *, kernel: str | None = None) -> Workload:
     """Resolve the candidate (a rewrite) against its reference.
 
     Args:
@@ -88,15 +88,22 @@ def detect_candidate(
         info = inspect_python(p)
         if "ModelNew" not in info.classes:
             where = "the candidate" if path is not None else f"{p.name} (no CANDIDATE was given)"
-            raise BadInput(f"{where} defines no class ModelNew", hint="a KernelBench candidate is `class ModelNew(nn.Module)`")
+            raise BadInput(
+                f"{where} defines no class ModelNew",
+                hint="a KernelBench candidate is `class ModelNew(nn.Module)`",
+            )
         return Workload(kind="kernelbench", path=str(p), class_name="ModelNew", backend=info.backend)
     if path is None:
         raise BadInput("no CANDIDATE given", hint="pass the rewritten file after the reference")
     p = _existing(path)
     if reference.kind == "cuda-kernel":
         if p.suffix.lower() not in _CUDA_SUFFIXES:
-            raise BadInput(f"{p.name} is not a .cu file", hint="the candidate of a launch-spec kernel is a .cu rewrite")
-        return Workload(kind="cuda-kernel", path=str(p), spec_path=reference.spec_path, kernel=kernel, backend="cuda")
+            raise BadInput(
+                f"{p.name} is not a .cu file", hint="the candidate of a launch-spec kernel is a .cu rewrite"
+            )
+        return Workload(
+            kind="cuda-kernel", path=str(p), spec_path=reference.spec_path, kernel=kernel, backend="cuda"
+        )
     return Workload(kind=reference.kind, path=str(p), backend=reference.backend)
 
 
@@ -112,7 +119,9 @@ def find_spec_for(kernel_file: Path) -> Path | None:
         except (OSError, tomllib.TOMLDecodeError):
             continue
         variants = data.get("variants", {})
-        if data.get("source") == kernel_file.name or (isinstance(variants, dict) and kernel_file.name in variants):
+        if data.get("source") == kernel_file.name or (
+            isinstance(variants, dict) and kernel_file.name in variants
+        ):
             naming.append(candidate)
     if len(naming) == 1:
         return naming[0].resolve()

@@ -70,7 +70,9 @@ def evaluate(expression: str | int | float, names: Mapping[str, Number] | None =
     return _Evaluator(dict(names or {}), text).visit(tree.body)
 
 
-def evaluate_int(expression: str | int | float, names: Mapping[str, Number] | None = None, *, what: str = "value") -> int:
+def evaluate_int(
+    expression: str | int | float, names: Mapping[str, Number] | None = None, *, what: str = "value"
+) -> int:
     """``evaluate`` and require an integral result (floats like ``4.0`` are accepted).
 
     Raises:

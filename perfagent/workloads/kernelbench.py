@@ -56,7 +56,9 @@ def inspect_python(path: str | Path) -> PythonInfo:
     try:
         tree = ast.parse(text, filename=str(p))
     except SyntaxError as exc:
-        raise BadInput(f"{p} is not valid Python (line {exc.lineno}: {exc.msg})", hint="fix the syntax") from None
+        raise BadInput(
+            f"{p} is not valid Python (line {exc.lineno}: {exc.msg})", hint="fix the syntax"
+        ) from None
     classes = frozenset(n.name for n in tree.body if isinstance(n, ast.ClassDef))
     functions = frozenset(n.name for n in tree.body if isinstance(n, ast.FunctionDef))
     jits = tuple(jit_kernels(tree))
@@ -73,7 +75,13 @@ def inspect_python(path: str | Path) -> PythonInfo:
     else:
         backend = "pytorch"
     return PythonInfo(
-        path=p, text=text, tree=tree, classes=classes, functions=functions, jit_kernels=jits, backend=backend,
+        path=p,
+        text=text,
+        tree=tree,
+        classes=classes,
+        functions=functions,
+        jit_kernels=jits,
+        backend=backend,
         cuda_sources=cuda,
     )
 

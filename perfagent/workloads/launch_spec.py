@@ -117,11 +117,15 @@ class ArgSpec(Frozen):
         if self.init == "zeros" and self.effective_role == "input":
             raise ValueError(
                 f"arg {self.name!r}: an all-zero input makes a degenerate test; "
-                "use normal/uniform/randint, or role = \"inout\" for an accumulator that must start at zero"
+                'use normal/uniform/randint, or role = "inout" for an accumulator that must start at zero'
             )
         if self.init == "full" and self.fill is None:
-            raise ValueError(f"arg {self.name!r}: init = \"full\" needs fill = <value>")
-        if self.init in ("randint",) and self.dtype in FLOAT_DTYPES and (self.low is None or self.high is None):
+            raise ValueError(f'arg {self.name!r}: init = "full" needs fill = <value>')
+        if (
+            self.init in ("randint",)
+            and self.dtype in FLOAT_DTYPES
+            and (self.low is None or self.high is None)
+        ):
             raise ValueError(f"arg {self.name!r}: randint for a float tensor needs low and high")
         return self
 
@@ -276,7 +280,9 @@ def load_launch_spec(path: str | Path) -> LaunchSpec:
     except FileNotFoundError:
         raise BadInput(f"launch spec {p} does not exist", hint="check the path") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise BadInput(f"launch spec {p} is not valid TOML: {exc}", hint="fix the syntax (see docs/verify.md)") from None
+        raise BadInput(
+            f"launch spec {p} is not valid TOML: {exc}", hint="fix the syntax (see docs/verify.md)"
+        ) from None
     try:
         spec = LaunchSpec.model_validate(data)
     except ValidationError as exc:
@@ -380,9 +386,13 @@ def resolve_launch(
         flops = None if spec.flops is None else float(evaluate(spec.flops, names))
         nbytes = None if spec.bytes is None else float(evaluate(spec.bytes, names))
     except ExpressionError as exc:
-        raise BadInput(f"launch spec {spec_path}: {exc}", hint="fix the expression (see docs/verify.md)") from None
+        raise BadInput(
+            f"launch spec {spec_path}: {exc}", hint="fix the expression (see docs/verify.md)"
+        ) from None
     if shared_mem < 0:
-        raise BadInput(f"launch spec {spec_path}: shared_mem is negative ({shared_mem})", hint="fix shared_mem")
+        raise BadInput(
+            f"launch spec {spec_path}: shared_mem is negative ({shared_mem})", hint="fix shared_mem"
+        )
     return ResolvedLaunch(
         source=str(src),
         kernel=entry,

@@ -28,7 +28,11 @@ def launched_kernels(tree: ast.AST, kernels: list[str]) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in kernels:
+            if (
+                isinstance(func, ast.Subscript)
+                and isinstance(func.value, ast.Name)
+                and func.value.id in kernels
+            ):
                 launched.add(func.value.id)
             elif isinstance(func, ast.Name) and func.id in kernels:
                 launched.add(func.id)  # called from inside another jit function (inlined)

@@ -15,18 +15,66 @@ REPORTS = Path(__file__).resolve().parents[2] / "examples" / "reports"
 
 # report, slow kernel, expected category of its first finding, rule, fixed kernel (or None)
 CASES = [
-    ("01_transpose_naive", "transpose_naive", "global-coalescing", "uncoalesced_global_access", "transpose_tiled_padded"),
-    ("02_transpose_bank_conflicts", "transpose_smem_conflicts", "shared-bank-conflicts", "shared_bank_conflicts", "transpose_smem_padded"),
+    (
+        "01_transpose_naive",
+        "transpose_naive",
+        "global-coalescing",
+        "uncoalesced_global_access",
+        "transpose_tiled_padded",
+    ),
+    (
+        "02_transpose_bank_conflicts",
+        "transpose_smem_conflicts",
+        "shared-bank-conflicts",
+        "shared_bank_conflicts",
+        "transpose_smem_padded",
+    ),
     # On Hopper the interleaved reduction shows up as XU/ALU issue pressure from `tid % (2*s)`.
-    ("03_reduction_divergent", "reduce_interleaved_divergent", "compute-bound", "instruction_overhead", "reduce_sequential_shfl"),
-    ("04_small_grid", "saxpy_gridstride_small_grid", "launch-config", "small_grid", "saxpy_gridstride_full_grid"),
-    ("05_low_occupancy_smem", "scale_bias_smem_oversized", "low-occupancy", "low_occupancy", "scale_bias_smem_rightsized"),
-    ("06_register_spills", "smooth_ring_spill", "register-spills", "local_memory_spills", "smooth_ring_nospill"),
+    (
+        "03_reduction_divergent",
+        "reduce_interleaved_divergent",
+        "compute-bound",
+        "instruction_overhead",
+        "reduce_sequential_shfl",
+    ),
+    (
+        "04_small_grid",
+        "saxpy_gridstride_small_grid",
+        "launch-config",
+        "small_grid",
+        "saxpy_gridstride_full_grid",
+    ),
+    (
+        "05_low_occupancy_smem",
+        "scale_bias_smem_oversized",
+        "low-occupancy",
+        "low_occupancy",
+        "scale_bias_smem_rightsized",
+    ),
+    (
+        "06_register_spills",
+        "smooth_ring_spill",
+        "register-spills",
+        "local_memory_spills",
+        "smooth_ring_nospill",
+    ),
     ("07_compute_bound_fma", "fma_chains_compute_bound", "compute-bound", "at_roofline_bound", None),
     ("08_vector_copy_near_peak", "scale_copy_float4", "dram-bandwidth", "at_roofline_bound", None),
-    ("09_histogram_atomics", "histogram_global_atomics", "atomic-contention", "atomic_contention", "histogram_smem_privatized"),
+    (
+        "09_histogram_atomics",
+        "histogram_global_atomics",
+        "atomic-contention",
+        "atomic_contention",
+        "histogram_smem_privatized",
+    ),
     ("10_sgemm_naive", "sgemm_naive", "global-coalescing", "uncoalesced_global_access", "sgemm_smem_tiled"),
-    ("11_strided_access", "particles_advance_aos", "global-coalescing", "uncoalesced_global_access", "particles_advance_soa"),
+    (
+        "11_strided_access",
+        "particles_advance_aos",
+        "global-coalescing",
+        "uncoalesced_global_access",
+        "particles_advance_soa",
+    ),
     ("triton_matmul", "matmul_kernel", "onchip-bandwidth", "onchip_bandwidth_saturated", None),
 ]
 

@@ -8,7 +8,12 @@ import pytest
 import perfagent
 from perfagent.classifier.context import RuleContext, Skip
 from perfagent.classifier.execution_rules import at_roofline_bound, latency_bound, warp_divergence
-from perfagent.classifier.launch_rules import block_size_not_warp_multiple, low_occupancy, small_grid, tail_effect
+from perfagent.classifier.launch_rules import (
+    block_size_not_warp_multiple,
+    low_occupancy,
+    small_grid,
+    tail_effect,
+)
 from perfagent.classifier.memory_rules import (
     atomic_contention,
     local_memory_spills,
@@ -95,7 +100,9 @@ def test_local_memory_traffic_reported(memcpy: KernelProfile) -> None:
 def test_atomics_rare_in_memcpy_kernel(memcpy: KernelProfile) -> None:
     # 512 atomics among 4.0 M instructions: far below the contention threshold.
     assert atomic_contention(_ctx(memcpy)) is None
-    busy_atomics = _with_metrics(memcpy, atomic_instructions=0.1 * 4041216, memory_throughput_pct=20.0, dram_throughput_pct=20.0)
+    busy_atomics = _with_metrics(
+        memcpy, atomic_instructions=0.1 * 4041216, memory_throughput_pct=20.0, dram_throughput_pct=20.0
+    )
     f = atomic_contention(_ctx(busy_atomics))
     assert isinstance(f, Finding) and f.transforms[0] == "privatize-atomics"
 
@@ -122,7 +129,9 @@ def test_block_size_multiple_of_32(memcpy: KernelProfile) -> None:
     odd = memcpy.model_copy(update={"launch": memcpy.launch.model_copy(update={"block_size": 100})})
     f = block_size_not_warp_multiple(_ctx(odd))
     # 128/100 lanes, but capped by the speed of light (80 % of DRAM peak already).
-    assert isinstance(f, Finding) and f.estimated_speedup == pytest.approx(min(128 / 100, 1 / 0.7995), rel=1e-3)
+    assert isinstance(f, Finding) and f.estimated_speedup == pytest.approx(
+        min(128 / 100, 1 / 0.7995), rel=1e-3
+    )
 
 
 def test_low_occupancy_deferred_to_small_grid_when_all_blocks_fit(memcpy: KernelProfile) -> None:
@@ -136,7 +145,9 @@ def test_low_occupancy_with_many_waves_names_limiter(memcpy: KernelProfile) -> N
         update={
             "launch": memcpy.launch.model_copy(update={"waves_per_sm": 12.0}),
             "occupancy": memcpy.occupancy.model_copy(update={"theoretical_pct": 25.0}),
-            "metrics": memcpy.metrics.model_copy(update={"memory_throughput_pct": 30.0, "sm_throughput_pct": 6.6}),
+            "metrics": memcpy.metrics.model_copy(
+                update={"memory_throughput_pct": 30.0, "sm_throughput_pct": 6.6}
+            ),
         }
     )
     f = low_occupancy(_ctx(k))
@@ -149,12 +160,16 @@ def test_latency_bound_names_long_scoreboard(memcpy: KernelProfile) -> None:
     k = memcpy.model_copy(
         update={
             "launch": memcpy.launch.model_copy(update={"waves_per_sm": 4.0}),
-            "metrics": memcpy.metrics.model_copy(update={"memory_throughput_pct": 30.0, "dram_throughput_pct": 30.0}),
+            "metrics": memcpy.metrics.model_copy(
+                update={"memory_throughput_pct": 30.0, "dram_throughput_pct": 30.0}
+            ),
         }
     )
     f = latency_bound(_ctx(k))
     assert isinstance(f, Finding) and "long scoreboard" in f.title
-    assert any(e.metric == "stall_long_scoreboard" and e.value == pytest.approx(13.73, abs=0.01) for e in f.evidence)
+    assert any(
+        e.metric == "stall_long_scoreboard" and e.value == pytest.approx(13.73, abs=0.01) for e in f.evidence
+    )
 
 
 def test_at_bound_uses_sm_throughput_when_flops_are_uncounted(mma: KernelProfile) -> None:

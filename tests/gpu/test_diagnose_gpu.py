@@ -26,7 +26,9 @@ def _need_ncu() -> None:
 
 def _first(record: perfagent.RunRecord, base: str) -> perfagent.Finding:
     kernel = next(k for k in record.kernels if k.profile.base_name == base)
-    print(f"{base}: {kernel.duration_s} s; " + " | ".join(f"{f.category}: {f.title}" for f in kernel.findings))
+    print(
+        f"{base}: {kernel.duration_s} s; " + " | ".join(f"{f.category}: {f.title}" for f in kernel.findings)
+    )
     return kernel.findings[0]
 
 

@@ -87,7 +87,9 @@ def _broken_transpose(tmp_path: Path, name: str, edit: str | None) -> Path:
     elif name == "off_by_one.cu":
         text = text.replace(original_store, f"odata[(size_t)x * height + (y + j)] = {edit};")
     elif name == "writes_input.cu":
-        text = text.replace(original_store, original_store + " ((float *)idata)[(size_t)(y + j) * width + x] = 0.0f;")
+        text = text.replace(
+            original_store, original_store + " ((float *)idata)[(size_t)(y + j) * width + x] = 0.0f;"
+        )
     elif name == "out_of_bounds.cu":
         text = text.replace(original_store, f"{edit} = idata[(size_t)(y + j) * width + x];")
     text = text.replace("transpose_naive", "transpose_broken")
@@ -103,16 +105,22 @@ def test_launch_spec_broken_rewrite_fails(tmp_path: Path, name: str) -> None:
     result = verify(TRANSPOSE / "transpose.launch.toml", candidate, device="cuda", seeds=2, timeout_s=120)
     _show(name, result)
     assert result.verdict == "fail"
-    assert any(c.name == check and not c.passed for c in result.checks), [c.name for c in result.failed_checks]
+    assert any(c.name == check and not c.passed for c in result.checks), [
+        c.name for c in result.failed_checks
+    ]
 
 
 @pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="compute-sanitizer not on PATH")
 def test_sanitizer_reports_a_small_overrun(tmp_path: Path) -> None:
     # 4 KiB past the end of odata: usually no crash, but memcheck sees it
-    text = (TRANSPOSE / "slow.cu").read_text().replace(
-        "odata[(size_t)x * height + (y + j)] = idata[(size_t)(y + j) * width + x];",
-        "odata[(size_t)x * height + (y + j)] = idata[(size_t)(y + j) * width + x];"
-        " if (x == width - 1 && y + j == height - 1) odata[(size_t)width * height + 1024] = 0.0f;",
+    text = (
+        (TRANSPOSE / "slow.cu")
+        .read_text()
+        .replace(
+            "odata[(size_t)x * height + (y + j)] = idata[(size_t)(y + j) * width + x];",
+            "odata[(size_t)x * height + (y + j)] = idata[(size_t)(y + j) * width + x];"
+            " if (x == width - 1 && y + j == height - 1) odata[(size_t)width * height + 1024] = 0.0f;",
+        )
     )
     candidate = tmp_path / "overrun.cu"
     candidate.write_text(text)
@@ -128,7 +136,9 @@ def test_sanitizer_reports_a_small_overrun(tmp_path: Path) -> None:
 
 
 def test_load_inline_candidate_passes() -> None:
-    result = verify(KB / "01_vector_add.py", KB / "01_vector_add_cuda.py", device="cuda", seeds=3, timeout_s=120)
+    result = verify(
+        KB / "01_vector_add.py", KB / "01_vector_add_cuda.py", device="cuda", seeds=3, timeout_s=120
+    )
     _show("load_inline", result)
     assert result.verdict == "pass", result.reason
     names = {c.name: c for c in result.checks}
@@ -137,7 +147,9 @@ def test_load_inline_candidate_passes() -> None:
 
 
 def test_triton_candidate_on_gpu_passes() -> None:
-    result = verify(KB / "02_matmul_relu.py", KB / "02_matmul_relu_triton.py", device="cuda", seeds=3, timeout_s=120)
+    result = verify(
+        KB / "02_matmul_relu.py", KB / "02_matmul_relu_triton.py", device="cuda", seeds=3, timeout_s=120
+    )
     _show("triton", result)
     assert result.verdict == "pass", result.reason
 
@@ -153,10 +165,14 @@ def test_triton_candidate_on_gpu_passes() -> None:
     ],
 )
 def test_kernelbench_cheats_fail_on_gpu(candidate: str, check: str) -> None:
-    result = verify(CANDIDATES / "problem_add.py", CANDIDATES / candidate, device="cuda", seeds=2, timeout_s=30)
+    result = verify(
+        CANDIDATES / "problem_add.py", CANDIDATES / candidate, device="cuda", seeds=2, timeout_s=30
+    )
     _show(candidate, result)
     assert result.verdict == "fail"
-    assert any(c.name == check and not c.passed for c in result.checks), [c.name for c in result.failed_checks]
+    assert any(c.name == check and not c.passed for c in result.checks), [
+        c.name for c in result.failed_checks
+    ]
 
 
 def test_bench_transpose_pair_with_cuda_events() -> None:

@@ -17,7 +17,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "perfagent", *args], capture_output=True, text=True, timeout=300, cwd=cwd or REPO
+        [sys.executable, "-m", "perfagent", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd or REPO,
     )
 
 
@@ -61,7 +65,10 @@ def test_unsupported_suffix_is_bad_input(tmp_path: Path, capsys: pytest.CaptureF
 def test_command_without_ncu_is_profiler_error(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "perfagent", "diagnose", "--profiler", "ncu", "--no-save", "--", "true"],
-        capture_output=True, text=True, timeout=120, env={"PATH": str(tmp_path), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": str(tmp_path), "PYTHONPATH": str(REPO)},
     )
     assert out.returncode == 3
     assert "ncu" in out.stderr and len(out.stderr.strip().splitlines()) == 1
@@ -79,7 +86,9 @@ def test_json_stdout_is_pure_json_and_progress_goes_to_stderr() -> None:
     assert "perfagent:" in out.stderr
 
 
-def test_output_file_not_overwritten_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_output_file_not_overwritten_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = ncu_fixture("gtx1660s_vec_add_ncu2024.1.1_full.ncu-rep")
     dest = tmp_path / "out.md"
     dest.write_text("keep me")
@@ -91,7 +100,21 @@ def test_output_file_not_overwritten_without_force(tmp_path: Path, capsys: pytes
 
 def test_report_rerenders_a_saved_run_without_gpu(tmp_path: Path) -> None:
     path = ncu_fixture("a10g_sgemm_4kernels_ncu2023.1.1_roofline.ncu-rep")
-    assert main(["diagnose", str(path), "--run-dir", str(tmp_path / "run"), "--format", "json", "-o", str(tmp_path / "a.json")]) == 0
+    assert (
+        main(
+            [
+                "diagnose",
+                str(path),
+                "--run-dir",
+                str(tmp_path / "run"),
+                "--format",
+                "json",
+                "-o",
+                str(tmp_path / "a.json"),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "run" / "record.json").is_file()
     assert main(["report", str(tmp_path / "run"), "--format", "json", "-o", str(tmp_path / "b.json")]) == 0
     a, b = json.loads((tmp_path / "a.json").read_text()), json.loads((tmp_path / "b.json").read_text())
@@ -99,7 +122,15 @@ def test_report_rerenders_a_saved_run_without_gpu(tmp_path: Path) -> None:
 
 
 def test_static_diagnose_of_example_has_same_json_shape() -> None:
-    out = _run("diagnose", "examples/cuda/06_register_spills/main.cu", "--profiler", "static", "--no-save", "--format", "json")
+    out = _run(
+        "diagnose",
+        "examples/cuda/06_register_spills/main.cu",
+        "--profiler",
+        "static",
+        "--no-save",
+        "--format",
+        "json",
+    )
     if out.returncode == 3:
         pytest.skip("nvcc not available")
     assert out.returncode == 0, out.stderr

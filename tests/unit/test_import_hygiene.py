@@ -26,7 +26,9 @@ HEADLESS = [
 @pytest.mark.parametrize("module", HEADLESS)
 def test_headless_modules_do_not_load_tui_or_textual(module: str) -> None:
     code = f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     loaded = set(json.loads(out.stdout))
     assert not {m for m in loaded if m == "tui" or m.startswith(("tui.", "textual"))}, module
 
@@ -39,13 +41,17 @@ def test_leaf_packages_never_load_perfagent(leaf: str) -> None:
         "    importlib.import_module('" + leaf + ".' + m.name)\n"
         "print(json.dumps(sorted(sys.modules)))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     loaded = set(json.loads(out.stdout))
     assert not {m for m in loaded if m.split(".")[0] in ("perfagent", "tui")}
 
 
 def test_import_perfagent_does_not_import_torch() -> None:
     code = "import json, sys, perfagent, perfagent.cli; print(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     loaded = set(json.loads(out.stdout))
     assert "torch" not in loaded and "triton" not in loaded

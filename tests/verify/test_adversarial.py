@@ -59,7 +59,9 @@ HONEST: list[tuple[str, Path, Path | None, int]] = [
 def _run(job: tuple[str, Path, Path | None, int]) -> tuple[str, VerificationResult | BaseException]:
     name, ref, cand, seeds = job
     try:
-        return name, verify(ref, cand, device="cpu", seeds=seeds, timeout_s=HANG_TIMEOUT_S, compile_timeout_s=60, seed=11)
+        return name, verify(
+            ref, cand, device="cpu", seeds=seeds, timeout_s=HANG_TIMEOUT_S, compile_timeout_s=60, seed=11
+        )
     except BaseException as exc:  # reported by the test that asked for it
         return name, exc
 
@@ -68,7 +70,14 @@ def _run(job: tuple[str, Path, Path | None, int]) -> tuple[str, VerificationResu
 def results() -> dict[str, VerificationResult | BaseException]:
     jobs: list[tuple[str, Path, Path | None, int]] = [(name, ADD, HERE / name, 2) for name in CHEATS]
     jobs += HONEST
-    jobs.append(("degenerate", EXAMPLES / "03_degenerate_gemm_max_sub_gelu.py", EXAMPLES / "03_degenerate_zeros.py", 2))
+    jobs.append(
+        (
+            "degenerate",
+            EXAMPLES / "03_degenerate_gemm_max_sub_gelu.py",
+            EXAMPLES / "03_degenerate_zeros.py",
+            2,
+        )
+    )
     jobs.sort(key=lambda j: j[0] != "cheat_hang.py")  # start the slowest first
     with ThreadPoolExecutor(max_workers=3) as pool:
         return dict(pool.map(_run, jobs))
@@ -82,14 +91,18 @@ def _get(results: dict[str, VerificationResult | BaseException], name: str) -> V
 
 
 @pytest.mark.parametrize("candidate", sorted(CHEATS))
-def test_cheat_fails_with_its_reason(results: dict[str, VerificationResult | BaseException], candidate: str) -> None:
+def test_cheat_fails_with_its_reason(
+    results: dict[str, VerificationResult | BaseException], candidate: str
+) -> None:
     result = _get(results, candidate)
     check_name, needle = CHEATS[candidate]
     assert result.verdict == "fail", f"{candidate} was not caught: {result.reason}"
     by_name = {c.name: c for c in result.checks}
     assert check_name in by_name, f"{candidate}: no {check_name} check; got {[c.name for c in result.checks]}"
     check = by_name[check_name]
-    assert not check.passed, f"{candidate}: {check_name} passed; failing: {[c.name for c in result.failed_checks]}"
+    assert not check.passed, (
+        f"{candidate}: {check_name} passed; failing: {[c.name for c in result.failed_checks]}"
+    )
     assert needle in check.detail, f"{candidate}: {check_name} detail {check.detail!r} lacks {needle!r}"
 
 
@@ -101,7 +114,10 @@ def test_hang_is_killed_at_the_timeout(results: dict[str, VerificationResult | B
 
 def test_precision_downgrade_is_also_warned(results: dict[str, VerificationResult | BaseException]) -> None:
     by_name = {c.name: c for c in _get(results, "cheat_fp16.py").checks}
-    assert not by_name["static:precision-downgrade"].passed and by_name["static:precision-downgrade"].severity == "warning"
+    assert (
+        not by_name["static:precision-downgrade"].passed
+        and by_name["static:precision-downgrade"].severity == "warning"
+    )
 
 
 @pytest.mark.parametrize("name", [h[0] for h in HONEST])
@@ -112,10 +128,19 @@ def test_honest_rewrite_passes(results: dict[str, VerificationResult | BaseExcep
     assert result.errors.max_abs_error is not None and result.errors.max_abs_error <= 1e-3
 
 
-def test_default_seeds_cover_five_distributions(results: dict[str, VerificationResult | BaseException]) -> None:
+def test_default_seeds_cover_five_distributions(
+    results: dict[str, VerificationResult | BaseException],
+) -> None:
     result = _get(results, "triton-block-256")
     assert len(result.seeds) == 5 and result.input_sets == 10
-    assert set(result.distributions) == {"get_inputs", "normal", "uniform", "laplace", "exponential", "lognormal"}
+    assert set(result.distributions) == {
+        "get_inputs",
+        "normal",
+        "uniform",
+        "laplace",
+        "exponential",
+        "lognormal",
+    }
 
 
 def test_degenerate_reference_is_inconclusive(results: dict[str, VerificationResult | BaseException]) -> None:

@@ -65,7 +65,11 @@ def test_contract_problems() -> None:
 
 
 def test_structure_and_flatten() -> None:
-    assert [p for p, _ in C.flatten_outputs((torch.zeros(1), [torch.ones(1), 3]))] == ["output[0]", "output[1][0]", "output[1][1]"]
+    assert [p for p, _ in C.flatten_outputs((torch.zeros(1), [torch.ones(1), 3]))] == [
+        "output[0]",
+        "output[1][0]",
+        "output[1][1]",
+    ]
     assert C.structure_problem(torch.zeros(2), (torch.zeros(2), torch.zeros(2))) is not None
     assert C.structure_problem((torch.zeros(2),), [torch.zeros(2)]) is None
 
@@ -106,9 +110,15 @@ def test_verdict() -> None:
     ok = Check(name="correctness", passed=True)
     assert decide([ok])[0] == "pass"
     assert decide([ok, Check(name="static:x", passed=False, severity="warning")])[0] == "pass"
-    assert decide([ok, Check(name="reference-informative", passed=False, detail="constant", severity="inconclusive")]) == (
-        "inconclusive", "reference-informative: constant")
-    verdict, reason = decide([Check(name="correctness", passed=False, detail="max abs 3"), Check(name="reference-informative", passed=False, severity="inconclusive")])
+    assert decide(
+        [ok, Check(name="reference-informative", passed=False, detail="constant", severity="inconclusive")]
+    ) == ("inconclusive", "reference-informative: constant")
+    verdict, reason = decide(
+        [
+            Check(name="correctness", passed=False, detail="max abs 3"),
+            Check(name="reference-informative", passed=False, severity="inconclusive"),
+        ]
+    )
     assert verdict == "fail" and reason == "correctness: max abs 3"
     assert decide([])[0] == "inconclusive"
 
@@ -141,7 +151,10 @@ def test_static_checks_pass_honest_candidate_and_warn_on_precision() -> None:
     honest = _static("honest_add_block256.py")
     assert all(c.passed for c in honest.values()), [c for c in honest.values() if not c.passed]
     fp16 = _static("cheat_fp16.py")
-    assert not fp16["static:precision-downgrade"].passed and fp16["static:precision-downgrade"].severity == "warning"
+    assert (
+        not fp16["static:precision-downgrade"].passed
+        and fp16["static:precision-downgrade"].severity == "warning"
+    )
 
 
 def test_static_reference_call_and_plain_pytorch(tmp_path: Path) -> None:

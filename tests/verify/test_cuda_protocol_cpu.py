@@ -63,20 +63,31 @@ KERNELS: dict[str, Callable[..., None]] = {
 
 @pytest.fixture
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cuda_protocol, "compile_kernel", lambda source, kernel, defines: CompiledKernel(kernel=kernel, name=kernel, source=source, defines=defines))
+    monkeypatch.setattr(
+        cuda_protocol,
+        "compile_kernel",
+        lambda source, kernel, defines: CompiledKernel(
+            kernel=kernel, name=kernel, source=source, defines=defines
+        ),
+    )
     monkeypatch.setattr(cuda_protocol, "device_attributes", dict)
     monkeypatch.setattr(cuda_protocol, "current_stream", lambda: None)
     monkeypatch.setattr(
-        cuda_protocol, "kernel_args",
+        cuda_protocol,
+        "kernel_args",
         lambda resolved, buffers: [a.value if a.is_scalar else buffers[a.name] for a in resolved.args],
     )
-    monkeypatch.setattr(cuda_protocol, "launch", lambda compiled, resolved, args, stream: KERNELS[compiled.name](*args))
+    monkeypatch.setattr(
+        cuda_protocol, "launch", lambda compiled, resolved, args, stream: KERNELS[compiled.name](*args)
+    )
 
 
 def _spec(tmp_path: Path) -> Path:
     text = (TRANSPOSE / "transpose.launch.toml").read_text()
     text = text.replace('source = "slow.cu"', f'source = "{TRANSPOSE / "slow.cu"}"')
-    text = text.replace("width = 8192\nheight = 8192", "width = 64\nheight = 64").replace("width = 1000\nheight = 777", "width = 40\nheight = 24")
+    text = text.replace("width = 8192\nheight = 8192", "width = 64\nheight = 64").replace(
+        "width = 1000\nheight = 777", "width = 40\nheight = 24"
+    )
     path = tmp_path / "t.launch.toml"
     path.write_text(text)
     return path
@@ -86,8 +97,15 @@ def _run(tmp_path: Path, candidate: Path) -> dict[str, Check]:
     ref = detect_reference(_spec(tmp_path))
     cand = detect_candidate(candidate, ref)
     request = WorkerRequest(
-        mode="verify", reference=ref, candidate=cand, device="cpu", seeds=3, base_seed=5, timeout_s=600,
-        result_path=str(tmp_path / "r.json"), progress_path=str(tmp_path / "p.log"),
+        mode="verify",
+        reference=ref,
+        candidate=cand,
+        device="cpu",
+        seeds=3,
+        base_seed=5,
+        timeout_s=600,
+        result_path=str(tmp_path / "r.json"),
+        progress_path=str(tmp_path / "p.log"),
     )
     h = Harness(request=request, nonce="n", device="cpu")
     h.start()
@@ -104,14 +122,22 @@ def _run(tmp_path: Path, candidate: Path) -> dict[str, Check]:
 
 def _candidate(tmp_path: Path, kernel: str) -> Path:
     path = tmp_path / f"{kernel}.cu"
-    path.write_text(f'extern "C" __global__ void {kernel}(float *odata, const float *idata, int width, int height) {{}}\n')
+    path.write_text(
+        f'extern "C" __global__ void {kernel}(float *odata, const float *idata, int width, int height) {{}}\n'
+    )
     return path
 
 
 def test_fixed_rewrite_passes(tmp_path: Path, fake_gpu: None) -> None:
     checks = _run(tmp_path, TRANSPOSE / "fixed.cu")
     assert all(c.passed for c in checks.values()), [c for c in checks.values() if not c.passed]
-    assert {"correctness", "all-outputs-written", "inputs-unchanged", "reference-writes-outputs", "reference-informative"} <= set(checks)
+    assert {
+        "correctness",
+        "all-outputs-written",
+        "inputs-unchanged",
+        "reference-writes-outputs",
+        "reference-informative",
+    } <= set(checks)
 
 
 @pytest.mark.parametrize(
@@ -128,10 +154,15 @@ def test_broken_rewrites_fail(tmp_path: Path, fake_gpu: None, kernel: str, check
     assert not checks[check].passed and needle in checks[check].detail, checks[check]
 
 
-def test_unwritten_reference_is_inconclusive(tmp_path: Path, fake_gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unwritten_reference_is_inconclusive(
+    tmp_path: Path, fake_gpu: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(KERNELS, "transpose_naive", _half)
     checks = _run(tmp_path, TRANSPOSE / "fixed.cu")
-    assert not checks["reference-writes-outputs"].passed and checks["reference-writes-outputs"].severity == "inconclusive"
+    assert (
+        not checks["reference-writes-outputs"].passed
+        and checks["reference-writes-outputs"].severity == "inconclusive"
+    )
 
 
 def test_poisons_differ_between_launches() -> None:
@@ -151,12 +182,24 @@ def test_bench_runner_for_launch_spec_kernels(tmp_path: Path, monkeypatch: pytes
     def fake_launch(compiled: CompiledKernel, resolved: Any, args: Any, stream: Any) -> None:
         launches.append(compiled.name)
 
-    monkeypatch.setattr(cuda_launch, "compile_kernel", lambda source, kernel, defines: CompiledKernel(kernel=kernel, name=kernel, source=source, defines=defines))
+    monkeypatch.setattr(
+        cuda_launch,
+        "compile_kernel",
+        lambda source, kernel, defines: CompiledKernel(
+            kernel=kernel, name=kernel, source=source, defines=defines
+        ),
+    )
     monkeypatch.setattr(cuda_launch, "device_attributes", dict)
     monkeypatch.setattr(cuda_launch, "current_stream", lambda: None)
     monkeypatch.setattr(cuda_launch, "launch", fake_launch)
     ref = detect_reference(_spec(tmp_path))
-    request = WorkerRequest(mode="bench", reference=ref, device="cpu", result_path=str(tmp_path / "r.json"), progress_path=str(tmp_path / "p.log"))
+    request = WorkerRequest(
+        mode="bench",
+        reference=ref,
+        device="cpu",
+        result_path=str(tmp_path / "r.json"),
+        progress_path=str(tmp_path / "p.log"),
+    )
     h = Harness(request=request, nonce="n", device="cpu")
     h.start()
     try:

@@ -65,7 +65,9 @@ grid = ["ceil_div(n, 256)"]
 
 def write(tmp_path: Path, spec: str = SPEC, kernel: str = KERNEL) -> Path:
     (tmp_path / "k.cu").write_text(kernel)
-    (tmp_path / "k2.cu").write_text('extern "C" __global__ void scale_fast(const float *x, float *y, int n, float a) { }\n')
+    (tmp_path / "k2.cu").write_text(
+        'extern "C" __global__ void scale_fast(const float *x, float *y, int n, float a) { }\n'
+    )
     path = tmp_path / "scale.launch.toml"
     path.write_text(spec)
     return path
@@ -93,7 +95,7 @@ def test_other_rewrite_uses_its_only_kernel(tmp_path: Path) -> None:
     other = tmp_path / "cand.cu"
     other.write_text('extern "C" __global__ void renamed(const float *x, float *y, int n, float a) {}')
     assert resolve_launch(load_launch_spec(path), path, source=other).kernel == "renamed"
-    other.write_text('__global__ void a1() {}\n__global__ void a2() {}')
+    other.write_text("__global__ void a1() {}\n__global__ void a2() {}")
     with pytest.raises(BadInput, match="several kernels"):
         resolve_launch(load_launch_spec(path), path, source=other)
 
@@ -107,9 +109,15 @@ def test_device_attributes_in_expressions(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (("role = \"output\"", "role = \"input\""), "nothing to compare"),
+        (('role = "output"', 'role = "input"'), "nothing to compare"),
         (('name = "n"', 'name = "x"'), "duplicate argument names"),
-        (('shape = ["n"]\n\n[[args]]\nname = "y"', 'shape = ["n"]\ninit = "zeros"\n\n[[args]]\nname = "y"'), "degenerate"),
+        (
+            (
+                'shape = ["n"]\n\n[[args]]\nname = "y"',
+                'shape = ["n"]\ninit = "zeros"\n\n[[args]]\nname = "y"',
+            ),
+            "degenerate",
+        ),
         (('block = ["BLOCK"]', "block = [1, 2, 3, 4]"), "1 to 3 dimensions"),
         (('kernel = "scale"', 'kernel = "scale"\nunknown_key = 1'), "Extra inputs"),
         (('value = "a"', 'value = "a"\nshape = [1]'), "takes no shape"),
@@ -167,7 +175,9 @@ def test_argument_construction_on_cpu(tmp_path: Path) -> None:
 
 
 def test_init_kinds(tmp_path: Path) -> None:
-    spec = SPEC.replace('name = "x"\nshape = ["n"]', 'name = "x"\ndtype = "int32"\nshape = ["n"]\ninit = "arange"\nhigh = 10')
+    spec = SPEC.replace(
+        'name = "x"\nshape = ["n"]', 'name = "x"\ndtype = "int32"\nshape = ["n"]\ninit = "arange"\nhigh = 10'
+    )
     path = write(tmp_path, spec)
     arg = resolve_launch(load_launch_spec(path), path).args[0]
     t = make_arg_tensor(arg, seed=0, dist="normal", device="cpu")  # integers ignore distributions

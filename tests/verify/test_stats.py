@@ -13,7 +13,9 @@ from perfagent.timing.stats import compare, noise_threshold, percentile, summari
 from perfagent.workloads.model import Workload
 from profilers.model import DevicePeaks
 
-H100ISH = DevicePeaks(dram_bytes_per_s=3.35e12, flops_per_s={"fp32": 67e12, "tensor": 989e12, "fp64": 34e12}, source="test")
+H100ISH = DevicePeaks(
+    dram_bytes_per_s=3.35e12, flops_per_s={"fp32": 67e12, "tensor": 989e12, "fp64": 34e12}, source="test"
+)
 
 
 def noisy(center: float, spread: float, n: int = 100, seed: int = 0) -> list[float]:
@@ -25,7 +27,15 @@ def test_percentile_and_summary() -> None:
     assert percentile([1, 2, 3, 4], 50) == 2.5
     assert percentile([5], 75) == 5
     s = summarize("baseline", [1.0, 2.0, 3.0, 4.0, 100.0])
-    assert (s.median_s, s.p25_s, s.p75_s, s.iqr_s, s.min_s, s.max_s, s.n) == (3.0, 2.0, 4.0, 2.0, 1.0, 100.0, 5)
+    assert (s.median_s, s.p25_s, s.p75_s, s.iqr_s, s.min_s, s.max_s, s.n) == (
+        3.0,
+        2.0,
+        4.0,
+        2.0,
+        1.0,
+        100.0,
+        5,
+    )
     with pytest.raises(ValueError):
         summarize("empty", [])
 
@@ -87,8 +97,14 @@ def test_build_result_flags_excessive_and_cpu() -> None:
     ref = Workload(kind="kernelbench", path="/x/p.py", class_name="Model")
     cand = Workload(kind="kernelbench", path="/x/c.py", class_name="ModelNew")
     gpu = TimingSamples(
-        baseline=noisy(1e-3, 0.01, seed=1), baseline_repeat=noisy(1e-3, 0.01, seed=2), candidate=noisy(0.05e-3, 0.01, seed=3),
-        timer="cuda-events", device="cuda", device_name="NVIDIA H100 80GB HBM3", baseline_bytes=1e9, candidate_bytes=1e9,
+        baseline=noisy(1e-3, 0.01, seed=1),
+        baseline_repeat=noisy(1e-3, 0.01, seed=2),
+        candidate=noisy(0.05e-3, 0.01, seed=3),
+        timer="cuda-events",
+        device="cuda",
+        device_name="NVIDIA H100 80GB HBM3",
+        baseline_bytes=1e9,
+        candidate_bytes=1e9,
     )
     r = build_result(gpu, ref, cand, runs=100, warmup=10, peaks=H100ISH)
     assert r.comparison is not None and r.comparison.speedup == pytest.approx(20, rel=0.05)
@@ -97,7 +113,11 @@ def test_build_result_flags_excessive_and_cpu() -> None:
     assert r.baseline.roofline is not None and r.baseline.roofline.pct_of_roofline is not None
     cpu = gpu.model_copy(update={"timer": "perf_counter", "device": "cpu"})
     r2 = build_result(cpu, ref, cand, runs=100, warmup=10, peaks=H100ISH)
-    assert "cpu-timing" in r2.flags and r2.baseline.roofline is not None and r2.baseline.roofline.sol_time_s is None
+    assert (
+        "cpu-timing" in r2.flags
+        and r2.baseline.roofline is not None
+        and r2.baseline.roofline.sol_time_s is None
+    )
     alone = gpu.model_copy(update={"candidate": None})
     no_peaks = build_result(alone, ref, None, runs=100, warmup=10, peaks=None)
     assert "no-roofline" in no_peaks.flags and no_peaks.comparison is None
