@@ -62,12 +62,12 @@ class Problem:
                 raise ReferenceFailure(f"{req.reference.path} defines no {attr}")
         self.snapshot = HarnessSnapshot.take()
         self.threads_before = set(threading.enumerate())
-        if req.candidate.path == req.reference.path:
+        candidate = req.candidate
+        assert candidate is not None  # a KernelBench verification always has a candidate
+        if candidate.path == req.reference.path:
             self.cand_mod = self.ref_mod
         else:
-            self.cand_mod = h.candidate(
-                "import", lambda: load_module(req.candidate.path, "perfagent_candidate"), phase="build"
-            )  # type: ignore[union-attr]
+            self.cand_mod = h.candidate("import", lambda: load_module(candidate.path, "perfagent_candidate"), phase="build")
         if not hasattr(self.cand_mod, "ModelNew"):
             raise CandidateFailure(
                 Check(name="candidate-runs", passed=False, detail="the candidate module defines no ModelNew")
