@@ -44,4 +44,7 @@ class ScriptedRewriter:
     def propose(self, request: RewriteRequest) -> list[Candidate]:
         self.requests.append(request)
         batch, self.sources = self.sources[: self.per_call], self.sources[self.per_call :]
-        return [make_candidate(request, backend="recipes", source=s, description="scripted", recipe="scripted") for s in batch]
+        return [
+            make_candidate(request, backend="recipes", source=s, description="scripted", recipe="scripted")
+            for s in batch
+        ]

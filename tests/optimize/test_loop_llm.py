@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from rewrite.llm_server import MODEL, ReplayServer, Reply, fenced
 
 import perfagent
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.events import LoopEvent
-from rewrite.llm_server import MODEL, ReplayServer, Reply, fenced
 
 from .helpers import KB
 
@@ -23,29 +23,49 @@ CURRENT = KB / "01_vector_add_triton.py"
 KEY = "sk-optimize-SECRET-24680"
 ORIGINAL = CURRENT.read_text()
 WRONG = ORIGINAL.replace("a + b, mask=mask", "a - b, mask=mask").replace("block = 1024", "block = 4096")
-GOOD = ORIGINAL.replace("block = 1024", "block = 4096").replace("BLOCK_SIZE=block)", "BLOCK_SIZE=block, num_warps=8)")
+GOOD = ORIGINAL.replace("block = 1024", "block = 4096").replace(
+    "BLOCK_SIZE=block)", "BLOCK_SIZE=block, num_warps=8)"
+)
 
 
 def _config(server: ReplayServer, timeout_s: float = 10.0) -> LLMConfig:
     return LLMConfig.from_env(
-        base_url=server.base_url, model=MODEL, api_key=KEY, env={}, timeout_s=timeout_s, max_retries=0, backoff_s=0.0
+        base_url=server.base_url,
+        model=MODEL,
+        api_key=KEY,
+        env={},
+        timeout_s=timeout_s,
+        max_retries=0,
+        backoff_s=0.0,
     )
 
 
 def _run(server: ReplayServer, out: Path, events: list[LoopEvent], **kw: object) -> perfagent.RunRecord:
     options: dict[str, object] = {
-        "problem": PROBLEM, "backend": "llm", "transform": "launch-config", "iterations": 2, "device": "cpu",
-        "out": out, "seeds": 1, "llm_config": _config(server), "progress": events.append,
+        "problem": PROBLEM,
+        "backend": "llm",
+        "transform": "launch-config",
+        "iterations": 2,
+        "device": "cpu",
+        "out": out,
+        "seeds": 1,
+        "llm_config": _config(server),
+        "progress": events.append,
     }
     options.update(kw)
     return perfagent.optimize(CURRENT, **options)  # type: ignore[arg-type]
 
 
-def test_wrong_rewrite_rejected_with_reason_fed_back_then_good_rewrite_verified_not_timed(tmp_path: Path) -> None:
+def test_wrong_rewrite_rejected_with_reason_fed_back_then_good_rewrite_verified_not_timed(
+    tmp_path: Path,
+) -> None:
     events: list[LoopEvent] = []
     with ReplayServer() as server:
         server.reject_json_schema = True  # a plain chat server: fenced replies
-        server.enqueue(Reply(content=fenced(WRONG, "python", "Bigger blocks.")), Reply(content=fenced(GOOD, "python", "8 warps.")))
+        server.enqueue(
+            Reply(content=fenced(WRONG, "python", "Bigger blocks.")),
+            Reply(content=fenced(GOOD, "python", "8 warps.")),
+        )
         record = _run(server, tmp_path / "run", events)
         prompts = [r.prompt_text for r in server.completions if r.answered == 200]
 
@@ -85,7 +105,9 @@ def test_slow_reply_past_the_timeout_is_recorded_and_the_loop_stops_cleanly(tmp_
     events: list[LoopEvent] = []
     with ReplayServer() as server:
         server.enqueue(Reply(content=fenced(GOOD, "python"), delay_s=5.0))
-        record = _run(server, tmp_path / "run", events, llm_config=_config(server, timeout_s=0.5), iterations=3)
+        record = _run(
+            server, tmp_path / "run", events, llm_config=_config(server, timeout_s=0.5), iterations=3
+        )
     result = record.optimize
     assert result is not None and not record.candidates and record.best is None
     assert len(result.llm_errors) == 1 and "did not answer within 0.5 s" in result.llm_errors[0]

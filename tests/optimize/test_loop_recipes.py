@@ -31,12 +31,21 @@ def test_triton_script_grid_swizzle_verified_on_cpu_and_not_timed(tmp_path: Path
     script = EXAMPLES / "triton" / "01_matmul_bad_config.py"
     before = script.read_text()
     record = perfagent.optimize(
-        script, backend="recipes", transform="grid-swizzle", iterations=1, max_candidates=1, device="cpu", out=tmp_path / "run"
+        script,
+        backend="recipes",
+        transform="grid-swizzle",
+        iterations=1,
+        max_candidates=1,
+        device="cpu",
+        out=tmp_path / "run",
     )
     [cand] = record.candidates
     assert cand.transform == "grid-swizzle" and cand.backend == "recipes"
     assert cand.verification.verdict == "pass"
-    assert cand.verification.checks[0].name == "check-command" and "TRITON_INTERPRET=1" in cand.verification.checks[0].detail
+    assert (
+        cand.verification.checks[0].name == "check-command"
+        and "TRITON_INTERPRET=1" in cand.verification.checks[0].detail
+    )
     assert cand.verdict == "not-timed" and not cand.accepted and cand.time_s is None
     assert "GROUP_M" in Path(cand.source_path or "").read_text()
     assert script.read_text() == before
@@ -45,8 +54,13 @@ def test_triton_script_grid_swizzle_verified_on_cpu_and_not_timed(tmp_path: Path
 def test_cuda_kernel_candidates_compile_but_are_not_verified_without_a_gpu(tmp_path: Path) -> None:
     _nvcc()
     record = perfagent.optimize(
-        TRANSPOSE / "slow.cu", backend="recipes", transform=["smem-padding", "launch-config"], iterations=2,
-        max_candidates=2, device="cpu", out=tmp_path / "run",
+        TRANSPOSE / "slow.cu",
+        backend="recipes",
+        transform=["smem-padding", "launch-config"],
+        iterations=2,
+        max_candidates=2,
+        device="cpu",
+        out=tmp_path / "run",
     )
     result = record.optimize
     assert result is not None and result.workload == "cuda-kernel" and not result.gpu
@@ -62,7 +76,10 @@ def test_cuda_kernel_candidates_compile_but_are_not_verified_without_a_gpu(tmp_p
     spec = Path(sweep.source_path or "").with_name("launch.toml")
     variant = tomllib.loads(spec.read_text())["variants"]["source.cu"]["defines"]
     assert variant == sweep.defines and sweep.defines["BLOCK_ROWS"] != 8
-    assert f"-DBLOCK_ROWS={sweep.defines['BLOCK_ROWS']}" in (Path(sweep.source_path or "").with_name("build.log")).read_text()
+    assert (
+        f"-DBLOCK_ROWS={sweep.defines['BLOCK_ROWS']}"
+        in (Path(sweep.source_path or "").with_name("build.log")).read_text()
+    )
     assert record.best is None and result.stopped.startswith("iteration budget spent")
 
 
@@ -72,7 +89,11 @@ def test_candidate_spec_round_trips_for_every_example(tmp_path: Path) -> None:
         copy = candidate_spec(wl, tmp_path / spec.parent.name, {"PERFAGENT_X": 3})
         loaded = load_launch_spec(copy)
         original = load_launch_spec(spec)
-        assert loaded.args == original.args and loaded.params == original.params and loaded.kernel == original.kernel
+        assert (
+            loaded.args == original.args
+            and loaded.params == original.params
+            and loaded.kernel == original.kernel
+        )
         ref = resolve_launch(loaded, copy)
         assert Path(ref.source) == wl.file and "PERFAGENT_X" not in ref.defines
         cand_file = copy.with_name("source.cu")
@@ -80,20 +101,30 @@ def test_candidate_spec_round_trips_for_every_example(tmp_path: Path) -> None:
         assert resolve_launch(loaded, copy, source=cand_file).defines["PERFAGENT_X"] == "3"
 
 
-def test_build_failure_is_rejected_and_fed_back_to_the_next_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_failure_is_rejected_and_fed_back_to_the_next_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _nvcc()
     folder = copy_example(TRANSPOSE, tmp_path)
     wl = resolve(folder / "slow.cu")
     original = wl.file.read_text()
     broken = original.replace("__syncthreads();", "__syncthreads()  // missing semicolon")
-    fine = original.replace("for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {", "#pragma unroll\n    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {", 1)
+    fine = original.replace(
+        "for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {",
+        "#pragma unroll\n    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {",
+        1,
+    )
     rewriter = ScriptedRewriter([broken, fine])
     monkeypatch.setattr(loop_module, "LLM_ATTEMPTS_PER_TRANSFORM", 2)
     rewriter.name = "llm"  # retries the same transform with the reason, as the llm backend does
     loop = OptimizeLoop(
-        wl, rewriter, tmp_path / "run", gpu=False,  # type: ignore[arg-type]
+        wl,
+        rewriter,
+        tmp_path / "run",
+        gpu=False,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False, profile_note="no GPU"),
-        settings=LoopSettings(iterations=2), transforms=["loop-unroll"],
+        settings=LoopSettings(iterations=2),
+        transforms=["loop-unroll"],
     )
     result = loop.run()
     c1, c2 = result.candidates
@@ -112,9 +143,13 @@ def test_duplicates_are_not_measured_twice_and_not_timed_is_not_retried(tmp_path
     rewriter = ScriptedRewriter([same, same, "never asked for"], per_call=2)
     rewriter.name = "llm"
     loop = OptimizeLoop(
-        wl, rewriter, tmp_path / "run", gpu=False,  # type: ignore[arg-type]
+        wl,
+        rewriter,
+        tmp_path / "run",
+        gpu=False,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False),
-        settings=LoopSettings(iterations=3), transforms=["loop-unroll"],
+        settings=LoopSettings(iterations=3),
+        transforms=["loop-unroll"],
     )
     result = loop.run()
     assert [c.verdict for c in result.candidates] == ["not-verified", "duplicate"]

@@ -18,8 +18,13 @@ PASS = VerificationSummary(verdict="pass", reason="every check passed", device="
 
 def faster(speedup: float = 1.5, **kw: object) -> Timing:
     fields: dict[str, object] = {
-        "time_s": 1e-3 / speedup, "time_s_before": 1e-3, "speedup": speedup, "noise_threshold": 0.02,
-        "significant": True, "verdict": "faster", "timer": "cuda-events",
+        "time_s": 1e-3 / speedup,
+        "time_s_before": 1e-3,
+        "speedup": speedup,
+        "noise_threshold": 0.02,
+        "significant": True,
+        "verdict": "faster",
+        "timer": "cuda-events",
     }
     fields.update(kw)
     return Timing(**fields)  # type: ignore[arg-type]
@@ -38,19 +43,44 @@ def test_accepted_only_when_correct_faster_and_metric_moved() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "verdict", "fragment"),
     [
-        ({"build": BuildOutcome(False, "error: identifier x is undefined")}, "build-failed", "build failed: error: identifier"),
-        ({"verification": VerificationSummary(verdict="fail", reason="correctness: 12 elements differ")}, "incorrect",
-         "incorrect: correctness: 12 elements differ"),
-        ({"verification": VerificationSummary(verdict="inconclusive", reason="degenerate reference")}, "inconclusive", "inconclusive"),
-        ({"verification": VerificationSummary(verdict="not-verified", reason="compiles, but not verified (no GPU)")}, "not-verified",
-         "speed-up not measured"),
+        (
+            {"build": BuildOutcome(False, "error: identifier x is undefined")},
+            "build-failed",
+            "build failed: error: identifier",
+        ),
+        (
+            {"verification": VerificationSummary(verdict="fail", reason="correctness: 12 elements differ")},
+            "incorrect",
+            "incorrect: correctness: 12 elements differ",
+        ),
+        (
+            {"verification": VerificationSummary(verdict="inconclusive", reason="degenerate reference")},
+            "inconclusive",
+            "inconclusive",
+        ),
+        (
+            {
+                "verification": VerificationSummary(
+                    verdict="not-verified", reason="compiles, but not verified (no GPU)"
+                )
+            },
+            "not-verified",
+            "speed-up not measured",
+        ),
         ({"timing": None}, "not-timed", NOT_TIMED),
         ({"timing": Timing(error="the worker crashed")}, "error", "timing failed: the worker crashed"),
         ({"timing": faster(12.0, flags=["excessive-speedup"])}, "implausible", "needs a human look"),
-        ({"timing": faster(1.01, significant=False, verdict="no-change")}, "not-faster", "not faster beyond noise"),
+        (
+            {"timing": faster(1.01, significant=False, verdict="no-change")},
+            "not-faster",
+            "not faster beyond noise",
+        ),
         ({"timing": faster(0.8, verdict="slower")}, "not-faster", "slower"),
-        ({"metric": MetricCheck("metrics.shared_bank_conflict_pct", "down", 94.0, 95.0, False)}, "metric-unmoved",
-         "the targeted metric did not move"),
+        (
+            {"metric": MetricCheck("metrics.shared_bank_conflict_pct", "down", 94.0, 95.0, False)},
+            "metric-unmoved",
+            "the targeted metric did not move",
+        ),
     ],
 )
 def test_every_rejection_says_why(kwargs: dict[str, object], verdict: str, fragment: str) -> None:
@@ -66,13 +96,22 @@ def test_not_timed_is_the_exact_sentence() -> None:
 
 
 def test_must_beat_the_best_so_far_beyond_noise() -> None:
-    d = decide(build=BUILT, verification=PASS, timing=faster(1.5), metric=MOVED, best_speedup=1.49, best_id="c2")
+    d = decide(
+        build=BUILT, verification=PASS, timing=faster(1.5), metric=MOVED, best_speedup=1.49, best_id="c2"
+    )
     assert not d.accepted and "the best so far (c2, 1.49x) beyond noise" in d.reason
-    assert decide(build=BUILT, verification=PASS, timing=faster(1.8), metric=MOVED, best_speedup=1.49).accepted
+    assert decide(
+        build=BUILT, verification=PASS, timing=faster(1.8), metric=MOVED, best_speedup=1.49
+    ).accepted
 
 
 def test_metric_not_measurable_accepts_and_says_so() -> None:
-    d = decide(build=BUILT, verification=PASS, timing=faster(), metric=MetricCheck("occupancy.achieved_pct", "up", note="ncu cannot run here"))
+    d = decide(
+        build=BUILT,
+        verification=PASS,
+        timing=faster(),
+        metric=MetricCheck("occupancy.achieved_pct", "up", note="ncu cannot run here"),
+    )
     assert d.accepted and "occupancy.achieved_pct not checked: ncu cannot run here" in d.reason
 
 

@@ -25,7 +25,9 @@ def _request_for(path: Path, language: str = "cuda"):  # type: ignore[no-untyped
     source = path.read_text()
 
     def build(transform: str, finding: Finding | None) -> RewriteRequest:
-        return RewriteRequest(source=source, path=str(path), language=language, transform=transform, finding=finding)  # type: ignore[arg-type]
+        return RewriteRequest(
+            source=source, path=str(path), language=language, transform=transform, finding=finding
+        )  # type: ignore[arg-type]
 
     return build
 
@@ -33,7 +35,13 @@ def _request_for(path: Path, language: str = "cuda"):  # type: ignore[no-untyped
 def test_bank_conflicts_plan_pads_the_tile_first() -> None:
     kernel = _kernel("02_transpose_bank_conflicts.ncu-rep", "transpose_smem_conflicts")
     recipes = get_rewriter("recipes")
-    steps = make_plan(kernel, rewriter=recipes, request_for=_request_for(TRANSPOSE / "slow.cu"), measured=True, recipe_check=recipes)
+    steps = make_plan(
+        kernel,
+        rewriter=recipes,
+        request_for=_request_for(TRANSPOSE / "slow.cu"),
+        measured=True,
+        recipe_check=recipes,
+    )
     first = runnable(steps)[0]
     assert first.transform.id == "smem-padding" and first.origin == "diagnosis"
     assert first.finding is not None and first.finding.category == "shared-bank-conflicts"
@@ -50,8 +58,13 @@ def test_a_kernel_at_its_roof_gets_no_busywork() -> None:
     kernel = _kernel("08_vector_copy_near_peak.ncu-rep", "scale_copy_float4")
     assert all(f.severity == "info" for f in kernel.findings)
     llm_like = get_rewriter("recipes")
-    steps = make_plan(kernel, rewriter=llm_like, request_for=_request_for(EXAMPLES / "cuda" / "08_vector_copy_near_peak" / "slow.cu"),
-                      measured=True, recipe_check=llm_like)
+    steps = make_plan(
+        kernel,
+        rewriter=llm_like,
+        request_for=_request_for(EXAMPLES / "cuda" / "08_vector_copy_near_peak" / "slow.cu"),
+        measured=True,
+        recipe_check=llm_like,
+    )
     assert steps and not runnable(steps)
     assert all("at its bound" in (s.skipped or "") for s in steps)
 
@@ -70,7 +83,13 @@ def test_requested_transform_only_and_unknown_ids_refused() -> None:
 
 def test_without_a_measurement_the_plan_is_what_the_recipes_can_apply() -> None:
     recipes = get_rewriter("recipes")
-    steps = make_plan(None, rewriter=recipes, request_for=_request_for(TRANSPOSE / "slow.cu"), measured=False, recipe_check=recipes)
+    steps = make_plan(
+        None,
+        rewriter=recipes,
+        request_for=_request_for(TRANSPOSE / "slow.cu"),
+        measured=False,
+        recipe_check=recipes,
+    )
     ids = [s.transform.id for s in runnable(steps)]
     assert set(ids) == {"smem-padding", "launch-config", "restrict-pointers", "loop-unroll"}
     assert all(s.origin == "recipe" for s in steps)
@@ -80,8 +99,16 @@ def test_rewriter_refusals_are_kept_with_their_reason() -> None:
     kernel = _kernel("triton_softmax.ncu-rep", "softmax_kernel")
     recipes = get_rewriter("recipes")
     script = EXAMPLES / "triton" / "02_softmax_small_block.py"
-    steps = make_plan(kernel, rewriter=recipes, request_for=_request_for(script, "triton"), measured=True, recipe_check=recipes)
+    steps = make_plan(
+        kernel,
+        rewriter=recipes,
+        request_for=_request_for(script, "triton"),
+        measured=True,
+        recipe_check=recipes,
+    )
     by_id = {s.transform.id: s for s in steps}
-    assert by_id["vectorize-access"].origin == "diagnosis" and "no deterministic recipe" in (by_id["vectorize-access"].skipped or "")
+    assert by_id["vectorize-access"].origin == "diagnosis" and "no deterministic recipe" in (
+        by_id["vectorize-access"].skipped or ""
+    )
     assert "edit cuda sources, not triton" in (by_id["smem-padding"].skipped or "")
     assert by_id["vectorize-access"].record().finding == "dram-bandwidth"

@@ -1,0 +1,91 @@
+"""Fixtures for the optimize tests: a simulated GPU (stubbed timing and verification verdicts, real
+recorded ncu profiles) for the parts of the loop that only run on a GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import perfagent
+import profilers
+from perfagent.models import KernelProfile, Profile
+from perfagent.optimize import measure
+from perfagent.optimize.measure import Reprofile, Timing
+from perfagent.verify.models import Check, VerificationResult
+
+from .helpers import REPORTS
+
+PADDED = "TILE_DIM + 1"
+
+
+def recorded_kernels() -> dict[str, KernelProfile]:
+    record = perfagent.diagnose(REPORTS / "02_transpose_bank_conflicts.ncu-rep")
+    return {k.profile.base_name: k.profile for k in record.kernels}
+
+
+class _Ncu:
+    name = "ncu"
+
+    def availability(self) -> str | None:
+        return None
+
+
+@pytest.fixture
+def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Stub the GPU: probe, verification verdicts, CUDA-event timings; profiles come from the recording."""
+    kernels = recorded_kernels()
+    slow, fixed = kernels["transpose_smem_conflicts"], kernels["transpose_smem_padded"]
+    knobs: dict[str, Any] = {"speedup": 1.6, "padded_profile": fixed, "calls": []}
+
+    def probe(device: str) -> tuple[bool, str]:
+        return True, "cuda:0 (simulated)"
+
+    def verify(wl: Any, source: Path, spec: Any, **_: Any) -> VerificationResult:
+        knobs["calls"].append(("verify", source.name))
+        return VerificationResult(
+            verdict="pass",
+            reason="every check passed",
+            checks=[Check(name="correctness", passed=True, detail="simulated")],
+            reference=wl.file.name,
+            candidate=source.name,
+            kind="cuda-kernel",
+            device="cuda:0 (simulated)",
+        )
+
+    def bench(wl: Any, candidate: Path | None, spec: Any, **_: Any) -> Timing:
+        knobs["calls"].append(("bench", candidate.name if candidate else None))
+        if candidate is None:
+            return Timing(
+                time_s=1e-3,
+                time_s_before=1e-3,
+                timer="cuda-events",
+                pct_of_roofline=35.0,
+                pct_of_dram_peak=34.0,
+            )
+        s = knobs["speedup"] if PADDED in candidate.read_text() else 1.0
+        return Timing(
+            time_s=1e-3 / s,
+            time_s_before=1e-3,
+            speedup=s,
+            noise_threshold=0.02,
+            significant=s > 1.02,
+            verdict="faster" if s > 1.02 else "no-change",
+            timer="cuda-events",
+            pct_of_roofline=35.0 * s,
+            pct_of_dram_peak=34.0 * s,
+        )
+
+    def reprofile(wl: Any, file: Path, spec: Any, **_: Any) -> Reprofile:
+        knobs["calls"].append(("profile", file.name))
+        kernel = knobs["padded_profile"] if PADDED in file.read_text() else slow
+        return Reprofile(profile=Profile(tool="ncu", source=str(file), kernels=[kernel]), kernel=kernel)
+
+    monkeypatch.setattr(measure, "probe_gpu", probe)
+    monkeypatch.setattr(measure, "verify_candidate", verify)
+    monkeypatch.setattr(measure, "bench_timing", bench)
+    monkeypatch.setattr(measure, "reprofile", reprofile)
+    real_get = profilers.get_profiler
+    monkeypatch.setattr(profilers, "get_profiler", lambda name: _Ncu() if name == "ncu" else real_get(name))
+    return knobs
