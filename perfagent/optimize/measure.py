@@ -356,12 +356,21 @@ def profile_timing(baseline: list[float], candidate: float) -> Timing:
 # --------------------------------------------------------------------------------------------- profiling
 
 
+def _python() -> list[str]:
+    """``env PYTHONPATH=<repo>:... python``: the harness imports perfagent whatever the profiler's working folder."""
+    import os
+
+    repo = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
+    return ["env", f"PYTHONPATH={path}", sys.executable]
+
+
 def harness_command(wl: OptimizeWorkload, file: Path, spec: Path | None) -> list[str]:
     """The command ncu profiles for ``file`` (the original or a candidate)."""
     if wl.kind == "cuda-kernel":
         assert spec is not None
         return [
-            sys.executable,
+            *_python(),
             "-m",
             HARNESS,
             str(spec),
@@ -372,7 +381,7 @@ def harness_command(wl: OptimizeWorkload, file: Path, spec: Path | None) -> list
         ]
     if wl.kind == "kernelbench":
         assert wl.problem is not None
-        cmd = [sys.executable, "-m", HARNESS, str(wl.problem), "--repeat", str(PROFILE_REPEAT)]
+        cmd = [*_python(), "-m", HARNESS, str(wl.problem), "--repeat", str(PROFILE_REPEAT)]
         if file != wl.problem or wl.has_model_new:
             cmd += ["--candidate", str(file)]
         return cmd

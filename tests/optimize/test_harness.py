@@ -51,7 +51,8 @@ def test_commands_given_to_ncu() -> None:
     cu = resolve(TRANSPOSE / "slow.cu")
     spec = Path("/tmp/c/launch.toml")
     cmd = harness_command(cu, Path("/tmp/c/source.cu"), spec)
-    assert cmd[1:] == [
+    assert cmd[0] == "env" and cmd[1].startswith(f"PYTHONPATH={ROOT}")
+    assert cmd[3:] == [
         "-m",
         "perfagent.workloads.run_spec",
         str(spec),
