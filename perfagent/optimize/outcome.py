@@ -100,6 +100,9 @@ def beats_best(timing: Timing, best_speedup: float | None) -> bool:
     return timing.speedup > best_speedup * (1.0 + (timing.noise_threshold or 0.0))
 
 
+EXCESSIVE = "excessive-speedup"
+
+
 def _fmt(value: float | None) -> str:
     if value is None:
         return "n/a"
@@ -158,14 +161,22 @@ def decide(
     noise = timing.noise_threshold or 0.0
     ctx = f"noise threshold {noise * 100:.1f} %, {timing.timer or 'timer unknown'}"
     speed = f"{timing.speedup:.3g}x"
-    if timing.implausible:
-        flags = ", ".join(timing.implausible)
+    # Faster than the speed of light or above a peak is impossible: reject. A >10x speed-up of a
+    # verified kernel is possible (a bad config fixed) but rare: keep it, flagged for a human look.
+    hard = [f for f in timing.implausible if f != EXCESSIVE]
+    review = f" — FLAGGED FOR REVIEW: {speed} exceeds the 10x plausibility bound" if EXCESSIVE in timing.implausible else ""
+    if hard:
+        flags = ", ".join(hard)
         checks.append(CheckRecord(name="plausibility", passed=False, detail=f"{flags} at {speed}"))
         return Decision(
             "implausible",
             False,
             f"correct, but the timing is implausible ({flags}) at {speed}: needs a human look",
             checks,
+        )
+    if review:
+        checks.append(
+            CheckRecord(name="plausibility", passed=True, detail=review.strip(" —"), severity="warning")
         )
     if not timing.significant or timing.verdict != "faster":
         what = "slower" if timing.verdict == "slower" else "not faster beyond noise"
@@ -189,7 +200,7 @@ def decide(
         )
         name = metric.metric if metric else "the targeted metric"
         return Decision(
-            "accepted", True, f"correct, {speed} faster ({ctx}); {name} not checked: {why}", checks
+            "accepted", True, f"correct, {speed} faster ({ctx}); {name} not checked: {why}{review}", checks
         )
     moved = f"{metric.metric} {_fmt(metric.before)} -> {_fmt(metric.after)} (expected {metric.direction})"
     if metric.note:
@@ -203,4 +214,4 @@ def decide(
             checks,
         )
     checks.append(CheckRecord(name="targeted-metric", passed=True, detail=moved))
-    return Decision("accepted", True, f"correct, {speed} faster ({ctx}), {moved}", checks)
+    return Decision("accepted", True, f"correct, {speed} faster ({ctx}), {moved}{review}", checks)

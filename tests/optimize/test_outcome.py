@@ -69,7 +69,7 @@ def test_accepted_only_when_correct_faster_and_metric_moved() -> None:
         ),
         ({"timing": None}, "not-timed", NOT_TIMED),
         ({"timing": Timing(error="the worker crashed")}, "error", "timing failed: the worker crashed"),
-        ({"timing": faster(12.0, flags=["excessive-speedup"])}, "implausible", "needs a human look"),
+        ({"timing": faster(12.0, flags=["below-speed-of-light"])}, "implausible", "needs a human look"),
         (
             {"timing": faster(1.01, significant=False, verdict="no-change")},
             "not-faster",
@@ -133,3 +133,15 @@ def test_profile_timing_noise_from_repeated_baseline() -> None:
     assert t.significant and t.verdict == "faster" and t.timer == "ncu"
     assert t.noise_threshold == pytest.approx(2 * abs(1.00 / 1.02 - 1))
     assert profile_timing([1.00e-3, 1.00e-3], 0.995e-3).verdict == "no-change"
+
+
+def test_excessive_speedup_is_accepted_but_flagged_for_review() -> None:
+    """Found on the H200: a Triton config sweep made a 16x16x16 matmul 21x faster — real, verified, kept."""
+    d = decide(
+        build=BuildOutcome(ok=True, detail="ok"),
+        verification=VerificationSummary(verdict="pass", reason="pass"),
+        timing=faster(21.2, flags=["excessive-speedup"]),
+        metric=None,
+    )
+    assert d.accepted and "FLAGGED FOR REVIEW" in d.reason
+    assert any(c.name == "plausibility" and c.severity == "warning" for c in d.checks)
