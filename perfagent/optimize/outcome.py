@@ -164,7 +164,11 @@ def decide(
     # Faster than the speed of light or above a peak is impossible: reject. A >10x speed-up of a
     # verified kernel is possible (a bad config fixed) but rare: keep it, flagged for a human look.
     hard = [f for f in timing.implausible if f != EXCESSIVE]
-    review = f" — FLAGGED FOR REVIEW: {speed} exceeds the 10x plausibility bound" if EXCESSIVE in timing.implausible else ""
+    review = (
+        f" — FLAGGED FOR REVIEW: {speed} exceeds the 10x plausibility bound"
+        if EXCESSIVE in timing.implausible
+        else ""
+    )
     if hard:
         flags = ", ".join(hard)
         checks.append(CheckRecord(name="plausibility", passed=False, detail=f"{flags} at {speed}"))

@@ -67,7 +67,9 @@ class Problem:
         if candidate.path == req.reference.path:
             self.cand_mod = self.ref_mod
         else:
-            self.cand_mod = h.candidate("import", lambda: load_module(candidate.path, "perfagent_candidate"), phase="build")
+            self.cand_mod = h.candidate(
+                "import", lambda: load_module(candidate.path, "perfagent_candidate"), phase="build"
+            )
         if not hasattr(self.cand_mod, "ModelNew"):
             raise CandidateFailure(
                 Check(name="candidate-runs", passed=False, detail="the candidate module defines no ModelNew")
