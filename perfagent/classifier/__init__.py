@@ -66,7 +66,8 @@ def kernel_time(d: KernelDiagnosis) -> float | None:
 
 def classify(profile: Profile, rules: tuple[Rule, ...] = RULES) -> list[KernelDiagnosis]:
     """Diagnose every kernel of ``profile``; kernels and findings come back in priority order."""
-    static = profile.mode == "static"
+    # Timing-only profiles carry static (compiler) facts but no counters: the static rules apply.
+    static = profile.mode in ("static", "timing-only")
     diagnoses: list[KernelDiagnosis] = []
     for kernel in profile.kernels:
         ctx = RuleContext(kernel=kernel, roofline=roofline(kernel), static=static)
