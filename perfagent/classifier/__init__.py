@@ -29,6 +29,7 @@ from perfagent.classifier.memory_rules import (
     local_memory_spills,
     shared_bank_conflicts,
     uncoalesced_global_access,
+    xcd_unaware_block_order,
 )
 from perfagent.classifier.sources import attach_source_lines
 from perfagent.models import Finding, KernelDiagnosis, Profile, SkippedRule
@@ -39,6 +40,7 @@ RULES: tuple[Rule, ...] = (
     shared_bank_conflicts,
     local_memory_spills,
     atomic_contention,
+    xcd_unaware_block_order,
     warp_divergence,
     small_grid,
     tail_effect,

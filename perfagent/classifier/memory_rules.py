@@ -293,3 +293,59 @@ def _bytes(n: float) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n:.0f} B"
+
+
+# L2 traffic at least this many times the DRAM traffic means data is re-read through L2.
+L2_REUSE_FACTOR = 2.0
+# Below this L2 hit rate that reuse is mostly lost.
+XCD_L2_HIT_PCT = 60.0
+
+
+def xcd_unaware_block_order(ctx: RuleContext) -> Finding | Skip | None:
+    """AMD MI300-class GPUs split L2 per XCD and hand consecutive workgroups to different XCDs: data
+    that neighbouring workgroups share is fetched into several L2s. Reused data with a low L2 hit
+    rate on a multi-XCD device points at block order."""
+    device = ctx.kernel.device
+    if device.vendor != "amd" or not device.xcd_count or device.xcd_count < 2:
+        return None
+    skip = ctx.missing("l2_hit_rate_pct", "l2_bytes", "dram_bytes")
+    if skip:
+        return skip
+    m = ctx.m
+    assert m.l2_bytes is not None and m.dram_bytes is not None and m.l2_hit_rate_pct is not None
+    reuse = m.l2_bytes / m.dram_bytes if m.dram_bytes > 0 else 0.0
+    if reuse < L2_REUSE_FACTOR or m.l2_hit_rate_pct >= XCD_L2_HIT_PCT:
+        return None  # streaming (no reuse to win), or L2 already serves the reuse
+    xcds = device.xcd_count
+    return finding(
+        ctx,
+        rule="xcd_unaware_block_order",
+        category="dram-bandwidth",
+        title=f"L2 reuse lost across {xcds} XCDs: data read {reuse:.1f}× through L2, {m.l2_hit_rate_pct:.0f} % hit rate",
+        explanation=(
+            f"{device.name or 'This GPU'} has {xcds} XCDs with separate L2 caches, and the hardware hands consecutive "
+            f"workgroups to different XCDs. Data that neighbouring workgroups share is then fetched into several L2s "
+            f"from HBM. Remap the workgroup id so that neighbours land on one XCD: "
+            f"pid = (pid % {xcds}) * (num_pids / {xcds}) + pid / {xcds}, then apply grouped (swizzled) tile ordering."
+        ),
+        evidence=[
+            Evidence(
+                metric="l2_hit_rate_pct",
+                value=round(m.l2_hit_rate_pct, 1),
+                threshold=XCD_L2_HIT_PCT,
+                comparison="<",
+                unit="%",
+            ),
+            Evidence(
+                metric="l2_bytes / dram_bytes",
+                value=round(reuse, 2),
+                threshold=L2_REUSE_FACTOR,
+                comparison=">=",
+            ),
+            Evidence(metric="xcd_count", value=xcds),
+        ],
+        transforms=["grid-swizzle"],
+        speedup=None,
+        formula=None,
+        severity="medium",
+    )
