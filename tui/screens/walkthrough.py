@@ -195,15 +195,44 @@ class WalkthroughScreen(Screen[None]):
                 (f"estimated speed-up ≤ {fmt_speedup(f.estimated_speedup)} (estimate)", "$success"),
             ]
         text.update(Content.assemble(*parts))
-        if not f.transforms:
+        offered = self._offered_transforms()
+        if not offered:
             transforms.add_option(
                 Option(
                     Content.styled("no transform suggested for this finding", "$text-muted"), disabled=True
                 )
             )
             return
-        transforms.add_options([Option(f"{i}. {t}", id=t) for i, t in enumerate(f.transforms, 1)])
+        transforms.add_options(
+            [
+                Option(
+                    Content.assemble(
+                        f"{i}. {t}", ("" if t in f.transforms else (" (recipe)", "$text-muted"))
+                    ),
+                    id=t,
+                )
+                for i, t in enumerate(offered, 1)
+            ]
+        )
         transforms.highlighted = 0
+
+    def _offered_transforms(self) -> list[str]:
+        """The finding's transforms, then, when nothing was measured (static analysis), the catalog's
+        recipe transforms: the loop plans those on an unmeasured kernel and checks each recipe's
+        precondition on the source itself (``perfagent.optimize.plan``, tier 'recipe')."""
+        f = self.finding
+        if f is None:
+            return []
+        offered = list(f.transforms)
+        if self.record.mode != "counters":
+            try:
+                from knowledge.transforms import catalog
+
+                entries = catalog()
+            except Exception:  # knowledge data missing in a partial install: the finding's own list only
+                entries = {}
+            offered += [t for t, entry in entries.items() if entry.recipes and t not in offered]
+        return offered
 
     def _show_capabilities(self) -> None:
         caps = self.capabilities
@@ -237,7 +266,7 @@ class WalkthroughScreen(Screen[None]):
             return "still checking this machine; try again in a moment"
         if self.capabilities.source is not None:
             return self.capabilities.source
-        if self.finding is None or not self.finding.transforms:
+        if not self._offered_transforms():
             return "choose a finding that suggests a transform"
         return None
 
@@ -265,7 +294,7 @@ class WalkthroughScreen(Screen[None]):
 
     def _transform(self) -> str | None:
         transforms = self.query_one("#wt-transforms", OptionList)
-        if transforms.highlighted is None or self.finding is None or not self.finding.transforms:
+        if transforms.highlighted is None or not self._offered_transforms():
             return None
         return transforms.get_option_at_index(transforms.highlighted).id
 
