@@ -23,7 +23,9 @@ def test_counter_permission_denied_gives_timing_only_record(
     scenario(monkeypatch, "fail", [PERMISSION], exit_code=1)
     record = perfagent.diagnose(PROGRAM, run_dir=tmp_path / "run")
     assert record.mode == "timing-only"
-    assert record.notes[0].startswith("TIMING-ONLY: ncu was denied the GPU performance counters (ERR_NVGPUCTRPERM)")
+    assert record.notes[0].startswith(
+        "TIMING-ONLY: ncu was denied the GPU performance counters (ERR_NVGPUCTRPERM)"
+    )
     assert any("whole program wall time" in n for n in record.notes)
     # Static facts of the program's kernels are still there; nothing is invented.
     assert record.kernels and all(k.duration_s is None for k in record.kernels)
