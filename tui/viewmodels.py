@@ -308,7 +308,7 @@ def finding_items(record: RunRecord, index: int) -> list[FindingItem]:
     kv = build_view(record).kernels[index]
     items = []
     for fv, f in zip(kv.findings, kd.findings, strict=True):
-        speed = f" ≤{fmt_speedup(f.estimated_speedup)}" if f.estimated_speedup is not None else ""
+        speed = f" ≈{fmt_speedup(f.estimated_speedup)}" if f.estimated_speedup is not None else ""
         label = f"{fv.rank} {severity_label(f.severity):4} {f.category}{speed}  {f.title}"
         items.append(FindingItem("finding", label, f.severity, fv, speedup=speed.strip()))
     if kv.tool_findings:

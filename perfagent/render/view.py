@@ -98,7 +98,7 @@ class FindingView:
     explanation: str
     evidence: tuple[EvidenceRow, ...]
     speedup: str | None
-    """``estimated speed-up ≤ 1.8× (estimate: formula)``; None for info findings without one."""
+    """``estimated speed-up ≈ 1.8× (estimate: formula)``; None for info findings without one."""
     recoverable: str | None
     transforms: tuple[str, ...]
     source: tuple[str, ...]
@@ -408,7 +408,7 @@ def _finding(rank: int, f: Finding) -> FindingView:
     speedup: str | None = None
     if f.estimated_speedup is not None:
         how = f"estimate: {f.speedup_formula}" if f.speedup_formula else "estimate"
-        speedup = f"estimated speed-up ≤ {fmt_speedup(f.estimated_speedup)} ({how})"
+        speedup = f"estimated speed-up ≈ {fmt_speedup(f.estimated_speedup)} ({how})"
     elif f.severity != "info":
         speedup = "estimated speed-up: n/a (not estimable from the collected metrics)"
     recoverable: str | None = None

@@ -20,7 +20,7 @@ def test_html_parses_and_has_the_content(counters: RunRecord) -> None:
     assert COALESCING_TITLE in text
     assert NOTE in text
     assert "DRAM-bound: 2.9 TB/s = 86.7 % of 3.35 TB/s peak" in text
-    assert "estimated speed-up ≤ 1.8× (estimate:" in text
+    assert "estimated speed-up ≈ 1.8× (estimate:" in text
     assert len(doc.xpath("//section[@class='kernel']")) == 2
     # One evidence table per finding (3 findings, all with evidence).
     assert len(doc.xpath("//table[@class='evidence']")) == 3

@@ -49,7 +49,7 @@ def test_findings_evidence_and_estimates(counters: RunRecord) -> None:
     assert re.search(r"global_load_bytes_per_sector\s+8\s+< 16\s+B", text)
     assert re.search(r"duration_s\s+48\.2\s+µs\s+per launch", text)
     assert re.search(r"dram_bytes_per_s\s+2\.9\s+> 2\.68\s+TB/s", text)
-    assert "estimated speed-up ≤ 1.8× (estimate: DRAM bytes × 8/32" in text
+    assert "estimated speed-up ≈ 1.8× (estimate: DRAM bytes × 8/32" in text
     assert "recoverable ≈ 2.14 ms of kernel time (36.2 % of the total) — estimate" in text
     assert "suggested transforms: coalesce-access, smem-tiling, vectorize-access" in text
     assert "stencil.cu:28  float up = in[x * n + (y - 1)];" in text

@@ -92,7 +92,7 @@ def test_finding_items_list_findings_then_tool_rules_then_skipped(memcpy: RunRec
     assert kinds[n:] == ["tool", "skipped"]
     first = items[0]
     assert first.view is not None and first.view.title == memcpy.kernels[0].findings[0].title
-    assert first.speedup.startswith("≤")
+    assert first.speedup.startswith("≈")
     assert items[n].label.startswith("Nsight Compute's own rules")
 
 

@@ -70,7 +70,7 @@ class KernelsScreen(Screen[None]):
                 parts.append((f"  (+{more} more)", "$text-muted"))
             estimate = []
             if top.estimated_speedup is not None:
-                estimate.append(f"speed-up ≤ {fmt_speedup(top.estimated_speedup)}")
+                estimate.append(f"speed-up ≈ {fmt_speedup(top.estimated_speedup)}")
             if top.recoverable_s is not None:
                 rec = f"recoverable ≈ {fmt_seconds(top.recoverable_s)}"
                 if top.recoverable_share is not None:

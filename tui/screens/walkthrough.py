@@ -192,7 +192,7 @@ class WalkthroughScreen(Screen[None]):
         if f.estimated_speedup is not None:
             parts += [
                 "\n",
-                (f"estimated speed-up ≤ {fmt_speedup(f.estimated_speedup)} (estimate)", "$success"),
+                (f"estimated speed-up ≈ {fmt_speedup(f.estimated_speedup)} (estimate)", "$success"),
             ]
         text.update(Content.assemble(*parts))
         offered = self._offered_transforms()
