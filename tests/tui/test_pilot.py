@@ -8,7 +8,16 @@ from typing import TypeVar
 import pytest
 from textual.message import Message
 from textual.widgets import ContentSwitcher, DataTable, Log, OptionList, Static, TabbedContent
-from tui_support import CANDIDATE, MEMCPY_REPORT, ORIGINAL, SGEMM_JSON, FakeLoop, PinnedBridge, run_async
+from tui_support import (
+    CANDIDATE,
+    MEMCPY_REPORT,
+    ORIGINAL,
+    SGEMM_JSON,
+    FakeLoop,
+    PinnedBridge,
+    run_async,
+    settle,
+)
 
 import perfagent
 from perfagent.models import RunRecord
@@ -116,7 +125,7 @@ async def test_q_quits(sgemm: RunRecord) -> None:
 
 async def _open_walkthrough(app: PerfAgentApp, pilot: object) -> WalkthroughScreen:
     await pilot.press("enter", "o")  # type: ignore[attr-defined]
-    await app.workers.wait_for_complete()
+    await settle(app)
     await pilot.pause()  # type: ignore[attr-defined]
     assert isinstance(app.screen, WalkthroughScreen)
     return app.screen
@@ -149,7 +158,7 @@ async def test_walkthrough_runs_recipes_and_accepts(source_record: RunRecord, fa
         screen = await _open_walkthrough(app, pilot)
         assert "✓ loop: available" in _text(app, "#wt-capabilities")
         await pilot.press("r")
-        await app.workers.wait_for_complete()
+        await settle(app)
         await pilot.pause()
         call = fake_loop.calls[0]
         assert call["backend"] == "recipes"
@@ -184,7 +193,7 @@ async def test_walkthrough_rejects_and_refuses_failed_candidates(
     async with app.run_test(size=(100, 30), message_hook=posted.append) as pilot:
         screen = await _open_walkthrough(app, pilot)
         await pilot.press("r")
-        await app.workers.wait_for_complete()
+        await settle(app)
         await pilot.pause()
         await pilot.press("down")
         checks = screen.query_one("#wt-checks", DataTable)
@@ -217,7 +226,7 @@ async def test_recorded_report_cannot_run_and_says_why(sgemm: RunRecord, fake_lo
 async def test_loading_a_report_runs_diagnose_in_a_worker(live_records: dict[str, RunRecord]) -> None:
     app, posted = _app(LoadRequest(target=str(MEMCPY_REPORT)))
     async with app.run_test(size=(80, 24), message_hook=posted.append) as pilot:
-        await app.workers.wait_for_complete()
+        await settle(app)
         await pilot.pause()
         assert isinstance(app.screen, KernelsScreen)
         loaded = [m.record for m in _posted(posted, RecordLoaded)]
@@ -234,7 +243,7 @@ async def test_loading_a_saved_run(tmp_path: Path) -> None:
     (run / "record.json").write_text(SGEMM_JSON.read_text())
     app, _ = _app(LoadRequest(target=str(run)))
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
+        await settle(app)
         await pilot.pause()
         assert isinstance(app.screen, KernelsScreen)
         assert app.screen.query_one(KernelTable).row_count == 4
@@ -246,7 +255,7 @@ async def test_load_failure_is_shown_and_sets_the_exit_code(tmp_path: Path) -> N
     bad.write_text('{"not": "a record"}')
     app, posted = _app(LoadRequest(target=str(bad)))
     async with app.run_test(size=(80, 24), message_hook=posted.append) as pilot:
-        await app.workers.wait_for_complete()
+        await settle(app)
         await pilot.pause()
         assert isinstance(app.screen, LoadingScreen)
         assert any(isinstance(m, LoadFailed) for m in posted)
@@ -276,7 +285,7 @@ async def test_a_bare_static_record_renders_everywhere() -> None:
         await pilot.press("enter")
         assert "n/a" in _text(app, "#kernel-title")
         await pilot.press("2", "3", "1", "o")
-        await app.workers.wait_for_complete()
+        await settle(app)
         await pilot.pause()
         assert isinstance(app.screen, WalkthroughScreen)
         assert "no findings to act on" in _text(app, "#wt-finding-text")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from textual.message import Message
 from textual.widgets import DataTable, OptionList, Static
-from tui_support import REPO, PinnedBridge, run_async
+from tui_support import REPO, PinnedBridge, run_async, settle
 
 import perfagent
 from tui.app import LoadRequest, PerfAgentApp
@@ -106,7 +106,7 @@ async def test_walkthrough_runs_the_real_loop_with_recipes_on_cpu(
             lambda: bool(_once(posted, OptimizeFinished) or _once(posted, OptimizeFailed)),
             "the optimize loop",
         )
-        await app.workers.wait_for_complete()
+        await settle(app)
         await pilot.pause()
         assert not _once(posted, OptimizeFailed), [m.message for m in _once(posted, OptimizeFailed)]  # type: ignore[attr-defined]
 

@@ -113,3 +113,19 @@ class FakeLoop:
             ],
             "notes": ["no GPU: timings come from the recorded run"],
         }
+
+
+async def settle(app: Any) -> None:
+    """Wait for the app's workers, tolerating ones the app cancelled itself.
+
+    ``App.workers.wait_for_complete`` raises ``WorkerCancelled`` when an exclusive worker was superseded
+    (seen once in CI on the saved-run load): the app's state, not the worker's fate, is what tests assert.
+    """
+    from textual.worker import WorkerCancelled
+
+    for _ in range(3):
+        try:
+            await app.workers.wait_for_complete()
+            return
+        except WorkerCancelled:
+            await asyncio.sleep(0.05)
