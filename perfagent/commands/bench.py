@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from perfagent.commands.common import add_output_args, check_output_path, progress_to_stderr
-from perfagent.commands.verify import _positive_float, _positive_int
+from perfagent.commands.common import (
+    add_output_args,
+    check_output_path,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    progress_to_stderr,
+)
 from perfagent.errors import ExitCode
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
 
 
 class BenchCommand:
@@ -45,14 +41,14 @@ class BenchCommand:
         )
         g.add_argument(
             "--runs",
-            type=_positive_int,
+            type=positive_int,
             default=100,
             metavar="N",
             help="interleaved timed rounds (default 100)",
         )
         g.add_argument(
             "--warmup",
-            type=_non_negative_int,
+            type=non_negative_int,
             default=10,
             metavar="N",
             help="untimed calls first (default 10)",
@@ -62,14 +58,14 @@ class BenchCommand:
         )
         g.add_argument(
             "--timeout",
-            type=_positive_float,
+            type=positive_float,
             default=60.0,
             metavar="SECONDS",
             help="limit per call (default 60)",
         )
         g.add_argument(
             "--compile-timeout",
-            type=_positive_float,
+            type=positive_float,
             default=600.0,
             metavar="SECONDS",
             help="limit for build and first call (default 600)",

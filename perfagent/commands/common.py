@@ -36,11 +36,15 @@ def add_profile_args(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--kernel", metavar="REGEX", help="only kernels whose name matches REGEX")
     g.add_argument(
-        "--launch-skip", type=_non_negative, default=0, metavar="N", help="skip the first N matching launches"
+        "--launch-skip",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="skip the first N matching launches",
     )
     g.add_argument(
         "--launch-count",
-        type=_positive,
+        type=positive_int,
         default=None,
         metavar="N",
         help="profile at most N matching launches",
@@ -71,7 +75,7 @@ def add_profile_args(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=positive_float,
         default=600.0,
         metavar="SECONDS",
         help="limit per external run (default 600)",
@@ -112,14 +116,16 @@ def check_output_path(args: argparse.Namespace) -> None:
         )
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
     value = _int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return value
 
 
-def _non_negative(text: str) -> int:
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
     value = _int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
@@ -133,7 +139,8 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
-def _positive_float(text: str) -> float:
+def positive_float(text: str) -> float:
+    """argparse type: a number > 0."""
     try:
         value = float(text)
     except ValueError:

@@ -5,38 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from perfagent.commands.common import add_output_args, check_output_path, progress_to_stderr
+from perfagent.commands.common import (
+    add_output_args,
+    check_output_path,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    progress_to_stderr,
+)
 from perfagent.errors import ExitCode
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
 
 
 class OptimizeCommand:
@@ -82,11 +59,11 @@ class OptimizeCommand:
             help="which kernel of the diagnosis to target (default: the rewritten one)",
         )
         g.add_argument(
-            "--iterations", type=_positive_int, default=3, metavar="N", help="rewrite rounds (default 3)"
+            "--iterations", type=positive_int, default=3, metavar="N", help="rewrite rounds (default 3)"
         )
         g.add_argument(
             "--candidates",
-            type=_positive_int,
+            type=positive_int,
             default=4,
             metavar="N",
             help="candidates evaluated per round (default 4)",
@@ -115,39 +92,39 @@ class OptimizeCommand:
         )
         v = parser.add_argument_group("verification and timing")
         v.add_argument(
-            "--seeds", type=_positive_int, default=5, metavar="N", help="verification seeds (default 5)"
+            "--seeds", type=positive_int, default=5, metavar="N", help="verification seeds (default 5)"
         )
         v.add_argument(
             "--timeout",
-            type=_positive_float,
+            type=positive_float,
             default=60.0,
             metavar="SECONDS",
             help="limit per call while verifying and timing (default 60)",
         )
         v.add_argument(
             "--compile-timeout",
-            type=_positive_float,
+            type=positive_float,
             default=600.0,
             metavar="SECONDS",
             help="limit for builds and first calls (default 600)",
         )
         v.add_argument(
             "--profile-timeout",
-            type=_positive_float,
+            type=positive_float,
             default=600.0,
             metavar="SECONDS",
             help="limit of one ncu run (default 600)",
         )
         v.add_argument(
             "--runs",
-            type=_positive_int,
+            type=positive_int,
             default=50,
             metavar="N",
             help="interleaved timing rounds per candidate (default 50)",
         )
         v.add_argument(
             "--warmup",
-            type=_non_negative_int,
+            type=non_negative_int,
             default=10,
             metavar="N",
             help="untimed calls first (default 10)",
@@ -161,7 +138,7 @@ class OptimizeCommand:
         m.add_argument("--llm-model", metavar="NAME", help="model name (overrides PERFAGENT_LLM_MODEL)")
         m.add_argument(
             "--llm-timeout",
-            type=_positive_float,
+            type=positive_float,
             default=None,
             metavar="SECONDS",
             help="per-request timeout (overrides PERFAGENT_LLM_TIMEOUT)",

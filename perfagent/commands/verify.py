@@ -5,28 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from perfagent.commands.common import add_output_args, check_output_path, progress_to_stderr
+from perfagent.commands.common import (
+    add_output_args,
+    check_output_path,
+    positive_float,
+    positive_int,
+    progress_to_stderr,
+)
 from perfagent.errors import ExitCode
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
 
 
 def _non_negative_float(text: str) -> float:
@@ -72,21 +58,21 @@ class VerifyCommand:
         )
         g.add_argument(
             "--timeout",
-            type=_positive_float,
+            type=positive_float,
             default=60.0,
             metavar="SECONDS",
             help="limit per candidate run (default 60; build and first call get --compile-timeout)",
         )
         g.add_argument(
             "--compile-timeout",
-            type=_positive_float,
+            type=positive_float,
             default=600.0,
             metavar="SECONDS",
             help="limit for import/build/JIT compilation (default 600)",
         )
         g.add_argument(
             "--seeds",
-            type=_positive_int,
+            type=positive_int,
             default=5,
             metavar="N",
             help="fresh seeds; each gives a get_inputs() draw and a re-drawn distribution (default 5)",
