@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profilers.model import DevicePeaks
-from profilers.rocprof_csv import first, iter_rows, norm, read_header, to_float, to_int
+from profilers.rocprof_csv import first, iter_rows, norm, numeric_columns, read_header, to_float, to_int
 from profilers.rocprof_dispatch import Dispatch
 
 PMC_PERF = "pmc_perf.csv"
@@ -79,11 +79,7 @@ def read_pmc_perf(path: Path) -> list[Dispatch]:
         name = first(rec, "Kernel_Name")
         if name is None:
             continue
-        values: dict[str, float] = {}
-        for column in counter_columns:
-            value = to_float(rec.get(norm(column)))
-            if value is not None:
-                values[column] = value
+        values = numeric_columns(rec, counter_columns)
         out.append(
             Dispatch(
                 kernel=name,

@@ -91,6 +91,16 @@ def to_int(text: str | None) -> int | None:
         return int(value) if value is not None and value.is_integer() else None
 
 
+def numeric_columns(record: Mapping[str, str], columns: list[str]) -> dict[str, float]:
+    """The given columns of a row that parse as numbers, keyed by their printed names."""
+    values: dict[str, float] = {}
+    for column in columns:
+        value = to_float(record.get(norm(column)))
+        if value is not None:
+            values[column] = value
+    return values
+
+
 def first(record: Mapping[str, str], *names: str) -> str | None:
     """The first present, non-empty value among the (normalised) column ``names``."""
     for name in names:
@@ -324,11 +334,7 @@ def read_v1_results(path: Path) -> list[Dispatch]:
         name = first(rec, "KernelName")
         if name is None:
             continue
-        values: dict[str, float] = {}
-        for column in counter_columns:
-            value = to_float(rec.get(norm(column)))
-            if value is not None:
-                values[column] = value
+        values = numeric_columns(rec, counter_columns)
         index = to_int(first(rec, "Index"))
         out.append(
             Dispatch(

@@ -25,6 +25,7 @@ from perfagent.verify.harness import CandidateFailure, Harness, ReferenceFailure
 from perfagent.verify.inputs import DISTRIBUTIONS
 from perfagent.verify.models import Check, Tolerance
 from perfagent.verify.protocol import WorkerResult
+from perfagent.verify.verifier_state import VerifierState
 from perfagent.workloads.cuda_launch import (
     CompiledKernel,
     compile_kernel,
@@ -48,15 +49,9 @@ from perfagent.workloads.launch_spec import (
 DECLARED = "declared init"
 
 
-class KernelVerifier:
+class KernelVerifier(VerifierState):
     def __init__(self, h: Harness) -> None:
-        self.h = h
-        self.book = C.CheckBook()
-        self.errors = C.ErrorTracker()
-        self.notes: list[str] = []
-        self.ref_samples: list[torch.Tensor] = []
-        self.distributions: list[str] = []
-        self.sets = 0
+        super().__init__(h)
         self.launches = 0
         self._compiled: dict[tuple[str, str, tuple[tuple[str, str], ...]], CompiledKernel] = {}
 
@@ -284,27 +279,7 @@ class KernelVerifier:
         )
 
     def _degenerate(self) -> None:
-        shapes = {s.shape for s in self.ref_samples}
-        reason = C.degenerate_reason(self.ref_samples) if len(shapes) == 1 else None
-        self.book.record(
-            "reference-informative",
-            reason and f"{reason}; a speed-up on this kernel is not meaningful",
-            f"the reference output varies with its inputs over {len(self.ref_samples)} input sets",
-            severity="inconclusive",
-        )
-
-    def result(self) -> WorkerResult:
-        return WorkerResult(
-            nonce=self.h.nonce,
-            checks=self.book.checks(),
-            device=self.h.device,
-            device_name=self.h.device_name,
-            seeds=[self.h.request.base_seed + i for i in range(self.h.request.seeds)],
-            distributions=self.distributions,
-            input_sets=self.sets,
-            errors=self.errors.summary(),
-            notes=self.notes + self.h.notes,
-        )
+        self._record_informative()
 
 
 def run_cuda_kernel(h: Harness) -> WorkerResult:

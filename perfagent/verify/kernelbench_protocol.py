@@ -39,6 +39,7 @@ from perfagent.verify.inputs import (
 )
 from perfagent.verify.models import Check
 from perfagent.verify.protocol import WorkerResult
+from perfagent.verify.verifier_state import VerifierState
 from perfagent.workloads.kernelbench import inspect_python, load_module
 from perfagent.workloads.launch_spec import kernels_in_source
 
@@ -134,17 +135,13 @@ def _finite_everywhere(value: Any) -> bool:
     )
 
 
-class Verifier:
+class Verifier(VerifierState):
     """Runs the protocol and fills a ``CheckBook``."""
 
+    subject = "problem"
+
     def __init__(self, h: Harness) -> None:
-        self.h = h
-        self.book = C.CheckBook()
-        self.errors = C.ErrorTracker()
-        self.ref_samples: list[torch.Tensor] = []
-        self.notes: list[str] = []
-        self.distributions: list[str] = []
-        self.sets = 0
+        super().__init__(h)
         self.calls = 0
 
     # -- candidate call with runtime checks --------------------------------------------------
@@ -451,27 +448,7 @@ class Verifier:
                 severity="inconclusive",
             )
             return
-        shapes = {s.shape for s in self.ref_samples}
-        reason = C.degenerate_reason(self.ref_samples) if len(shapes) == 1 else None
-        self.book.record(
-            "reference-informative",
-            reason and f"{reason}; a speed-up on this problem is not meaningful",
-            f"the reference output varies with its inputs over {len(self.ref_samples)} input sets",
-            severity="inconclusive",
-        )
-
-    def result(self) -> WorkerResult:
-        return WorkerResult(
-            nonce=self.h.nonce,
-            checks=self.book.checks(),
-            device=self.h.device,
-            device_name=self.h.device_name,
-            seeds=[self.h.request.base_seed + i for i in range(self.h.request.seeds)],
-            distributions=self.distributions,
-            input_sets=self.sets,
-            errors=self.errors.summary(),
-            notes=self.notes + self.h.notes,
-        )
+        self._record_informative()
 
 
 def _sample(out: Any) -> torch.Tensor:

@@ -1,0 +1,49 @@
+"""State and reporting shared by the worker-side verification protocols (CUDA launch specs, KernelBench)."""
+
+from __future__ import annotations
+
+import torch
+
+from perfagent.verify import checks as C
+from perfagent.verify.harness import Harness
+from perfagent.verify.protocol import WorkerResult
+
+
+class VerifierState:
+    """What every protocol accumulates while it runs, and how it becomes a ``WorkerResult``."""
+
+    #: Noun for the thing verified, used in the degenerate-reference message ('kernel', 'problem').
+    subject = "kernel"
+
+    def __init__(self, h: Harness) -> None:
+        self.h = h
+        self.book = C.CheckBook()
+        self.errors = C.ErrorTracker()
+        self.notes: list[str] = []
+        self.ref_samples: list[torch.Tensor] = []
+        self.distributions: list[str] = []
+        self.sets = 0
+
+    def _record_informative(self) -> None:
+        """The reference must vary with its inputs, or no candidate can be told right from wrong."""
+        shapes = {s.shape for s in self.ref_samples}
+        reason = C.degenerate_reason(self.ref_samples) if len(shapes) == 1 else None
+        self.book.record(
+            "reference-informative",
+            reason and f"{reason}; a speed-up on this {self.subject} is not meaningful",
+            f"the reference output varies with its inputs over {len(self.ref_samples)} input sets",
+            severity="inconclusive",
+        )
+
+    def result(self) -> WorkerResult:
+        return WorkerResult(
+            nonce=self.h.nonce,
+            checks=self.book.checks(),
+            device=self.h.device,
+            device_name=self.h.device_name,
+            seeds=[self.h.request.base_seed + i for i in range(self.h.request.seeds)],
+            distributions=self.distributions,
+            input_sets=self.sets,
+            errors=self.errors.summary(),
+            notes=self.notes + self.h.notes,
+        )
