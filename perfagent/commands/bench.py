@@ -19,7 +19,7 @@ class BenchCommand:
     """Time a kernel (and a candidate, interleaved): median, IQR, bandwidth, FLOP rate, percent of roofline.
 
     TARGET: a KernelBench problem (its Model) or a launch-spec kernel; CANDIDATE: a ModelNew file
-    or a rewritten .cu. On CUDA: CUDA events with a device-wide sync, warm-up, L2 flush between
+    or a rewritten .cu. On CUDA: CUDA events around each call queued behind an L2 flush, warm-up
     calls, baseline/candidate/baseline-repeat interleaved; a speed-up is called significant only
     beyond the noise measured between the two baseline series. Faster than the speed of light, or
     more than 10x faster, is flagged for review. Timing only: run `perfagent verify` for correctness.

@@ -37,7 +37,13 @@ PROFILE_REPEAT = 2
 """Launches the harness makes under ncu (each is profiled and aggregated)."""
 SCRIPT_REPEAT = 3
 """EXAMPLE_REPS for a Triton script under ncu (the examples read it; others ignore it)."""
-TRUSTED_FLAGS = ("below-speed-of-light", "above-peak-bandwidth", "above-peak-flops", "excessive-speedup")
+TRUSTED_FLAGS = (
+    "below-speed-of-light",
+    "above-peak-bandwidth",
+    "above-peak-flops",
+    "excessive-speedup",
+    "work-after-end-event",
+)
 """Plausibility flags that stop a speed-up from being accepted without a human look."""
 
 

@@ -121,7 +121,7 @@ class BenchResult(Frozen):
     device: str
     device_name: str | None = None
     timer: Timer
-    """cuda-events (device-wide sync before the end event) or perf_counter (CPU timing: not GPU evidence)."""
+    """cuda-events (start/end events around the call, queued behind the L2 flush) or perf_counter (CPU timing: not GPU evidence)."""
     runs: int
     warmup: int
     l2_flush_bytes: int = 0

@@ -1,12 +1,18 @@
 """The timing protocol (worker side).
 
 On CUDA (evaluation reference §4 check 9): fresh cloned inputs made *outside* the timed region,
-an L2 flush (zeroing a buffer of twice the L2 size, at least 128 MiB) before every call, a
-device-wide ``torch.cuda.synchronize()`` before the end event (work on any stream is counted),
-warm-up calls first, then ``runs`` rounds that interleave baseline, candidate and a second
+an L2 flush (zeroing a buffer of twice the L2 size, at least 128 MiB) enqueued before every call,
+then start event, the call, end event on the current stream (the call is queued behind the flush, so
+the interval is GPU time, not the host's launch and sync latency), warm-up calls first, then ``runs`` rounds that interleave baseline, candidate and a second
 baseline series in rotating order (drift hits all three alike; the repeat gives the noise). The
 event class, its ``elapsed_time`` and ``synchronize`` are captured before candidate code is
 imported, so monkey-patching them changes nothing (and is reported).
+
+Work left on another stream when the end event fires is not inside that interval. After every call
+a device-wide sync and a second event measure the overhang (end event -> all work done, plus the
+host's sync latency); a candidate whose median overhang exceeds the baseline's by more than
+``OVERHANG_SLACK_S`` or half its own time fails ``runtime:work-after-end-event`` (flagged, never
+accepted). The verifier's device-wide sync check and static checks reject such candidates too.
 
 On the CPU, ``time.perf_counter`` around each call; results are labelled CPU timing.
 """
@@ -29,6 +35,8 @@ from perfagent.verify.protocol import WorkerResult
 from perfagent.workloads.model import Workload
 
 MIN_FLUSH_BYTES = 128 * 1024 * 1024
+OVERHANG_SLACK_S = 50e-6
+"""Extra overhang (vs the baseline's) tolerated before work after the end event is reported."""
 
 # Captured at import of this module (before any candidate code): the timer cannot be patched.
 _PERF_COUNTER = time.perf_counter
@@ -167,27 +175,50 @@ def cuda_kernel_runner(h: Harness, workload: Workload, *, who: str) -> Runner:
     )
 
 
-def _timer(device: str) -> Callable[[Callable[[], Any]], float]:
+def _timer(device: str) -> Callable[[Callable[[], Any]], tuple[float, float]]:
+    """A timer returning (interval s, overhang s: end event -> device idle, 0 on the CPU)."""
     if device.startswith("cuda"):
 
-        def cuda_time(fn: Callable[[], Any]) -> float:
-            start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)  # type: ignore[no-untyped-call]
-            _SYNC()
-            start.record()
+        def cuda_time(fn: Callable[[], Any]) -> tuple[float, float]:
+            start, end, idle = (_EVENT(enable_timing=True) for _ in range(3))  # type: ignore[no-untyped-call]
+            start.record()  # queued behind the flush: the GPU is busy while the host submits the call
             fn()
-            _SYNC()  # device-wide: work left on any stream is inside the interval
             end.record()
-            end.synchronize()
-            return float(_ELAPSED(start, end)) / 1e3
+            _SYNC()  # device-wide: work on any stream is finished before `idle`
+            idle.record()
+            idle.synchronize()
+            return float(_ELAPSED(start, end)) / 1e3, float(_ELAPSED(end, idle)) / 1e3
 
         return cuda_time
 
-    def cpu_time(fn: Callable[[], Any]) -> float:
+    def cpu_time(fn: Callable[[], Any]) -> tuple[float, float]:
         t0 = _PERF_COUNTER()
         fn()
-        return _PERF_COUNTER() - t0
+        return _PERF_COUNTER() - t0, 0.0
 
     return cpu_time
+
+
+def overhang_check(
+    baseline: list[float], candidate: list[float], candidate_times: list[float]
+) -> Check | None:
+    """A failed check when the candidate leaves work running after its end event (another stream)."""
+    if not baseline or not candidate or not candidate_times:
+        return None
+    import statistics
+
+    base, cand = statistics.median(baseline), statistics.median(candidate)
+    allowed = base + max(OVERHANG_SLACK_S, 0.5 * statistics.median(candidate_times))
+    if cand <= allowed:
+        return None
+    return Check(
+        name="runtime:work-after-end-event",
+        passed=False,
+        detail=(
+            f"the device stayed busy {cand * 1e6:.0f} µs after the candidate's end event (baseline "
+            f"{base * 1e6:.0f} µs): work on another stream escapes the timed interval"
+        ),
+    )
 
 
 def run_bench(h: Harness) -> WorkerResult:
@@ -249,6 +280,7 @@ def run_bench(h: Harness) -> WorkerResult:
 
         guard(f"warm-up ({req.warmup} calls)", warm, calls=req.warmup)
     samples: dict[str, list[float]] = {k: [] for k in series}
+    overhang: dict[str, list[float]] = {k: [] for k in series}
     assert h.watchdog is not None
     for i in range(req.runs):
         order = series[i % len(series) :] + series[: i % len(series)]
@@ -263,7 +295,9 @@ def run_bench(h: Harness) -> WorkerResult:
                 runner = runners["baseline" if key == "baseline_repeat" else key]
                 prepared = runner.prepare()
                 flush()
-                samples[key].append(timer(partial(runner.call, prepared)))
+                interval, after = timer(partial(runner.call, prepared))
+                samples[key].append(interval)
+                overhang[key].append(after)
         except Exception as exc:
             raise CandidateFailure(
                 Check(
@@ -274,6 +308,12 @@ def run_bench(h: Harness) -> WorkerResult:
             ) from exc
         finally:
             h.watchdog.disarm()
+    if "candidate" in runners:
+        escaped = overhang_check(
+            overhang["baseline"] + overhang["baseline_repeat"], overhang["candidate"], samples["candidate"]
+        )
+        if escaped is not None:
+            checks.append(escaped)
     env: dict[str, str] = {"torch": str(torch.__version__)}
     if h.device.startswith("cuda"):
         env["cuda"] = str(torch.version.cuda)

@@ -35,7 +35,7 @@ def _row(kind: str, entry: BenchEntry) -> str:
 def render_text(result: BenchResult) -> str:
     """Times, achieved rates, % of roofline, the comparison and flags."""
     how = (
-        "CUDA events, device-wide sync before the end event"
+        "CUDA events around the call queued behind the L2 flush (GPU time, no host latency)"
         if result.timer == "cuda-events"
         else "perf_counter (CPU timing)"
     )

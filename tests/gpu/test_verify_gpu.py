@@ -208,3 +208,12 @@ def test_bench_kernelbench_load_inline() -> None:
     result = bench(KB / "01_vector_add.py", KB / "01_vector_add_cuda.py", device="cuda", runs=100, warmup=10)
     print("\n[bench 01_vector_add torch vs load_inline]\n" + render_bench(result))
     assert result.comparison is not None and result.baseline.timing.median_s > 0
+
+
+def test_bench_flags_work_left_on_a_side_stream(tmp_path: Path) -> None:
+    """The timed interval ends at the current stream's end event; a side stream's work shows as overhang."""
+    problem = tmp_path / "problem_add_big.py"
+    problem.write_text((CANDIDATES / "problem_add.py").read_text().replace("N = 4096", "N = 1 << 26"))
+    result = bench(problem, CANDIDATES / "cheat_stream.py", device="cuda", runs=20, warmup=3)
+    print("\n[bench add 2^26: torch vs side-stream cheat]\n" + render_bench(result))
+    assert "work-after-end-event" in result.flags, result.notes

@@ -121,3 +121,16 @@ def test_build_result_flags_excessive_and_cpu() -> None:
     alone = gpu.model_copy(update={"candidate": None})
     no_peaks = build_result(alone, ref, None, runs=100, warmup=10, peaks=None)
     assert "no-roofline" in no_peaks.flags and no_peaks.comparison is None
+
+
+def test_overhang_check_flags_work_after_the_end_event() -> None:
+    from perfagent.timing.protocol import overhang_check
+
+    base_overhang = noisy(12e-6, 0.2, seed=1)  # host sync latency only
+    # honest candidate: same latency, its own time inside the interval
+    assert overhang_check(base_overhang, noisy(13e-6, 0.2, seed=2), noisy(150e-6, 0.05)) is None
+    # side stream: ~0 s inside the interval, 200 µs of work after it
+    failed = overhang_check(base_overhang, noisy(212e-6, 0.05, seed=3), noisy(3e-6, 0.1))
+    assert failed is not None and failed.name == "runtime:work-after-end-event" and not failed.passed
+    assert "after the candidate's end event" in failed.detail
+    assert overhang_check([], [1.0], [1.0]) is None
