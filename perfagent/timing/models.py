@@ -15,6 +15,7 @@ PlausibilityFlag = Literal[
     "above-peak-bandwidth",
     "above-peak-flops",
     "excessive-speedup",
+    "work-after-end-event",
     "cpu-timing",
     "no-roofline",
 ]
