@@ -13,6 +13,7 @@ ever claimed that was not measured.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -573,5 +574,11 @@ def apply_candidate(wl: OptimizeWorkload, best: CandidateOutcome, *, force: bool
         notes.append(
             f"the launch spec {wl.spec_path} passes its own -D values; set {flags} in its [defines] for the rewrite to take "
             "effect there (perfagent did not edit the spec)"
+        )
+    if best.launch and wl.spec_path is not None:
+        geometry = ", ".join(f"{k} = {json.dumps(v)}" for k, v in sorted(best.launch.items()))
+        notes.append(
+            f"the rewrite was measured with {geometry}: set that in the launch spec {wl.spec_path} (or its "
+            f'[variants."{path.name}"]) for the rewrite to run that way (perfagent did not edit the spec)'
         )
     return AppliedChange(path=str(path), backup=str(backup), candidate=best.id, notes=notes)

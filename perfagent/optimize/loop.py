@@ -13,8 +13,10 @@ diagnosis that re-plans them. LLM failures are recorded; two in a row stop the l
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,14 @@ from perfagent.optimize.outcome import Decision, MetricCheck, beats_best, check_
 from perfagent.optimize.plan import PlannedTransform, make_plan
 from perfagent.optimize.record import CandidateOutcome, CheckRecord, PlanStep, VerificationSummary
 from perfagent.optimize.workload import OptimizeWorkload
-from perfagent.rewrite.base import Candidate, FailedAttempt, Rewriter, RewriteRequest
+from perfagent.rewrite.base import (
+    Candidate,
+    FailedAttempt,
+    LaunchArg,
+    LaunchContext,
+    Rewriter,
+    RewriteRequest,
+)
 from perfagent.verify.models import VerificationResult
 
 FEEDBACK_VERDICTS = frozenset(
@@ -121,6 +130,8 @@ class _State:
     defines: dict[str, int]
     before: KernelProfile | None
     diagnosis: KernelDiagnosis | None
+    launch: dict[str, Any] = field(default_factory=dict)
+    """Launch geometry of the current best (overrides of the spec's grid / block / shared_mem)."""
     parent: str | None = None
     best_id: str | None = None
     best_speedup: float | None = None
@@ -170,6 +181,7 @@ class OptimizeLoop:
         if baseline.start_speedup is not None:
             self.state.best_speedup = 1.0  # speed-ups are normalised to the starting ModelNew
         self.plan_log: list[PlannedTransform] = []
+        self._spec_data: dict[str, Any] | None = None
         self.tried: set[int] = set()
 
     # ------------------------------------------------------------------ events
@@ -199,7 +211,27 @@ class OptimizeLoop:
             hardware=self.hardware,
             kernel=self.wl.entry,
             failed_attempts=self.state.failed[-MAX_FEEDBACK:],
+            launch=self.launch_context(),
             max_candidates=self.settings.max_candidates,
+        )
+
+    def launch_context(self) -> LaunchContext | None:
+        """The oracle spec's launch geometry with the current best's overrides (cuda-kernel only)."""
+        if self.wl.kind != "cuda-kernel" or self.wl.spec_path is None:
+            return None
+        if self._spec_data is None:
+            self._spec_data = measure.oracle_spec_data(self.wl)
+        data = {**self._spec_data, **self.state.launch}
+        return LaunchContext(
+            grid=list(data["grid"]),
+            block=list(data["block"]),
+            shared_mem=data.get("shared_mem", 0),
+            params=dict(data.get("params", {})),
+            defines=dict(data.get("defines", {})),
+            args=[
+                LaunchArg(name=a["name"], value=a.get("value"), shape=list(a.get("shape") or []))
+                for a in data.get("args", [])
+            ],
         )
 
     def make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
@@ -355,6 +387,14 @@ class OptimizeLoop:
         folder = self.run_dir / "candidates" / f"{n:02d}_{cand.transform}"
         folder.mkdir(parents=True, exist_ok=True)
         defines = {**st.defines, **cand.defines}
+        launch = {
+            **st.launch,
+            **(
+                cand.launch.model_dump(include=set(measure.LAUNCH_KEYS), exclude_none=True)
+                if cand.launch
+                else {}
+            ),
+        }
         source_path = folder / (measure.CANDIDATE_CU if wl.language == "cuda" else f"source{wl.suffix}")
         source_path.write_text(cand.source, encoding="utf-8")
         diff_path = folder / "diff.patch"
@@ -370,6 +410,7 @@ class OptimizeLoop:
             "description": cand.description,
             "parameters": dict(cand.parameters),
             "defines": defines,
+            "launch": launch,
             "iteration": self.step,
             "parent": st.parent,
             "file": str(wl.file),
@@ -381,9 +422,9 @@ class OptimizeLoop:
             "metric": entry.primary_effect.metric,
             "metric_direction": entry.primary_effect.direction,
         }
-        key = _key(cand.source, defines)
+        key = _key(cand.source, defines, launch)
         if key in st.seen:
-            reason = f"same source and macros as {st.seen[key]}: not measured again"
+            reason = f"same source, macros and launch as {st.seen[key]}: not measured again"
             outcome = CandidateOutcome(
                 **base,  # type: ignore[arg-type]
                 verification=VerificationSummary(verdict="not-verified", reason="duplicate"),
@@ -393,7 +434,7 @@ class OptimizeLoop:
             )
             return self._finish(outcome, folder)
         st.seen[key] = cid
-        spec = measure.candidate_spec(wl, folder, defines) if wl.kind == "cuda-kernel" else None
+        spec = measure.candidate_spec(wl, folder, defines, launch) if wl.kind == "cuda-kernel" else None
 
         build = measure.build_check(
             wl, source_path, spec, gpu=self.gpu, arch=s.arch, timeout_s=s.compile_timeout_s
@@ -581,6 +622,7 @@ class OptimizeLoop:
             st.source_file = Path(str(base["source_path"]))
             st.source = st.source_file.read_text(encoding="utf-8")
             st.defines = dict(outcome.defines)
+            st.launch = dict(outcome.launch)
             st.parent = outcome.id
             st.best_id = outcome.id
             st.best_speedup = outcome.speedup
@@ -638,8 +680,10 @@ def _num(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4g}"
 
 
-def _key(source: str, defines: dict[str, int]) -> str:
+def _key(source: str, defines: dict[str, int], launch: Mapping[str, Any] | None = None) -> str:
     text = source + "\0" + ",".join(f"{k}={v}" for k, v in sorted(defines.items()))
+    if launch:
+        text += "\0" + json.dumps(dict(launch), sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -13,7 +13,7 @@ import json
 import shutil
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,8 @@ Progress = Callable[[str], None]
 CANDIDATE_CU = "source.cu"
 """File name of a CUDA candidate inside its folder (the per-candidate spec's variant key)."""
 SPEC_COPY = "launch.toml"
+LAUNCH_KEYS = ("grid", "block", "shared_mem")
+"""What a candidate may change in its launch (``Candidate.launch``)."""
 HARNESS = "perfagent.workloads.run_spec"
 PROFILE_REPEAT = 2
 """Launches the harness makes under ncu (each is profiled and aggregated)."""
@@ -93,25 +95,40 @@ def _torch_cuda_name() -> str | None:
 # --------------------------------------------------------------------------------------------- spec copies
 
 
-def candidate_spec(wl: OptimizeWorkload, folder: Path, defines: dict[str, int]) -> Path:
-    """Write ``folder/launch.toml``: the oracle's launch contract, plus ``defines`` for ``source.cu``.
+def candidate_spec(
+    wl: OptimizeWorkload,
+    folder: Path,
+    defines: dict[str, int],
+    launch: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``folder/launch.toml``: the oracle's launch contract, plus ``defines`` and ``launch`` for ``source.cu``.
 
     The copy names the user's file (absolute path) as ``source`` with its own launch geometry (a
     ``[variants]`` entry of the original spec is folded in when the user's file is one), and gives the
     candidate file a variant whose ``defines`` carry the candidate's ``-D`` macros: a spec's own
-    ``defines`` would otherwise override an ``#ifndef``-guarded ``#define`` the rewrite edited.
+    ``defines`` would otherwise override an ``#ifndef``-guarded ``#define`` the rewrite edited. ``launch``
+    (grid, block, shared_mem) goes into the same variant: the oracle keeps its own geometry.
     """
     assert wl.spec_path is not None
     spec = load_launch_spec(wl.spec_path)
     data = _oracle_spec(spec, wl)
+    variant: dict[str, Any] = {k: v for k, v in (launch or {}).items() if k in LAUNCH_KEYS and v is not None}
     if defines:
-        data["variants"] = {CANDIDATE_CU: {"defines": {k: int(v) for k, v in defines.items()}}}
+        variant["defines"] = {k: int(v) for k, v in defines.items()}
+    if variant:
+        data["variants"] = {CANDIDATE_CU: variant}
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / SPEC_COPY
     header = f"# perfagent: launch spec for this candidate, derived from {wl.spec_path}\n"
     path.write_text(header + toml_write.dumps(data), encoding="utf-8")
     load_launch_spec(path)  # it must read back
     return path
+
+
+def oracle_spec_data(wl: OptimizeWorkload) -> dict[str, Any]:
+    """The oracle's launch spec as plain data (its variant for the user's file folded in)."""
+    assert wl.spec_path is not None
+    return _oracle_spec(load_launch_spec(wl.spec_path), wl)
 
 
 def _oracle_spec(spec: LaunchSpec, wl: OptimizeWorkload) -> dict[str, Any]:

@@ -163,6 +163,9 @@ class CandidateOutcome(Frozen):
     parameters: dict[str, int | float | str | bool | None] = Field(default_factory=dict)
     defines: dict[str, int] = Field(default_factory=dict)
     """Macros the build passes (-D) for this candidate (launch-spec kernels), the parent's included."""
+    launch: dict[str, list[int | float | str] | int | float | str] = Field(default_factory=dict)
+    """Launch geometry the candidate runs with instead of the spec's (grid, block, shared_mem), the
+    parent's included; empty: the spec's own."""
     iteration: int
     """The loop iteration (1-based) that proposed it."""
     parent: str | None = None

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import Field, field_validator
 
 from perfagent.models import DeviceInfo, Finding
+from perfagent.workloads.launch_spec import Expr, LaunchOverride
 from profilers.model import Frozen
 
 Language = Literal["cuda", "triton", "python"]
@@ -55,6 +56,32 @@ class FailedAttempt(Frozen):
     """One line from the verifier or the loop: compile error, mismatch with values, not faster, metric did not move."""
 
 
+class LaunchArg(Frozen):
+    """One kernel argument of a launch spec, in parameter order."""
+
+    name: str
+    """The spec's name for it (the kernel's own parameter name may differ: match by position)."""
+    value: Expr | None = None
+    """Scalars: the value expression (e.g. 'n'); None for buffers."""
+    shape: list[Expr] = Field(default_factory=list)
+    """Buffers: the shape expressions."""
+
+
+class LaunchContext(Frozen):
+    """How the oracle's launch spec launches the kernel: what a launch recipe may change and reason with.
+
+    Expressions may use the spec's params and defines and the device attributes ``sm_count``,
+    ``max_threads_per_sm``, ``max_threads_per_block``, ``warp_size`` (bound on the GPU at launch).
+    """
+
+    grid: list[Expr]
+    block: list[Expr]
+    shared_mem: Expr = 0
+    params: dict[str, float | int] = Field(default_factory=dict)
+    defines: dict[str, Expr] = Field(default_factory=dict)
+    args: list[LaunchArg] = Field(default_factory=list)
+
+
 class Candidate(Frozen):
     """One proposed rewrite: a complete new source and how it differs from the original."""
 
@@ -74,6 +101,9 @@ class Candidate(Frozen):
     defines: dict[str, int] = Field(default_factory=dict)
     """Macro values the build must pass (-DNAME=value) for this candidate: a launch spec's own ``defines``
     would otherwise override an ``#ifndef``-guarded ``#define`` the recipe edited."""
+    launch: LaunchOverride | None = None
+    """Launch-spec geometry this candidate needs (grid, block, shared_mem), written into the candidate's
+    spec copy; None: the current geometry. The user's spec is never edited (``--apply`` says what to set)."""
     diff: str
     """Unified diff against the original source."""
     tokens: TokenUsage | None = None
@@ -100,6 +130,8 @@ class RewriteRequest(Frozen):
     """Name of the kernel to rewrite when the source holds several (None: every kernel in the file)."""
     failed_attempts: list[FailedAttempt] = Field(default_factory=list)
     """Earlier rejected candidates for this kernel, oldest first."""
+    launch: LaunchContext | None = None
+    """The launch spec's geometry (cuda-kernel workloads); None: the source launches itself or is not CUDA."""
     max_candidates: int = Field(default=4, ge=1, le=64)
     """Most candidates to return."""
 
@@ -185,12 +217,13 @@ def make_candidate(
     recipe: str | None = None,
     parameters: dict[str, ParamValue] | None = None,
     defines: dict[str, int] | None = None,
+    launch: LaunchOverride | None = None,
     tokens: TokenUsage | None = None,
     notes: list[str] | None = None,
 ) -> Candidate:
     """Build a ``Candidate`` for ``request`` with its id and diff filled in."""
     return Candidate(
-        id=candidate_id(request.transform, backend, source),
+        id=candidate_id(request.transform, backend, source + _launch_key(launch)),
         transform=request.transform,
         backend=backend,
         recipe=recipe,
@@ -198,7 +231,15 @@ def make_candidate(
         description=description,
         parameters=dict(parameters or {}),
         defines=dict(defines or {}),
+        launch=launch,
         diff=unified_diff(request.source, source, request.path),
         tokens=tokens,
         notes=list(notes or []),
     )
+
+
+def _launch_key(launch: LaunchOverride | None) -> str:
+    """Extra id material: the same source under another launch geometry is another candidate."""
+    if launch is None:
+        return ""
+    return "\0" + launch.model_dump_json(exclude_none=True)

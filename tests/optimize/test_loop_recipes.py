@@ -153,6 +153,6 @@ def test_duplicates_are_not_measured_twice_and_not_timed_is_not_retried(tmp_path
     )
     result = loop.run()
     assert [c.verdict for c in result.candidates] == ["not-verified", "duplicate"]
-    assert "same source and macros as c1" in result.candidates[1].reason
+    assert "same source, macros and launch as c1" in result.candidates[1].reason
     # "not verified (no GPU)" is the machine, not the code: no retry with it as feedback.
     assert len(rewriter.requests) == 1 and result.stopped.startswith("plan exhausted")

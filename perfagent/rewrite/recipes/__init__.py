@@ -80,7 +80,9 @@ class RecipesRewriter:
             if len(out) >= request.max_candidates or _safe_applies(recipe, request) is not None:
                 continue
             for cand in recipe.propose(request):
-                if all(c.id != cand.id for c in out) and cand.source != request.source:
+                if all(c.id != cand.id for c in out) and (
+                    cand.source != request.source or cand.launch is not None
+                ):
                     out.append(cand)
         return out[: request.max_candidates]
 
