@@ -103,6 +103,10 @@ class ExpectedEffect(KnowledgeModel):
     """'down' or 'up'."""
     text: str = ""
     """Why this metric moves, in plain words."""
+    categories: list[str] = Field(default_factory=list)
+    """When the transform targets a finding of one of these taxonomy categories, this effect decides
+    (before the primary): a launch tweak on a DRAM-bound kernel must raise DRAM throughput, whatever
+    it does to occupancy. Empty: no preference."""
 
     @field_validator("metric")
     @classmethod
@@ -167,8 +171,16 @@ class Transform(KnowledgeModel):
 
     @property
     def primary_effect(self) -> ExpectedEffect:
-        """The metric the optimize loop checks first."""
+        """The metric the optimize loop checks first (with no targeted category)."""
         return self.expected_effect[0]
+
+    def effect_for(self, category: str | None) -> ExpectedEffect:
+        """The effect that decides for a finding of ``category``: one naming it, else the primary."""
+        if category is not None:
+            for effect in self.expected_effect:
+                if category in effect.categories:
+                    return effect
+        return self.primary_effect
 
     def applicable(self, kernel: Any) -> list[MetricCondition]:
         """The ``applies_when`` conditions that hold on a kernel profile."""

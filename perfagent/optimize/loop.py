@@ -46,10 +46,10 @@ from perfagent.optimize.workload import OptimizeWorkload
 from perfagent.rewrite.base import (
     Candidate,
     FailedAttempt,
-    LaunchArg,
     LaunchContext,
     Rewriter,
     RewriteRequest,
+    launch_context,
 )
 from perfagent.verify.models import VerificationResult
 
@@ -222,17 +222,7 @@ class OptimizeLoop:
         if self._spec_data is None:
             self._spec_data = measure.oracle_spec_data(self.wl)
         data = {**self._spec_data, **self.state.launch}
-        return LaunchContext(
-            grid=list(data["grid"]),
-            block=list(data["block"]),
-            shared_mem=data.get("shared_mem", 0),
-            params=dict(data.get("params", {})),
-            defines=dict(data.get("defines", {})),
-            args=[
-                LaunchArg(name=a["name"], value=a.get("value"), shape=list(a.get("shape") or []))
-                for a in data.get("args", [])
-            ],
-        )
+        return launch_context(data)
 
     def make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
         from perfagent.rewrite import get_rewriter
@@ -419,8 +409,8 @@ class OptimizeLoop:
             "diff": cand.diff,
             "tokens": cand.tokens.model_dump() if cand.tokens else None,
             "notes": list(cand.notes),
-            "metric": entry.primary_effect.metric,
-            "metric_direction": entry.primary_effect.direction,
+            "metric": entry.effect_for(step.finding.category if step.finding else None).metric,
+            "metric_direction": entry.effect_for(step.finding.category if step.finding else None).direction,
         }
         key = _key(cand.source, defines, launch)
         if key in st.seen:
@@ -495,9 +485,10 @@ class OptimizeLoop:
             and beats_best(timing, st.best_speedup)
         ):
             if not self.baseline.can_profile:
+                effect = entry.effect_for(step.finding.category if step.finding else None)
                 metric = MetricCheck(
-                    entry.primary_effect.metric,
-                    entry.primary_effect.direction,
+                    effect.metric,
+                    effect.direction,
                     note=self.baseline.profile_note,
                 )
             else:
@@ -511,7 +502,13 @@ class OptimizeLoop:
                         arch=s.arch,
                         timeout_s=s.profile_timeout_s,
                     )
-                metric = check_metric(entry, st.before, reprofiled.kernel, unavailable=reprofiled.note)
+                metric = check_metric(
+                    entry,
+                    st.before,
+                    reprofiled.kernel,
+                    unavailable=reprofiled.note,
+                    category=step.finding.category if step.finding else None,
+                )
                 self._ev(
                     Profiled,
                     f"{cid}: {metric.metric} {_num(metric.before)} -> {_num(metric.after)}",

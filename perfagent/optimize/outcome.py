@@ -51,20 +51,21 @@ def check_metric(
     after: KernelProfile | None,
     *,
     unavailable: str | None = None,
+    category: str | None = None,
 ) -> MetricCheck:
     """Compare the transform's expected effects between two profiles of the kernel.
 
-    The primary effect decides; when a profile lacks it, the first effect both profiles measured
-    decides (said in ``note``).
+    The effect for the targeted finding's ``category`` decides (the primary effect when none names
+    it); when a profile lacks it, the first effect both profiles measured decides (said in ``note``).
     """
-    primary = transform.primary_effect
+    primary = transform.effect_for(category)
     if before is None or after is None:
         why = unavailable or (
             "the original was not profiled" if before is None else "the candidate was not profiled"
         )
         return MetricCheck(primary.metric, primary.direction, note=why)
     chosen: ExpectedEffect | None = None
-    for effect in transform.expected_effect:
+    for effect in [primary, *transform.expected_effect]:
         if metric_value(before, effect.metric) is not None and metric_value(after, effect.metric) is not None:
             chosen = effect
             break

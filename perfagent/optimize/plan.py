@@ -4,6 +4,9 @@ Tiers, in order (a transform appears once, at its first tier):
 
 1. ``requested`` — transforms named by the caller (``--transform``); nothing else is planned then.
 2. ``diagnosis`` — each finding's own transforms, findings in rank order (recoverable time).
+   ``headroom`` — a kernel "at its bound" on DRAM but still below the practical ceiling
+   (``PRACTICAL_DRAM_PCT``) gets the cheap tuning transforms a recipe can do (its finding's own, and
+   the catalog's for its category): launch geometry and vector width, nothing structural.
 3. ``catalog`` — catalog transforms that fix the finding's category and whose measured indicators
    (``applies_when``) hold on the kernel (``Transform.applicable``).
 4. ``indicated`` — any other transform whose indicators hold.
@@ -26,6 +29,11 @@ from perfagent.errors import BadInput
 from perfagent.models import Finding, KernelDiagnosis
 from perfagent.optimize.record import PlanOrigin, PlanStep
 from perfagent.rewrite.base import Rewriter, RewriteRequest
+
+PRACTICAL_DRAM_PCT = 88.0
+"""DRAM throughput (% of peak) a well-tuned streaming kernel reaches: 86.7-88.8 % of the datasheet
+peak on an H200 (float4, one vector per thread; torch's own copy 86.9 %), measured with
+scripts/gpu_dram_ceiling.py (BENCHMARKS.md). Below it, "at its bound" still leaves tuning headroom."""
 
 RequestFor = Callable[[str, Finding | None], RewriteRequest]
 """Builds the rewrite request for (transform id, finding) on the current source."""
@@ -118,13 +126,23 @@ def make_plan(
             entry = found
             holding, all_measured = indicator_state(entry, kernel)
             skipped = None
-            if measured and f.severity == "info":
+            origin: PlanOrigin = "diagnosis"
+            if measured and f.severity == "info" and _dram_headroom(f, kernel) and entry.recipes:
+                origin = "headroom"
+            elif measured and f.severity == "info":
                 skipped = f"the kernel is at its bound ({f.title}): little headroom, no busywork"
             elif measured and all_measured and not holding:
                 skipped = "its measured indicators do not hold: " + "; ".join(
                     c.describe() for c in entry.applies_when
                 )
-            out.append(PlannedTransform(entry, f, "diagnosis", tuple(holding), skipped))
+            out.append(PlannedTransform(entry, f, origin, tuple(holding), skipped))
+    for f in findings:
+        if measured and f.severity == "info" and _dram_headroom(f, kernel):
+            out.extend(
+                PlannedTransform(entry, f, "headroom", ())
+                for entry in entries.values()
+                if f.category in entry.fixes and entry.recipes
+            )
     if kernel is not None and measured and actionable:
         for f in actionable:
             for entry in entries.values():
@@ -145,6 +163,14 @@ def make_plan(
             if recipe_check.applies(request_for(entry.id, attach)) is None:
                 out.append(PlannedTransform(entry, attach, "recipe", ()))
     return _ask(_dedupe(out), rewriter, request_for)
+
+
+def _dram_headroom(f: Finding, kernel: KernelDiagnosis | None) -> bool:
+    """An "at its bound" DRAM finding on a kernel still below the practical DRAM ceiling."""
+    if f.category != "dram-bandwidth" or kernel is None:
+        return False
+    pct = kernel.profile.metrics.dram_throughput_pct
+    return pct is not None and pct < PRACTICAL_DRAM_PCT
 
 
 def _finding_for(entry: Transform, findings: Sequence[Finding]) -> Finding | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, field_validator
@@ -65,6 +66,8 @@ class LaunchArg(Frozen):
     """Scalars: the value expression (e.g. 'n'); None for buffers."""
     shape: list[Expr] = Field(default_factory=list)
     """Buffers: the shape expressions."""
+    role: str | None = None
+    """Buffers: 'input', 'output', 'inout' or 'scratch' as the spec says (None: the spec's default)."""
 
 
 class LaunchContext(Frozen):
@@ -80,6 +83,23 @@ class LaunchContext(Frozen):
     params: dict[str, float | int] = Field(default_factory=dict)
     defines: dict[str, Expr] = Field(default_factory=dict)
     args: list[LaunchArg] = Field(default_factory=list)
+
+
+def launch_context(spec: Mapping[str, Any]) -> LaunchContext:
+    """A ``LaunchContext`` from launch-spec data (``LaunchSpec.model_dump(mode="json")``, overrides merged)."""
+    return LaunchContext(
+        grid=list(spec["grid"]),
+        block=list(spec["block"]),
+        shared_mem=spec.get("shared_mem", 0),
+        params=dict(spec.get("params") or {}),
+        defines=dict(spec.get("defines") or {}),
+        args=[
+            LaunchArg(
+                name=a["name"], value=a.get("value"), shape=list(a.get("shape") or []), role=a.get("role")
+            )
+            for a in spec.get("args", [])
+        ],
+    )
 
 
 class Candidate(Frozen):
