@@ -10,7 +10,7 @@
 #
 # Robust by construction: every command has a timeout, one failing example never stops the others, and a
 # total budget (BUDGET_S, default 540 s) skips what no longer fits (said in the report). Knobs (env):
-# ITER (2) CANDS (2) SEEDS (2) RUNS (20) WARMUP (3) BENCH_RUNS (30) EX_TIMEOUT (150) BENCH_TIMEOUT (90).
+# ITER (3) CANDS (2) SEEDS (2) RUNS (20) WARMUP (3) BENCH_RUNS (30) EX_TIMEOUT (150) BENCH_TIMEOUT (90).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 if [ -f scripts/gpu_env.sh ]; then
@@ -23,7 +23,7 @@ WORK="$OUT/optimize"
 mkdir -p "$WORK"
 PY=${PYTHON:-python3}
 BUDGET_S=${BUDGET_S:-540}
-ITER=${ITER:-2}
+ITER=${ITER:-3}
 CANDS=${CANDS:-2}
 SEEDS=${SEEDS:-2}
 RUNS=${RUNS:-20}
@@ -138,9 +138,9 @@ for (kind, name), text in sorted(status.items()):
         print(f"| {name} | | | | | | | | {short(text)} |")
 
 print("\n## The loop: `perfagent optimize --backend recipes`\n")
-print("| example | baseline | best | speed-up | % DRAM peak base → best | % compute peak | % roofline base → best | "
+print("| example | top finding | baseline | best | speed-up | % DRAM peak base → best | % compute peak | % roofline base → best | "
       "≥ 85 % DRAM (memory-bound) | transforms won | rejected (why) | status |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 incorrect_accepted = 0
 names = sorted({n for (k, n) in status if k == "optimize"} | {p.name[4:] for p in work.glob("run_*")})
 for name in names:
@@ -159,14 +159,19 @@ for name in names:
         if c.get("accepted") and (c.get("verification") or {}).get("verdict") != "pass":
             incorrect_accepted += 1
     best = next((c for c in cands if c.get("id") == best_id), None)
-    won = ", ".join(f"{c['id']} {c['transform']}" for c in cands if c.get("accepted")) or "–"
+    def how(c):
+        geometry = ", ".join(f"{k}={v}" for k, v in (c.get("launch") or {}).items())
+        return f"{c['id']} {c['transform']} ({c.get('recipe') or c.get('backend')}{'; ' + geometry if geometry else ''})"
+
+    won = ", ".join(how(c) for c in cands if c.get("accepted")) or "–"
+    top = ((base.get("findings") or [{}])[0]).get("category", "?")
     rejected = "; ".join(f"{c['id']} {c['transform']}: {c['verdict']} ({short(c.get('reason', ''), 70)})" for c in cands if not c.get("accepted")) or "–"
     bound = ((base.get("profile") or {}).get("bound")) or "?"
     dram_best = (best or {}).get("pct_of_dram_peak") if best else base.get("pct_of_dram_peak")
     target85 = "–" if bound != "memory" else ("yes" if (dram_best or 0) >= 85 else "no")
     speed = f"{best['speedup']:.2f}x" if best and best.get("speedup") else "–"
     print(
-        f"| {name} | {ms(base.get('time_s'))} | {ms((best or {}).get('time_s'))} | {speed} | "
+        f"| {name} | {top} | {ms(base.get('time_s'))} | {ms((best or {}).get('time_s'))} | {speed} | "
         f"{pct(base.get('pct_of_dram_peak'))} → {pct((best or {}).get('pct_of_dram_peak'))} | "
         f"{pct(base.get('pct_of_compute_peak'))} → {pct((best or {}).get('pct_of_compute_peak'))} | "
         f"{pct(base.get('pct_of_roofline'))} → {pct((best or {}).get('pct_of_roofline'))} | {target85} ({bound}) | "

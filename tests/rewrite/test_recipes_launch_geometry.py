@@ -67,7 +67,6 @@ def test_one_element_per_thread_kernel_sweeps_the_block_with_its_grid() -> None:
 @pytest.mark.parametrize(
     ("example", "why"),
     [
-        ("05_low_occupancy_smem", "shared memory"),
         ("03_reduction_divergent", "shared memory"),
         ("06_register_spills", "__launch_bounds__"),
         ("01_transpose_naive", "more than one dimension"),
@@ -113,3 +112,19 @@ def test_candidate_spec_copy_carries_the_grid_for_the_candidate_only(tmp_path: P
     assert data["grid"] == [32]  # the oracle keeps its own geometry
     assert data["variants"]["source.cu"]["grid"] == ["ceil_div(n, 256)"]
     load_launch_spec(path)  # a valid spec
+
+
+def test_oversized_dynamic_shared_memory_is_right_sized() -> None:
+    cands = launch_geometry.propose(_request("05_low_occupancy_smem", max_candidates=8))
+    assert len(cands) == 1 and cands[0].launch is not None
+    # scratch[threadIdx.x] only: 128 threads x 4 bytes instead of the spec's 200 KiB
+    assert cands[0].launch.shared_mem == "512" and cands[0].parameters["bytes"] == 512
+
+
+def test_shared_memory_indexed_otherwise_is_not_resized() -> None:
+    source = (CUDA / "05_low_occupancy_smem" / "slow.cu").read_text().replace(
+        "out[i] = fmaf(a, scratch[threadIdx.x], b);", "out[i] = fmaf(a, scratch[threadIdx.x ^ 1], b);"
+    )
+    req = _request("05_low_occupancy_smem").model_copy(update={"source": source})
+    reason = launch_geometry.applies(req)
+    assert reason is not None and "scratch on line" in reason and "threadIdx.x alone" in reason

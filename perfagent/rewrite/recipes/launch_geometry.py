@@ -17,6 +17,10 @@ the kernel, from how it uses the built-in index variables (1-D launches only):
   to match, only when the kernel has no shared memory, no ``__syncthreads``, no ``__launch_bounds__``
   and uses ``blockDim.x`` / ``threadIdx.x`` only in the global index.
 
+- **oversized dynamic shared memory** — every ``extern __shared__`` array indexed only by
+  ``threadIdx.x``: ``shared_mem = block * sizeof(T)`` instead of the spec's larger request (more
+  resident blocks per SM).
+
 Anything else (2-D/3-D geometry, ``blockIdx`` used as a block id, per-block outputs) does not apply, and
 ``applies`` says which use of which built-in blocked it and on what line.
 """
@@ -171,6 +175,9 @@ def applies(request: RewriteRequest) -> str | None:
     if isinstance(kernel, str):
         return kernel
     uses = analyse(kernel)
+    smem = _shared_mem_candidate(kernel, request.launch)
+    if isinstance(smem, tuple):
+        return None
     if uses.grid_stride:
         return None if _grid_candidates(kernel, request.launch) else "no grid differs from the current one"
     if uses.block_free:
@@ -179,7 +186,50 @@ def applies(request: RewriteRequest) -> str | None:
             if _block_candidates(request.launch)
             else ("the grid is not written with the literal block size (ceil_div(n, B) or (n + B - 1) / B)")
         )
-    return uses.blocker
+    return f"{uses.blocker}; dynamic shared memory: {smem}"
+
+
+def _shared_mem_candidate(kernel: Node, launch: LaunchContext) -> tuple[str, int, int] | str:
+    """(shared_mem expression, bytes now, bytes then) when the spec's dynamic shared memory is oversized.
+
+    Applies when every dynamic (``extern __shared__``) array of the kernel is subscripted only as
+    ``name[threadIdx.x]``: a block then touches ``blockDim.x`` elements, so ``block * sizeof(T)`` bytes
+    suffice and the rest only lowers occupancy. Else the reason.
+    """
+    current = _value(launch.shared_mem, launch)
+    if not current:
+        return "the spec requests none"
+    body = kernel.child_by_field_name("body") or kernel
+    arrays = [
+        (decl, ident)
+        for decl, _d, ident, _sizes in _cuda.shared_arrays(body)
+        if _cuda.has_storage(decl, "extern")
+    ]
+    if not arrays:
+        return "no extern __shared__ array"
+    widest = 0
+    for decl, ident in arrays:
+        elem = _cuda.ELEMENT_BYTES.get(_cuda.element_type(decl))
+        if elem is None:
+            return f"unknown element type {_cuda.element_type(decl)!r}"
+        widest = max(widest, elem)
+        name = _cuda.text(ident)
+        for node in _cuda.walk(body):
+            if node.type == "identifier" and _cuda.text(node) == name and node.id != ident.id:
+                parent = node.parent
+                index = None
+                if parent is not None and parent.type == "subscript_expression":
+                    index = parent.child_by_field_name("index") or next(
+                        (c for c in parent.children if c.type == "subscript_argument_list"), None
+                    )
+                if index is None or " ".join(_cuda.text(index).strip("[] ").split()) != "threadIdx.x":
+                    return f"{name} on line {_cuda.line_of(node)} is not indexed by threadIdx.x alone"
+    block = launch.block[0]
+    expr = f"{widest * int(block)}" if isinstance(block, int) else f"{widest} * {_paren(block)}"
+    needed = _value(expr, launch)
+    if needed is None or needed >= current:
+        return f"{current} bytes requested, {needed} needed: not oversized"
+    return expr, current, needed
 
 
 def _names(launch: LaunchContext) -> dict[str, float | int]:
@@ -329,6 +379,22 @@ def propose(request: RewriteRequest) -> list[Candidate]:
     assert not isinstance(kernel, str)
     uses = analyse(kernel)
     out: list[Candidate] = []
+    smem = _shared_mem_candidate(kernel, request.launch)
+    if isinstance(smem, tuple):
+        expr, now, then = smem
+        out.append(
+            make_candidate(
+                request,
+                backend="recipes",
+                recipe=NAME,
+                source=request.source,
+                description=f"dynamic shared memory {expr} = {then} bytes per block instead of {request.launch.shared_mem} = {now} "
+                "(each block touches blockDim.x elements): more blocks fit on an SM",
+                parameters={"shared_mem": expr, "bytes": then},
+                launch=LaunchOverride(shared_mem=expr),
+                notes=["source unchanged: only the launch spec's dynamic shared memory differs"],
+            )
+        )
     if uses.grid_stride:
         for label, expr, blocks in _grid_candidates(kernel, request.launch):
             out.append(
@@ -345,7 +411,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
                     ],
                 )
             )
-    else:
+    elif uses.block_free:
         for block, expr in _block_candidates(request.launch):
             out.append(
                 make_candidate(
