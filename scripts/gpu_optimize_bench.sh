@@ -10,7 +10,7 @@
 #
 # Robust by construction: every command has a timeout, one failing example never stops the others, and a
 # total budget (BUDGET_S, default 540 s) skips what no longer fits (said in the report). Knobs (env):
-# ITER (3) CANDS (2) SEEDS (2) RUNS (20) WARMUP (3) BENCH_RUNS (30) EX_TIMEOUT (150) BENCH_TIMEOUT (90).
+# PAIRS and OPTIMIZE (space-separated lists; empty skips that part) ITER (3) CANDS (2) SEEDS (2) RUNS (20) WARMUP (3) BENCH_RUNS (30) EX_TIMEOUT (150) BENCH_TIMEOUT (90).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 if [ -f scripts/gpu_env.sh ]; then
@@ -40,9 +40,9 @@ note() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$STATUS"; echo "[$(date +%T)] 
 
 # Pairs whose fixed.cu is a drop-in rewrite of slow.cu under one launch spec (07 and 08 have no fix;
 # 11's fix changes the data layout).
-PAIRS="01_transpose_naive 02_transpose_bank_conflicts 03_reduction_divergent 04_small_grid 05_low_occupancy_smem 06_register_spills 09_histogram_atomics 10_sgemm_naive"
+PAIRS=${PAIRS-"01_transpose_naive 02_transpose_bank_conflicts 03_reduction_divergent 04_small_grid 05_low_occupancy_smem 06_register_spills 09_histogram_atomics 10_sgemm_naive"}
 # Optimize order: where a recipe is expected to matter first, so that a tight budget keeps the informative runs.
-OPTIMIZE="cuda/02_transpose_bank_conflicts cuda/03_reduction_divergent cuda/05_low_occupancy_smem cuda/04_small_grid triton/02_softmax_small_block.py triton/01_matmul_bad_config.py cuda/01_transpose_naive cuda/06_register_spills cuda/09_histogram_atomics cuda/10_sgemm_naive cuda/11_strided_access cuda/08_vector_copy_near_peak cuda/07_compute_bound_fma"
+OPTIMIZE=${OPTIMIZE-"cuda/02_transpose_bank_conflicts cuda/03_reduction_divergent cuda/05_low_occupancy_smem cuda/04_small_grid triton/02_softmax_small_block.py triton/01_matmul_bad_config.py cuda/01_transpose_naive cuda/06_register_spills cuda/09_histogram_atomics cuda/10_sgemm_naive cuda/11_strided_access cuda/08_vector_copy_near_peak cuda/07_compute_bound_fma"}
 
 {
   if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1; else echo "no nvidia-smi"; fi

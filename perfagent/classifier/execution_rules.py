@@ -316,7 +316,11 @@ def memory_bound_with_headroom(ctx: RuleContext) -> Finding | Skip | None:
             ["smem-tiling", "register-tiling", "vectorize-access"],
         )
     else:
-        category, what, transforms = "dram-bandwidth", "DRAM", ["vectorize-access", "kernel-fusion"]
+        category, what, transforms = (
+            "dram-bandwidth",
+            "DRAM",
+            ["vectorize-access", "launch-config", "kernel-fusion"],
+        )
     speedup = cap(AT_BOUND_FRAC / mem + 0.0, ctx.sol_cap)
     return finding(
         ctx,

@@ -131,7 +131,7 @@ def make_plan(
                 origin = "headroom"
             elif measured and f.severity == "info":
                 skipped = f"the kernel is at its bound ({f.title}): little headroom, no busywork"
-            elif measured and all_measured and not holding:
+            elif measured and all_measured and not holding and not _targets(entry, f.category):
                 skipped = "its measured indicators do not hold: " + "; ".join(
                     c.describe() for c in entry.applies_when
                 )
@@ -163,6 +163,12 @@ def make_plan(
             if recipe_check.applies(request_for(entry.id, attach)) is None:
                 out.append(PlannedTransform(entry, attach, "recipe", ()))
     return _ask(_dedupe(out), rewriter, request_for)
+
+
+def _targets(entry: Transform, category: str) -> bool:
+    """The entry names an effect for ``category``: its general indicators (``applies_when``) are about
+    other categories and do not veto it (launch-config's are about occupancy, not DRAM bytes in flight)."""
+    return any(category in effect.categories for effect in entry.expected_effect)
 
 
 def _dram_headroom(f: Finding, kernel: KernelDiagnosis | None) -> bool:
