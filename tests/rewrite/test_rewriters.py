@@ -39,6 +39,7 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "grid-swizzle",
         "restrict-pointers",
         "loop-unroll",
+        "vectorize-access",
     }
     for recipe in RECIPES.values():
         assert recipe.transforms and all(t in catalog() for t in recipe.transforms)

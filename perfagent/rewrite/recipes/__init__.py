@@ -17,6 +17,7 @@ from perfagent.rewrite.recipes import (
     restrict_pointers,
     smem_padding,
     triton_config,
+    vectorize_access,
 )
 from perfagent.rewrite.recipes._cuda import ParseError
 from perfagent.rewrite.recipes.registry import Recipe
@@ -32,6 +33,7 @@ RECIPES: dict[str, Recipe] = {
         grid_swizzle.RECIPE,
         restrict_pointers.RECIPE,
         loop_unroll.RECIPE,
+        vectorize_access.RECIPE,
     )
 }
 """Every recipe by name."""
