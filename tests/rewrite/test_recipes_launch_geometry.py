@@ -122,8 +122,12 @@ def test_oversized_dynamic_shared_memory_is_right_sized() -> None:
 
 
 def test_shared_memory_indexed_otherwise_is_not_resized() -> None:
-    source = (CUDA / "05_low_occupancy_smem" / "slow.cu").read_text().replace(
-        "out[i] = fmaf(a, scratch[threadIdx.x], b);", "out[i] = fmaf(a, scratch[threadIdx.x ^ 1], b);"
+    source = (
+        (CUDA / "05_low_occupancy_smem" / "slow.cu")
+        .read_text()
+        .replace(
+            "out[i] = fmaf(a, scratch[threadIdx.x], b);", "out[i] = fmaf(a, scratch[threadIdx.x ^ 1], b);"
+        )
     )
     req = _request("05_low_occupancy_smem").model_copy(update={"source": source})
     reason = launch_geometry.applies(req)

@@ -40,12 +40,13 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "restrict-pointers",
         "loop-unroll",
         "vectorize-access",
+        "launch-geometry",
     }
     for recipe in RECIPES.values():
         assert recipe.transforms and all(t in catalog() for t in recipe.transforms)
         assert recipe.summary
     assert [r.name for r in recipes_for("launch-config", "triton")] == ["triton-config"]
-    assert [r.name for r in recipes_for("launch-config", "cuda")] == ["launch-config"]
+    assert [r.name for r in recipes_for("launch-config", "cuda")] == ["launch-config", "launch-geometry"]
 
 
 def test_recipes_backend_explains_what_it_cannot_do() -> None:

@@ -13,6 +13,7 @@ from perfagent.rewrite.base import Candidate, RewriteRequest
 from perfagent.rewrite.recipes import (
     grid_swizzle,
     launch_config,
+    launch_geometry,
     loop_unroll,
     restrict_pointers,
     smem_padding,
@@ -29,6 +30,7 @@ RECIPES: dict[str, Recipe] = {
     for r in (
         smem_padding.RECIPE,
         launch_config.RECIPE,
+        launch_geometry.RECIPE,
         triton_config.RECIPE,
         grid_swizzle.RECIPE,
         restrict_pointers.RECIPE,
