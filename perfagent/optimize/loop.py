@@ -316,6 +316,8 @@ class OptimizeLoop:
                     break
                 continue
             llm_in_a_row = 0
+            # unseen proposals first: a recipe re-asked after an acceptance repeats what was measured
+            candidates = sorted(candidates, key=lambda c: self._candidate_key(c) in st.seen)
             candidates = candidates[: self.settings.max_candidates]
             self._ev(
                 Proposed,
@@ -325,12 +327,18 @@ class OptimizeLoop:
             )
             accepted: CandidateOutcome | None = None
             feedback = False
-            for cand in candidates:
-                outcome = self.evaluate(cand, step)
+            outcomes = [self.evaluate(cand, step) for cand in candidates]
+            for outcome in outcomes:
                 if outcome.accepted:
                     accepted = outcome
                 elif outcome.verdict in FEEDBACK_VERDICTS:
                     feedback = True
+            if outcomes and all(o.verdict == "duplicate" for o in outcomes):
+                self.step -= 1  # nothing new was measured: the iteration budget is for new candidates
+                self._ev(
+                    Info,
+                    f"{step.transform.id}: only already-measured candidates; not counted as an iteration",
+                )
             if accepted is not None:
                 queue = self._replan(accepted, queue)
             elif (
@@ -350,6 +358,19 @@ class OptimizeLoop:
             llm_errors=list(st.llm_errors),
         )
 
+    def _candidate_key(self, cand: Candidate) -> str:
+        """The identity ``evaluate`` uses to spot a candidate measured before (source, macros, launch)."""
+        st = self.state
+        launch = {
+            **st.launch,
+            **(
+                cand.launch.model_dump(include=set(measure.LAUNCH_KEYS), exclude_none=True)
+                if cand.launch
+                else {}
+            ),
+        }
+        return _key(cand.source, {**st.defines, **cand.defines}, launch)
+
     def _best_speedup(self) -> float | None:
         best = next((c for c in self.state.outcomes if c.id == self.state.best_id), None)
         return best.speedup if best else None
@@ -361,6 +382,8 @@ class OptimizeLoop:
             return queue
         steps = self.make_plan(diagnosis, True)
         fresh = [i for i, s in zip(self._log_plan(steps), steps, strict=True) if s.skipped is None]
+        # every planned transform gets one try before any is revisited (stable within each group)
+        fresh.sort(key=lambda i: i in self.tried)
         self._ev(
             Planned,
             f"re-planned from {accepted.id}'s profile: {', '.join(self.plan_log[i].transform.id for i in fresh) or 'nothing'}",

@@ -16,6 +16,7 @@ from perfagent.optimize import loop as loop_module
 from perfagent.optimize.loop import BaselineState, LoopSettings, OptimizeLoop
 from perfagent.optimize.measure import candidate_spec
 from perfagent.optimize.workload import resolve
+from perfagent.rewrite.base import RewriteRequest
 from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
 
 from .helpers import EXAMPLES, TRANSPOSE, ScriptedRewriter, copy_example
@@ -156,3 +157,29 @@ def test_duplicates_are_not_measured_twice_and_not_timed_is_not_retried(tmp_path
     assert "same source, macros and launch as c1" in result.candidates[1].reason
     # "not verified (no GPU)" is the machine, not the code: no retry with it as feedback.
     assert len(rewriter.requests) == 1 and result.stopped.startswith("plan exhausted")
+
+
+def test_an_iteration_of_only_duplicates_does_not_spend_the_budget(tmp_path: Path) -> None:
+    _nvcc()
+    wl = resolve(TRANSPOSE / "slow.cu")
+    first = wl.file.read_text().replace("__syncthreads();", "__syncthreads(); // one")
+
+    class TwoTransforms(ScriptedRewriter):
+        def applies(self, request: RewriteRequest) -> str | None:
+            return None if self.sources else "nothing scripted"
+
+    # loop-unroll proposes `first`; restrict-pointers proposes `first` again: nothing new measured
+    rewriter = TwoTransforms([first, first], per_call=1)
+    loop = OptimizeLoop(
+        wl,
+        rewriter,
+        tmp_path / "run",
+        gpu=False,  # type: ignore[arg-type]
+        baseline=BaselineState(diagnosis=None, measured=False, can_profile=False),
+        settings=LoopSettings(iterations=5),
+        transforms=["loop-unroll", "restrict-pointers"],
+    )
+    result = loop.run()
+    assert [c.verdict for c in result.candidates] == ["not-verified", "duplicate"]
+    assert len(rewriter.requests) == 2
+    assert result.iterations_used == 1  # the all-duplicate iteration was not counted
