@@ -123,6 +123,15 @@ class LoopResult:
     llm_errors: list[str]
 
 
+@dataclass(frozen=True)
+class _Origin:
+    """What a batch of candidates was proposed from: the best's macros, launch geometry and id."""
+
+    defines: dict[str, int]
+    launch: dict[str, Any]
+    parent: str | None
+
+
 @dataclass
 class _State:
     source: str
@@ -327,7 +336,10 @@ class OptimizeLoop:
             )
             accepted: CandidateOutcome | None = None
             feedback = False
-            outcomes = [self.evaluate(cand, step) for cand in candidates]
+            # every candidate of a batch runs with the macros, geometry and parent it was proposed from,
+            # even when an earlier one of the batch was accepted meanwhile
+            origin = _Origin(dict(st.defines), dict(st.launch), st.parent)
+            outcomes = [self.evaluate(cand, step, origin) for cand in candidates]
             for outcome in outcomes:
                 if outcome.accepted:
                     accepted = outcome
@@ -393,15 +405,18 @@ class OptimizeLoop:
 
     # ------------------------------------------------------------------ one candidate
 
-    def evaluate(self, cand: Candidate, step: PlannedTransform) -> CandidateOutcome:
+    def evaluate(
+        self, cand: Candidate, step: PlannedTransform, origin: _Origin | None = None
+    ) -> CandidateOutcome:
         st, wl, s = self.state, self.wl, self.settings
+        origin = origin or _Origin(dict(st.defines), dict(st.launch), st.parent)
         n = len(st.outcomes) + 1
         cid = f"c{n}"
         folder = self.run_dir / "candidates" / f"{n:02d}_{cand.transform}"
         folder.mkdir(parents=True, exist_ok=True)
-        defines = {**st.defines, **cand.defines}
+        defines = {**origin.defines, **cand.defines}
         launch = {
-            **st.launch,
+            **origin.launch,
             **(
                 cand.launch.model_dump(include=set(measure.LAUNCH_KEYS), exclude_none=True)
                 if cand.launch
@@ -425,7 +440,7 @@ class OptimizeLoop:
             "defines": defines,
             "launch": launch,
             "iteration": self.step,
-            "parent": st.parent,
+            "parent": origin.parent,
             "file": str(wl.file),
             "source_path": str(source_path),
             "diff_path": str(diff_path),
