@@ -9,7 +9,7 @@ import pytest
 import perfagent
 from perfagent.errors import BadInput
 from perfagent.models import Finding, KernelDiagnosis
-from perfagent.optimize.plan import PRACTICAL_DRAM_PCT, make_plan, runnable
+from perfagent.optimize.plan import PRACTICAL_DRAM_PCT, PlannedTransform, make_plan, runnable
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.workloads.launch_spec import load_launch_spec
@@ -75,21 +75,26 @@ def _with_launch(path: Path, spec_path: Path):  # type: ignore[no-untyped-def]
     return build
 
 
-def test_a_kernel_at_its_roof_gets_no_busywork() -> None:
-    real = _kernel("08_vector_copy_near_peak.ncu-rep", "scale_copy_float4")
-    # the recorded copy runs at 81.9 % of DRAM peak; at 90 % (above the practical ceiling) nothing is tried
-    metrics = real.profile.metrics.model_copy(update={"dram_throughput_pct": 90.0})
-    kernel = real.model_copy(update={"profile": real.profile.model_copy(update={"metrics": metrics})})
-    assert all(f.severity == "info" for f in kernel.findings)
+def _plan_copy(kernel: KernelDiagnosis) -> list[PlannedTransform]:
+    """The recipes plan for the 08 copy kernel, with its launch spec in every request."""
     recipes = get_rewriter("recipes")
     folder = EXAMPLES / "cuda" / "08_vector_copy_near_peak"
-    steps = make_plan(
+    return make_plan(
         kernel,
         rewriter=recipes,
         request_for=_with_launch(folder / "slow.cu", folder / "scale_copy.launch.toml"),
         measured=True,
         recipe_check=recipes,
     )
+
+
+def test_a_kernel_at_its_roof_gets_no_busywork() -> None:
+    real = _kernel("08_vector_copy_near_peak.ncu-rep", "scale_copy_float4")
+    # the recorded copy runs at 81.9 % of DRAM peak; at 90 % (above the practical ceiling) nothing is tried
+    metrics = real.profile.metrics.model_copy(update={"dram_throughput_pct": 90.0})
+    kernel = real.model_copy(update={"profile": real.profile.model_copy(update={"metrics": metrics})})
+    assert all(f.severity == "info" for f in kernel.findings)
+    steps = _plan_copy(kernel)
     assert steps and not runnable(steps)
     assert all("at its bound" in (s.skipped or "") for s in steps)
 
@@ -98,15 +103,7 @@ def test_dram_headroom_below_the_practical_ceiling_gets_launch_tuning_only() -> 
     kernel = _kernel("08_vector_copy_near_peak.ncu-rep", "scale_copy_float4")
     pct = kernel.profile.metrics.dram_throughput_pct
     assert pct is not None and pct < PRACTICAL_DRAM_PCT
-    recipes = get_rewriter("recipes")
-    folder = EXAMPLES / "cuda" / "08_vector_copy_near_peak"
-    steps = make_plan(
-        kernel,
-        rewriter=recipes,
-        request_for=_with_launch(folder / "slow.cu", folder / "scale_copy.launch.toml"),
-        measured=True,
-        recipe_check=recipes,
-    )
+    steps = _plan_copy(kernel)
     tried = [(s.transform.id, s.origin) for s in runnable(steps)]
     assert ("launch-config", "headroom") in tried
     # structural transforms are still not busywork for a kernel this close to its roof

@@ -79,16 +79,22 @@ def _builtin(node: Node) -> tuple[str, str] | None:
     return _cuda.text(arg), _cuda.text(field)
 
 
-def _product_partner(node: Node) -> str | None:
-    """'blockDim.x' when ``node`` is one factor of ``a * b`` and the other is that built-in (casts allowed)."""
-    up = _strip_up(node)
-    parent = up.parent
+def _operation(node: Node, operator: str) -> Node | None:
+    """The ``a <operator> b`` expression ``node`` (casts and parentheses around it allowed) is an operand of."""
+    parent = _strip_up(node).parent
     if parent is None or parent.type != "binary_expression":
         return None
     op = parent.child_by_field_name("operator")
-    if op is None or _cuda.text(op) != "*":
+    return parent if op is not None and _cuda.text(op) == operator else None
+
+
+def _product_partner(node: Node) -> str | None:
+    """'blockDim.x' when ``node`` is one factor of ``a * b`` and the other is that built-in (casts allowed)."""
+    product = _operation(node, "*")
+    if product is None:
         return None
-    left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
+    up = _strip_up(node)
+    left, right = product.child_by_field_name("left"), product.child_by_field_name("right")
     other = right if left is not None and left.id == up.id else left
     if other is None:
         return None
@@ -98,14 +104,10 @@ def _product_partner(node: Node) -> str | None:
 
 def _in_index_sum(node: Node) -> bool:
     """``threadIdx.x`` added to ``blockIdx.x * blockDim.x`` (either order, casts allowed)."""
-    up = _strip_up(node)
-    parent = up.parent
-    if parent is None or parent.type != "binary_expression":
+    total = _operation(node, "+")
+    if total is None:
         return False
-    op = parent.child_by_field_name("operator")
-    if op is None or _cuda.text(op) != "+":
-        return False
-    names = {f"{b[0]}.{b[1]}" for n in _cuda.walk(parent) if (b := _builtin(n)) is not None}
+    names = {f"{b[0]}.{b[1]}" for n in _cuda.walk(total) if (b := _builtin(n)) is not None}
     return names == {"blockIdx.x", "blockDim.x", "threadIdx.x"}
 
 
@@ -371,6 +373,26 @@ def _block_candidates(launch: LaunchContext) -> list[tuple[int, str]]:
     return out
 
 
+def _launch_only(
+    request: RewriteRequest,
+    description: str,
+    parameters: dict[str, str | int],
+    launch: LaunchOverride,
+    what: str,
+) -> Candidate:
+    """A candidate with the request's own source and a new launch geometry."""
+    return make_candidate(
+        request,
+        backend="recipes",
+        recipe=NAME,
+        source=request.source,
+        description=description,
+        parameters=dict(parameters),
+        launch=launch,
+        notes=[f"source unchanged: only the launch spec's {what} differs"],
+    )
+
+
 def propose(request: RewriteRequest) -> list[Candidate]:
     if applies(request) is not None:
         return []
@@ -383,48 +405,38 @@ def propose(request: RewriteRequest) -> list[Candidate]:
     if isinstance(smem, tuple):
         expr, now, then = smem
         out.append(
-            make_candidate(
+            _launch_only(
                 request,
-                backend="recipes",
-                recipe=NAME,
-                source=request.source,
-                description=f"dynamic shared memory {expr} = {then} bytes per block instead of {request.launch.shared_mem} = {now} "
+                f"dynamic shared memory {expr} = {then} bytes per block instead of {request.launch.shared_mem} = {now} "
                 "(each block touches blockDim.x elements): more blocks fit on an SM",
-                parameters={"shared_mem": expr, "bytes": then},
-                launch=LaunchOverride(shared_mem=expr),
-                notes=["source unchanged: only the launch spec's dynamic shared memory differs"],
+                {"shared_mem": expr, "bytes": then},
+                LaunchOverride(shared_mem=expr),
+                "dynamic shared memory",
             )
         )
     if uses.grid_stride:
-        for label, expr, blocks in _grid_candidates(kernel, request.launch):
-            out.append(
-                make_candidate(
-                    request,
-                    backend="recipes",
-                    recipe=NAME,
-                    source=request.source,
-                    description=f"grid-stride kernel: launch {label} (grid = {expr}, {blocks} blocks with the spec's parameters) instead of {request.launch.grid[0]}",
-                    parameters={"grid": expr, "blocks": blocks},
-                    launch=LaunchOverride(grid=[expr]),
-                    notes=[
-                        "source unchanged: only the launch spec's grid differs (a grid-stride loop covers any grid)"
-                    ],
-                )
+        out.extend(
+            _launch_only(
+                request,
+                f"grid-stride kernel: launch {label} (grid = {expr}, {blocks} blocks with the spec's parameters) "
+                f"instead of {request.launch.grid[0]}",
+                {"grid": expr, "blocks": blocks},
+                LaunchOverride(grid=[expr]),
+                "grid (a grid-stride loop covers any grid)",
             )
+            for label, expr, blocks in _grid_candidates(kernel, request.launch)
+        )
     elif uses.block_free:
-        for block, expr in _block_candidates(request.launch):
-            out.append(
-                make_candidate(
-                    request,
-                    backend="recipes",
-                    recipe=NAME,
-                    source=request.source,
-                    description=f"block {block} threads (grid {expr}) instead of {request.launch.block[0]}",
-                    parameters={"block": block, "grid": expr},
-                    launch=LaunchOverride(grid=[expr], block=[block]),
-                    notes=["source unchanged: only the launch spec's block and grid differ"],
-                )
+        out.extend(
+            _launch_only(
+                request,
+                f"block {block} threads (grid {expr}) instead of {request.launch.block[0]}",
+                {"block": block, "grid": expr},
+                LaunchOverride(grid=[expr], block=[block]),
+                "block and grid",
             )
+            for block, expr in _block_candidates(request.launch)
+        )
     return out[: request.max_candidates]
 
 
