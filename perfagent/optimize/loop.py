@@ -373,15 +373,7 @@ class OptimizeLoop:
     def _candidate_key(self, cand: Candidate) -> str:
         """The identity ``evaluate`` uses to spot a candidate measured before (source, macros, launch)."""
         st = self.state
-        launch = {
-            **st.launch,
-            **(
-                cand.launch.model_dump(include=set(measure.LAUNCH_KEYS), exclude_none=True)
-                if cand.launch
-                else {}
-            ),
-        }
-        return _key(cand.source, {**st.defines, **cand.defines}, launch)
+        return _key(cand.source, *_merged(cand, _Origin(st.defines, st.launch, st.parent)))
 
     def _best_speedup(self) -> float | None:
         best = next((c for c in self.state.outcomes if c.id == self.state.best_id), None)
@@ -414,15 +406,7 @@ class OptimizeLoop:
         cid = f"c{n}"
         folder = self.run_dir / "candidates" / f"{n:02d}_{cand.transform}"
         folder.mkdir(parents=True, exist_ok=True)
-        defines = {**origin.defines, **cand.defines}
-        launch = {
-            **origin.launch,
-            **(
-                cand.launch.model_dump(include=set(measure.LAUNCH_KEYS), exclude_none=True)
-                if cand.launch
-                else {}
-            ),
-        }
+        defines, launch = _merged(cand, origin)
         source_path = folder / (measure.CANDIDATE_CU if wl.language == "cuda" else f"source{wl.suffix}")
         source_path.write_text(cand.source, encoding="utf-8")
         diff_path = folder / "diff.patch"
@@ -713,6 +697,14 @@ def _why_not_profiled(
 
 def _num(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4g}"
+
+
+def _merged(cand: Candidate, origin: _Origin) -> tuple[dict[str, int], dict[str, Any]]:
+    """The macros and launch geometry a candidate runs with: its own over those it was proposed from."""
+    own_launch = (
+        cand.launch.model_dump(include=set(measure.LAUNCH_KEYS), exclude_none=True) if cand.launch else {}
+    )
+    return {**origin.defines, **cand.defines}, {**origin.launch, **own_launch}
 
 
 def _key(source: str, defines: dict[str, int], launch: Mapping[str, Any] | None = None) -> str:

@@ -22,6 +22,7 @@ On the CPU, ``time.perf_counter`` around each call; results are labelled CPU tim
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -208,8 +209,6 @@ def overhang_check(
     """A failed check when the candidate leaves work running after its end event (another stream)."""
     if not baseline or not candidate or not candidate_times:
         return None
-    import statistics
-
     base, cand = statistics.median(baseline), statistics.median(candidate)
     allowed = base + max(OVERHANG_SLACK_S, 0.5 * statistics.median(candidate_times))
     if cand <= allowed:
