@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "bench": "perfagent.commands.bench:BenchCommand",
     "optimize": "perfagent.commands.optimize:OptimizeCommand",
     "tui": "perfagent.commands.tui:TuiCommand",
+    "mcp": "perfagent.commands.mcp:McpCommand",
 }
 
 
