@@ -69,6 +69,9 @@ class KernelDelta(Frozen):
     top_finding_after: str | None = None
     metrics: list[MetricDelta] = Field(default_factory=list)
     """Watched metrics that moved by more than the noise threshold, largest change first."""
+    matched_by: str = "name"
+    """'name', or 'position' when the unmatched kernels of both sides were paired in launch order
+    (a rewrite usually renames its kernel: 'transpose_naive' → 'transpose_tiled')."""
 
 
 class Comparison(Frozen):
@@ -175,6 +178,14 @@ def compare_records(
         only_before.extend(k.name for k in b_list[len(a_list) :])
     for name, a_list in a_groups.items():
         only_after.extend(k.name for k in a_list[len(b_groups.get(name, [])) :])
+    if only_before and len(only_before) == len(only_after):
+        b_left = [k for k in before.kernels if k.name in only_before]
+        a_left = [k for k in after.kernels if k.name in only_after]
+        deltas.extend(
+            kernel_delta(b, a, noise_pct).model_copy(update={"matched_by": "position"})
+            for b, a in zip(b_left, a_left, strict=True)
+        )
+        only_before, only_after = [], []
     return Comparison(
         before=before.target,
         after=after.target,
@@ -185,3 +196,43 @@ def compare_records(
         total_after_s=_total(after.kernels),
         noise_pct=noise_pct,
     )
+
+
+class GateVerdict(Frozen):
+    """``perfagent compare --gate``: did anything get slower beyond its noise (or stop being correct)?"""
+
+    passed: bool
+    max_regression_pct: float
+    """Slow-downs up to this (%) are tolerated even when beyond noise."""
+    checked: int
+    """Kernels or entries compared."""
+    regressions: list[str] = Field(default_factory=list)
+    """One line per regression: name, change, the threshold it crossed."""
+
+
+def gate(
+    changes: Iterable[tuple[str, float | None, float]],
+    *,
+    max_regression_pct: float = 0.0,
+    broken: Sequence[str] = (),
+) -> GateVerdict:
+    """Judge ``(name, change %, noise %)`` triples: a regression is a slow-down beyond both the noise
+    and ``max_regression_pct``; every name in ``broken`` (correct before, not after) is one too."""
+    regressions = [f"{name}: no longer correct" for name in broken]
+    checked = 0
+    for name, change, noise in changes:
+        checked += 1
+        limit = max(noise, max_regression_pct)
+        if change is not None and change > limit:
+            regressions.append(f"{name}: {change:+.1f} % slower (threshold {limit:.1f} %)")
+    return GateVerdict(
+        passed=not regressions,
+        max_regression_pct=max_regression_pct,
+        checked=checked,
+        regressions=regressions,
+    )
+
+
+def record_changes(c: Comparison) -> list[tuple[str, float | None, float]]:
+    """The gate's input from a record comparison (per kernel, the profile noise threshold)."""
+    return [(k.name, k.change_pct, c.noise_pct) for k in c.kernels]

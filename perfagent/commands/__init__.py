@@ -37,6 +37,8 @@ COMMANDS: dict[str, str] = {
     "optimize": "perfagent.commands.optimize:OptimizeCommand",
     "tui": "perfagent.commands.tui:TuiCommand",
     "mcp": "perfagent.commands.mcp:McpCommand",
+    "suite": "perfagent.commands.suite:SuiteCommand",
+    "compare": "perfagent.commands.compare:CompareCommand",
 }
 
 

@@ -10,6 +10,8 @@ from perfagent.commands.common import add_output_args, check_output_path
 from perfagent.errors import ExitCode
 from perfagent.render import OutputFormat, render, write_output
 from perfagent.session import load_record
+from perfagent.suite.render import render_suite
+from perfagent.suite.results import is_suite_dir, load_suite_results
 
 
 class ReportCommand:
@@ -18,11 +20,19 @@ class ReportCommand:
     name = "report"
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("run", type=Path, help="run folder (with record.json) or a record.json file")
+        parser.add_argument(
+            "run",
+            type=Path,
+            help="run folder (with record.json), a record.json file, or a suite result folder",
+        )
         add_output_args(parser)
 
     def run(self, args: argparse.Namespace) -> int:
         check_output_path(args)
+        if is_suite_dir(args.run):
+            rows, summary = load_suite_results(args.run)
+            write_output(render_suite(rows, summary, args.format), args.output)
+            return ExitCode.OK
         record = load_record(args.run)
         fmt = OutputFormat(args.format)
         write_output(
