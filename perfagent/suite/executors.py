@@ -25,7 +25,7 @@ from perfagent.errors import BadInput
 from perfagent.suite.hygiene import host
 from perfagent.suite.manifest import SuiteEntry
 from perfagent.suite.models import EntryResult, FailureCause, SuiteSettings
-from perfagent.suite.worker import WorkerRequest
+from perfagent.suite.worker import PARENT_ENV, WorkerRequest
 from profilers.errors import ProfilerError, ToolTimeout
 from profilers.process import run_command
 
@@ -61,6 +61,7 @@ def slot_env(out: Path, slot: str, gpu: str | None) -> dict[str, str]:
         "TRITON_CACHE_DIR": str(cache / "triton"),
         "PERFAGENT_CACHE_DIR": str(cache / "perfagent"),
         "PYTHONUNBUFFERED": "1",
+        PARENT_ENV: str(os.getpid()),
     }
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu

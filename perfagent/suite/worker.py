@@ -7,14 +7,20 @@ not reused (the executor starts a fresh one for the next entry and records the c
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
 import sys
 from pathlib import Path
 
 from pydantic import Field
 
-from perfagent.suite.entry_runner import run_entry
 from perfagent.suite.models import SuiteSettings
 from profilers.model import Frozen
+
+PR_SET_PDEATHSIG = 1
+PARENT_ENV = "PERFAGENT_SUITE_PARENT"
+"""The executor's pid, so a worker can tell it was orphaned before it asked to die with its parent."""
 
 
 class WorkerRequest(Frozen):
@@ -29,8 +35,33 @@ class WorkerRequest(Frozen):
     """Informational: the environment the executor pinned (recorded, not applied here)."""
 
 
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the thread that started it dies.
+
+    The executor starts workers in their own session (so a timeout can kill the whole group); without
+    this, killing ``perfagent suite`` would leave its workers running on the GPU. Each worker is waited
+    for by the thread that started it, so that thread outlives the worker in every normal run.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not fatal: the worker still ends with its entry
+        return
+    # The parent may have died before the request above: then we are already an orphan.
+    expected = os.environ.get(PARENT_ENV)
+    if expected and str(os.getppid()) != expected:
+        os._exit(1)
+
+
 def main(argv: list[str]) -> int:
     """Read the request, run the entry, write its ``EntryResult`` JSON; exit 0 when written."""
+    die_with_parent()
+    # Imported only now: it pulls in torch (seconds), and a worker orphaned during that import must
+    # already be under die_with_parent's watch.
+    from perfagent.suite.entry_runner import run_entry
+
     request_path, result_path = Path(argv[0]), Path(argv[1])
     request = WorkerRequest.model_validate_json(request_path.read_text(encoding="utf-8"))
     result = run_entry(request.entry, request.settings, Path(request.out))

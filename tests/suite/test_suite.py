@@ -260,6 +260,11 @@ def test_resume_after_a_killed_run_runs_each_entry_once(tmp_path: Path) -> None:
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
+    time.sleep(1.0)
+    orphans = subprocess.run(
+        ["pgrep", "-f", f"perfagent.suite.worker {out}"], capture_output=True, text=True, check=False
+    )
+    assert not orphans.stdout.strip(), "a killed suite must not leave its workers running"
     first = [r["name"] for r in _rows(out)]
     assert 1 <= len(first) < 3, first
 
