@@ -2,10 +2,11 @@
 # Download, on a machine with PyPI, the wheels the GPU machine lacks (it has torch, triton, numpy, pandas,
 # lxml, matplotlib, rich, httpx, pytest but no network). They travel in .whl/ (ignored by git; pass it in
 # the device tool's `carry`) and scripts/gpu_env.sh installs them there.
+# ncu_report is not carried: perfagent imports the copy in ncu's own extras/python there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .whl
-PKGS=(pydantic pydantic-core annotated-types typing-inspection ncu-report tree-sitter tree-sitter-cuda
+PKGS=(pydantic pydantic-core annotated-types typing-inspection tree-sitter tree-sitter-cuda
       textual textual-plotext plotext mdit-py-plugins linkify-it-py uc-micro-py platformdirs
       openai httpx2 httpcore2 truststore jiter distro sniffio tomli-w "$@")
 for p in "${PKGS[@]}"; do
