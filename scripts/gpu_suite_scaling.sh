@@ -13,6 +13,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck disable=SC1091
 source scripts/gpu_env.sh || exit 1
+command -v nvidia-smi >/dev/null || nvidia-smi() { return 1; }
 OUT=${OUT:-/tmp/out}
 CONFIGS=${CONFIGS:-"local:1 local:2 ray:2"}
 JOBS=${JOBS:-verify,bench}
@@ -22,6 +23,7 @@ SEEDS=${SEEDS:-2}
 ITER=${ITER:-2}
 ENTRY_TIMEOUT=${ENTRY_TIMEOUT:-240}
 CMD_TIMEOUT=${CMD_TIMEOUT:-540}
+DEVICE=${DEVICE:-cuda}   # cpu: a dry run of this script with N CPU workers instead of N GPUs
 mkdir -p "$OUT/suite"
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv > "$OUT/suite/gpus.csv" 2>&1
 
@@ -47,7 +49,7 @@ for cfg in $CONFIGS; do
   smi=$!
   start=$(date +%s.%N)
   CUDA_VISIBLE_DEVICES=$gpus timeout -k 10 "$CMD_TIMEOUT" python3 -m perfagent suite "$OUT/suite/suite.toml" \
-    --executor "$ex" --device cuda --jobs "$JOBS" --runs "$RUNS" --seeds "$SEEDS" --iterations "$ITER" \
+    --executor "$ex" --device "$DEVICE" --workers "$n" --jobs "$JOBS" --runs "$RUNS" --seeds "$SEEDS" --iterations "$ITER" \
     --entry-timeout "$ENTRY_TIMEOUT" --out "$dir" --force --format json > "$dir.summary.json" 2> "$dir.log"
   rc=$?
   end=$(date +%s.%N)
