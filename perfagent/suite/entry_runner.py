@@ -129,9 +129,18 @@ class _JobFailed(Exception):
         self.cause, self.figures = cause, figures
 
 
-def _plan(entry_jobs: list[Job], has_candidate: bool) -> list[Job]:
-    """The jobs that make sense for an entry: verify needs a candidate."""
+def _plan(entry_jobs: list[Job], kind: str, has_candidate: bool) -> list[Job]:
+    """The jobs that make sense for an entry: verify needs a candidate; a Triton script has no oracle
+    pair to verify or time against (it is diagnosed and optimized on its own)."""
+    if kind == "triton-script":
+        return [j for j in entry_jobs if j in ("diagnose", "optimize")]
     return [j for j in entry_jobs if j != "verify" or has_candidate]
+
+
+def _why_skipped(job: Job, kind: str) -> str:
+    if kind == "triton-script":
+        return "a Triton script has no reference/candidate pair: only diagnose and optimize apply"
+    return "no candidate to verify: give one in suite.toml, or use optimize"
 
 
 def run_entry(entry: dict[str, object], settings: SuiteSettings, out: Path) -> EntryResult:
@@ -159,8 +168,9 @@ def run_entry(entry: dict[str, object], settings: SuiteSettings, out: Path) -> E
         ),
     }
     outcomes: list[JobOutcome] = []
-    figures: Figures = {}
-    for job in _plan(list(settings.jobs), e.candidate is not None):
+    planned = _plan(list(settings.jobs), e.kind, e.candidate is not None)
+    figures: Figures = {"skipped": {j: _why_skipped(j, e.kind) for j in settings.jobs if j not in planned}}
+    for job in planned:
         t0 = time.monotonic()
         try:
             message, got = actions[job]()

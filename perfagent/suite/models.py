@@ -92,6 +92,8 @@ class EntryResult(Frozen):
     """optimize: the run folder."""
     failure: FailureCause | None = None
     """The first job failure's cause (None when every job ran)."""
+    skipped: dict[str, str] = Field(default_factory=dict)
+    """Requested jobs that do not apply to this entry → why (e.g. verify without a candidate)."""
     host: str = ""
     gpu: str | None = None
     gpu_index: str | None = None

@@ -106,6 +106,14 @@ def test_discovery_finds_pairs_specs_and_triton_scripts() -> None:
     assert not any(n.endswith("__init__.py") for n in names)
 
 
+def test_jobs_that_do_not_apply_are_skipped_with_a_reason() -> None:
+    from perfagent.suite.entry_runner import _plan
+
+    assert _plan(["verify", "bench", "optimize"], "triton-script", False) == ["optimize"]
+    assert _plan(["verify", "bench"], "kernelbench", False) == ["bench"]
+    assert _plan(["verify", "bench"], "cuda-kernel", True) == ["verify", "bench"]
+
+
 # ---- the summary's arithmetic -----------------------------------------------------------------
 
 
