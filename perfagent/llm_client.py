@@ -21,9 +21,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, cast
 
 from perfagent.errors import BadInput
+from perfagent.llm_cassette import Cassette, CassetteClient
 
 if TYPE_CHECKING:
     import openai
@@ -68,6 +70,12 @@ class LLMConfig:
     """Independent requests per ``propose`` call (each yields at most one candidate)."""
     temperature: float | None = 0.2
     """Sampling temperature sent with each request (None: the server's default)."""
+    price_per_million: tuple[float, float] | None = None
+    """(prompt, completion) price per 1M tokens: each candidate's and the run's token cost is computed."""
+    cassette: str | None = None
+    """A cassette folder (``perfagent.llm_cassette``): every exchange is recorded there, or replayed from it."""
+    cassette_mode: Literal["record", "replay"] | None = None
+    """'record' (talk to the endpoint and store), 'replay' (answer from the cassette, no network)."""
 
     @classmethod
     def from_env(
@@ -126,6 +134,8 @@ class LLMConfig:
 
     def availability(self) -> str | None:
         """None when an endpoint and a model are configured, else what to set."""
+        if self.cassette_mode == "replay":
+            return None if self.model else f"the cassette {self.cassette} names no model: pass --llm-model"
         if not self.model:
             return (
                 f"no LLM configured: set {ENV_BASE_URL} and {ENV_MODEL} (or --llm-base-url / --llm-model); "
@@ -137,6 +147,8 @@ class LLMConfig:
 
     def describe(self) -> str:
         """'model X at URL (key from ENV)' — never the key itself."""
+        if self.cassette_mode == "replay":
+            return f"model '{self.model}' replayed from {self.cassette}"
         key = f"key from {self.key_source}" if self.key_source else "no key (placeholder sent)"
         return f"model '{self.model}' at {self.endpoint} ({key})"
 
@@ -167,12 +179,38 @@ def make_client(config: LLMConfig) -> openai.OpenAI:
         raise BadInput(reason)
     import openai
 
-    return openai.OpenAI(
-        base_url=config.endpoint,
-        api_key=config.api_key or PLACEHOLDER_KEY,
-        timeout=config.timeout_s,
-        max_retries=config.max_retries,
+    inner = (
+        None
+        if config.cassette_mode == "replay"
+        else openai.OpenAI(
+            base_url=config.endpoint,
+            api_key=config.api_key or PLACEHOLDER_KEY,
+            timeout=config.timeout_s,
+            max_retries=config.max_retries,
+        )
     )
+    if config.cassette_mode is None or config.cassette is None:
+        assert inner is not None
+        return inner
+    cassette = Cassette(Path(config.cassette), config.cassette_mode)
+    client = CassetteClient(cassette, inner, model=config.model, endpoint=config.endpoint)
+    # Duck-typed: the rewriter only calls chat.completions.create on it.
+    return cast("openai.OpenAI", client)
+
+
+def cassette_config(config: LLMConfig, *, record: str | None, replay: str | None) -> LLMConfig:
+    """``config`` set up for ``--llm-record DIR`` or ``--llm-replay DIR`` (the model from the cassette
+    when none is configured)."""
+    if record and replay:
+        raise BadInput("--llm-record and --llm-replay exclude each other", hint="choose one")
+    if record:
+        return replace(config, cassette=record, cassette_mode="record")
+    if replay:
+        meta = Cassette(Path(replay), "replay").meta()
+        return replace(
+            config, cassette=replay, cassette_mode="replay", model=config.model or meta.get("model")
+        )
+    return config
 
 
 def probe(config: LLMConfig, *, timeout_s: float = 5.0) -> str | None:

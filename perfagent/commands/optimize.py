@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 from perfagent.commands.common import (
@@ -143,6 +144,24 @@ class OptimizeCommand:
             metavar="SECONDS",
             help="per-request timeout (overrides PERFAGENT_LLM_TIMEOUT)",
         )
+        m.add_argument(
+            "--llm-record",
+            metavar="DIR",
+            help="store every LLM request and reply in the cassette DIR (the key is never stored)",
+        )
+        m.add_argument(
+            "--llm-replay",
+            metavar="DIR",
+            help="answer every LLM request from the cassette DIR, no network (unrecorded request = exit 5)",
+        )
+        m.add_argument(
+            "--llm-price",
+            type=positive_float,
+            nargs=2,
+            default=None,
+            metavar=("PROMPT", "COMPLETION"),
+            help="price per 1M prompt / completion tokens: the record then gives each request's and the run's cost",
+        )
         r = parser.add_argument_group("results")
         r.add_argument("--out", metavar="DIR", help="run folder (default: a new one under .perfagent/runs)")
         r.add_argument(
@@ -154,16 +173,20 @@ class OptimizeCommand:
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
-        from perfagent.llm_client import LLMConfig
+        from perfagent.llm_client import LLMConfig, cassette_config
         from perfagent.optimize.api import optimize
         from perfagent.optimize.events import LoopEvent
         from perfagent.optimize.render import render_text
         from perfagent.render import write_output
 
         check_output_path(args)
-        config = LLMConfig.from_env(
-            base_url=args.llm_base_url, model=args.llm_model, timeout_s=args.llm_timeout
+        config = cassette_config(
+            LLMConfig.from_env(base_url=args.llm_base_url, model=args.llm_model, timeout_s=args.llm_timeout),
+            record=args.llm_record,
+            replay=args.llm_replay,
         )
+        if args.llm_price:
+            config = dataclasses.replace(config, price_per_million=(args.llm_price[0], args.llm_price[1]))
 
         def progress(event: LoopEvent) -> None:
             progress_to_stderr(event.message)

@@ -42,6 +42,7 @@ from perfagent.optimize.record import (
 from perfagent.optimize.render import render_markdown
 from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.rewrite import auto_choice, get_rewriter
+from perfagent.rewrite.base import TokenUsage
 from perfagent.session import new_run_dir, save_record
 from profilers.errors import ProfilerError
 
@@ -188,6 +189,7 @@ def optimize(
         table=before_after(base.summary, best, base.diagnosis),
         stopped=outcome.stopped,
         llm_errors=outcome.llm_errors,
+        llm_usage=run_llm_usage(outcome.candidates),
         run_dir=str(run_dir),
         notes=notes,
     )
@@ -218,6 +220,15 @@ def optimize(
     (run_dir / "summary.md").write_text(render_markdown(result), encoding="utf-8")
     emit(Info(message=f"run saved to {run_dir}"))
     return record
+
+
+def run_llm_usage(candidates: Sequence[CandidateOutcome]) -> dict[str, float | int | None] | None:
+    """The run's LLM token use and cost: the sum over candidates (None when no LLM candidate)."""
+    used = [TokenUsage.model_validate(c.tokens) for c in candidates if c.tokens]
+    if not used:
+        return None
+    total = sum(used[1:], used[0])
+    return {**total.model_dump(), "total_tokens": total.total_tokens}
 
 
 def _version() -> str:

@@ -208,8 +208,8 @@ class CandidateOutcome(Frozen):
     diff_path: str | None = None
     diff: str = ""
     """Unified diff against the source it was proposed from."""
-    tokens: dict[str, int] | None = None
-    """LLM token usage (prompt_tokens, completion_tokens, requests)."""
+    tokens: dict[str, float | int | None] | None = None
+    """LLM token usage (prompt_tokens, completion_tokens, requests, wall_s, cost)."""
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -279,6 +279,8 @@ class OptimizeResult(Frozen):
     stopped: str = ""
     """Why the loop ended (budget spent, plan exhausted, LLM failing)."""
     llm_errors: list[str] = Field(default_factory=list)
+    llm_usage: dict[str, float | int | None] | None = None
+    """The run's LLM cost summed over its candidates: prompt/completion tokens, requests, wait (s), cost."""
     applied: AppliedChange | None = None
     run_dir: str | None = None
     notes: list[str] = Field(default_factory=list)

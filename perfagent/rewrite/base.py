@@ -36,16 +36,30 @@ class TokenUsage(Frozen):
     """Output tokens (``usage.completion_tokens``)."""
     requests: int = 0
     """HTTP requests that returned a reply (malformed replies and the structured-output fallback included)."""
+    wall_s: float = 0.0
+    """Time spent waiting for those replies, s."""
+    cost: float | None = None
+    """Price of the tokens (``--llm-price`` per 1M prompt / completion tokens); None: no price given."""
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def priced(self, per_million: tuple[float, float] | None) -> TokenUsage:
+        """This usage with its cost at ``per_million`` = (prompt, completion) price per 1M tokens."""
+        if per_million is None:
+            return self
+        cost = (self.prompt_tokens * per_million[0] + self.completion_tokens * per_million[1]) / 1e6
+        return self.model_copy(update={"cost": cost})
+
     def __add__(self, other: TokenUsage) -> TokenUsage:
+        costs = [c for c in (self.cost, other.cost) if c is not None]
         return TokenUsage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             requests=self.requests + other.requests,
+            wall_s=self.wall_s + other.wall_s,
+            cost=sum(costs) if costs else None,
         )
 
 

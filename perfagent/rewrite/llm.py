@@ -38,6 +38,27 @@ _FENCE = re.compile(
 )
 
 
+_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_UNCLOSED_REASONING = re.compile(r"^\s*<(think|thinking|reasoning)>.*?$", re.S | re.I)
+_LANGUAGE_FENCES: dict[str, tuple[str, ...]] = {
+    "cuda": ("cuda", "cu", "cpp", "c++", "c", "cuh"),
+    "triton": ("python", "py", "triton"),
+    "python": ("python", "py"),
+}
+_REFUSAL = re.compile(
+    r"^\s*(i('| a)m sorry|sorry,|i can(no|')t (help|assist|do)|i('m| am) (not able|unable) to|as an ai)", re.I
+)
+
+
+def strip_reasoning(text: str) -> str:
+    """``text`` without reasoning-model thought blocks (``<think>…</think>``; DeepSeek-R1, Qwen3, …).
+
+    A reply cut off inside its thoughts (``<think>`` never closed) has no answer at all: empty.
+    """
+    text = _REASONING.sub("", text)
+    return "" if _UNCLOSED_REASONING.match(text) else text.strip()
+
+
 class RewriteReply(BaseModel):
     """The structured reply the model is asked for."""
 
@@ -61,7 +82,9 @@ def parse_reply(content: str | None, language: Language, original: str) -> tuple
     """(new source, explanation) from a reply's content, or the problem with it in plain words."""
     if content is None or not content.strip():
         return "the reply was empty"
-    text = content.strip()
+    text = strip_reasoning(content)
+    if not text:
+        return "the reply holds only the model's reasoning (<think> block), no answer"
     source: str | None = None
     explanation = ""
     if text.startswith("{"):
@@ -77,23 +100,42 @@ def parse_reply(content: str | None, language: Language, original: str) -> tuple
             if len(inner) == 1 and source.strip().startswith(("```", "~~~")):
                 source = inner[0][1]
     if source is None:
-        blocks = _fenced_blocks(text)
-        if not blocks:
-            return "the reply holds no fenced code block (and no JSON object with new_source)"
-        if len(blocks) > 1:
-            wanted = prompt.fence_language(language)
-            matching = [b for b in blocks if b[0].lower() in (wanted, "cu", "cpp", "c++", "py")]
-            if len(matching) != 1:
-                return (
-                    f"the reply holds {len(blocks)} code blocks; exactly one (the complete file) is expected"
-                )
-            blocks = matching
-        source = blocks[0][1]
+        picked = _pick_block(text, language, original)
+        if isinstance(picked, str):
+            return picked
+        source = picked[0]
         explanation = _FENCE.sub("", text).strip()
     problem = _check_source(source, language, original)
     if problem is not None:
         return problem
     return source if source.endswith("\n") else source + "\n", " ".join(explanation.split())
+
+
+def _pick_block(text: str, language: Language, original: str) -> tuple[str] | str:
+    """The one code block that is the complete new file, or why none is.
+
+    Models often show a fragment of the original before the full rewrite, or add a usage example:
+    among the blocks in the expected language, the ones that pass the source checks are the
+    candidates, and the last of them (the conclusion of the reply) is taken.
+    """
+    blocks = _fenced_blocks(text)
+    if not blocks:
+        if _REFUSAL.match(text):
+            return f"the model refused: {' '.join(text.split())[:160]}"
+        return "the reply holds no fenced code block (and no JSON object with new_source)"
+    accepted = _LANGUAGE_FENCES[language]
+    tagged = [b for b in blocks if b[0].lower() in accepted]
+    untagged = [b for b in blocks if not b[0]]
+    pool = tagged or untagged
+    if not pool:
+        langs = ", ".join(sorted({b[0] for b in blocks}))
+        return f"the reply's code is in {langs}, not {prompt.fence_language(language)}: send the complete {language} file"
+    valid = [b for b in pool if _check_source(b[1], language, original) is None]
+    if valid:
+        return (valid[-1][1],)
+    if len(pool) > 1:
+        return f"the reply holds {len(blocks)} code blocks and none is the complete file"
+    return (pool[0][1],)
 
 
 def _fenced_blocks(text: str) -> list[tuple[str, str]]:
@@ -248,6 +290,7 @@ class LLMRewriter:
                 kwargs["temperature"] = self.config.temperature
             if self._structured:
                 kwargs["response_format"] = reply_schema()
+            started = time.monotonic()
             try:
                 response = client.chat.completions.create(**kwargs)
             except openai.BadRequestError as exc:
@@ -260,16 +303,21 @@ class LLMRewriter:
                 raise self._error(exc) from None
             except openai.APIError as exc:
                 raise self._error(exc) from None
-            usage = TokenUsage(requests=1)
+            usage = TokenUsage(requests=1, wall_s=time.monotonic() - started)
             if response.usage is not None:
-                usage = TokenUsage(
-                    prompt_tokens=response.usage.prompt_tokens or 0,
-                    completion_tokens=response.usage.completion_tokens or 0,
-                    requests=1,
+                usage = usage.model_copy(
+                    update={
+                        "prompt_tokens": response.usage.prompt_tokens or 0,
+                        "completion_tokens": response.usage.completion_tokens or 0,
+                    }
                 )
+            usage = usage.priced(self.config.price_per_million)
             if not response.choices:
                 return None, usage, messages, None
             choice = response.choices[0]
+            refusal = getattr(choice.message, "refusal", None)
+            if refusal and not choice.message.content:
+                return f"I'm sorry: {refusal}", usage, messages, "refusal"
             return choice.message.content, usage, messages, choice.finish_reason
 
     def _error(self, exc: Exception) -> LLMError:

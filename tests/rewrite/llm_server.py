@@ -35,6 +35,10 @@ class Reply:
     prompt_tokens: int = 100
     completion_tokens: int = 50
     finish_reason: str = "stop"
+    refusal: str | None = None
+    """The message's ``refusal`` (OpenAI's structured-output refusal); content is then None."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """Extra response headers, e.g. (("Retry-After", "1"),) with a 429."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,8 @@ class ReplayServer:
                 if reply.status != 200:
                     self._send(
                         reply.status,
-                        {
+                        headers=reply.headers,
+                        payload={
                             "error": {
                                 "message": reply.error_message,
                                 "type": "invalid_request_error",
@@ -136,6 +141,9 @@ class ReplayServer:
                         },
                     )
                     return
+                message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+                if reply.refusal is not None:
+                    message["refusal"] = reply.refusal
                 self._send(
                     200,
                     {
@@ -146,7 +154,7 @@ class ReplayServer:
                         "choices": [
                             {
                                 "index": 0,
-                                "message": {"role": "assistant", "content": reply.content},
+                                "message": message,
                                 "finish_reason": reply.finish_reason,
                             }
                         ],
@@ -158,10 +166,14 @@ class ReplayServer:
                     },
                 )
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
+            def _send(
+                self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()
+            ) -> None:
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)
+                    for name, value in headers:
+                        self.send_header(name, value)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()

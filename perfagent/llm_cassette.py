@@ -1,0 +1,135 @@
+"""Record and replay LLM conversations: ``--llm-record DIR`` and ``--llm-replay DIR``.
+
+A cassette is a folder of JSON files, one per chat-completions request: the request exactly as sent
+(model, messages, temperature, response_format, …) and the server's reply as the ``openai`` client
+parsed it. The API key is never part of a request body, so it is never stored. Requests are keyed by
+the SHA-256 of their canonical JSON and numbered per key in the order they were made, so the same
+request made twice (e.g. two samples at one temperature) replays the two recorded answers in order.
+
+Replaying needs no network and no endpoint: the optimize loop sends the same requests (prompts are
+deterministic given the same sources, diagnosis and measured outcomes) and gets the recorded replies,
+so it proposes the same candidates byte for byte. A request with no recording is an error naming its
+hash, which points at what changed (a prompt, a source, a measurement).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from perfagent.errors import BadInput, LLMError
+
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import ChatCompletion
+
+CassetteMode = Literal["record", "replay"]
+META_FILE = "cassette.json"
+"""What was recorded, against which endpoint (never the key) and model."""
+
+
+def request_key(kwargs: dict[str, Any]) -> str:
+    """The request's identity: SHA-256 of its canonical JSON (keys sorted, no whitespace)."""
+    canonical = json.dumps(kwargs, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Cassette:
+    """A folder of recorded request/reply pairs, written in record mode and read in replay mode."""
+
+    def __init__(self, directory: Path, mode: CassetteMode) -> None:
+        self.directory = directory
+        self.mode = mode
+        self._seen: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        if mode == "replay" and not (directory / META_FILE).is_file():
+            raise BadInput(
+                f"{directory} is not an LLM cassette (no {META_FILE})",
+                hint="record one first with --llm-record DIR",
+            )
+        if mode == "record":
+            directory.mkdir(parents=True, exist_ok=True)
+
+    def meta(self) -> dict[str, Any]:
+        """The cassette's description (model, endpoint, requests)."""
+        path = self.directory / META_FILE
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+    def _next_path(self, key: str) -> Path:
+        with self._lock:
+            index = self._seen[key]
+            self._seen[key] += 1
+        return self.directory / f"{key[:16]}-{index}.json"
+
+    def record(
+        self, kwargs: dict[str, Any], reply: dict[str, Any], *, model: str | None, endpoint: str | None
+    ) -> None:
+        """Store one exchange (and keep the cassette's description current)."""
+        key = request_key(kwargs)
+        path = self._next_path(key)
+        path.write_text(
+            json.dumps({"key": key, "request": kwargs, "reply": reply}, indent=2), encoding="utf-8"
+        )
+        meta = self.meta() or {"model": model, "endpoint": endpoint, "requests": 0}
+        meta["requests"] = int(meta.get("requests", 0)) + 1
+        (self.directory / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+
+    def replay(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The recorded reply to this request (the n-th recording for its n-th occurrence)."""
+        key = request_key(kwargs)
+        path = self._next_path(key)
+        if not path.is_file():
+            raise LLMError(
+                f"the cassette {self.directory} has no recorded reply for request {key[:16]} "
+                f"(occurrence {path.stem.rsplit('-', 1)[1]})",
+                hint="the prompt changed since it was recorded (sources, diagnosis or measurements): record again",
+            )
+        return dict(json.loads(path.read_text(encoding="utf-8"))["reply"])
+
+
+class _Completions:
+    def __init__(self, client: CassetteClient) -> None:
+        self._client = client
+
+    def create(self, **kwargs: Any) -> ChatCompletion:
+        return self._client.create(**kwargs)
+
+
+class _Chat:
+    def __init__(self, client: CassetteClient) -> None:
+        self.completions = _Completions(client)
+
+
+class CassetteClient:
+    """Stands in for ``openai.OpenAI`` where perfagent uses it: ``chat.completions.create`` and
+    ``models.list``. Records through ``inner`` or replays without it."""
+
+    def __init__(
+        self, cassette: Cassette, inner: openai.OpenAI | None, *, model: str | None, endpoint: str | None
+    ) -> None:
+        if cassette.mode == "record" and inner is None:
+            raise BadInput(
+                "recording needs a reachable endpoint",
+                hint="set PERFAGENT_LLM_BASE_URL and PERFAGENT_LLM_MODEL",
+            )
+        self.cassette = cassette
+        self.inner = inner
+        self.model = model
+        self.endpoint = endpoint
+        self.chat = _Chat(self)
+
+    def create(self, **kwargs: Any) -> ChatCompletion:
+        from openai.types.chat import ChatCompletion
+
+        if self.cassette.mode == "replay":
+            return ChatCompletion.model_validate(self.cassette.replay(kwargs))
+        assert self.inner is not None
+        response: ChatCompletion = self.inner.chat.completions.create(**kwargs)
+        self.cassette.record(
+            kwargs, response.model_dump(mode="json"), model=self.model, endpoint=self.endpoint
+        )
+        return response
