@@ -143,7 +143,9 @@ def test_bench_on_cpu_times_the_baseline() -> None:
     assert result.structured_content["timer"] == "perf_counter"
 
 
-def test_optimize_returns_a_record_and_reports_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_optimize_returns_a_record_and_reports_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("torch")
     monkeypatch.setenv("PERFAGENT_RUNS_DIR", str(tmp_path / "runs"))
     before = (REPO / TRITON).read_bytes()

@@ -17,6 +17,7 @@ from perfagent.rewrite.recipes import (
     loop_unroll,
     restrict_pointers,
     smem_padding,
+    thread_map_swap,
     triton_config,
     vectorize_access,
 )
@@ -36,6 +37,7 @@ RECIPES: dict[str, Recipe] = {
         restrict_pointers.RECIPE,
         loop_unroll.RECIPE,
         vectorize_access.RECIPE,
+        thread_map_swap.RECIPE,
     )
 }
 """Every recipe by name."""
