@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from perfagent.rewrite.base import Candidate, RewriteRequest
 from perfagent.rewrite.recipes import (
+    cooperative_row,
     grid_swizzle,
     launch_config,
     launch_geometry,
@@ -38,6 +39,7 @@ RECIPES: dict[str, Recipe] = {
         loop_unroll.RECIPE,
         vectorize_access.RECIPE,
         thread_map_swap.RECIPE,
+        cooperative_row.RECIPE,
     )
 }
 """Every recipe by name."""
