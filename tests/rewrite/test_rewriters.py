@@ -41,6 +41,8 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "loop-unroll",
         "vectorize-access",
         "launch-geometry",
+        "thread-map-swap",
+        "cooperative-row",
     }
     for recipe in RECIPES.values():
         assert recipe.transforms and all(t in catalog() for t in recipe.transforms)

@@ -126,7 +126,7 @@ def _reduction(stmt: Node) -> tuple[str, str] | None:
             return acc, "+"
     if right.type == "call_expression":
         fn, args = right.child_by_field_name("function"), right.child_by_field_name("arguments")
-        names = [a for a in args.named_children] if args is not None else []
+        names = list(args.named_children) if args is not None else []
         if fn is not None and _cuda.text(fn) in _COMBINE and len(names) == 2:
             first, second = names
             if _cuda.text(first) == acc and acc not in _cuda.identifiers_in(second):
@@ -270,8 +270,7 @@ def rewrite(source: str, plan: _Plan) -> str:
             edits.append(
                 _cuda.Edit(loop.end_byte, loop.end_byte, _shuffle(acc, combine, loop.start_point[1]))
             )
-    for stmt in plan.scalar_stores:
-        edits.append(_cuda.Edit(stmt.start_byte, stmt.start_byte, f"if ({LANE} == 0) "))
+    edits.extend(_cuda.Edit(s.start_byte, s.start_byte, f"if ({LANE} == 0) ") for s in plan.scalar_stores)
     return _cuda.apply_edits(source, edits)
 
 
