@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The rewriter on kernels it was not written for (issue 12), for BENCHMARKS.md. On a GPU machine:
+#
+#   OUT=/tmp/out ONLY='0[1-6]_' bash scripts/gpu_generalization_bench.sh      # a subset (regex on the name)
+#
+# Runs `perfagent suite examples/unseen --jobs bench,optimize` (bench: slow.cu vs its textbook fixed.cu;
+# optimize: `--backend recipes` on slow.cu alone), then writes $OUT/generalization.md: per entry the
+# baseline, the recipes' best speed-up, the textbook speed-up on the same GPU, the best as a share of
+# the textbook's, % of DRAM peak before/after, the transforms that won, those rejected and why, and the
+# wall time. Knobs (env): ONLY (regex, default all) ITER (3) RUNS (20) ENTRY_TIMEOUT (240) SET (examples/unseen).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck disable=SC1091
+source scripts/gpu_env.sh || exit 1
+OUT=${OUT:-/tmp/out}
+SET=${SET:-examples/unseen}
+ONLY=${ONLY:-.}
+ITER=${ITER:-3}
+RUNS=${RUNS:-20}
+ENTRY_TIMEOUT=${ENTRY_TIMEOUT:-240}
+mkdir -p "$OUT/gen"
+python3 - "$SET" "$ONLY" "$OUT/gen/suite.toml" <<'PY'
+import re, sys
+from pathlib import Path
+from perfagent.suite.manifest import discover
+folder, only, out = Path(sys.argv[1]), re.compile(sys.argv[2]), Path(sys.argv[3])
+lines = []
+for e in discover(folder):
+    if not only.search(e.name):
+        continue
+    lines += ["[[entry]]", f'name = "{e.name}"', f'target = "{e.target}"']
+    if e.candidate:
+        lines.append(f'candidate = "{e.candidate}"')
+    lines.append("")
+out.write_text("\n".join(lines))
+print(f"{lines.count('[[entry]]')} entries")
+PY
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gen/gpu.txt" 2>&1
+python3 -m perfagent suite "$OUT/gen/suite.toml" --device cuda --jobs bench,optimize --iterations "$ITER" \
+  --runs "$RUNS" --entry-timeout "$ENTRY_TIMEOUT" --out "$OUT/gen/run" --force > "$OUT/gen/summary.txt" 2> "$OUT/gen/suite.log"
+python3 - "$OUT/gen/run" "$(cat "$OUT/gen/gpu.txt")" > "$OUT/generalization.md" <<'PY'
+import json, sys
+from pathlib import Path
+run, gpu = Path(sys.argv[1]), sys.argv[2]
+rows = [json.loads(l) for l in (run / "results.jsonl").read_text().splitlines() if l.strip()]
+print(f"GPU: {gpu}\n")
+print("| entry | top finding | baseline | recipes best | textbook fix | share of textbook | % DRAM peak before → after | won | rejected (why) | wall s |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for r in sorted(rows, key=lambda r: r["name"]):
+    rec = None
+    if r.get("optimize_run") and (Path(r["optimize_run"]) / "record.json").is_file():
+        rec = json.loads((Path(r["optimize_run"]) / "record.json").read_text())
+    o = (rec or {}).get("optimize") or {}
+    base = o.get("baseline") or {}
+    best = next((c for c in (rec or {}).get("candidates", []) if c["id"] == o.get("best")), None)
+    top = (base.get("findings") or [{}])[0].get("category", "–")
+    bt = base.get("time_s")
+    sp = o.get("best_speedup") or 1.0
+    tb = r.get("speedup")
+    share = f"{(sp - 1) / (tb - 1):.0%}" if tb and tb > 1.0 else "–"
+    d0, d1 = base.get("pct_of_dram_peak"), (best or {}).get("pct_of_dram_peak")
+    rej = {}
+    for c in (rec or {}).get("candidates", []):
+        if not c.get("accepted") and c.get("verdict") != "duplicate":
+            rej.setdefault(c["transform"], c.get("reason", "")[:70])
+    rej_s = "; ".join(f"{t}: {why}" for t, why in list(rej.items())[:3]) or "–"
+    fail = r.get("failure")
+    print(f"| {r['name'].split('/')[0]} | {top} | {bt * 1e6:.1f} µs | {sp:.2f}× | {tb:.2f}× | {share} | "
+          f"{d0 if d0 is None else round(d0, 1)} → {d1 if d1 is None else round(d1, 1)} | {', '.join(r.get('transforms_won') or []) or '–'} | "
+          f"{rej_s}{' (' + fail + ')' if fail else ''} | {r['elapsed_s']:.0f} |" if bt and tb else
+          f"| {r['name'].split('/')[0]} | {top} | – | – | {tb} | – | – | – | {fail or ''} {[j['message'][:80] for j in r['jobs'] if not j['ok']]} | {r['elapsed_s']:.0f} |")
+PY
+cat "$OUT/generalization.md"
+cd "$OUT" && tar czf gen_runs.tgz gen/run/results.jsonl gen/run/summary.json gen/run/runs/*/record.json gen/suite.log gen/summary.txt 2>/dev/null; rm -rf "$OUT/gen/run"
