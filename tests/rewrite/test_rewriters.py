@@ -43,6 +43,7 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "launch-geometry",
         "thread-map-swap",
         "cooperative-row",
+        "sequential-reduction",
     }
     for recipe in RECIPES.values():
         assert recipe.transforms and all(t in catalog() for t in recipe.transforms)

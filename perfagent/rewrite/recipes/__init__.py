@@ -17,6 +17,7 @@ from perfagent.rewrite.recipes import (
     launch_geometry,
     loop_unroll,
     restrict_pointers,
+    sequential_reduction,
     smem_padding,
     thread_map_swap,
     triton_config,
@@ -40,6 +41,7 @@ RECIPES: dict[str, Recipe] = {
         vectorize_access.RECIPE,
         thread_map_swap.RECIPE,
         cooperative_row.RECIPE,
+        sequential_reduction.RECIPE,
     )
 }
 """Every recipe by name."""
