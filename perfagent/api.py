@@ -83,7 +83,8 @@ def profile(
     if tgt.kind.is_recorded:
         return _read_recorded(tgt, profiler, kernel, progress)
     own_tmp = workdir is None
-    work = workdir or Path(tempfile.mkdtemp(prefix="perfagent-"))
+    # absolute: the profiler and the profiled program may run in other folders than this process
+    work = (workdir or Path(tempfile.mkdtemp(prefix="perfagent-"))).absolute()
     work.mkdir(parents=True, exist_ok=True)
     request = ProfileRequest(
         command=list(tgt.command),
@@ -209,7 +210,8 @@ def _timing_only(request: ProfileRequest, progress: Progress, denied: CounterPer
     argv = list(request.command)
     if argv:
         start = time.monotonic()
-        done = run_command(argv, timeout_s=request.timeout_s, cwd=request.workdir)
+        # the user's folder, as under ncu: the command's relative paths (./app, data files) are the user's
+        done = run_command(argv, timeout_s=request.timeout_s)
         wall = time.monotonic() - start
         notes.append(
             f"whole program wall time {wall:.3f} s (exit code {done.returncode}): {shlex.join(argv)}"

@@ -48,6 +48,14 @@ class ToolFailure(PerfAgentError):
     exit_code = ExitCode.FAILURE
 
 
+class InternalError(ToolFailure):
+    """perfagent's own machinery broke (a harness crash, a worker that cannot import perfagent).
+
+    Never a verdict on the user's code: a candidate whose check hit this was not judged, and the
+    optimize loop stops instead of recording it (or telling the rewriter) as a failed attempt.
+    """
+
+
 class VerificationFailed(PerfAgentError):
     """A candidate is incorrect, or not faster."""
 
@@ -72,9 +80,14 @@ def exit_code_for(exc: BaseException) -> int:
 
 
 def one_line(exc: BaseException) -> str:
-    """'perfagent: <cause> — <next step>' for the terminal."""
-    if isinstance(exc, (PerfAgentError, ProfilerError)):
+    """'perfagent: <cause> — <next step>' for the terminal; 'perfagent failed: ...' when perfagent itself broke."""
+    prefix = "perfagent: "
+    if isinstance(exc, ToolFailure):
+        prefix = "perfagent failed: "
+        text = exc.message + (f" — {exc.hint}" if exc.hint else "")
+    elif isinstance(exc, (PerfAgentError, ProfilerError)):
         text = exc.message + (f" — {exc.hint}" if exc.hint else "")
     else:
+        prefix = "perfagent failed: "
         text = f"internal error: {type(exc).__name__}: {exc} — rerun with --debug for the traceback and report it"
-    return "perfagent: " + " ".join(text.split())
+    return prefix + " ".join(text.split())

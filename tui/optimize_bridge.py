@@ -50,10 +50,11 @@ order tried. Each candidate (attribute or mapping access) has:
 ``result.notes`` (optional, sequence of str): plain-language remarks shown above the candidates (e.g. "no GPU:
 candidates were verified on CPU only; no timings").
 
-Accept: ``accept()`` copies ``file`` to ``<file>.orig`` (only if that backup does not exist yet, so the
-first original is never overwritten), then writes ``source`` to ``file`` (temp file + rename). Reject
-writes nothing. A loop that wants to own this can expose ``perfagent.apply_candidate(candidate) -> Path``;
-until then the bridge does it.
+Accept: ``accept()`` calls the one apply path of the CLI and the library,
+``perfagent.optimize.apply.apply_rewrite``: a fresh backup (``<file>.orig``, or ``<file>.orig.N`` when
+earlier backups exist; none is overwritten or silently reused), ``source`` written over ``file`` (temp file
++ rename), and, for a win measured with ``-D`` macros or launch geometry (``defines`` / ``launch`` of the
+candidate), the launch spec holding them written beside the file. Reject writes nothing.
 
 Without a GPU the loop is expected to verify correctness on CPU where the workload allows (Triton interpreter,
 CPU torch) and leave the timings None; without an LLM endpoint only the 'recipes' backend is offered.
@@ -62,9 +63,7 @@ CPU torch) and leave the timings None; without an LLM endpoint only the 'recipes
 from __future__ import annotations
 
 import math
-import os
 import re
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +72,8 @@ from typing import Any
 import perfagent
 from perfagent.errors import BadInput
 from perfagent.models import RunRecord
+from perfagent.optimize.apply import apply_rewrite, needs_settings_note
+from perfagent.optimize.measure import SPEC_COPY
 from perfagent.render.units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_seconds, fmt_speedup
 
 __all__ = [
@@ -160,6 +161,18 @@ class Candidate:
     source: str | None = None
     file: Path | None = None
     metrics: tuple[MetricChange, ...] = ()
+    defines: Mapping[str, int] = field(default_factory=dict)
+    """``-D`` macros the candidate was measured with (they must travel with it: see ``settings_note``)."""
+    launch: Mapping[str, Any] = field(default_factory=dict)
+    """Launch geometry (grid / block / shared_mem) the candidate was measured with."""
+    spec_copy: Path | None = None
+    """The candidate's own launch spec in the run folder (the base of the spec written on accept)."""
+
+    @property
+    def settings_note(self) -> str | None:
+        """Why accepting also writes a launch spec (None: the source alone carries the win)."""
+        name = f"{self.file.stem}.launch.toml" if self.file is not None else "the launch spec"
+        return needs_settings_note(self.defines, self.launch, name)
 
     @property
     def speedup(self) -> float | None:
@@ -215,8 +228,13 @@ class Accepted:
 
     path: Path
     backup: Path
+    """This write's backup (``<file>.orig`` or ``<file>.orig.N``)."""
     backup_created: bool
-    """False when ``backup`` already existed (the first original is kept)."""
+    """Always True: every accept makes its own backup (kept for the message's wording)."""
+    spec: Path | None = None
+    """The launch spec written beside the file (the win needs its macros / launch geometry)."""
+    notes: tuple[str, ...] = ()
+    """What the apply path said (an earlier backup present, the spec written and why)."""
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -291,6 +309,7 @@ def normalize_result(result: Any, *, default_file: Path | None = None) -> Outcom
     for i, c in enumerate(_get(result, "candidates", None) or (), 1):
         file = _get(c, "file")
         source = _get(c, "source")
+        source_path = _get(c, "source_path")
         candidates.append(
             Candidate(
                 id=str(_get(c, "id", f"c{i}")),
@@ -306,6 +325,9 @@ def normalize_result(result: Any, *, default_file: Path | None = None) -> Outcom
                 source=None if source is None else str(source),
                 file=Path(file) if file else default_file,
                 metrics=_metrics(c),
+                defines=dict(_get(c, "defines", None) or {}),
+                launch=dict(_get(c, "launch", None) or {}),
+                spec_copy=Path(source_path).parent / SPEC_COPY if source_path else None,
             )
         )
     notes = tuple(str(n) for n in (_get(result, "notes", None) or ()))
@@ -386,30 +408,31 @@ class OptimizeBridge:
         return normalize_result(result, default_file=Path(request.target))
 
     def accept(self, candidate: Candidate) -> Accepted:
-        """Write the candidate over its file, keeping the original as ``<file>.orig``.
+        """Write the candidate over its file through the one apply path (``perfagent.optimize.apply``).
 
         Raises:
-            BadInput: the candidate has no file or no source, or the file cannot be written.
+            BadInput: the candidate has no file or no source, or a file cannot be written.
         """
         if candidate.file is None or candidate.source is None:
             raise BadInput(
                 f"candidate {candidate.id} has no source to write",
                 hint="the loop must return `source` and `file`",
             )
-        path = candidate.file
-        backup = path.with_name(path.name + ".orig")
-        try:
-            created = not backup.exists()
-            if created:
-                shutil.copy2(path, backup)
-            tmp = path.with_name(f".{path.name}.perfagent-tmp")
-            tmp.write_text(candidate.source, encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise BadInput(
-                f"cannot write {path}: {exc.strerror}", hint="check the file's permissions"
-            ) from exc
-        return Accepted(path=path, backup=backup, backup_created=created)
+        applied = apply_rewrite(
+            candidate.file,
+            candidate.source,
+            candidate=candidate.id,
+            defines=candidate.defines,
+            launch=candidate.launch,
+            spec_copy=candidate.spec_copy,
+        )
+        return Accepted(
+            path=Path(applied.path),
+            backup=Path(applied.backup),
+            backup_created=True,
+            spec=Path(applied.spec) if applied.spec else None,
+            notes=tuple(applied.notes),
+        )
 
 
 def source_reason(record: RunRecord) -> str | None:

@@ -26,7 +26,7 @@ class OptimizeCommand:
     the targeted metric moved; every rejection says why and is fed back to the next proposal. Without
     a GPU, candidates are verified where the workload allows and marked not timed: no speed-up is
     claimed that was not measured. Your files are never written unless --apply is given (then the
-    original is kept as FILE.orig). Exit codes: 0 ok (also when nothing won — it says so), 2 bad
+    original is kept as FILE.orig, or FILE.orig.N when earlier backups exist). Exit codes: 0 ok (also when nothing won — it says so), 2 bad
     input, 3 profiler failed, 4 nothing accepted with --require-win, 5 LLM unavailable or failing
     with --backend llm.
     """
@@ -167,7 +167,9 @@ class OptimizeCommand:
         r.add_argument(
             "--apply",
             action="store_true",
-            help="write the best candidate into TARGET, after copying it to TARGET.orig (refused if that exists, unless --force)",
+            help="write the best candidate into TARGET after copying it to TARGET.orig (TARGET.orig.N when earlier "
+            "backups exist; none is ever overwritten); a win that needs -D macros or launch geometry also "
+            "writes them into STEM.launch.toml beside it (backed up the same way)",
         )
         r.add_argument("--require-win", action="store_true", help="exit 4 when no candidate was accepted")
         add_output_args(parser, formats=("text", "json"))

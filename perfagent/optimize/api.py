@@ -3,8 +3,9 @@
 Order of work: resolve the workload → choose the backend (``auto``: llm when configured, else
 recipes, said plainly) → probe the GPU → profile and diagnose the original (ncu through the harness
 on a GPU; a recorded report or static analysis without one) → time it (GPU) → run the loop
-(``perfagent.optimize.loop``) → write the run folder (record.json, summary.md, candidates/) →
-``apply``: copy the user's file to ``<file>.orig`` and write the best candidate over it.
+(``perfagent.optimize.loop``; ``record.json`` is rewritten after every candidate, and on Ctrl-C or an
+error the record keeps what was measured) → ``apply``: ``perfagent.optimize.apply`` (a fresh
+``<file>.orig[.N]`` backup, the best candidate written over the file, and the launch spec it needs).
 
 Without a GPU the loop still runs: candidates are proposed, built (nvcc) or verified on the CPU
 (KernelBench, Triton through its interpreter) and every one is left ``not timed``: no speed-up is
@@ -13,7 +14,6 @@ ever claimed that was not measured.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -28,22 +28,20 @@ from perfagent.errors import BadInput, LLMError, PerfAgentError
 from perfagent.llm_client import ENV_BASE_URL, ENV_MODEL, LLMConfig
 from perfagent.models import KernelDiagnosis, Profile, RunRecord
 from perfagent.optimize import measure
+from perfagent.optimize.apply import apply_candidate
 from perfagent.optimize.events import Info, LoopEvent
 from perfagent.optimize.loop import BaselineState, LoopSettings, OptimizeLoop, profile_pcts
 from perfagent.optimize.record import (
-    AppliedChange,
     CandidateOutcome,
     FindingSummary,
     OptimizeBaseline,
-    OptimizeResult,
     ProfileSummary,
     TableRow,
 )
-from perfagent.optimize.render import render_markdown
+from perfagent.optimize.run_writer import RunWriter
 from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.rewrite import auto_choice, get_rewriter
-from perfagent.rewrite.base import TokenUsage
-from perfagent.session import new_run_dir, save_record
+from perfagent.session import new_run_dir
 from profilers.errors import ProfilerError
 
 Progress = Callable[[LoopEvent], None]
@@ -87,7 +85,9 @@ def optimize(
         iterations: rewrite rounds (one transform request each).
         device: 'auto', 'cpu' or 'cuda'.
         out: the run folder (default: a new one under ``.perfagent/runs``).
-        apply: write the best candidate into ``target`` after copying it to ``<target>.orig``.
+        apply: write the best candidate into ``target`` (``perfagent.optimize.apply``: backup to
+            ``<target>.orig``, or ``.orig.N`` when earlier backups exist; the launch spec the win needs
+            written beside it).
         progress: receives every ``LoopEvent`` (may raise to cancel).
         llm_config: LLM endpoint settings (default: from the environment).
         transforms: as ``transform`` (the TUI's spelling).
@@ -104,14 +104,14 @@ def optimize(
         warmup: untimed calls before timing.
         arch: architecture for nvcc builds and static analysis.
         profile_timeout_s: limit of one ncu run, s.
-        force: with ``apply``, overwrite an existing ``<target>.orig``; reuse a non-empty ``out``.
+        force: reuse an ``out`` folder that already holds a run.
 
     Returns:
         The ``RunRecord`` (kind 'optimize'): ``baseline``, ``candidates``, ``best`` and ``optimize``
         (plan, before/after table, notes), saved as ``<run>/record.json``.
 
     Raises:
-        BadInput: unusable target or options, ``.orig`` already present without ``force``.
+        BadInput: unusable target or options.
         LLMError: ``backend='llm'`` and no endpoint is configured.
     """
     emit = progress or (lambda _e: None)
@@ -125,17 +125,14 @@ def optimize(
         raise BadInput(f"unknown backend '{backend}'", hint=f"use one of: {', '.join(BACKENDS)}")
     wanted = _transform_list(transform, transforms)
     wl = resolve(target, problem=problem, spec=spec)
-    backup = wl.file.with_name(wl.file.name + ".orig")
-    if apply and backup.exists() and not force:
-        raise BadInput(
-            f"{backup} already exists", hint="move it away, or pass --force to overwrite the backup"
-        )
     config = llm_config if llm_config is not None else LLMConfig.from_env()
     name, backend_reason = _choose_backend(backend, config)
     rewriter = get_rewriter(name, config=config)
     gpu, device_label = measure.probe_gpu(device)
     run_dir = _run_dir(out, force)
-    emit(Info(message=f"{wl.describe()}: backend {name}, device {device_label}, run folder {run_dir}"))
+    emit(
+        Info(message=f"{wl.describe()}: backend {name}, device {device_label}, run folder {_shown(run_dir)}")
+    )
     snapshot = run_dir / "original"
     snapshot.mkdir(parents=True, exist_ok=True)
     shutil.copy2(wl.file, snapshot / wl.file.name)
@@ -151,84 +148,79 @@ def optimize(
         arch=arch,
         profile_timeout_s=profile_timeout_s,
     )
-    base = _baseline(wl, gpu=gpu, report=report, kernel=kernel, run_dir=run_dir, settings=settings, emit=emit)
-    loop = OptimizeLoop(
-        wl,
-        rewriter,
-        run_dir,
-        gpu=gpu,
-        baseline=base.state,
-        settings=settings,
-        hardware=base.diagnosis.profile.device if base.diagnosis else None,
-        transforms=wanted,
-        finding=finding,
-        progress=progress,
-    )
-    outcome = loop.run()
     notes: list[str] = []
     if not gpu:
         notes.append(
             "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"
         )
-    best = next((c for c in outcome.candidates if c.id == outcome.best), None)
-    result = OptimizeResult(
+    run = RunWriter(
+        run_dir,
+        wl,
         target=str(target),
-        workload=wl.kind,
-        language=wl.language,
         backend=name,
         backend_reason=backend_reason,
         device=device_label,
         gpu=gpu,
         iterations=iterations,
-        iterations_used=outcome.iterations_used,
-        baseline=base.summary,
-        plan=outcome.plan,
-        candidates=outcome.candidates,
-        best=outcome.best,
-        best_speedup=outcome.best_speedup,
-        table=before_after(base.summary, best, base.diagnosis),
-        stopped=outcome.stopped,
-        llm_errors=outcome.llm_errors,
-        llm_usage=run_llm_usage(outcome.candidates),
-        run_dir=str(run_dir),
         notes=notes,
+        version=_version(),
     )
+    try:
+        base = _baseline(
+            wl, gpu=gpu, report=report, kernel=kernel, run_dir=run_dir, settings=settings, emit=emit
+        )
+        run.baseline(base.summary, base.profile, base.kernels)
+        loop = OptimizeLoop(
+            wl,
+            rewriter,
+            run_dir,
+            gpu=gpu,
+            baseline=base.state,
+            settings=settings,
+            hardware=base.diagnosis.profile.device if base.diagnosis else None,
+            transforms=wanted,
+            finding=finding,
+            progress=run.watch(progress),
+        )
+        run.loop = loop
+        outcome = loop.run()
+    except BaseException as exc:  # Ctrl-C, an LLM or internal failure: keep what was measured
+        run.save_partial(exc)
+        raise
+    best = next((c for c in outcome.candidates if c.id == outcome.best), None)
+    result = run.result(outcome, before_after(base.summary, best, base.diagnosis))
+    if wl.kind == "kernelbench" and not outcome.candidates and not wanted:
+        result = result.model_copy(update={"notes": [*result.notes, *_nothing_to_try(wl, name)]})
     if apply and best is not None:
-        result = result.model_copy(update={"applied": apply_candidate(wl, best, force=force)})
+        result = result.model_copy(update={"applied": apply_candidate(best)})
     elif apply:
         result = result.model_copy(
             update={"notes": [*result.notes, "--apply: nothing was accepted, so no file was written"]}
         )
-    prof = base.profile
-    record = RunRecord(
-        kind="optimize",
-        id=run_dir.name,
-        perfagent_version=_version(),
-        target=str(wl.file),
-        tool=prof.tool if prof else "none",
-        tool_version=prof.tool_version if prof else None,
-        mode=prof.mode if prof else "static",
-        command=prof.command if prof else None,
-        notes=[*(prof.notes if prof else []), *notes],
-        kernels=base.kernels,
-        optimize=result,
-        baseline=result.baseline,
-        candidates=result.candidates,
-        best=result.best,
-    )
-    save_record(record, run_dir)
-    (run_dir / "summary.md").write_text(render_markdown(result), encoding="utf-8")
-    emit(Info(message=f"run saved to {run_dir}"))
+    record = run.save(result)
+    emit(Info(message=f"run saved to {_shown(run_dir)}"))
     return record
 
 
-def run_llm_usage(candidates: Sequence[CandidateOutcome]) -> dict[str, float | int | None] | None:
-    """The run's LLM token use and cost: the sum over candidates (None when no LLM candidate)."""
-    used = [TokenUsage.model_validate(c.tokens) for c in candidates if c.tokens]
-    if not used:
-        return None
-    total = sum(used[1:], used[0])
-    return {**total.model_dump(), "total_tokens": total.total_tokens}
+def _nothing_to_try(wl: OptimizeWorkload, backend: str) -> list[str]:
+    """Why a KernelBench run produced no candidate, and the next step (plain PyTorch: no kernel yet)."""
+    if wl.language != "python" or wl.has_model_new:
+        return []
+    return [
+        f"{wl.file.name} is plain PyTorch (class Model, no ModelNew and no Triton or CUDA kernel): there is no kernel "
+        f"for the {backend} backend to rewrite yet; writing a first kernel from the reference is a planned step, "
+        "not in this build",
+        "next step: write a ModelNew with a Triton or CUDA kernel (e.g. examples/kernelbench/01_vector_add_triton.py) "
+        f"and run `perfagent optimize MODELNEW.py --problem {wl.file.name}`",
+    ]
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the current folder when it is under it (messages), else absolute."""
+    try:
+        return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
+    except (OSError, ValueError):
+        return str(path)
 
 
 def _version() -> str:
@@ -262,9 +254,10 @@ def _choose_backend(backend: str, config: LLMConfig) -> tuple[str, str]:
 
 
 def _run_dir(out: str | Path | None, force: bool) -> Path:
+    """The run folder, absolute: candidate paths under it are handed to workers and profilers that run elsewhere."""
     if out is None:
-        return new_run_dir()
-    path = Path(out)
+        return new_run_dir().absolute()
+    path = Path(out).absolute()
     if path.exists() and not path.is_dir():
         raise BadInput(f"{path} exists and is not a folder", hint="--out takes a folder for the run")
     if (path / "record.json").exists() and not force:
@@ -553,43 +546,3 @@ def before_after(
             )
         )
     return rows
-
-
-def apply_candidate(wl: OptimizeWorkload, best: CandidateOutcome, *, force: bool = False) -> AppliedChange:
-    """Copy the user's file to ``<file>.orig``, then write the candidate over it (temp file + rename).
-
-    Raises:
-        BadInput: the backup exists (without ``force``), the candidate's source is gone, or a write failed.
-    """
-    source = best.source
-    if source is None:
-        raise BadInput(
-            f"the source of {best.id} is missing from the run folder", hint="re-run perfagent optimize"
-        )
-    path = wl.file
-    backup = path.with_name(path.name + ".orig")
-    if backup.exists() and not force:
-        raise BadInput(
-            f"{backup} already exists", hint="move it away, or pass --force to overwrite the backup"
-        )
-    try:
-        shutil.copy2(path, backup)
-        tmp = path.with_name(f".{path.name}.perfagent-tmp")
-        tmp.write_text(source, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise BadInput(f"cannot write {path}: {exc.strerror}", hint="check the file's permissions") from exc
-    notes = []
-    if best.defines and wl.spec_path is not None:
-        flags = ", ".join(f"{k} = {v}" for k, v in sorted(best.defines.items()))
-        notes.append(
-            f"the launch spec {wl.spec_path} passes its own -D values; set {flags} in its [defines] for the rewrite to take "
-            "effect there (perfagent did not edit the spec)"
-        )
-    if best.launch and wl.spec_path is not None:
-        geometry = ", ".join(f"{k} = {json.dumps(v)}" for k, v in sorted(best.launch.items()))
-        notes.append(
-            f"the rewrite was measured with {geometry}: set that in the launch spec {wl.spec_path} (or its "
-            f'[variants."{path.name}"]) for the rewrite to run that way (perfagent did not edit the spec)'
-        )
-    return AppliedChange(path=str(path), backup=str(backup), candidate=best.id, notes=notes)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perfagent.errors import BadInput, PerfAgentError
+from perfagent.errors import BadInput, InternalError, PerfAgentError
 from perfagent.models import KernelProfile, Profile
 from perfagent.optimize import toml_write
 from perfagent.optimize.workload import OptimizeWorkload
@@ -26,6 +26,7 @@ from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
 from perfagent.workloads.launch_spec import LaunchSpec, load_launch_spec, override_for, resolve_launch
+from perfagent.workloads.model import absolute
 from profilers.errors import ProfilerError, ProfilerUnavailable
 
 Progress = Callable[[str], None]
@@ -316,6 +317,8 @@ def bench_timing(
             compile_timeout_s=compile_timeout_s,
             progress=progress,
         )
+    except InternalError:
+        raise  # perfagent's own harness broke: not a property of the candidate
     except PerfAgentError as exc:
         return Timing(error=exc.message, timer="cuda-events")
     return timing_from_bench(result)
@@ -396,19 +399,19 @@ def harness_command(wl: OptimizeWorkload, file: Path, spec: Path | None) -> list
             *_python(),
             "-m",
             HARNESS,
-            str(spec),
+            absolute(str(spec)),
             "--kernel-file",
-            str(file),
+            absolute(str(file)),
             "--repeat",
             str(PROFILE_REPEAT),
         ]
     if wl.kind == "kernelbench":
         assert wl.problem is not None
-        cmd = [*_python(), "-m", HARNESS, str(wl.problem), "--repeat", str(PROFILE_REPEAT)]
+        cmd = [*_python(), "-m", HARNESS, absolute(str(wl.problem)), "--repeat", str(PROFILE_REPEAT)]
         if file != wl.problem or wl.has_model_new:
-            cmd += ["--candidate", str(file)]
+            cmd += ["--candidate", absolute(str(file))]
         return cmd
-    return ["env", f"EXAMPLE_REPS={SCRIPT_REPEAT}", sys.executable, str(file)]
+    return ["env", f"EXAMPLE_REPS={SCRIPT_REPEAT}", sys.executable, absolute(str(file))]
 
 
 @dataclass

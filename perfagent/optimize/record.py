@@ -246,9 +246,14 @@ class AppliedChange(Frozen):
     path: str
     """The user's file, now holding the best candidate."""
     backup: str
-    """The original, copied to ``<file>.orig`` first."""
+    """The file as it was before this write: ``<file>.orig``, or ``<file>.orig.N`` when earlier backups exist."""
     candidate: str
     notes: list[str] = Field(default_factory=list)
+    spec: str | None = None
+    """The launch spec written beside the file (``<stem>.launch.toml``) because the win needs ``-D`` macros or
+    launch geometry the source does not carry; None when it needs none."""
+    spec_backup: str | None = None
+    """That spec as it was before (None: it did not exist)."""
 
 
 class OptimizeResult(Frozen):

@@ -7,6 +7,9 @@ record itself (``RunRecord.model_dump_json``).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from perfagent.optimize.apply import needs_settings_note
 from perfagent.optimize.record import CandidateOutcome, OptimizeResult, TableRow
 from perfagent.render.units import fmt_number, fmt_pct, fmt_seconds, fmt_speedup
 
@@ -56,6 +59,14 @@ def headline(result: OptimizeResult) -> str:
     return "no candidate was accepted: none was correct, faster beyond noise and moved its targeted metric"
 
 
+def best_settings_note(result: OptimizeResult) -> str | None:
+    """For a best candidate measured with ``-D`` macros or launch geometry: that it needs them (None otherwise)."""
+    best = result.candidate(result.best) if result.best else None
+    if best is None:
+        return None
+    return needs_settings_note(best.defines, best.launch, f"{Path(best.file).stem}.launch.toml")
+
+
 def _candidate_line(c: CandidateOutcome) -> str:
     speed = f" {fmt_speedup(c.speedup)}" if c.speedup is not None else ""
     return f"  {c.id:<4} {c.transform:<18} {c.backend:<8} {c.verdict:<15}{speed}  {c.reason}"
@@ -89,6 +100,9 @@ def render_text(result: OptimizeResult) -> str:
     ]
     lines += [_candidate_line(c) for c in result.candidates] or ["  (none)"]
     lines += ["", headline(result)]
+    settings = best_settings_note(result)
+    if settings:
+        lines.append(f"  {settings}" + ("" if result.applied else " (--apply)"))
     skipped = [p for p in result.plan if p.skipped]
     if skipped:
         lines.append("not tried:")
@@ -144,6 +158,15 @@ def render_markdown(result: OptimizeResult) -> str:
         f"- kernel: {b.kernel or NA}",
         f"- iterations: {result.iterations_used} of {result.iterations}; stopped: {_md_escape(result.stopped) or NA}",
         f"- {_md_escape(headline(result))}",
+        *([f"- {_md_escape(n)}"] if (n := best_settings_note(result)) else []),
+        *(
+            [
+                f"- applied: {result.applied.candidate} written to `{result.applied.path}` (backup `{result.applied.backup}`)"
+            ]
+            + [f"  - {_md_escape(n)}" for n in result.applied.notes]
+            if result.applied
+            else []
+        ),
         "",
         "## Before / after",
         "",

@@ -83,14 +83,20 @@ class Watchdog:
 def _where(exc: BaseException, files: tuple[str, ...]) -> str:
     """'file.py:42 in forward' for the deepest frame in one of ``files`` (else the deepest frame)."""
     frames = traceback.extract_tb(exc.__traceback__)
-    chosen = [
-        f for f in frames if any(os.path.samefile(f.filename, x) for x in files if os.path.exists(f.filename))
-    ]
+    chosen = [f for f in frames if any(_same_file(f.filename, x) for x in files)]
     pick = chosen or list(frames)
     if not pick:
         return ""
     frame = pick[-1]
     return f" at {Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file; False when either is gone or unreadable (never raises)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 @dataclass

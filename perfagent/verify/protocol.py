@@ -8,7 +8,7 @@ from pydantic import Field
 
 from perfagent.timing.models import TimingSamples
 from perfagent.verify.models import Check, ErrorSummary, Tolerance
-from perfagent.workloads.model import Workload
+from perfagent.workloads.model import AbsolutePath, Workload
 from profilers.model import Frozen
 
 Device = Literal["cpu", "cuda", "auto"]
@@ -35,8 +35,9 @@ class WorkerRequest(Frozen):
     warmup: int = 10
     """Bench: untimed calls per workload first."""
     flush_l2: bool = True
-    result_path: str
-    progress_path: str
+    result_path: AbsolutePath
+    """Where the worker writes its ``WorkerResult`` (absolute: the worker runs in its own folder)."""
+    progress_path: AbsolutePath
 
 
 class WorkerResult(Frozen):
@@ -54,4 +55,7 @@ class WorkerResult(Frozen):
     notes: list[str] = Field(default_factory=list)
     bad_input: str | None = None
     """The reference (or the request) is unusable: the parent raises BadInput with this."""
+    internal_error: str | None = None
+    """perfagent's own checking code failed (outside every guarded call of reference or candidate code):
+    the parent raises ``InternalError`` with this; the candidate was not judged."""
     timing: TimingSamples | None = None

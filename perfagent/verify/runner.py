@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from perfagent.errors import BadInput, ToolFailure
+from perfagent.errors import BadInput, InternalError, ToolFailure
 from perfagent.verify.models import Check
 from perfagent.verify.protocol import WorkerRequest, WorkerResult
 from profilers.errors import ProfilerUnavailable, ToolTimeout
@@ -209,8 +209,20 @@ def _run(
                     detail="the result file was not written by perfagent (nonce mismatch): the candidate tampered with it",
                 )
             )
+    if result is not None and result.internal_error:
+        raise InternalError(
+            f"the {request.mode} worker broke inside perfagent's own checking ({result.internal_error[:400]}); "
+            f"{request.candidate.describe() if request.candidate else 'the reference'} was not judged",
+            hint="rerun with --debug, set PERFAGENT_KEEP_WORKDIR=1 to keep the worker's folder, and report it",
+        )
     if result is None and not extra:
         where = _last_progress(progress_path)
+        if where == "start-up":  # no user code had run yet: the worker itself could not start
+            raise InternalError(
+                f"the {request.mode} worker died before running any code ({_describe_exit(done.returncode)}): "
+                f"{tail[-300:] or '(no output)'}",
+                hint="check that this Python can import perfagent (PYTHONPATH, the install), and report it",
+            )
         how = (
             _describe_exit(done.returncode)
             if done.returncode != 0

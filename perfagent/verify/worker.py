@@ -15,7 +15,6 @@ import traceback
 from pathlib import Path
 
 from perfagent.verify.harness import CandidateFailure, Harness, ReferenceFailure, write_result
-from perfagent.verify.models import Check
 from perfagent.verify.protocol import WorkerRequest, WorkerResult
 
 
@@ -78,14 +77,14 @@ def main(argv: list[str] | None = None) -> int:
         result = WorkerResult(
             nonce=nonce, device=h.device, device_name=h.device_name, checks=[exc.check], notes=h.notes
         )
-    except BaseException as exc:  # a bug of ours, or user code escaping the guards
+    except BaseException as exc:  # every call of user code is guarded: what escapes is a bug of ours
         tail = "".join(traceback.format_exception(exc)[-3:]).strip().replace("\n", " | ")
         result = WorkerResult(
             nonce=nonce,
             device=h.device,
             device_name=h.device_name,
             notes=h.notes,
-            checks=[Check(name="worker", passed=False, detail=f"the verification worker failed: {tail}")],
+            internal_error=f"{type(exc).__name__} in the {request.mode} worker: {tail}",
         )
     if h.watchdog is not None:
         h.watchdog.disarm()

@@ -140,11 +140,14 @@ def test_apply_writes_orig_and_the_best_only_with_the_flag(
         and (folder / "slow.cu.orig").read_text() == original
     )
     assert "TILE_DIM + 1" in target.read_text()
-    # A second --apply refuses to overwrite the backup (before any work), unless --force.
-    target.write_text(original)
-    assert main([*base, "--out", str(tmp_path / "r3"), "--apply"]) == 2
-    assert "slow.cu.orig already exists" in capsys.readouterr().err and not (tmp_path / "r3").exists()
-    assert main([*base, "--out", str(tmp_path / "r3"), "--apply", "--force"]) == 0
+    # A second --apply never overwrites the first backup: it makes its own, and says so.
+    target.write_text(original + "// edited by hand after the first apply\n")
+    second = target.read_text()
+    assert main([*base, "--out", str(tmp_path / "r3"), "--apply"]) == 0
+    applied = json.loads(capsys.readouterr().out)["optimize"]["applied"]
+    assert applied["backup"] == str(folder / "slow.cu.orig.1")
+    assert (folder / "slow.cu.orig.1").read_text() == second and (folder / "slow.cu.orig").read_text() == original
+    assert any("slow.cu.orig already held an earlier original" in n for n in applied["notes"])
     assert "TILE_DIM + 1" in target.read_text()
 
 

@@ -205,16 +205,19 @@ def _candidate(file: Path, source: str) -> Candidate:
     return Candidate("c1", "t", "recipes", "", "accepted", (), None, None, True, "", source=source, file=file)
 
 
-def test_accept_backs_up_the_original_once(tmp_path: Path) -> None:
+def test_every_accept_makes_its_own_backup_and_never_overwrites_one(tmp_path: Path) -> None:
     src = tmp_path / "k.cu"
     src.write_text(ORIGINAL, encoding="utf-8")
     first = OptimizeBridge().accept(_candidate(src, CANDIDATE))
-    assert first.backup == tmp_path / "k.cu.orig" and first.backup_created
+    assert first.backup == tmp_path / "k.cu.orig" and first.backup_created and not first.notes
     assert src.read_text() == CANDIDATE and first.backup.read_text() == ORIGINAL
+    # The second accept backs up what it overwrites (the first candidate) without touching k.cu.orig,
+    # and says where: a stale .orig is never silently taken for this write's backup.
     second = OptimizeBridge().accept(_candidate(src, "third\n"))
-    assert not second.backup_created
+    assert second.backup == tmp_path / "k.cu.orig.1" and second.backup.read_text() == CANDIDATE
+    assert any("k.cu.orig already held an earlier original" in n and "k.cu.orig.1" in n for n in second.notes)
     assert src.read_text() == "third\n" and first.backup.read_text() == ORIGINAL
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.cu", "k.cu.orig"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.cu", "k.cu.orig", "k.cu.orig.1"]
 
 
 def test_source_reason(sgemm: RunRecord, source_record: RunRecord) -> None:

@@ -484,6 +484,8 @@ class WalkthroughScreen(Screen[None]):
             checks.add_row(mark, Text(check.name), Text(check.detail))
         if not c.checks:
             checks.add_row(Text(""), Text("no checks reported"), Text(c.reason))
+        if c.settings_note:  # the source alone does not carry this win: accept writes the spec too
+            checks.add_row(Text("!", style="yellow bold"), Text("launch settings"), Text(c.settings_note))
         metrics = self.query_one("#wt-metrics", DataTable)
         metrics.clear()
         for m in c.metrics:
@@ -515,7 +517,10 @@ class WalkthroughScreen(Screen[None]):
         self.decisions[c.id] = "accepted"
         kept = "original saved to" if written.backup_created else "earlier original kept in"
         self._log(f"accepted {c.id}: wrote {written.path} ({kept} {written.backup})")
-        self.notify(f"Wrote {written.path}; {kept} {written.backup.name}.", title=f"Accepted {c.id}")
+        for note in written.notes:
+            self._log(f"  {note}")
+        extra = f" {' '.join(written.notes)}" if written.notes else ""
+        self.notify(f"Wrote {written.path}; {kept} {written.backup.name}.{extra}", title=f"Accepted {c.id}")
         self.post_message(CandidateAccepted(c, written.path, written.backup, written.backup_created))
         self._refresh_decision(c)
 

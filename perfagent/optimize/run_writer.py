@@ -1,0 +1,175 @@
+"""The optimize run's record on disk, written as the run goes: an interrupted run keeps what it measured.
+
+``RunWriter`` writes ``record.json`` (and ``summary.md``) once the baseline is known, again after every
+candidate's verdict (the loop's ``Accepted`` / ``Rejected`` events) and once more at the end. When the run
+stops early (Ctrl-C, an LLM endpoint that fails, an internal error) ``save_partial`` writes the record with
+every finished candidate and ``stopped`` saying why, so that ``perfagent report RUN`` shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from perfagent.errors import PerfAgentError, one_line
+from perfagent.models import KernelDiagnosis, Profile, RunRecord
+from perfagent.optimize.events import Accepted, LoopEvent, Rejected
+from perfagent.optimize.loop import LoopResult, OptimizeLoop
+from perfagent.optimize.record import CandidateOutcome, OptimizeBaseline, OptimizeResult, TableRow
+from perfagent.optimize.render import render_markdown
+from perfagent.optimize.workload import OptimizeWorkload
+from perfagent.rewrite.base import TokenUsage
+from perfagent.session import save_record
+from profilers.errors import ProfilerError
+
+Progress = Callable[[LoopEvent], None]
+
+
+def run_llm_usage(candidates: Sequence[CandidateOutcome]) -> dict[str, float | int | None] | None:
+    """The run's LLM token use and cost: the sum over candidates (None when no LLM candidate)."""
+    used = [TokenUsage.model_validate(c.tokens) for c in candidates if c.tokens]
+    if not used:
+        return None
+    total = sum(used[1:], used[0])
+    return {**total.model_dump(), "total_tokens": total.total_tokens}
+
+
+def stop_reason(exc: BaseException) -> str:
+    """Why a run ended early, in words, for ``OptimizeResult.stopped``."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C): the record holds the candidates finished before it"
+    if isinstance(exc, (PerfAgentError, ProfilerError)):
+        return f"stopped by an error: {one_line(exc).split(': ', 1)[-1]}"
+    return f"stopped by an internal error: {type(exc).__name__}: {exc}"
+
+
+class RunWriter:
+    """Builds the ``RunRecord`` of one optimize run and keeps ``<run>/record.json`` current."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        wl: OptimizeWorkload,
+        *,
+        target: str,
+        backend: str,
+        backend_reason: str,
+        device: str,
+        gpu: bool,
+        iterations: int,
+        notes: list[str],
+        version: str,
+    ) -> None:
+        self.run_dir = run_dir
+        self.wl = wl
+        self.target = target
+        self.backend = backend
+        self.backend_reason = backend_reason
+        self.device = device
+        self.gpu = gpu
+        self.iterations = iterations
+        self.notes = notes
+        self.version = version
+        self.loop: OptimizeLoop | None = None
+        self._summary = OptimizeBaseline(file=str(wl.file))
+        self._profile: Profile | None = None
+        self._kernels: list[KernelDiagnosis] = []
+
+    def baseline(
+        self, summary: OptimizeBaseline, profile: Profile | None, kernels: list[KernelDiagnosis]
+    ) -> None:
+        """The original is measured: keep it and write the first record."""
+        self._summary, self._profile, self._kernels = summary, profile, kernels
+        self.save(self.result(self._so_far("running: baseline measured, no candidate finished yet"), []))
+
+    def watch(self, progress: Progress | None) -> Progress:
+        """``progress`` wrapped so that every candidate verdict also rewrites the record."""
+
+        def forward(event: LoopEvent) -> None:
+            if isinstance(event, Accepted | Rejected) and self.loop is not None:
+                done = len(self.loop.state.outcomes)
+                self.save(self.result(self._so_far(f"running: {done} candidate(s) finished"), []))
+            if progress is not None:
+                progress(event)
+
+        return forward
+
+    def result(self, outcome: LoopResult, table: list[TableRow]) -> OptimizeResult:
+        """The ``OptimizeResult`` for ``outcome``."""
+        return OptimizeResult(
+            target=self.target,
+            workload=self.wl.kind,
+            language=self.wl.language,
+            backend=self.backend,
+            backend_reason=self.backend_reason,
+            device=self.device,
+            gpu=self.gpu,
+            iterations=self.iterations,
+            iterations_used=outcome.iterations_used,
+            baseline=self._summary,
+            plan=outcome.plan,
+            candidates=outcome.candidates,
+            best=outcome.best,
+            best_speedup=outcome.best_speedup,
+            table=table,
+            stopped=outcome.stopped,
+            llm_errors=outcome.llm_errors,
+            llm_usage=run_llm_usage(outcome.candidates),
+            run_dir=str(self.run_dir),
+            notes=list(self.notes),
+        )
+
+    def save(self, result: OptimizeResult) -> RunRecord:
+        """Write ``record.json`` and ``summary.md`` for ``result``; the record."""
+        prof = self._profile
+        record = RunRecord(
+            kind="optimize",
+            id=self.run_dir.name,
+            perfagent_version=self.version,
+            target=str(self.wl.file),
+            tool=prof.tool if prof else "none",
+            tool_version=prof.tool_version if prof else None,
+            mode=prof.mode if prof else "static",
+            command=prof.command if prof else None,
+            notes=[*(prof.notes if prof else []), *self.notes],
+            kernels=self._kernels,
+            optimize=result,
+            baseline=result.baseline,
+            candidates=result.candidates,
+            best=result.best,
+        )
+        save_record(record, self.run_dir)
+        (self.run_dir / "summary.md").write_text(render_markdown(result), encoding="utf-8")
+        return record
+
+    def save_partial(self, exc: BaseException) -> None:
+        """The run ended early: write what it measured, ``stopped`` saying why. Never raises."""
+        try:
+            self.save(self.result(self._so_far(stop_reason(exc)), []))
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            return
+
+    def _so_far(self, stopped: str) -> LoopResult:
+        """The loop's state as a ``LoopResult`` (empty before the loop started)."""
+        loop = self.loop
+        if loop is None:
+            return LoopResult(
+                candidates=[],
+                plan=[],
+                best=None,
+                best_speedup=None,
+                iterations_used=0,
+                stopped=stopped,
+                llm_errors=[],
+            )
+        st = loop.state
+        best = next((c for c in st.outcomes if c.id == st.best_id), None)
+        return LoopResult(
+            candidates=list(st.outcomes),
+            plan=[s.record(tried=i in loop.tried) for i, s in enumerate(loop.plan_log)],
+            best=st.best_id,
+            best_speedup=best.speedup if best else None,
+            iterations_used=loop.step,
+            stopped=stopped,
+            llm_errors=list(st.llm_errors),
+        )
