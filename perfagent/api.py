@@ -19,7 +19,7 @@ from perfagent import __version__
 from perfagent.classifier import classify
 from perfagent.errors import BadInput
 from perfagent.models import Profile, RunRecord
-from perfagent.session import load_record, new_run_dir, save_record
+from perfagent.session import load_record, provisional_run_dir, save_record
 from perfagent.targets import Target, TargetKind, resolve_target
 from profilers import get_profiler
 from profilers.base import ClockControl, Profiler, ProfileRequest
@@ -256,9 +256,12 @@ def diagnose(
         prof = record.profile()
     else:
         should_save = save if save is not None else (run_dir is not None or not tgt.kind.is_recorded)
-        work = (run_dir or new_run_dir()) if should_save else None
-        prof = profile(target, command=command, workdir=work, progress=progress, **profile_options)  # type: ignore[arg-type]
-        run_dir = work
+        if should_save:
+            with provisional_run_dir(run_dir) as work:  # a failed profile leaves no empty run folder behind
+                prof = profile(target, command=command, workdir=work, progress=progress, **profile_options)  # type: ignore[arg-type]
+            run_dir = work
+        else:
+            prof = profile(target, command=command, workdir=None, progress=progress, **profile_options)  # type: ignore[arg-type]
     progress(f"classifying {len(prof.kernels)} kernel(s)")
     record = RunRecord(
         id=run_dir.name if run_dir else "",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -23,11 +26,38 @@ def runs_root() -> Path:
 
 def new_run_dir(root: Path | None = None) -> Path:
     """Create and return a fresh run folder ``<root>/<timestamp>-<random>``."""
-    base = root or runs_root()
-    run_id = datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
-    path = base / run_id
+    path = _fresh_run_path(root)
     path.mkdir(parents=True, exist_ok=False)
     return path
+
+
+def _fresh_run_path(root: Path | None = None) -> Path:
+    base = root or runs_root()
+    return base / (datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3))
+
+
+@contextmanager
+def provisional_run_dir(run_dir: Path | None) -> Iterator[Path]:
+    """A run folder (``run_dir``, else a new one) that does not outlive a failed run.
+
+    When the body raises, the folders this call created are removed again — unless the error names a
+    file inside them (e.g. ncu's log, which the message tells the user to read). A folder the caller
+    passed in that already existed is never removed.
+    """
+    target = run_dir if run_dir is not None else _fresh_run_path()
+    created = [p for p in (target, *target.parents) if not p.exists()]
+    target.mkdir(parents=True, exist_ok=run_dir is not None)
+    try:
+        yield target
+    except BaseException as exc:
+        if created and str(created[-1]) not in str(exc) and str(target.absolute()) not in str(exc):
+            shutil.rmtree(target, ignore_errors=True)
+            for folder in created[1:]:  # parents this call made, innermost first, while empty
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
+        raise
 
 
 def save_record(record: RunRecord, run_dir: Path) -> Path:
@@ -53,12 +83,17 @@ def load_record(path: Path) -> RunRecord:
         raise BadInput(
             f"cannot read run record {file}: {exc.strerror}", hint="pass a run folder or its record.json"
         ) from exc
+    except UnicodeDecodeError:
+        raise BadInput(
+            f"{file} is not a perfagent run record (binary, not JSON text)",
+            hint="pass a run folder or its record.json (reports such as .ncu-rep: perfagent diagnose)",
+        ) from None
     try:
         return RunRecord.model_validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
         raise BadInput(
-            f"{file} is not a perfagent run record ({where}: {first.get('msg')})",
+            f"{file} is not a perfagent run record ({where + ': ' if where else ''}{first.get('msg')})",
             hint="pass a record.json written by perfagent (or a report file such as .ncu-rep)",
         ) from None

@@ -13,6 +13,8 @@ from pathlib import Path
 from perfagent.errors import BadInput
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
+_GLOBAL = re.compile(r"__global__")
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"', re.M)
 
 
 class TargetKind(StrEnum):
@@ -89,6 +91,13 @@ def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> Ta
         return Target(TargetKind.RUN_RECORD, path=path)
     if suffix == ".cu":
         kind = TargetKind.CUDA_PROGRAM if _has_main(path) else TargetKind.CUDA_KERNEL
+        text = _text(path)
+        # a file that includes local sources may get its kernels from them: nvcc decides (static analysis)
+        if kind is TargetKind.CUDA_KERNEL and not _GLOBAL.search(text) and not _LOCAL_INCLUDE.search(text):
+            raise BadInput(
+                f"{path} defines no __global__ kernel and no main()",
+                hint="point at the .cu file that defines the kernels (or a program with main() that launches them)",
+            )
         return Target(kind, path=path, command=list(command))
     if suffix in (".hip",):
         return Target(TargetKind.HIP_PROGRAM, path=path, command=list(command))
@@ -100,11 +109,15 @@ def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> Ta
     )
 
 
-def _has_main(path: Path) -> bool:
+def _text(path: Path) -> str:
     try:
-        return bool(_MAIN.search(path.read_text(errors="replace")))
+        return path.read_text(errors="replace")
     except OSError as exc:
         raise BadInput(f"cannot read {path}: {exc.strerror}", hint="check its permissions") from exc
+
+
+def _has_main(path: Path) -> bool:
+    return bool(_MAIN.search(_text(path)))
 
 
 def _csv_kind(path: Path) -> TargetKind:

@@ -43,6 +43,12 @@ class NoKernelsProfiled(ProfilerError):
         self.available = list(available)
 
 
+class NoKernelsInSource(NoKernelsProfiled):
+    """The source file itself defines no kernel (bad input: exit code 2; nothing was wrong with the tool)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
 class ApplicationFailed(ProfilerError):
     """The profiled application itself exited non-zero."""
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from profilers.errors import BadReport
+from profilers.errors import BadReport, ProfilerError
 from profilers.model import Profile, SourceLine, ToolFinding
 from profilers.ncu_locate import import_ncu_report
 from profilers.ncu_mapping import (
@@ -69,31 +69,57 @@ def read_ncu_rep(path: Path, *, kernel_regex: str | None = None, ncu_path: str |
     try:
         context = module.load_report(str(path))
         num_ranges = context.num_ranges()
-    except Exception as exc:  # the SWIG module raises plain RuntimeError/OSError on corrupt files
-        raise BadReport(f"{path} could not be read as an Nsight Compute report ({exc})", hint=_HINT) from None
+    except Exception:  # the SWIG module raises plain RuntimeError/OSError on corrupt files
+        raise _unreadable(path) from None
     if num_ranges == 0:
-        raise BadReport(f"{path} is not an Nsight Compute report", hint=_HINT)
+        raise _unreadable(path)
     names = sorted(ncu_metric_map().metric_names())
     notes: set[str] = set()
     records: list[LaunchRecord] = []
-    for r in range(num_ranges):
-        report_range = context.range_by_idx(r)
-        records.extend(
-            _launch_record(module, report_range.action_by_idx(a), names, notes)
-            for a in range(report_range.num_actions())
+    try:
+        for r in range(num_ranges):
+            report_range = context.range_by_idx(r)
+            records.extend(
+                _launch_record(module, report_range.action_by_idx(a), names, notes)
+                for a in range(report_range.num_actions())
+            )
+        version, command = scan_report_identity(path)
+        return build_profile(
+            records,
+            source=str(path),
+            tool_version=version,
+            command=command,
+            notes=notes,
+            kernel_regex=kernel_regex,
         )
-    version, command = scan_report_identity(path)
-    return build_profile(
-        records,
-        source=str(path),
-        tool_version=version,
-        command=command,
-        notes=notes,
-        kernel_regex=kernel_regex,
-    )
+    except ProfilerError:
+        raise
+    except Exception:  # a cut-off file yields launches with missing names and values
+        raise _damaged(path) from None
 
 
 _HINT = "give a .ncu-rep written by `ncu --export`, or a CSV from `ncu --import X --csv --page raw`"
+NCU_REP_MAGIC = b"NVR\x00"
+"""The first bytes of every ``.ncu-rep`` file."""
+
+
+def _damaged(path: Path) -> BadReport:
+    return BadReport(
+        f"{path} is a damaged or truncated report",
+        hint="copy the complete file again, or record it again with `ncu --export`",
+    )
+
+
+def _unreadable(path: Path) -> BadReport:
+    """A report file the library cannot open: damaged when it starts like a report, else not a report."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(NCU_REP_MAGIC))
+    except OSError:
+        head = b""
+    if head == NCU_REP_MAGIC:
+        return _damaged(path)
+    return BadReport(f"{path} is not an Nsight Compute report", hint=_HINT)
 
 
 def _launch_record(module: ModuleType, action: Any, names: list[str], notes: set[str]) -> LaunchRecord:

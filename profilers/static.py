@@ -19,7 +19,7 @@ from knowledge.arch import ArchLimits, limits_for, normalize_arch
 from profilers.base import ProfileRequest
 from profilers.build import NVCC, compile_cubin, nvcc_arch
 from profilers.demangle import base_name, demangle
-from profilers.errors import BadReport, NoKernelsProfiled, ProfilerError
+from profilers.errors import BadReport, NoKernelsInSource, NoKernelsProfiled, ProfilerError
 from profilers.launch_sites import LaunchSite, SourceLaunches, analyze_launches
 from profilers.model import DeviceInfo, KernelProfile, LaunchConfig, Occupancy, Profile, SourceLine
 from profilers.occupancy import theoretical_occupancy
@@ -70,7 +70,8 @@ class StaticProfiler:
         Raises:
             BadReport: no source file was given.
             BuildFailed: nvcc could not compile the source (exit code 2).
-            NoKernelsProfiled: the source has no kernel, or none matches ``kernel_regex``.
+            NoKernelsInSource: the source defines no kernel (exit code 2).
+            NoKernelsProfiled: no kernel matches ``kernel_regex``.
             ProfilerUnavailable: nvcc is not on PATH.
             ToolTimeout: nvcc ran past ``request.timeout_s``.
         """
@@ -82,7 +83,7 @@ class StaticProfiler:
         compiled = compile_cubin(source, cubin, arch, request.timeout_s)
         ptxas_kernels = parse_ptxas_output(compiled.stderr + "\n" + compiled.stdout)
         if not ptxas_kernels:
-            raise NoKernelsProfiled(
+            raise NoKernelsInSource(
                 f"no __global__ kernel in {source}", hint="point at a file that defines kernels"
             )
         names = demangle([k.mangled_name for k in ptxas_kernels])

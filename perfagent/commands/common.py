@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -108,12 +110,46 @@ def add_output_args(parser: argparse.ArgumentParser, formats: tuple[str, ...] = 
 
 
 def check_output_path(args: argparse.Namespace) -> None:
-    """Refuse to overwrite an existing output file unless --force (checked before any long work)."""
+    """Validate ``-o PATH`` before any work: not a folder, writable, and not overwritten without --force."""
     out = getattr(args, "output", "-")
-    if out != "-" and Path(out).exists() and not args.force:
+    if out != "-":
+        check_writable_file(Path(out), force=bool(getattr(args, "force", False)), option="-o")
+
+
+def check_writable_file(path: Path, *, force: bool, option: str) -> None:
+    """Raise ``BadInput`` unless ``path`` can be written as a file (nothing is left behind by the check).
+
+    A folder is refused even with --force; an existing file needs --force; a missing file is tried in its
+    folder (created and removed again) so that a read-only or foreign folder is caught before any work.
+    """
+    if path.is_dir():
         raise BadInput(
-            f"{out} already exists", hint="pass --force to overwrite it, or choose another -o path"
+            f"{option} {path} is a folder", hint=f"give {option} a file path, e.g. {path / 'out.txt'}"
         )
+    if path.exists() and not force:
+        raise BadInput(
+            f"{path} already exists", hint=f"pass --force to overwrite it, or choose another {option} path"
+        )
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise BadInput(
+            f"cannot write {option} {path}: {ancestor} is not a folder", hint=f"choose another {option} path"
+        )
+    try:
+        if path.exists():
+            with path.open("a", encoding="utf-8"):  # opening for append writes nothing
+                pass
+        elif ancestor == path.parent:
+            with tempfile.NamedTemporaryFile(dir=ancestor, prefix=".perfagent-write-check-"):
+                pass
+        elif not os.access(ancestor, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise BadInput(
+            f"cannot write {option} {path}: {exc.strerror or exc}", hint=f"choose a writable {option} path"
+        ) from None
 
 
 def positive_int(text: str) -> int:
@@ -148,3 +184,25 @@ def positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
+
+
+def check_writable_folder(path: Path | None, *, option: str) -> None:
+    """Raise ``BadInput`` unless ``path`` is (or can be created as) a writable folder; None passes."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"{option} {path} is a file, not a folder", hint=f"give {option} a folder")
+    ancestor = path
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise BadInput(
+            f"cannot create {option} {path}: {ancestor} is not a folder", hint=f"choose another {option}"
+        )
+    try:
+        with tempfile.TemporaryDirectory(dir=ancestor, prefix=".perfagent-write-check-"):
+            pass
+    except OSError as exc:
+        raise BadInput(
+            f"cannot write into {option} {path}: {exc.strerror or exc}", hint=f"choose a writable {option}"
+        ) from None

@@ -12,6 +12,7 @@ from perfagent.commands.common import (
     add_profile_args,
     add_target_args,
     check_output_path,
+    check_writable_folder,
     profile_kwargs,
     progress_to_stderr,
 )
@@ -38,6 +39,7 @@ class DiagnoseCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         check_output_path(args)
+        check_writable_folder(args.run_dir, option="--run-dir")
         record = diagnose(
             args.target,
             command=args.trailing_command,

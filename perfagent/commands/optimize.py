@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from pathlib import Path
 
 from perfagent.commands.common import (
     add_output_args,
     check_output_path,
+    check_writable_folder,
     non_negative_int,
     positive_float,
     positive_int,
@@ -182,6 +184,7 @@ class OptimizeCommand:
         from perfagent.render import write_output
 
         check_output_path(args)
+        check_writable_folder(Path(args.out) if args.out else None, option="--out")
         config = cassette_config(
             LLMConfig.from_env(base_url=args.llm_base_url, model=args.llm_model, timeout_s=args.llm_timeout),
             record=args.llm_record,
@@ -223,7 +226,7 @@ class OptimizeCommand:
         write_output(
             record.model_dump_json(indent=2) if args.format == "json" else render_text(result), args.output
         )
-        if result.llm_errors and args.backend == "llm" and not result.candidates:
+        if result.llm_errors and result.backend == "llm" and not result.candidates:
             print(f"perfagent: the LLM produced no candidate: {result.llm_errors[-1]}", file=sys.stderr)
             return ExitCode.LLM
         if result.best is None:

@@ -17,6 +17,7 @@ from perfagent.commands.common import (
     add_profile_args,
     add_target_args,
     check_output_path,
+    check_writable_file,
     profile_kwargs,
     progress_to_stderr,
 )
@@ -47,8 +48,8 @@ class ProfileCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         check_output_path(args)
-        if args.save_report and args.save_report.exists() and not args.force:
-            raise BadInput(f"{args.save_report} already exists", hint="pass --force to overwrite it")
+        if args.save_report:
+            check_writable_file(args.save_report, force=args.force, option="--save-report")
         work = Path(tempfile.mkdtemp(prefix="perfagent-profile-"))
         try:
             prof = profile(

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from perfagent.commands.common import add_output_args, check_output_path
-from perfagent.errors import ExitCode
+from perfagent.errors import BadInput, ExitCode
 from perfagent.render import OutputFormat, render, write_output
 from perfagent.session import load_record
 from perfagent.suite.render import render_suite
@@ -33,6 +33,7 @@ class ReportCommand:
             rows, summary = load_suite_results(args.run)
             write_output(render_suite(rows, summary, args.format), args.output)
             return ExitCode.OK
+        _refuse_reports(args.run)
         record = load_record(args.run)
         fmt = OutputFormat(args.format)
         write_output(
@@ -42,3 +43,20 @@ class ReportCommand:
             args.output,
         )
         return ExitCode.OK
+
+
+def _refuse_reports(path: Path) -> None:
+    """A profiler report is not a saved run: say which command reads it (instead of failing to parse it)."""
+    from perfagent.targets import TargetKind, resolve_target
+
+    if not path.exists():
+        return  # load_record says so
+    try:
+        kind = resolve_target(path).kind
+    except BadInput:
+        return
+    if kind.is_recorded and kind is not TargetKind.RUN_RECORD:
+        raise BadInput(
+            f"{path} is a profiler report, not a saved run",
+            hint=f"use `perfagent diagnose {path}` to read it (`report` re-renders run folders and record.json)",
+        )

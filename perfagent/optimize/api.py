@@ -41,6 +41,7 @@ from perfagent.optimize.record import (
 from perfagent.optimize.run_writer import RunWriter
 from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.rewrite import auto_choice, get_rewriter
+from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import new_run_dir
 from profilers.errors import ProfilerError
 
@@ -128,6 +129,8 @@ def optimize(
     config = llm_config if llm_config is not None else LLMConfig.from_env()
     name, backend_reason = _choose_backend(backend, config)
     rewriter = get_rewriter(name, config=config)
+    if isinstance(rewriter, LLMRewriter):  # a slow model is never silent: waiting lines and retries
+        rewriter.progress = lambda message: emit(Info(message=message))
     gpu, device_label = measure.probe_gpu(device)
     run_dir = _run_dir(out, force)
     emit(

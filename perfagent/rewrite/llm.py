@@ -6,9 +6,12 @@ failures (``perfagent.rewrite.prompt``). The reply is asked for as structured ou
 with HTTP 400 is asked again in plain chat, and from then on only in plain chat. A reply is usable when
 it is a ``RewriteReply`` JSON object, or content holding exactly one fenced code block with the complete
 new source; anything else is answered with a repair message, at most ``reply_retries`` times with
-doubling backoff. Transport problems (timeouts, connection errors, 429, 5xx) are retried by the openai
-client itself (``max_retries``). Token usage of every reply is summed into the candidate. Failures
-raise ``LLMError`` (exit code 5) with the cause and the next step, never the API key.
+doubling backoff. Transport problems (timeouts, connection errors, 408/409/429, 5xx) are retried here,
+``max_retries`` times, each retry announced through ``progress``; while a request is in flight
+``progress`` hears "waiting for the model (N s)" every ``WAIT_TICK_S``, so a stalled endpoint is never
+silent. A reply that is not an OpenAI chat-completions response (not JSON, wrong shape) is an
+``LLMError`` too. Token usage of every reply is summed into the candidate. Failures raise ``LLMError``
+(exit code 5) with the cause and the next step, never the API key.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -32,6 +38,9 @@ if TYPE_CHECKING:
     import openai
 
 log = logging.getLogger(__name__)
+WAIT_TICK_S = 15.0
+"""How often a request in flight reports that it is still waiting, s."""
+RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 _FENCE = re.compile(
     r"^(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
@@ -160,6 +169,27 @@ def _check_source(source: str, language: Language, original: str) -> str | None:
     return None
 
 
+MAX_RETRY_AFTER_S = 60.0
+"""Longest ``Retry-After`` honoured, s (a server asking for more is retried after this)."""
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """The server's ``Retry-After`` (or ``retry-after-ms``) in seconds, capped; None when it sent none."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return min(max(float(value) * scale, 0.0), MAX_RETRY_AFTER_S)
+        except ValueError:
+            continue  # an HTTP date: fall back to the backoff
+    return None
+
+
 class LLMRewriter:
     """Rewrites through an OpenAI-compatible chat-completions endpoint."""
 
@@ -171,17 +201,25 @@ class LLMRewriter:
         *,
         client: openai.OpenAI | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        progress: Callable[[str], None] | None = None,
+        wait_tick_s: float = WAIT_TICK_S,
     ) -> None:
         """
         Args:
             config: endpoint, model, key and limits (default: ``LLMConfig.from_env()``).
-            client: a prepared ``openai.OpenAI`` (default: built from ``config`` on first use).
+            client: a prepared ``openai.OpenAI`` (default: built from ``config`` on first use, without
+                the client's own retries: this class retries and says so).
             sleep: the backoff clock (tests pass a no-op).
+            progress: receives "waiting for the model (N s)" while a request is in flight and one line
+                per retry (may be set later: ``rewriter.progress = ...``).
+            wait_tick_s: seconds between two "waiting" lines.
         """
         self.config = config if config is not None else LLMConfig.from_env()
         self._client = client
         self._sleep = sleep
         self._structured = self.config.structured_output
+        self.progress = progress
+        self.wait_tick_s = wait_tick_s
 
     @property
     def structured(self) -> bool:
@@ -209,7 +247,7 @@ class LLMRewriter:
         reason = self.applies(request)
         if reason is not None:
             raise LLMError(
-                reason, hint=f"set {ENV_BASE_URL} and PERFAGENT_LLM_MODEL, or use --rewriter recipes"
+                reason, hint=f"set {ENV_BASE_URL} and PERFAGENT_LLM_MODEL, or use --backend recipes"
             )
         out: list[Candidate] = []
         for _ in range(min(self.config.candidates, request.max_candidates)):
@@ -222,8 +260,69 @@ class LLMRewriter:
 
     def _client_or_build(self) -> openai.OpenAI:
         if self._client is None:
-            self._client = make_client(self.config)
+            self._client = make_client(replace(self.config, max_retries=0))
         return self._client
+
+    def _say(self, message: str) -> None:
+        if self.progress is not None:
+            try:
+                self.progress(message)
+            except Exception:  # noqa: BLE001 - a failing progress sink must not break the request
+                log.debug("progress callback failed", exc_info=True)
+
+    @contextmanager
+    def _waiting(self) -> Iterator[None]:
+        """While the body runs: 'waiting for the model (N s)' every ``wait_tick_s`` (from a helper thread)."""
+        if self.progress is None:
+            yield
+            return
+        stop = threading.Event()
+        start = time.monotonic()
+        limit = self.config.timeout_s
+
+        def tick() -> None:
+            while not stop.wait(self.wait_tick_s):
+                self._say(
+                    f"waiting for the model ({time.monotonic() - start:.0f} s; gives up at {limit:g} s)"
+                )
+
+        thread = threading.Thread(target=tick, name="perfagent-llm-wait", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=1.0)
+
+    def _create(self, client: openai.OpenAI, kwargs: dict[str, Any]) -> Any:
+        """One chat completion, retried on transport problems (each retry announced)."""
+        import openai
+
+        retries = self.config.max_retries
+        for attempt in range(retries + 1):
+            try:
+                with self._waiting():
+                    return client.chat.completions.create(**kwargs)
+            except openai.BadRequestError:
+                raise
+            except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as exc:
+                status = getattr(exc, "status_code", None)
+                retryable = not isinstance(exc, openai.APIStatusError) or status in RETRY_STATUS
+                if not retryable or attempt == retries:
+                    raise
+                what = (
+                    f"no answer within {self.config.timeout_s:g} s"
+                    if isinstance(exc, openai.APITimeoutError)
+                    else f"HTTP {status}"
+                    if status is not None
+                    else "connection failed"
+                )
+                delay = _retry_after(exc)
+                if delay is None:
+                    delay = self.config.backoff_s * 2**attempt
+                self._say(f"the LLM endpoint: {what}; retrying ({attempt + 1} of {retries}) in {delay:g} s")
+                self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _one(self, request: RewriteRequest) -> Candidate:
         entry = catalog()[request.transform]
@@ -274,7 +373,7 @@ class LLMRewriter:
             ]
         raise LLMError(
             self.config.redact(f"the model gave no usable rewrite in {attempts} replies: {problem}"),
-            hint="try another model or transform, or the recipes backend (--rewriter recipes)",
+            hint="try another model or transform, or the recipes backend (--backend recipes)",
         )
 
     def _complete(
@@ -292,7 +391,7 @@ class LLMRewriter:
                 kwargs["response_format"] = reply_schema()
             started = time.monotonic()
             try:
-                response = client.chat.completions.create(**kwargs)
+                response = self._create(client, kwargs)
             except openai.BadRequestError as exc:
                 if self._structured:
                     log.info("the endpoint rejected structured output (HTTP 400); falling back to plain chat")
@@ -303,6 +402,10 @@ class LLMRewriter:
                 raise self._error(exc) from None
             except openai.APIError as exc:
                 raise self._error(exc) from None
+            except (ValueError, TypeError, AttributeError) as exc:  # json.JSONDecodeError is a ValueError
+                raise self._not_an_api(exc) from None
+            if not isinstance(getattr(response, "choices", None), list):
+                raise self._not_an_api(TypeError(f"a {type(response).__name__} without choices"))
             usage = TokenUsage(requests=1, wall_s=time.monotonic() - started)
             if response.usage is not None:
                 usage = usage.model_copy(
@@ -319,6 +422,16 @@ class LLMRewriter:
             if refusal and not choice.message.content:
                 return f"I'm sorry: {refusal}", usage, messages, "refusal"
             return choice.message.content, usage, messages, choice.finish_reason
+
+    def _not_an_api(self, exc: Exception) -> LLMError:
+        cfg = self.config
+        return LLMError(
+            cfg.redact(
+                f"the LLM endpoint {cfg.endpoint} did not answer with an OpenAI chat-completions response "
+                f"({type(exc).__name__}: {str(exc)[:120]})"
+            ),
+            hint=f"check that {ENV_BASE_URL} points at an OpenAI-compatible API (it usually ends in /v1)",
+        )
 
     def _error(self, exc: Exception) -> LLMError:
         import openai

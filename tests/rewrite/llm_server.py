@@ -39,6 +39,8 @@ class Reply:
     """The message's ``refusal`` (OpenAI's structured-output refusal); content is then None."""
     headers: tuple[tuple[str, str], ...] = ()
     """Extra response headers, e.g. (("Retry-After", "1"),) with a 429."""
+    raw_body: bytes | None = None
+    """Send exactly these bytes as a 200 response body (a broken server: not JSON, wrong shape)."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class ReplayServer:
         self.replies: queue.Queue[Reply] = queue.Queue()
         self.requests: list[RecordedRequest] = []
         self.reject_json_schema = False
+        self.serve_models = True
+        """False: ``GET /models`` answers 404 (servers without the route: doctor falls back to a completion)."""
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -82,7 +86,7 @@ class ReplayServer:
 
             def do_GET(self) -> None:
                 server._record("GET", self, {}, 200)
-                if self.path.rstrip("/") in ("/v1/models", "/models"):
+                if server.serve_models and self.path.rstrip("/") in ("/v1/models", "/models"):
                     self._send(
                         200,
                         {
@@ -128,6 +132,9 @@ class ReplayServer:
                 server._record("POST", self, body, reply.status)
                 if reply.delay_s and server._stopping.wait(reply.delay_s):
                     return
+                if reply.raw_body is not None:
+                    self._send_raw(reply.raw_body)
+                    return
                 if reply.status != 200:
                     self._send(
                         reply.status,
@@ -169,7 +176,11 @@ class ReplayServer:
             def _send(
                 self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()
             ) -> None:
-                data = json.dumps(payload).encode()
+                self._send_raw(json.dumps(payload).encode(), status, headers)
+
+            def _send_raw(
+                self, data: bytes, status: int = 200, headers: tuple[tuple[str, str], ...] = ()
+            ) -> None:
                 try:
                     self.send_response(status)
                     for name, value in headers:
