@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from perfagent import __version__
 from perfagent.commands import load_commands
-from perfagent.errors import ExitCode, exit_code_for, one_line
+from perfagent.errors import ExitCode, exit_code_for, one_line, saved_note
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,8 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.USAGE
     try:
         return int(args._command.run(args))
-    except KeyboardInterrupt:
-        print("perfagent: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print("perfagent: interrupted" + saved_note(exc), file=sys.stderr)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return ExitCode.OK

@@ -90,4 +90,14 @@ def one_line(exc: BaseException) -> str:
     else:
         prefix = "perfagent failed: "
         text = f"internal error: {type(exc).__name__}: {exc} — rerun with --debug for the traceback and report it"
-    return prefix + " ".join(text.split())
+    return prefix + " ".join(text.split()) + saved_note(exc)
+
+
+def saved_note(exc: BaseException) -> str:
+    """' (<notes>)' for the notes perfagent attached to ``exc`` (e.g. where a partial run was saved), or ''."""
+    notes = [n for n in getattr(exc, "__notes__", ()) if isinstance(n, str) and n.startswith(NOTE_PREFIX)]
+    return f" ({'; '.join(n[len(NOTE_PREFIX) :] for n in notes)})" if notes else ""
+
+
+NOTE_PREFIX = "perfagent: "
+"""Notes perfagent adds to an exception on its way out (``exc.add_note(NOTE_PREFIX + ...)``) start so."""

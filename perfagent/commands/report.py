@@ -36,6 +36,13 @@ class ReportCommand:
         _refuse_reports(args.run)
         record = load_record(args.run)
         fmt = OutputFormat(args.format)
+        if record.optimize is not None and fmt in (OutputFormat.TEXT, OutputFormat.MARKDOWN):
+            # an optimize run (finished or interrupted): its candidates, verdicts and before/after table
+            from perfagent.optimize.render import render_markdown, render_text
+
+            text = render_text if fmt is OutputFormat.TEXT else render_markdown
+            write_output(text(record.optimize), args.output)
+            return ExitCode.OK
         write_output(
             render(
                 record, fmt, color=args.output == "-" and fmt is OutputFormat.TEXT and sys.stdout.isatty()

@@ -14,7 +14,6 @@ ever claimed that was not measured.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import statistics
@@ -38,7 +37,7 @@ from perfagent.optimize.record import (
     ProfileSummary,
     TableRow,
 )
-from perfagent.optimize.run_writer import RunWriter
+from perfagent.optimize.run_writer import RunWriter, shown_path
 from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.llm import LLMRewriter
@@ -134,7 +133,9 @@ def optimize(
     gpu, device_label = measure.probe_gpu(device)
     run_dir = _run_dir(out, force)
     emit(
-        Info(message=f"{wl.describe()}: backend {name}, device {device_label}, run folder {_shown(run_dir)}")
+        Info(
+            message=f"{wl.describe()}: backend {name}, device {device_label}, run folder {shown_path(run_dir)}"
+        )
     )
     snapshot = run_dir / "original"
     snapshot.mkdir(parents=True, exist_ok=True)
@@ -201,7 +202,7 @@ def optimize(
             update={"notes": [*result.notes, "--apply: nothing was accepted, so no file was written"]}
         )
     record = run.save(result)
-    emit(Info(message=f"run saved to {_shown(run_dir)}"))
+    emit(Info(message=f"run saved to {shown_path(run_dir)}"))
     return record
 
 
@@ -216,14 +217,6 @@ def _nothing_to_try(wl: OptimizeWorkload, backend: str) -> list[str]:
         "next step: write a ModelNew with a Triton or CUDA kernel (e.g. examples/kernelbench/01_vector_add_triton.py) "
         f"and run `perfagent optimize MODELNEW.py --problem {wl.file.name}`",
     ]
-
-
-def _shown(path: Path) -> str:
-    """``path`` relative to the current folder when it is under it (messages), else absolute."""
-    try:
-        return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
-    except (OSError, ValueError):
-        return str(path)
 
 
 def _version() -> str:

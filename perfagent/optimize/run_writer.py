@@ -8,10 +8,11 @@ every finished candidate and ``stopped`` saying why, so that ``perfagent report 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perfagent.errors import PerfAgentError, one_line
+from perfagent.errors import NOTE_PREFIX, PerfAgentError, one_line
 from perfagent.models import KernelDiagnosis, Profile, RunRecord
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
 from perfagent.optimize.loop import LoopResult, OptimizeLoop
@@ -148,6 +149,10 @@ class RunWriter:
             self.save(self.result(self._so_far(stop_reason(exc)), []))
         except Exception:  # noqa: BLE001 - the original error is the one to report
             return
+        done = len(self.loop.state.outcomes) if self.loop is not None else 0
+        exc.add_note(
+            f"{NOTE_PREFIX}{done} finished candidate(s) saved: perfagent report {shown_path(self.run_dir)}"
+        )
 
     def _so_far(self, stopped: str) -> LoopResult:
         """The loop's state as a ``LoopResult`` (empty before the loop started)."""
@@ -173,3 +178,11 @@ class RunWriter:
             stopped=stopped,
             llm_errors=list(st.llm_errors),
         )
+
+
+def shown_path(path: Path) -> str:
+    """``path`` relative to the current folder when it is under it (messages), else absolute."""
+    try:
+        return os.path.relpath(path) if path.absolute().is_relative_to(Path.cwd()) else str(path)
+    except (OSError, ValueError):
+        return str(path)
