@@ -106,15 +106,35 @@ def _python_module(module: str, purpose: str) -> Probe:
 
 
 def _llm() -> Probe:
-    base = os.environ.get("PERFAGENT_LLM_BASE_URL")
-    model = os.environ.get("PERFAGENT_LLM_MODEL")
-    if not base:
+    """The LLM endpoint, contacted (one cheap request with a short timeout), the key never shown."""
+    from perfagent.errors import BadInput
+    from perfagent.llm_client import ENV_BASE_URL, LLMConfig, check_endpoint
+
+    try:
+        config = LLMConfig.from_env()
+    except BadInput as exc:
+        return Probe(name="LLM endpoint", ok=False, detail=exc.message)
+    if config.endpoint is None:
         return Probe(
             name="LLM endpoint",
             ok=False,
-            detail="PERFAGENT_LLM_BASE_URL not set: optimize uses the offline `recipes` backend only",
+            detail=f"{ENV_BASE_URL} not set: optimize uses the offline `recipes` backend only",
         )
-    key = (
-        "set" if (os.environ.get("PERFAGENT_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")) else "not set"
+    key = f"key from {config.key_source}" if config.key_source else "no key"
+    if not config.model:
+        return Probe(
+            name="LLM endpoint",
+            ok=False,
+            detail=f"{config.endpoint}: PERFAGENT_LLM_MODEL not set ({key}); set it to the model's name",
+        )
+    check = check_endpoint(config)
+    state = (
+        "reachable, model found"
+        if check.ok
+        else "reachable, model NOT found"
+        if check.reachable and check.model_found is False
+        else "reachable, error"
+        if check.reachable
+        else "unreachable"
     )
-    return Probe(name="LLM endpoint", ok=True, detail=f"{base} model={model or '(unset)'} key {key}")
+    return Probe(name="LLM endpoint", ok=check.ok, detail=config.redact(f"{state}: {check.detail} ({key})"))

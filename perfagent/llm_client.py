@@ -213,25 +213,123 @@ def cassette_config(config: LLMConfig, *, record: str | None, replay: str | None
     return config
 
 
-def probe(config: LLMConfig, *, timeout_s: float = 5.0) -> str | None:
-    """Ask the endpoint for its model list (``GET /models``): None when it answers, else why not.
+PROBE_TIMEOUT_S = 5.0
+"""Limit of each request ``check_endpoint`` makes, s."""
 
-    For ``perfagent doctor``; the message never contains the key.
+
+@dataclass(frozen=True)
+class EndpointCheck:
+    """What one cheap request to the endpoint showed (``perfagent doctor``). No field holds the key."""
+
+    reachable: bool
+    """The server answered HTTP at all."""
+    model_found: bool | None
+    """The model is listed by ``GET /models`` or answered a 1-token completion (None: not determined)."""
+    detail: str
+    """One line: what was asked and what came back (or why it failed), key redacted."""
+    via: str = ""
+    """'GET /models' or '1-token completion' ('' when nothing was sent)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.reachable and self.model_found is True
+
+
+def check_endpoint(config: LLMConfig, *, timeout_s: float = PROBE_TIMEOUT_S) -> EndpointCheck:
+    """Contact the endpoint with one cheap request: ``GET /models``, else a 1-token chat completion.
+
+    Never raises for an endpoint problem (it is the check's answer); never puts the key in ``detail``.
     """
     reason = config.availability()
     if reason is not None:
-        return reason
+        return EndpointCheck(reachable=False, model_found=None, detail=reason)
     import openai
 
     client = make_client(replace(config, timeout_s=timeout_s, max_retries=0))
+    where = config.endpoint
     try:
         models = [m.id for m in client.models.list()]
-    except openai.AuthenticationError:
-        return f"{config.endpoint} rejected the API key (HTTP 401): set {ENV_API_KEY}"
+    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+        return EndpointCheck(
+            True,
+            None,
+            f"{where} rejected the API key (HTTP {exc.status_code}): set {ENV_API_KEY}",
+            "GET /models",
+        )
+    except openai.APIStatusError:  # no /models route (some servers): ask the model itself
+        return _check_by_completion(client, config, timeout_s)
+    except openai.APITimeoutError:
+        return EndpointCheck(False, None, f"{where} did not answer within {timeout_s:g} s", "GET /models")
+    except openai.APIConnectionError as exc:
+        cause = exc.__cause__ or exc
+        return EndpointCheck(
+            False, None, config.redact(f"cannot reach {where} ({type(cause).__name__})"), "GET /models"
+        )
+    except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
+        return EndpointCheck(
+            True,
+            None,
+            config.redact(
+                f"{where} answered GET /models, but not as an OpenAI-compatible API ({type(exc).__name__})"
+            ),
+            "GET /models",
+        )
+    if config.model in models:
+        return EndpointCheck(True, True, f"{where} lists model '{config.model}'", "GET /models")
+    if not models:
+        return _check_by_completion(client, config, timeout_s)
+    shown = ", ".join(models[:8]) + (" …" if len(models) > 8 else "")
+    return EndpointCheck(
+        True,
+        False,
+        f"{where} is reachable but does not list model '{config.model}' (it has: {shown})",
+        "GET /models",
+    )
+
+
+def _check_by_completion(client: openai.OpenAI, config: LLMConfig, timeout_s: float) -> EndpointCheck:
+    import openai
+
+    where, via = config.endpoint, "1-token completion"
+    try:
+        client.chat.completions.create(
+            model=config.model or "", messages=[{"role": "user", "content": "ping"}], max_tokens=1
+        )
+    except openai.NotFoundError:
+        return EndpointCheck(
+            True,
+            False,
+            f"{where} answered 404 to a completion for model '{config.model}': unknown model or path",
+            via,
+        )
+    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+        return EndpointCheck(
+            True, None, f"{where} rejected the API key (HTTP {exc.status_code}): set {ENV_API_KEY}", via
+        )
     except openai.APIStatusError as exc:
-        return config.redact(f"{config.endpoint} answered HTTP {exc.status_code} to GET /models")
-    except openai.APIError as exc:
-        return config.redact(f"cannot reach {config.endpoint}: {type(exc).__name__}")
-    if models and config.model not in models:
-        return f"{config.endpoint} does not list model '{config.model}' (it has: {', '.join(models[:8])})"
-    return None
+        return EndpointCheck(
+            True, None, config.redact(f"{where} answered HTTP {exc.status_code} to a completion"), via
+        )
+    except openai.APITimeoutError:
+        return EndpointCheck(False, None, f"{where} did not answer within {timeout_s:g} s", via)
+    except openai.APIConnectionError as exc:
+        cause = exc.__cause__ or exc
+        return EndpointCheck(
+            False, None, config.redact(f"cannot reach {where} ({type(cause).__name__})"), via
+        )
+    except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
+        return EndpointCheck(
+            True,
+            None,
+            config.redact(f"{where} answered, but not as an OpenAI-compatible API ({type(exc).__name__})"),
+            via,
+        )
+    return EndpointCheck(
+        True, True, f"{where} answered a 1-token completion from model '{config.model}'", via
+    )
+
+
+def probe(config: LLMConfig, *, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """``check_endpoint`` as None (the endpoint answers and knows the model) or why not."""
+    check = check_endpoint(config, timeout_s=timeout_s)
+    return None if check.ok else check.detail
