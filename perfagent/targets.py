@@ -90,8 +90,8 @@ def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> Ta
     if suffix == ".json":
         return Target(TargetKind.RUN_RECORD, path=path)
     if suffix == ".cu":
-        kind = TargetKind.CUDA_PROGRAM if _has_main(path) else TargetKind.CUDA_KERNEL
         text = _text(path)
+        kind = TargetKind.CUDA_PROGRAM if _MAIN.search(text) else TargetKind.CUDA_KERNEL
         # a file that includes local sources may get its kernels from them: nvcc decides (static analysis)
         if kind is TargetKind.CUDA_KERNEL and not _GLOBAL.search(text) and not _LOCAL_INCLUDE.search(text):
             raise BadInput(
@@ -100,8 +100,10 @@ def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> Ta
             )
         return Target(kind, path=path, command=list(command))
     if suffix in (".hip",):
+        _text(path)  # readable, text, not empty
         return Target(TargetKind.HIP_PROGRAM, path=path, command=list(command))
     if suffix == ".py":
+        _text(path)
         return Target(TargetKind.PYTHON_SCRIPT, path=path, command=[sys.executable, str(path), *command])
     raise BadInput(
         f"don't know how to profile '{path.name}'",
@@ -110,14 +112,22 @@ def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> Ta
 
 
 def _text(path: Path) -> str:
+    """A source file's text; ``BadInput`` when it is unreadable, binary or empty (nothing to profile)."""
     try:
-        return path.read_text(errors="replace")
+        data = path.read_bytes()
     except OSError as exc:
         raise BadInput(f"cannot read {path}: {exc.strerror}", hint="check its permissions") from exc
-
-
-def _has_main(path: Path) -> bool:
-    return bool(_MAIN.search(_text(path)))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""
+        if b"\x00" not in data:
+            text = data.decode("latin-1")  # an old encoding: compilers cope, so do we
+    if "\x00" in text or (data and not text):
+        raise BadInput(f"{path} is not a source file (binary content)", hint="pass the source text")
+    if not text.strip():
+        raise BadInput(f"{path} is empty", hint="pass a source file that defines kernels or runs them")
+    return text
 
 
 def _csv_kind(path: Path) -> TargetKind:

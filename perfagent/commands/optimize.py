@@ -231,7 +231,9 @@ class OptimizeCommand:
             return ExitCode.LLM
         if result.best is None:
             print(
-                "perfagent: no candidate was accepted"
+                f"perfagent: no candidate was produced ({result.stopped})"
+                if not result.candidates and result.stopped
+                else "perfagent: no candidate was accepted"
                 + ("" if result.gpu else " (no GPU: nothing was timed)"),
                 file=sys.stderr,
             )

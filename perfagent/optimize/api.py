@@ -137,6 +137,9 @@ def optimize(
             message=f"{wl.describe()}: backend {name}, device {device_label}, run folder {shown_path(run_dir)}"
         )
     )
+    plain_pytorch = [] if wanted else _nothing_to_try(wl, name)
+    for line in plain_pytorch:  # said up front: the plan will be empty, and why
+        emit(Info(message=line))
     snapshot = run_dir / "original"
     snapshot.mkdir(parents=True, exist_ok=True)
     shutil.copy2(wl.file, snapshot / wl.file.name)
@@ -193,8 +196,13 @@ def optimize(
         raise
     best = next((c for c in outcome.candidates if c.id == outcome.best), None)
     result = run.result(outcome, before_after(base.summary, best, base.diagnosis))
-    if wl.kind == "kernelbench" and not outcome.candidates and not wanted:
-        result = result.model_copy(update={"notes": [*result.notes, *_nothing_to_try(wl, name)]})
+    if plain_pytorch and not outcome.candidates:
+        result = result.model_copy(
+            update={
+                "stopped": f"nothing to try: {plain_pytorch[0]}",
+                "notes": [*result.notes, *plain_pytorch],
+            }
+        )
     if apply and best is not None:
         result = result.model_copy(update={"applied": apply_candidate(best)})
     elif apply:
@@ -208,7 +216,7 @@ def optimize(
 
 def _nothing_to_try(wl: OptimizeWorkload, backend: str) -> list[str]:
     """Why a KernelBench run produced no candidate, and the next step (plain PyTorch: no kernel yet)."""
-    if wl.language != "python" or wl.has_model_new:
+    if wl.kind != "kernelbench" or wl.language != "python" or wl.has_model_new:
         return []
     return [
         f"{wl.file.name} is plain PyTorch (class Model, no ModelNew and no Triton or CUDA kernel): there is no kernel "
