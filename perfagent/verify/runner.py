@@ -211,7 +211,7 @@ def _run(
             )
     if result is not None and result.internal_error:
         raise InternalError(
-            f"the {request.mode} worker broke inside perfagent's own checking ({result.internal_error[:400]}); "
+            f"the {request.mode} worker broke inside perfagent's own checking ({result.internal_error[:300]}); "
             f"{request.candidate.describe() if request.candidate else 'the reference'} was not judged",
             hint="rerun with --debug, set PERFAGENT_KEEP_WORKDIR=1 to keep the worker's folder, and report it",
         )

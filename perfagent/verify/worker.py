@@ -78,13 +78,15 @@ def main(argv: list[str] | None = None) -> int:
             nonce=nonce, device=h.device, device_name=h.device_name, checks=[exc.check], notes=h.notes
         )
     except BaseException as exc:  # every call of user code is guarded: what escapes is a bug of ours
-        tail = "".join(traceback.format_exception(exc)[-3:]).strip().replace("\n", " | ")
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+        tail = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}{where}"
         result = WorkerResult(
             nonce=nonce,
             device=h.device,
             device_name=h.device_name,
             notes=h.notes,
-            internal_error=f"{type(exc).__name__} in the {request.mode} worker: {tail}",
+            internal_error=tail,
         )
     if h.watchdog is not None:
         h.watchdog.disarm()

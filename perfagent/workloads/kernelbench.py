@@ -52,9 +52,13 @@ def inspect_python(path: str | Path) -> PythonInfo:
     except FileNotFoundError:
         raise BadInput(f"{p} does not exist", hint="check the path") from None
     except UnicodeDecodeError:
-        raise BadInput(f"{p} is not a text file (not UTF-8: binary?)", hint="pass the Python source") from None
+        raise BadInput(
+            f"{p} is not a text file (not UTF-8: binary?)", hint="pass the Python source"
+        ) from None
     except OSError as exc:
-        raise BadInput(f"cannot read {p}: {exc.strerror or exc}", hint="check the file's permissions") from None
+        raise BadInput(
+            f"cannot read {p}: {exc.strerror or exc}", hint="check the file's permissions"
+        ) from None
     try:
         tree = ast.parse(text, filename=str(p))
     except SyntaxError as exc:

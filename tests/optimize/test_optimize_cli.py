@@ -146,7 +146,9 @@ def test_apply_writes_orig_and_the_best_only_with_the_flag(
     assert main([*base, "--out", str(tmp_path / "r3"), "--apply"]) == 0
     applied = json.loads(capsys.readouterr().out)["optimize"]["applied"]
     assert applied["backup"] == str(folder / "slow.cu.orig.1")
-    assert (folder / "slow.cu.orig.1").read_text() == second and (folder / "slow.cu.orig").read_text() == original
+    assert (folder / "slow.cu.orig.1").read_text() == second and (
+        folder / "slow.cu.orig"
+    ).read_text() == original
     assert any("slow.cu.orig already held an earlier original" in n for n in applied["notes"])
     assert "TILE_DIM + 1" in target.read_text()
 

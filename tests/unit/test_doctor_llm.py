@@ -47,12 +47,16 @@ def _closed_port() -> int:
 
 def test_doctor_reports_a_reachable_endpoint_and_its_model_without_the_key(server: ReplayServer) -> None:
     rc, llm, everything = _doctor(
-        {"PERFAGENT_LLM_BASE_URL": server.base_url, "PERFAGENT_LLM_MODEL": MODEL, "PERFAGENT_LLM_API_KEY": KEY}
+        {
+            "PERFAGENT_LLM_BASE_URL": server.base_url,
+            "PERFAGENT_LLM_MODEL": MODEL,
+            "PERFAGENT_LLM_API_KEY": KEY,
+        }
     )
     assert rc == 0 and llm["ok"] is True
-    assert str(llm["detail"]).startswith("reachable, model found") and "key from PERFAGENT_LLM_API_KEY" in str(
-        llm["detail"]
-    )
+    assert str(llm["detail"]).startswith(
+        "reachable, model found"
+    ) and "key from PERFAGENT_LLM_API_KEY" in str(llm["detail"])
     assert [r.path for r in server.requests] == ["/v1/models"]  # it really asked
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
     assert KEY not in everything
