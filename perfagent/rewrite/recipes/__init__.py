@@ -9,6 +9,8 @@ returned. Recipes never guess: when a precondition fails they say which and wher
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from perfagent.rewrite.base import Candidate, RewriteRequest
 from perfagent.rewrite.recipes import (
     cooperative_row,
@@ -25,6 +27,9 @@ from perfagent.rewrite.recipes import (
 )
 from perfagent.rewrite.recipes._cuda import ParseError
 from perfagent.rewrite.recipes.registry import Recipe
+
+if TYPE_CHECKING:
+    from perfagent.rewrite.embed.adapter import Embedded
 
 __all__ = ["RECIPES", "Recipe", "RecipesRewriter", "recipes_for"]
 
@@ -66,11 +71,20 @@ class RecipesRewriter:
         return None
 
     def applies(self, request: RewriteRequest) -> str | None:
-        """None when some recipe for the transform applies to this source, else every recipe's reason."""
+        """None when some recipe for the transform applies to this source, else every recipe's reason.
+
+        A Python source holding CUDA in ``load_inline`` strings is asked about that CUDA
+        (``perfagent.rewrite.embed``).
+        """
         candidates = recipes_for(request.transform)
         if not candidates:
             known = sorted({t for r in RECIPES.values() for t in r.transforms})
             return f"no deterministic recipe for transform '{request.transform}' (recipes cover: {', '.join(known)}); the llm backend can try it"
+        embedded = _embedded(request)
+        if isinstance(embedded, str):
+            return embedded
+        if embedded is not None:
+            return embedded.explain(self.applies(embedded.inner))
         usable = [r for r in candidates if request.language in r.languages]
         if not usable:
             langs = sorted({lang for r in candidates for lang in r.languages})
@@ -85,6 +99,11 @@ class RecipesRewriter:
 
     def propose(self, request: RewriteRequest) -> list[Candidate]:
         """Candidates of every applicable recipe for the transform, at most ``max_candidates``."""
+        embedded = _embedded(request)
+        if isinstance(embedded, str):
+            return []
+        if embedded is not None:
+            return embedded.propose(self.propose)
         out: list[Candidate] = []
         for recipe in recipes_for(request.transform, request.language):
             if len(out) >= request.max_candidates or _safe_applies(recipe, request) is not None:
@@ -95,6 +114,13 @@ class RecipesRewriter:
                 ):
                     out.append(cand)
         return out[: request.max_candidates]
+
+
+def _embedded(request: RewriteRequest) -> Embedded | str | None:
+    """The request on the load_inline CUDA of a Python source (None: nothing embedded)."""
+    from perfagent.rewrite.embed.adapter import embedded_cuda  # imports the recipes' parse helpers
+
+    return embedded_cuda(request)
 
 
 def _safe_applies(recipe: Recipe, request: RewriteRequest) -> str | None:
