@@ -94,7 +94,7 @@ def test_non_raw_escapes_survive_an_edit_of_their_line() -> None:
 def test_single_quoted_and_triple_quote_text_is_escaped() -> None:
     source = 'from torch.utils.cpp_extension import load_inline\nsrc = "__global__ void k() {}\\n"\nm = load_inline("m", "", cuda_sources=src)\n'
     [found] = find_inline_sources(source)
-    new = 'const char* s = "a\'\'\'b";\n__global__ void k() {}\n'
+    new = "const char* s = \"a'''b\";\n__global__ void k() {}\n"
     data = source.encode()
     for e in sorted(text_edits(found.cuda[0], new), key=lambda e: -e.start):
         data = data[: e.start] + e.new.encode() + data[e.end :]
@@ -114,7 +114,10 @@ def test_raw_string_cannot_hold_its_delimiter() -> None:
         ('src = f"__global__ void k{1}() {{}}"', "f-string"),
         ('src = "__global__ void k() {}"\nsrc = "x"', "assigned 2 times"),
         ('a = "__global__ "\nsrc = a + "void k() {}"', "BinOp"),
-        ('src = ("__global__ void k() {}\\n"\n       "__device__ int f() { return 1; }")', "implicit concatenation"),
+        (
+            'src = ("__global__ void k() {}\\n"\n       "__device__ int f() { return 1; }")',
+            "implicit concatenation",
+        ),
     ],
 )
 def test_sources_that_are_not_one_fixed_literal_are_refused(snippet: str, message: str) -> None:
@@ -145,7 +148,10 @@ def test_stream_argument_and_sizes_from_dimensions() -> None:
     _, launch = _launch(_src("softmax_rows_inline.py"), "softmax_rows_kernel")
     ctx = launch.context  # type: ignore[attr-defined]
     assert ctx.grid == ["((x_size_0 + 128 - 1) // 128)"] and ctx.block == [128]
-    assert {a.name: a.value for a in ctx.args if a.value is not None} == {"rows": "x_size_0", "cols": "x_size_1"}
+    assert {a.name: a.value for a in ctx.args if a.value is not None} == {
+        "rows": "x_size_0",
+        "cols": "x_size_1",
+    }
 
 
 def test_dim3_with_a_macro_and_block_components() -> None:
@@ -189,7 +195,9 @@ def test_reassigned_local_and_float_arithmetic_are_leaves() -> None:
 
 
 def test_two_launches_of_the_kernel_are_ambiguous() -> None:
-    text = _wrapper("k<<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);\nk<<<2, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);\n")
+    text = _wrapper(
+        "k<<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);\nk<<<2, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);\n"
+    )
     with pytest.raises(EmbedError, match="launched 2 times"):
         read_launch(_cuda.parse(text), "k")
 
@@ -214,9 +222,13 @@ def test_written_launches_compile(tmp_path: Path) -> None:
     )
     assert "cudaDevAttrMultiProcessorCount" in units["waves"] and "cudaDevAttrWarpSize" in units["waves"]
     assert "pa_device" in units["waves"] and "(size_t)(4 * pa_warp_size)" in units["waves"]
-    text = _wrapper("if (n > 0)\n    k<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);\n")
+    text = _wrapper(
+        "if (n > 0)\n    k<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);\n"
+    )
     units["unbraced"] = "#include <torch/extension.h>\n" + write_launch(
-        text, read_launch(_cuda.parse(text), "k"), LaunchOverride(grid=["ceil_div(x_numel, 512)"], block=[512])
+        text,
+        read_launch(_cuda.parse(text), "k"),
+        LaunchOverride(grid=["ceil_div(x_numel, 512)"], block=[512]),
     )
     assert "if (n > 0)\n        {\n            const long long pa_x_numel" in units["unbraced"]
     for name, result in _compile(units, tmp_path).items():

@@ -11,7 +11,7 @@ class ModelNew(nn.Module):
         self.ext = load_inline(
             name="matmul_naive",
             cpp_sources="torch::Tensor matmul_naive(torch::Tensor A, torch::Tensor B);",
-            cuda_sources='''
+            cuda_sources="""
 #include <torch/extension.h>
 #define TILE 16
 
@@ -37,7 +37,7 @@ torch::Tensor matmul_naive(torch::Tensor A, torch::Tensor B) {
     matmul_naive_kernel<<<grid, block>>>(A.data_ptr<float>(), B.data_ptr<float>(), C.data_ptr<float>(), M, N, K);
     return C;
 }
-''',
+""",
             functions=["matmul_naive"],
             verbose=False,
         )
