@@ -53,3 +53,30 @@ def test_both_kernels_compile_for_hopper(entry: Path, tmp_path: Path) -> None:
             check=False,
         )
         assert done.returncode == 0, f"{entry.name}/{name}: {done.stderr[-800:]}"
+
+
+KERNELBENCH = UNSEEN / "kernelbench"
+PAIRS = sorted(p.name.removesuffix("_problem.py") for p in KERNELBENCH.glob("*_problem.py"))
+
+
+def test_kernelbench_pairs_are_complete_and_cited() -> None:
+    assert len(PAIRS) >= 6
+    readme = (KERNELBENCH / "README.md").read_text()
+    assert "ScalingIntelligence/KernelBench" in readme and "MIT" in readme
+    for pair in PAIRS:
+        assert pair in readme, f"{pair} has no row in kernelbench/README.md"
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+def test_kernelbench_solution_holds_inline_cuda(pair: str) -> None:
+    import ast
+
+    from perfagent.rewrite.embed.literals import find_inline_sources
+
+    problem = ast.parse((KERNELBENCH / f"{pair}_problem.py").read_text())
+    names = {n.name for n in problem.body if isinstance(n, ast.ClassDef | ast.FunctionDef)}
+    assert {"Model", "get_inputs", "get_init_inputs"} <= names
+    solution = (KERNELBENCH / f"{pair}_solution.py").read_text()
+    assert "class ModelNew" in solution
+    sources = find_inline_sources(solution)
+    assert sources and any("__global__" in s.cuda_text for s in sources), f"{pair}: no load_inline CUDA found"

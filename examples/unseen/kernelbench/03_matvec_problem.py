@@ -1,0 +1,43 @@
+"""KernelBench level 1, problem `4_Matrix_vector_multiplication_.py` (the reference `Model`, unchanged).
+
+Copied verbatim from ScalingIntelligence/KernelBench, KernelBench/level1/4_Matrix_vector_multiplication_.py at commit
+bb27f278d2aaeb7118bf3e191031c316c3c3218b (the original release, the shapes of the public leaderboard;
+later releases scaled the shapes up),
+https://github.com/ScalingIntelligence/KernelBench/blob/bb27f278d2aaeb7118bf3e191031c316c3c3218b/KernelBench/level1/4_Matrix_vector_multiplication_.py
+MIT licence, (c) 2023 Anne Ouyang, Simon Guo, Azalia Mirhoseini, Scaling Intelligence Lab, Stanford.
+The candidate is `03_matvec_solution.py`.
+"""
+
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """
+    Simple model that performs matrix-vector multiplication (C = A * B).
+    """
+    def __init__(self):
+        super(Model, self).__init__()
+    
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        """
+        Performs matrix-vector multiplication.
+
+        Args:
+            A: Input matrix of shape (M, K).
+            B: Input vector of shape (K, 1).
+
+        Returns:
+            Output vector of shape (M, 1).
+        """
+        return torch.matmul(A, B)
+
+M = 256
+K = 131072
+
+def get_inputs():
+    A = torch.randn(M, K)
+    B = torch.randn(K, 1)
+    return [A, B]
+
+def get_init_inputs():
+    return []  # No special initialization inputs needed

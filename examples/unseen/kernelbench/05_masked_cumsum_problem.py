@@ -1,0 +1,47 @@
+"""KernelBench level 1, problem `93_masked_cumsum.py` (the reference `Model`, unchanged).
+
+Copied verbatim from ScalingIntelligence/KernelBench, KernelBench/level1/93_masked_cumsum.py at commit
+8542319d0851d550296c1d33ec1a9cdd9f0eb366 (the original release, the shapes of the public leaderboard;
+later releases scaled the shapes up),
+https://github.com/ScalingIntelligence/KernelBench/blob/8542319d0851d550296c1d33ec1a9cdd9f0eb366/KernelBench/level1/93_masked_cumsum.py
+MIT licence, (c) 2023 Anne Ouyang, Simon Guo, Azalia Mirhoseini, Scaling Intelligence Lab, Stanford.
+The candidate is `05_masked_cumsum_solution.py`.
+"""
+
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """
+    A model that performs a masked cumulative sum, only summing elements that satisfy a condition.
+
+    Parameters:
+        dim (int): The dimension along which to perform the masked cumulative sum.
+    """
+
+    def __init__(self, dim):
+        super(Model, self).__init__()
+        self.dim = dim
+
+    def forward(self, x, mask):
+        """
+        Args:
+            x (torch.Tensor): Input tensor of shape (batch_size, *input_shape).
+            mask (torch.Tensor): Boolean mask of the same shape as x.
+
+        Returns:
+            torch.Tensor: Cumulative sum of elements where mask is True.
+        """
+        return torch.cumsum(x * mask, dim=self.dim)
+
+batch_size = 128
+input_shape = (4000,)
+dim = 1
+
+def get_inputs():
+    x = torch.randn(batch_size, *input_shape)
+    mask = torch.randint(0, 2, x.shape).bool()  # Random boolean mask
+    return [x, mask]
+
+def get_init_inputs():
+    return [dim]
