@@ -1,7 +1,8 @@
 """Compile CUDA sources with nvcc: a program to run under a profiler, or a cubin for static analysis.
 
 Both go through ``run_command`` and turn a compiler failure into ``BuildFailed`` (exit code 2: the
-input is at fault) carrying nvcc's first error lines.
+input is at fault) carrying nvcc's first error lines. A build already made from the same bytes with the
+same command line is taken from ``profilers.build_cache`` instead of running nvcc again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from knowledge import KnowledgeError
 from knowledge.arch import normalize_arch
+from profilers import build_cache
 from profilers.errors import BuildFailed
 from profilers.process import CompletedCommand, run_command
 
@@ -94,12 +96,18 @@ def run_nvcc(argv: Sequence[str], source: Path, out: Path, timeout_s: float) -> 
     if not source.is_file():
         raise BuildFailed(f"source file {source} does not exist", hint="check the path")
     out.parent.mkdir(parents=True, exist_ok=True)
+    key = build_cache.build_key(argv, source, out) if build_cache.cache_root() else None
+    cached = build_cache.load(key, out, argv) if key else None
+    if cached is not None:
+        return cached
     result = run_command(argv, timeout_s=timeout_s)
     if not result.ok:
         raise BuildFailed(
             f"nvcc could not compile {source.name} (exit {result.returncode}):\n{first_errors(result)}",
             hint="fix the compiler error above and run again",
         )
+    if key:
+        build_cache.store(key, out, result)
     return result
 
 

@@ -39,36 +39,70 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >
 python3 -m perfagent suite "$OUT/gen/suite.toml" --device cuda --jobs bench,optimize --iterations "$ITER" \
   --runs "$RUNS" --entry-timeout "$ENTRY_TIMEOUT" --out "$OUT/gen/run" --force > "$OUT/gen/summary.txt" 2> "$OUT/gen/suite.log"
 python3 - "$OUT/gen/run" "$(cat "$OUT/gen/gpu.txt")" > "$OUT/generalization.md" <<'PY'
-import json, sys
+import json, math, sys
 from pathlib import Path
 run, gpu = Path(sys.argv[1]), sys.argv[2]
 rows = [json.loads(l) for l in (run / "results.jsonl").read_text().splitlines() if l.strip()]
 print(f"GPU: {gpu}\n")
-print("| entry | top finding | baseline | recipes best | textbook fix | share of textbook | % DRAM peak before → after | won | rejected (why) | wall s |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-for r in sorted(rows, key=lambda r: r["name"]):
-    rec = None
+
+
+def record(r):
     if r.get("optimize_run") and (Path(r["optimize_run"]) / "record.json").is_file():
-        rec = json.loads((Path(r["optimize_run"]) / "record.json").read_text())
-    o = (rec or {}).get("optimize") or {}
+        return json.loads((Path(r["optimize_run"]) / "record.json").read_text())
+    return None
+
+
+def parts(r):
+    rec = record(r) or {}
+    o = rec.get("optimize") or {}
     base = o.get("baseline") or {}
-    best = next((c for c in (rec or {}).get("candidates", []) if c["id"] == o.get("best")), None)
+    best = next((c for c in rec.get("candidates", []) if c["id"] == o.get("best")), None)
     top = (base.get("findings") or [{}])[0].get("category", "–")
-    bt = base.get("time_s")
-    sp = o.get("best_speedup") or 1.0
-    tb = r.get("speedup")
-    share = f"{(sp - 1) / (tb - 1):.0%}" if tb and tb > 1.0 else "–"
-    d0, d1 = base.get("pct_of_dram_peak"), (best or {}).get("pct_of_dram_peak")
     rej = {}
-    for c in (rec or {}).get("candidates", []):
+    for c in rec.get("candidates", []):
         if not c.get("accepted") and c.get("verdict") != "duplicate":
-            rej.setdefault(c["transform"], c.get("reason", "")[:70])
+            rej.setdefault(c["transform"], (c.get("reason") or "")[:70])
     rej_s = "; ".join(f"{t}: {why}" for t, why in list(rej.items())[:3]) or "–"
     fail = r.get("failure")
-    print(f"| {r['name'].split('/')[0]} | {top} | {bt * 1e6:.1f} µs | {sp:.2f}× | {tb:.2f}× | {share} | "
-          f"{d0 if d0 is None else round(d0, 1)} → {d1 if d1 is None else round(d1, 1)} | {', '.join(r.get('transforms_won') or []) or '–'} | "
-          f"{rej_s}{' (' + fail + ')' if fail else ''} | {r['elapsed_s']:.0f} |" if bt and tb else
-          f"| {r['name'].split('/')[0]} | {top} | – | – | {tb} | – | – | – | {fail or ''} {[j['message'][:80] for j in r['jobs'] if not j['ok']]} | {r['elapsed_s']:.0f} |")
+    if fail:
+        rej_s += f" ({fail}: {[j['message'][:80] for j in r['jobs'] if not j['ok']]})"
+    won = ", ".join(r.get("transforms_won") or []) or "–"
+    return base, best, top, o.get("best_speedup") or 1.0, won, rej_s
+
+
+def fmt(x, f="{:.2f}×"):
+    return f.format(x) if x is not None else "–"
+
+
+cuda = sorted((r for r in rows if not r["name"].endswith(".py")), key=lambda r: r["name"])
+kb = sorted((r for r in rows if r["name"].endswith(".py")), key=lambda r: r["name"])
+print("| entry | top finding | baseline | recipes best | textbook fix | share of textbook | % DRAM peak before → after | won | rejected (why) | wall s |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+shares = {}
+for r in cuda:
+    base, best, top, sp, won, rej = parts(r)
+    bt, tb = base.get("time_s"), r.get("speedup")
+    share = (sp - 1) / (tb - 1) if tb and tb > 1.0 else None
+    shares[r["name"].split("/")[0]] = share
+    d0, d1 = base.get("pct_of_dram_peak"), (best or {}).get("pct_of_dram_peak")
+    print(f"| {r['name'].split('/')[0]} | {top} | {fmt(bt * 1e6 if bt else None, '{:.1f} µs')} | {sp:.2f}× | {fmt(tb)} | "
+          f"{fmt(share, '{:.0%}')} | {fmt(d0, '{:.1f}')} → {fmt(d1, '{:.1f}')} | {won} | {rej} | {r['elapsed_s']:.0f} |")
+for label, keep in (("01–11", lambda n: n[:2] <= "11"), ("12–17 (held out)", lambda n: n[:2] >= "12")):
+    sel = {n: s for n, s in shares.items() if keep(n)}
+    hit = sum(1 for s in sel.values() if s is not None and s >= 0.8)
+    print(f"\n{label}: {hit}/{len(sel)} entries reach ≥ 80 % of the textbook fix's speed-up", end="")
+print("\n")
+if kb:
+    print("| KernelBench solution | top finding | solution time | solution vs eager | recipes best over the solution | best vs eager | won | rejected (why) | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    logs = []
+    for r in kb:
+        base, best, top, sp, won, rej = parts(r)
+        bt, vs_eager = base.get("time_s"), r.get("speedup")
+        logs.append(math.log(sp))
+        print(f"| {r['name'].split('/')[-1]} | {top} | {fmt(bt * 1e6 if bt else None, '{:.1f} µs')} | {fmt(vs_eager, '{:.3f}×')} | "
+              f"{sp:.2f}× | {fmt(vs_eager * sp if vs_eager else None, '{:.3f}×')} | {won} | {rej} | {r['elapsed_s']:.0f} |")
+    print(f"\ngeometric-mean speed-up of the recipes over the {len(kb)} solutions: {math.exp(sum(logs) / len(logs)):.2f}×")
 PY
 cat "$OUT/generalization.md"
 cd "$OUT" && tar czf gen_runs.tgz gen/run/results.jsonl gen/run/summary.json gen/run/runs/*/record.json gen/suite.log gen/summary.txt 2>/dev/null; rm -rf "$OUT/gen/run"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,3 +21,9 @@ def ncu_fixture(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"public ncu fixture {name} not found: ../shared/fixtures is absent in this checkout")
     return path
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # nvcc builds are cached by content (profilers/build_cache.py); tests use a cache of their own
+    # session, never the user's ~/.cache.
+    os.environ.setdefault("PERFAGENT_CACHE_DIR", tempfile.mkdtemp(prefix="perfagent-test-cache-"))

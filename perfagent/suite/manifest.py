@@ -163,12 +163,14 @@ def _kernelbench_entries(root: Path) -> Iterator[SuiteEntry]:
     files = list(_python_files(root))
     problems = [p for p in files if _defines(p, "Model") and not _defines(p, "ModelNew")]
     for problem in problems:
+        # `name.py` pairs with `name_<anything>.py`; `name_problem.py` also with `name_solution.py`.
+        prefix = problem.stem.removesuffix("_problem") + "_"
         candidates = [
             p
             for p in files
             if p != problem
             and p.parent == problem.parent
-            and p.stem.startswith(problem.stem + "_")
+            and p.stem.startswith(prefix)
             and _defines(p, "ModelNew")
         ]
         if not candidates:

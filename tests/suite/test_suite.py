@@ -104,6 +104,13 @@ def test_discovery_finds_pairs_specs_and_triton_scripts() -> None:
     assert transpose.candidate is not None and transpose.candidate.name == "fixed.cu"
     assert names["triton/01_matmul_bad_config.py"].kind == "triton-script"
     assert not any(n.endswith("__init__.py") for n in names)
+    # `NN_name_problem.py` pairs with `NN_name_solution.py` (the unseen KernelBench set's naming)
+    solution = names["unseen/kernelbench/03_matvec_solution.py"]
+    assert (
+        solution.target.name == "03_matvec_problem.py"
+        and solution.candidate == solution.target.parent / "03_matvec_solution.py"
+    )
+    assert "unseen/kernelbench/03_matvec_problem.py" not in names
 
 
 def test_jobs_that_do_not_apply_are_skipped_with_a_reason() -> None:
