@@ -24,6 +24,7 @@ from profilers.ncu_errors import check_ncu_run
 from profilers.ncu_isolated import read_ncu_rep_isolated
 from profilers.ncu_locate import DEFAULT_SEARCH_GLOBS, find_ncu
 from profilers.process import run_command
+from profilers.sass_scan import no_tensor_code
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 VERSION_TIMEOUT_S = 60.0
@@ -117,6 +118,11 @@ class NcuProfiler:
         workdir.mkdir(parents=True, exist_ok=True)
         stem = f"perfagent-ncu-{uuid.uuid4().hex[:8]}"
         report_path, log_path = workdir / f"{stem}.ncu-rep", workdir / f"{stem}.log"
+        skipped = (
+            no_tensor_code(request.command) if request.tensor_counters and not request.full_set else None
+        )
+        if skipped:
+            request = request.model_copy(update={"tensor_counters": False})
         argv = build_ncu_argv(request, ncu=exe, report_path=report_path, log_path=log_path)
         env = {**os.environ, "LC_ALL": "C", **request.env}
         result = run_command(argv, timeout_s=request.timeout_s, env=env)
@@ -128,6 +134,8 @@ class NcuProfiler:
                 hint=f"check {log_path} (ncu's log) and that {workdir} is writable",
             )
         profile = read_ncu_rep_isolated(report_path, ncu_path=exe)
+        if skipped:
+            warnings.append(f"tensor-pipe counters not collected (two replay passes saved): {skipped}")
         return profile.model_copy(update={"notes": [*profile.notes, *warnings]})
 
     def can_read(self, path: Path) -> bool:

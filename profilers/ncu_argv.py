@@ -43,6 +43,11 @@ def targeted_metrics() -> tuple[str, ...]:
     return ncu_metric_map().collected_metric_names()
 
 
+def without_tensor_counters(metrics: tuple[str, ...]) -> tuple[str, ...]:
+    """``metrics`` less the tensor-pipe counters; their peaks stay (a peak is a constant, no replay pass)."""
+    return tuple(m for m in metrics if "tensor" not in m or m.endswith(".peak_sustained"))
+
+
 def source_sections() -> tuple[str, ...]:
     """Sections added when per-source-line counters are requested."""
     return tuple(ncu_metric_map().collect.source_sections)
@@ -94,7 +99,8 @@ def build_ncu_argv(request: ProfileRequest, *, ncu: str, report_path: Path, log_
     else:
         for section in targeted_sections():
             argv += ["--section", section]
-    argv += ["--metrics", ",".join(targeted_metrics())]
+    metrics = targeted_metrics() if request.tensor_counters else without_tensor_counters(targeted_metrics())
+    argv += ["--metrics", ",".join(metrics)]
     if request.source_counters:
         for section in source_sections():
             argv += ["--section", section]

@@ -86,3 +86,44 @@ def test_static_registers_match_ncu_launch_stats() -> None:
     for name, regs in regs_static.items():
         if name in regs_ncu:
             assert regs_ncu[name] == regs
+
+
+WMMA = textwrap.dedent(
+    """
+    #include <mma.h>
+    using namespace nvcuda;
+    __global__ void tile(const half* a, const half* b, float* c) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+        wmma::fill_fragment(fc, 0.0f);
+        wmma::load_matrix_sync(fa, a, 16);
+        wmma::load_matrix_sync(fb, b, 16);
+        wmma::mma_sync(fc, fa, fb, fc);
+        wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);
+    }
+    int main() {
+        half *a, *b; float* c;
+        cudaMalloc(&a, 512); cudaMalloc(&b, 512); cudaMalloc(&c, 1024);
+        tile<<<1, 32>>>(a, b, c);
+        return cudaDeviceSynchronize() != cudaSuccess;
+    }
+    """
+)
+
+
+def test_tensor_counters_are_skipped_only_for_code_without_tensor_instructions(tmp_path: Path) -> None:
+    from profilers.build import build_program
+    from profilers.sass_scan import no_tensor_code
+
+    plain = build_program(EXAMPLES / "suite" / "main.cu", tmp_path / "suite", "sm_90", timeout_s=300)
+    (tmp_path / "wmma.cu").write_text(WMMA)
+    tensor = build_program(tmp_path / "wmma.cu", tmp_path / "wmma", "sm_90", timeout_s=300)
+    reason = no_tensor_code([str(plain)])
+    print(f"suite: {reason}; wmma: {no_tensor_code([str(tensor)])}")
+    assert reason is not None and "no tensor-core instruction" in reason
+    assert no_tensor_code([str(tensor)]) is None
+    record = perfagent.diagnose(tmp_path / "wmma.cu", run_dir=tmp_path / "run")
+    tile = next(k for k in record.kernels if k.profile.base_name == "tile")
+    assert not any("tensor-pipe counters not collected" in n for n in record.notes)
+    print(f"wmma tensor FLOPs: {tile.profile.metrics.flops}")

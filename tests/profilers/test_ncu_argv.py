@@ -266,3 +266,29 @@ def test_percent_in_report_path_is_escaped() -> None:
     )
     assert got[1:3] == ["--export", "/w/100%%/r.ncu-rep"]
     assert got[4:6] == ["--log-file", "/w/100%/r.log"]
+
+
+def test_tensor_counters_are_left_out_only_when_asked_and_their_peaks_stay() -> None:
+    full = _metrics_of(argv(command=["./app"]))
+    lean = _metrics_of(argv(command=["./app"], tensor_counters=False))
+    dropped = full - lean
+    assert dropped and all("tensor" in m for m in dropped)
+    assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in dropped
+    assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum.peak_sustained" in lean  # a constant: no pass
+
+
+def _metrics_of(line: list[str]) -> set[str]:
+    return set(line[line.index("--metrics") + 1].split(","))
+
+
+def test_no_tensor_code_is_never_claimed_without_proof(tmp_path: Path) -> None:
+    import sys
+
+    from profilers.sass_scan import no_tensor_code
+
+    assert no_tensor_code([sys.executable, "-c", "pass"]) is None  # an interpreter: its kernels are unknown
+    assert no_tensor_code([str(tmp_path / "missing")]) is None
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    assert no_tensor_code([str(script)]) is None  # not an ELF file
+    assert no_tensor_code([]) is None
