@@ -5,7 +5,8 @@
 # For one multi-kernel program: wall time and replay passes per kernel of `ncu --set basic`, of the
 # exact ncu command perfagent runs, and of variants (no ncu rules, metrics without sections), then a
 # cProfile of `perfagent diagnose` on the prebuilt binary (ncu vs report reading vs the rest), and
-# the cold/warm `.cu` diagnose (the nvcc build cache). Writes $OUT/passes.md.
+# the cold/warm `.cu` diagnose (the nvcc build cache). Writes $OUT/passes.md. LIGHT=1: only basic,
+# perfagent's ncu command and the diagnose timings.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck disable=SC1091
@@ -50,6 +51,7 @@ PY
   echo "| program alone | $(python3 -c "print(f'{$t1-$t0:.2f}')") | | | |"
   run "--set basic" --set basic
   run "perfagent's targeted run (3 sections + metrics)" --section SpeedOfLight --section LaunchStats --section Occupancy --metrics "$metrics"
+  if [ -z "${LIGHT:-}" ]; then
   run "targeted, --apply-rules no" --section SpeedOfLight --section LaunchStats --section Occupancy --metrics "$metrics" --apply-rules no
   run "metrics only (no sections)" --metrics "$metrics"
   run "metrics only, --apply-rules no" --metrics "$metrics" --apply-rules no
@@ -63,8 +65,16 @@ s = pstats.Stats(sys.argv[1])
 s.sort_stats("cumulative").print_stats(25)
 PY
   echo '```'
+  fi
   echo
   export PERFAGENT_CACHE_DIR="$work/cache"
+  for _ in $(seq "$reps"); do
+    t0=$(date +%s.%N)
+    python3 -m perfagent diagnose --no-save --format json -o "$work/d3.json" --force -- "$work/prog" 2>"$work/d3.err"
+    t1=$(date +%s.%N)
+    echo "perfagent diagnose -- prog: $(python3 -c "print(f'{$t1-$t0:.2f}')") s"
+  done
+  grep -h "tensor-pipe" "$work/d3.err" "$work/d3.json" | head -2
   for label in cold warm warm; do
     t0=$(date +%s.%N)
     python3 -m perfagent diagnose "$src" --no-save --format json -o "$work/d2.json" --force 2>/dev/null
