@@ -51,7 +51,7 @@ from perfagent.rewrite.base import (
     RewriteRequest,
     launch_context,
 )
-from perfagent.verify.models import VerificationResult
+from perfagent.verify.models import ENVIRONMENT_CHECK, VerificationResult
 
 FEEDBACK_VERDICTS = frozenset(
     {"incorrect", "inconclusive", "build-failed", "not-faster", "metric-unmoved", "implausible", "error"}
@@ -729,9 +729,10 @@ def _summary(result: VerificationResult | None, build: measure.BuildOutcome) -> 
                 )
             ],
         )
+    missing = next((c for c in result.checks if c.name == ENVIRONMENT_CHECK and not c.passed), None)
     return VerificationSummary(
-        verdict=result.verdict,
-        reason=result.reason,
+        verdict="not-verified" if missing else result.verdict,
+        reason=f"not verified here: {missing.detail}" if missing else result.reason,
         checks=[
             CheckRecord(name=c.name, passed=c.passed, detail=c.detail, severity=c.severity)
             for c in result.checks

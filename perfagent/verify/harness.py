@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import traceback
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from perfagent.verify.models import Check
+from perfagent.verify.models import ENVIRONMENT_CHECK, Check
 from perfagent.verify.protocol import WorkerRequest, WorkerResult
 
 T = TypeVar("T")
@@ -33,6 +34,22 @@ class CandidateFailure(Exception):
     def __init__(self, check: Check) -> None:
         super().__init__(check.detail)
         self.check = check
+
+
+_ENVIRONMENT_GAPS = (
+    (re.compile(r"CUDA_HOME environment variable is not set"), "no CUDA toolkit: CUDA_HOME is not set"),
+    (
+        re.compile(r"Ninja is required to load C\+\+ extensions"),
+        "ninja, which torch needs to build extensions, is missing",
+    ),
+    (re.compile(r"Torch not compiled with CUDA enabled"), "this torch build has no CUDA"),
+    (re.compile(r"No CUDA GPUs are available|Found no NVIDIA driver|no CUDA-capable device"), "no CUDA GPU"),
+)
+
+
+def environment_gap(error_text: str) -> str | None:
+    """What this machine lacks, when ``error_text`` says it cannot build or run CUDA code at all."""
+    return next((what for pattern, what in _ENVIRONMENT_GAPS if pattern.search(error_text)), None)
 
 
 class ReferenceFailure(Exception):
@@ -181,6 +198,17 @@ class Harness:
             if reference:
                 raise ReferenceFailure(
                     f"the reference raised {text}{_where(exc, self.reference_files)} during {label}"
+                ) from exc
+            missing = environment_gap(f"{type(exc).__name__}: {exc}")
+            if missing is not None:
+                # Not the candidate's fault: this machine cannot build or run its code at all.
+                raise CandidateFailure(
+                    Check(
+                        name=ENVIRONMENT_CHECK,
+                        passed=False,
+                        detail=f"this machine cannot run the candidate ({missing}): {text}",
+                        severity="inconclusive",
+                    )
                 ) from exc
             cuda_error = "CUDA" in text or "cuda" in (type(exc).__module__ or "")
             kind = "a CUDA error" if cuda_error else "an exception"

@@ -18,6 +18,12 @@ Verdict = Literal["pass", "fail", "inconclusive"]
 SCHEMA_VERSION = 1
 
 
+ENVIRONMENT_CHECK = "environment"
+"""The check a candidate fails when this machine lacks what its code needs (CUDA toolkit, GPU): the
+verdict is 'inconclusive' and the optimize loop records the candidate as not verified here, never as
+incorrect."""
+
+
 class Check(Frozen):
     """One check and its outcome."""
 
