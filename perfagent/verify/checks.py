@@ -339,6 +339,11 @@ class CheckBook:
         else:
             self.ok(name, ok_detail, severity)
 
+    def pass_detail(self, name: str, detail: str) -> None:
+        """Set the detail shown when ``name`` passes (without counting another run)."""
+        if name in self.runs:
+            self.passes[name] = detail
+
     def failed(self, name: str) -> bool:
         return bool(self.failures.get(name))
 

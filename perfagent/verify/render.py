@@ -37,6 +37,11 @@ def render_text(result: VerificationResult) -> str:
         lines.append(
             f"errors     max abs {_num(e.max_abs_error)} · max rel {_num(e.max_rel_error)} · mean abs {_num(e.mean_abs_error)}"
         )
+    if e.max_abs_error_vs_fp64 is not None:
+        lines.append(
+            f"vs fp64    candidate max abs {_num(e.max_abs_error_vs_fp64)} · original max abs "
+            f"{_num(e.original_max_abs_error_vs_fp64)} · passed by the accuracy rule {e.accuracy_rule_passes}"
+        )
     lines.append("")
     width = max((len(c.name) for c in result.checks), default=10)
     for check in result.checks:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from perfagent.verify import checks as C
+from perfagent.verify.accuracy import AccuracyTracker
 from perfagent.verify.harness import Harness
 from perfagent.verify.protocol import WorkerResult
 
@@ -19,6 +20,8 @@ class VerifierState:
         self.h = h
         self.book = C.CheckBook()
         self.errors = C.ErrorTracker()
+        self.accuracy = AccuracyTracker()
+        """Comparisons the float64 accuracy rule judged (KernelBench only)."""
         self.notes: list[str] = []
         self.ref_samples: list[torch.Tensor] = []
         self.distributions: list[str] = []
@@ -36,6 +39,9 @@ class VerifierState:
         )
 
     def result(self) -> WorkerResult:
+        detail = self.accuracy.pass_detail()
+        if detail:  # a pass the dtype tolerance alone would have failed says why it passed
+            self.book.pass_detail("correctness", detail)
         return WorkerResult(
             nonce=self.h.nonce,
             checks=self.book.checks(),
@@ -44,6 +50,6 @@ class VerifierState:
             seeds=[self.h.request.base_seed + i for i in range(self.h.request.seeds)],
             distributions=self.distributions,
             input_sets=self.sets,
-            errors=self.errors.summary(),
+            errors=self.errors.summary().model_copy(update=self.accuracy.summary_fields()),
             notes=self.notes + self.h.notes,
         )
