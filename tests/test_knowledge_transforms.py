@@ -71,6 +71,12 @@ def test_entry_is_consistent(tid: str) -> None:
     assert "evaluation.md" in entry.typical_gain, f"{tid}: typical_gain must cite evaluation.md"
 
 
+@pytest.mark.parametrize("cid", list(categories()))
+def test_category_evidence_names_canonical_metrics(cid: str) -> None:
+    problems = [p for p in (_check_metric_path(e.metric) for e in categories()[cid].evidence) if p]
+    assert not problems, problems
+
+
 def test_expected_effects_named_in_the_issue() -> None:
     def effects(tid: str) -> set[tuple[str, str]]:
         return {(e.metric, e.direction) for e in transform(tid).expected_effect}

@@ -3,7 +3,7 @@
 One *iteration* is one rewrite request (one plan step, one ``Rewriter.propose`` call) and the
 evaluation of every candidate it returned (at most ``max_candidates``). Plan steps the rewriter
 cannot apply to the current source are skipped without spending an iteration. Rejection reasons
-(incorrect, not faster, metric unmoved, ...) are fed back to every later request
+(incorrect, not faster, implausible, ...) are fed back to every later request
 (``RewriteRequest.failed_attempts``); the llm backend gets a second attempt at the same transform
 with them before the loop moves on (recipes are deterministic: the same request would give the
 same candidates). An accepted candidate becomes the source of later requests, and its profile the
@@ -56,7 +56,8 @@ from perfagent.verify.models import VerificationResult
 FEEDBACK_VERDICTS = frozenset(
     {"incorrect", "inconclusive", "build-failed", "not-faster", "metric-unmoved", "implausible", "error"}
 )
-"""Rejections worth telling the rewriter about (not 'not-timed': that is the machine, not the code)."""
+"""Rejections worth telling the rewriter about (not 'not-timed': that is the machine, not the code;
+'metric-unmoved' is no longer given, kept for older records)."""
 MAX_FEEDBACK = 8
 """Most recent failed attempts carried into a request."""
 LLM_ATTEMPTS_PER_TRANSFORM = 2
@@ -623,6 +624,8 @@ class OptimizeLoop:
             accepted=decision.accepted,
             reason=decision.reason,
             checks=decision.checks,
+            route=decision.route,
+            improved=decision.improved,
             time_s=timing.time_s if timing else None,
             time_s_before=timing.time_s_before if timing else None,
             speedup=timing.speedup if timing else None,

@@ -19,6 +19,7 @@ from profilers.model import Frozen
 
 __all__ = [
     "NOT_TIMED",
+    "AcceptRoute",
     "AppliedChange",
     "CandidateOutcome",
     "CandidateVerdict",
@@ -48,7 +49,14 @@ CandidateVerdict = Literal[
     "duplicate",
     "error",
 ]
-"""The loop's verdict on a candidate. Only 'accepted' is kept; every other one comes with a reason."""
+"""The loop's verdict on a candidate. Only 'accepted' is kept; every other one comes with a reason.
+'metric-unmoved' is no longer given (a faster candidate whose metric did not move is accepted with
+``route='another'``); it stays so that older records load."""
+
+AcceptRoute = Literal["targeted", "another", "unchecked"]
+"""How an accepted candidate won: 'targeted' (its transform's metric moved the right way), 'another'
+("won by another route": faster beyond noise while the metric did not move or moved the wrong way —
+the proxy did not confirm the mechanism), 'unchecked' (not re-profiled: the metric was not compared)."""
 
 PlanOrigin = Literal["requested", "diagnosis", "headroom", "catalog", "indicated", "recipe"]
 
@@ -177,6 +185,11 @@ class CandidateOutcome(Frozen):
     """One line: why it was kept, or why not."""
     checks: list[CheckRecord] = Field(default_factory=list)
     """The loop's own checks: build, correctness, speed-up beyond noise, targeted metric."""
+    route: AcceptRoute | None = None
+    """How an accepted candidate won (``AcceptRoute``); None: rejected, or a record written before routes."""
+    improved: list[str] = Field(default_factory=list)
+    """Route 'another': the bottleneck evidence that improved ('kernel time 1.67x faster (cuda-events)',
+    'metrics.dram_throughput_pct 12 -> 40'); empty otherwise."""
     time_s: float | None = None
     """Candidate median time per call, s (None: not timed)."""
     time_s_before: float | None = None
