@@ -77,6 +77,26 @@ def test_category_evidence_names_canonical_metrics(cid: str) -> None:
     assert not problems, problems
 
 
+def test_nudges_are_tuning_and_the_rest_structural() -> None:
+    """The planner tries a finding's structural fixes before these nudges (launch, unroll, restrict, fast math)."""
+    tuning = {tid for tid, entry in catalog().items() if entry.kind == "tuning"}
+    assert tuning == {
+        "launch-config",
+        "increase-parallelism",
+        "loop-unroll",
+        "restrict-pointers",
+        "fast-math",
+    }
+    for tid in (
+        "cooperative-row",
+        "coalesce-access",
+        "warp-shuffle-reduction",
+        "smem-padding",
+        "smem-tiling",
+    ):
+        assert transform(tid).kind == "structural"
+
+
 def test_expected_effects_named_in_the_issue() -> None:
     def effects(tid: str) -> set[tuple[str, str]]:
         return {(e.metric, e.direction) for e in transform(tid).expected_effect}

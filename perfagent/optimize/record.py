@@ -149,11 +149,18 @@ class PlanStep(Frozen):
     """requested (--transform), diagnosis (the finding names it), catalog (fixes the finding's category
     and a measured indicator holds), indicated (an indicator holds), recipe (no measurement: a
     deterministic recipe applies to the source)."""
+    kind: Literal["structural", "tuning"] | None = None
+    """The catalog's kind: structural fixes of a finding are planned before its tuning nudges (None: older
+    records)."""
     indicators: list[str] = Field(default_factory=list)
     """The catalog's ``applies_when`` conditions that hold on the measured kernel."""
     skipped: str | None = None
     """Why it was not tried (None: tried, or not reached within the iteration budget)."""
     tried: bool = False
+    reason: str | None = None
+    """Why it is at this place and why it was tried or not: '<why planned>; tried: precondition met;
+    c1 (accepted): rewrites lines 9-13', '...; not tried: recipes: cooperative-row: the loop on line 9 is
+    nested ...', '...; not reached: iteration budget spent (3)'. None: records older than this field."""
 
 
 class CandidateOutcome(Frozen):

@@ -213,12 +213,13 @@ def render_markdown(result: OptimizeResult) -> str:
         "",
         "## Plan",
         "",
-        "| transform | finding | origin | tried | skipped because |",
-        "|---|---|---|---|---|",
+        "| transform | kind | finding | origin | tried | why |",
+        "|---|---|---|---|---|---|",
     ]
     for p in result.plan:
+        why = p.reason or p.skipped or ""  # records older than ``reason`` have only ``skipped``
         lines.append(
-            f"| {p.transform} | {p.finding or '–'} | {p.origin} | {'yes' if p.tried else 'no'} | {_md_escape(p.skipped or '')} |"
+            f"| {p.transform} | {p.kind or '–'} | {p.finding or '–'} | {p.origin} | {'yes' if p.tried else 'no'} | {_md_escape(why)} |"
         )
     if result.llm_errors:
         lines += ["", "## LLM errors", "", *[f"- {_md_escape(e)}" for e in result.llm_errors]]
