@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from functools import cache
 
+from pydantic import Field
+
 from knowledge import KnowledgeModel, load_toml
+from knowledge.transforms import ExpectedEffect
 
 
 class Category(KnowledgeModel):
@@ -13,6 +16,9 @@ class Category(KnowledgeModel):
     id: str
     title: str
     description: str
+    evidence: list[ExpectedEffect] = Field(default_factory=list)
+    """Profile metrics that show this bottleneck easing, and which way they move when it does (the
+    optimize loop names those that improved when a faster candidate left its proxy metric unmoved)."""
 
 
 @cache

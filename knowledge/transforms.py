@@ -26,6 +26,7 @@ from knowledge import KnowledgeError, KnowledgeModel, data_files, load_toml
 Comparison = Literal["<", "<=", ">", ">=", "==", "!="]
 Direction = Literal["down", "up"]
 Backend = Literal["recipes", "llm"]
+Kind = Literal["structural", "tuning"]
 
 _COMPARE: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
@@ -137,6 +138,11 @@ class Transform(KnowledgeModel):
     """One or two sentences: what the transform does."""
     fixes: list[str] = Field(min_length=1)
     """Bottleneck category ids (taxonomy.toml) this transform addresses, most direct first."""
+    kind: Kind
+    """'structural' (changes which thread touches which data, or how much: coalescing, tiling, a warp per
+    row, shuffle reductions, padding) or 'tuning' (a nudge that leaves the algorithm as it is: launch
+    geometry, unroll pragmas, ``__restrict__``, fast math). The planner tries a finding's structural
+    fixes before its tuning nudges: a 4x fix is not queued behind a 1.1x nudge."""
     applies_when: list[MetricCondition] = Field(min_length=1)
     """Measured indicators; any one holding makes the transform a candidate (the planner ranks)."""
     preconditions: list[str] = Field(default_factory=list)

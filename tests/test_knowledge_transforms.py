@@ -71,6 +71,32 @@ def test_entry_is_consistent(tid: str) -> None:
     assert "evaluation.md" in entry.typical_gain, f"{tid}: typical_gain must cite evaluation.md"
 
 
+@pytest.mark.parametrize("cid", list(categories()))
+def test_category_evidence_names_canonical_metrics(cid: str) -> None:
+    problems = [p for p in (_check_metric_path(e.metric) for e in categories()[cid].evidence) if p]
+    assert not problems, problems
+
+
+def test_nudges_are_tuning_and_the_rest_structural() -> None:
+    """The planner tries a finding's structural fixes before these nudges (launch, unroll, restrict, fast math)."""
+    tuning = {tid for tid, entry in catalog().items() if entry.kind == "tuning"}
+    assert tuning == {
+        "launch-config",
+        "increase-parallelism",
+        "loop-unroll",
+        "restrict-pointers",
+        "fast-math",
+    }
+    for tid in (
+        "cooperative-row",
+        "coalesce-access",
+        "warp-shuffle-reduction",
+        "smem-padding",
+        "smem-tiling",
+    ):
+        assert transform(tid).kind == "structural"
+
+
 def test_expected_effects_named_in_the_issue() -> None:
     def effects(tid: str) -> set[tuple[str, str]]:
         return {(e.metric, e.direction) for e in transform(tid).expected_effect}

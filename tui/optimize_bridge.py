@@ -33,7 +33,7 @@ order tried. Each candidate (attribute or mapping access) has:
 ``transform``      str, the catalog id applied
 ``backend``        str, 'recipes' or 'llm'
 ``diff``           str, unified diff of the candidate against the original source
-``verdict``        str, the loop's verdict ('accepted', 'incorrect', 'not-faster', 'metric-unmoved', 'error')
+``verdict``        str, the loop's verdict ('accepted', 'incorrect', 'not-faster', 'error'; 'metric-unmoved' in older records)
 ``checks``         sequence of checks, each ``name: str``, ``passed: bool``, ``detail: str`` and optionally
                    ``severity: str`` ('error', 'warning', 'inconclusive', 'skipped'): correctness,
                    anti-cheat, speed-up beyond noise, targeted metric moved, ...

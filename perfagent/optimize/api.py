@@ -546,7 +546,8 @@ def before_after(
                 after=best.metric_after,
                 unit=unit,
                 note=f"targeted by {best.transform} (expected {best.metric_direction})"
-                + ("" if best.metric_after is not None else "; not re-profiled"),
+                + ("" if best.metric_after is not None else "; not re-profiled")
+                + ("; did not move: won by another route" if best.route == "another" else ""),
             )
         )
     return rows

@@ -3,7 +3,7 @@
 One *iteration* is one rewrite request (one plan step, one ``Rewriter.propose`` call) and the
 evaluation of every candidate it returned (at most ``max_candidates``). Plan steps the rewriter
 cannot apply to the current source are skipped without spending an iteration. Rejection reasons
-(incorrect, not faster, metric unmoved, ...) are fed back to every later request
+(incorrect, not faster, implausible, ...) are fed back to every later request
 (``RewriteRequest.failed_attempts``); the llm backend gets a second attempt at the same transform
 with them before the loop moves on (recipes are deterministic: the same request would give the
 same candidates). An accepted candidate becomes the source of later requests, and its profile the
@@ -17,7 +17,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,8 @@ from perfagent.verify.models import ENVIRONMENT_CHECK, VerificationResult
 FEEDBACK_VERDICTS = frozenset(
     {"incorrect", "inconclusive", "build-failed", "not-faster", "metric-unmoved", "implausible", "error"}
 )
-"""Rejections worth telling the rewriter about (not 'not-timed': that is the machine, not the code)."""
+"""Rejections worth telling the rewriter about (not 'not-timed': that is the machine, not the code;
+'metric-unmoved' is no longer given, kept for older records)."""
 MAX_FEEDBACK = 8
 """Most recent failed attempts carried into a request."""
 LLM_ATTEMPTS_PER_TRANSFORM = 2
@@ -192,6 +193,10 @@ class OptimizeLoop:
         self.plan_log: list[PlannedTransform] = []
         self._spec_data: dict[str, Any] | None = None
         self.tried: set[int] = set()
+        self.tried_notes: dict[int, list[str]] = {}
+        """Plan-log index -> what each try of it produced ('c1 (accepted): rewrites lines 9-13')."""
+        self.dropped: dict[int, str] = {}
+        """Plan-log index -> why a runnable step left the queue untried (a re-plan dropped it)."""
 
     # ------------------------------------------------------------------ events
 
@@ -300,9 +305,7 @@ class OptimizeLoop:
             request = self.request_for(step.transform.id, step.finding)
             why = self.rewriter.applies(request)
             if why is not None:
-                self.plan_log[index] = PlannedTransform(
-                    step.transform, step.finding, step.origin, step.indicators, f"{self.rewriter.name}: {why}"
-                )
+                self.plan_log[index] = replace(step, skipped=f"{self.rewriter.name}: {why}")
                 self._ev(Info, f"skip {step.transform.id}: {why}", transform=step.transform.id)
                 continue
             self.step += 1
@@ -340,6 +343,7 @@ class OptimizeLoop:
             # even when an earlier one of the batch was accepted meanwhile
             origin = _Origin(dict(st.defines), dict(st.launch), st.parent)
             outcomes = [self.evaluate(cand, step, origin) for cand in candidates]
+            self._note_try(index, outcomes)
             for outcome in outcomes:
                 if outcome.accepted:
                     accepted = outcome
@@ -359,16 +363,37 @@ class OptimizeLoop:
                 and attempts[step.transform.id] < LLM_ATTEMPTS_PER_TRANSFORM
             ):
                 queue.insert(0, index)
-        plan = [s.record(tried=i in self.tried) for i, s in enumerate(self.plan_log)]
         return LoopResult(
             candidates=list(st.outcomes),
-            plan=plan,
+            plan=self._plan_record(stopped),
             best=st.best_id,
             best_speedup=self._best_speedup(),
             iterations_used=self.step,
             stopped=stopped,
             llm_errors=list(st.llm_errors),
         )
+
+    def _note_try(self, index: int, outcomes: list[CandidateOutcome]) -> None:
+        """Keep what a try of plan step ``index`` produced, for its ``PlanStep.reason``."""
+        notes = self.tried_notes.setdefault(index, [])
+        # one line per distinct result: three launch-geometry candidates read 'c2, c3, c4 (...)'
+        groups: dict[str, list[str]] = {}
+        for o in outcomes:
+            groups.setdefault(f"({o.verdict}): {changed_lines(o.diff)}", []).append(o.id)
+        notes.extend(f"{', '.join(ids)} {what}" for what, ids in groups.items())
+        if not outcomes:
+            notes.append(f"{self.rewriter.name} proposed no candidate")
+
+    def _plan_record(self, stopped: str) -> list[PlanStep]:
+        """The plan log as saved, each step with why it was tried or not."""
+        return [
+            s.record(
+                tried=i in self.tried,
+                tried_note="; ".join(self.tried_notes.get(i, [])),
+                unreached=self.dropped.get(i, stopped),
+            )
+            for i, s in enumerate(self.plan_log)
+        ]
 
     def _candidate_key(self, cand: Candidate) -> str:
         """The identity ``evaluate`` uses to spot a candidate measured before (source, macros, launch)."""
@@ -388,6 +413,9 @@ class OptimizeLoop:
         fresh = [i for i, s in zip(self._log_plan(steps), steps, strict=True) if s.skipped is None]
         # every planned transform gets one try before any is revisited (stable within each group)
         fresh.sort(key=lambda i: i in self.tried)
+        for i in queue:
+            if i not in fresh and i not in self.tried:
+                self.dropped[i] = f"dropped when re-planned from {accepted.id}'s profile"
         self._ev(
             Planned,
             f"re-planned from {accepted.id}'s profile: {', '.join(self.plan_log[i].transform.id for i in fresh) or 'nothing'}",
@@ -623,6 +651,8 @@ class OptimizeLoop:
             accepted=decision.accepted,
             reason=decision.reason,
             checks=decision.checks,
+            route=decision.route,
+            improved=decision.improved,
             time_s=timing.time_s if timing else None,
             time_s_before=timing.time_s_before if timing else None,
             speedup=timing.speedup if timing else None,
@@ -693,6 +723,44 @@ def _why_not_profiled(
     if verification.verdict != "pass":
         return "not re-profiled: the candidate did not pass verification"
     return "not re-profiled: only candidates faster beyond noise are (the targeted-metric check)"
+
+
+def changed_lines(diff: str) -> str:
+    """The lines a unified diff rewrites in the source it was taken against ('rewrites lines 9-13, 20').
+
+    A removed or replaced line counts as itself; an inserted one as the line it follows.
+    """
+    changed: set[int] = set()
+    line_no = 0
+    for line in diff.splitlines():
+        if line.startswith("@@ -"):
+            line_no = int(line[4:].split(" ", 1)[0].partition(",")[0])
+        elif line.startswith(("---", "+++")) or line_no == 0:
+            continue
+        elif line.startswith("-"):
+            changed.add(line_no)
+            line_no += 1
+        elif line.startswith("+"):
+            changed.add(max(line_no - 1, 1))
+        elif line.startswith(" "):
+            line_no += 1
+    if not changed:
+        return "no source line changed (launch geometry or macros only)"
+    return f"rewrites line{'s' if len(changed) > 1 else ''} {_spans(sorted(changed))}"
+
+
+def _spans(numbers: list[int]) -> str:
+    """[9, 10, 11, 20] -> '9-11, 20'."""
+    out: list[str] = []
+    start = prev = numbers[0]
+    for n in [*numbers[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ", ".join(out)
 
 
 def _num(value: float | None) -> str:

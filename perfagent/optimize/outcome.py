@@ -1,4 +1,4 @@
-"""The accept rule: a candidate is kept only when it is correct, faster beyond noise, and moved its metric.
+"""The accept rule: a candidate is kept when it is correct and faster beyond noise; its metric says how it won.
 
 ``decide`` applies, in order (the first failing step is the reason):
 
@@ -12,23 +12,51 @@
    speed-up above 10x) — flagged results wait for a human;
 6. it is faster beyond the noise threshold of ``perfagent.timing`` (significant, verdict 'faster') and,
    when an earlier candidate was accepted, faster than that one by more than the noise threshold;
-7. when the workload could be re-profiled, the transform's targeted metric (``ExpectedEffect``, the
-   primary one, else the first expected effect both profiles measured) moved the right way by more
-   than ``METRIC_MIN_CHANGE``. When it could not be re-profiled the candidate is accepted on 1-6 and
-   the reason says the metric was not checked, and why.
+7. the route (``Decision.route``), which no longer rejects: when the workload could be re-profiled, the
+   transform's targeted metric (``ExpectedEffect``: the one naming the finding's category, else the
+   primary, else the first expected effect both profiles measured) is compared.
+
+   - it moved the right way by more than ``METRIC_MIN_CHANGE`` → ``route="targeted"``;
+   - it did not move, or moved the wrong way → ``route="another"``, "won by another route: <metric>
+     unmoved (<before> -> <after>); improved: kernel time <x> faster, <the finding's evidence that
+     moved>". The kernel time is the bottleneck evidence every finding shares and step 6 already proved
+     it beyond noise; the profile metrics that improved (the profiler's duration, DRAM throughput %, the
+     category's ``evidence`` in taxonomy.toml) are named beside it. The metric is a proxy for the
+     transform's mechanism: an engineer keeps a correct kernel that is significantly faster, and the
+     reason says that the proxy did not confirm the mechanism (a GEMV 1.67x faster after a launch
+     change that left ``launch.waves_per_sm`` where it was; a shuffle reduction 1.93x faster);
+   - it could not be compared (no ncu, counters denied, the metric missing) → ``route="unchecked"``,
+     and the reason says the metric was not checked, and why.
+
+``metric-unmoved`` stays a verdict so that records written before this rule still load; ``decide`` no
+longer returns it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from knowledge.taxonomy import categories
 from knowledge.transforms import ExpectedEffect, Transform, metric_value
 from perfagent.models import KernelProfile
 from perfagent.optimize.measure import BuildOutcome, Timing
-from perfagent.optimize.record import NOT_TIMED, CandidateVerdict, CheckRecord, VerificationSummary
+from perfagent.optimize.record import (
+    NOT_TIMED,
+    AcceptRoute,
+    CandidateVerdict,
+    CheckRecord,
+    VerificationSummary,
+)
 
 METRIC_MIN_CHANGE = 0.01
 """Smallest relative move of the targeted metric that counts (1 %)."""
+
+SHARED_EVIDENCE = (
+    ExpectedEffect(metric="metrics.duration_s", direction="down", text="the profiler's kernel time"),
+    ExpectedEffect(metric="metrics.dram_throughput_pct", direction="up", text="DRAM bandwidth used"),
+)
+"""Profile evidence of a win whatever the finding: the kernel time under ncu, and DRAM throughput %
+(most kernels the loop sees are memory-bound). The category's own ``evidence`` follows them."""
 
 
 @dataclass
@@ -43,6 +71,9 @@ class MetricCheck:
     """None: not measured on both sides."""
     note: str | None = None
     """Why it was not measured (no GPU, ncu unavailable, counters denied, metric missing)."""
+    improved: list[str] = field(default_factory=list)
+    """Other bottleneck evidence that moved the right way between the profiles ('metric before -> after'):
+    what a faster candidate won through when the targeted metric did not move."""
 
 
 def check_metric(
@@ -79,9 +110,38 @@ def check_metric(
         )
     b, a = metric_value(before, chosen.metric), metric_value(after, chosen.metric)
     note = None if chosen is primary else f"{primary.metric} not measured; checked {chosen.metric} instead"
+    improved = bottleneck_evidence(before, after, category, exclude=chosen.metric)
     return MetricCheck(
-        chosen.metric, chosen.direction, b, a, chosen.moved(b, a, min_change=METRIC_MIN_CHANGE), note
+        chosen.metric,
+        chosen.direction,
+        b,
+        a,
+        chosen.moved(b, a, min_change=METRIC_MIN_CHANGE),
+        note,
+        improved,
     )
+
+
+def bottleneck_evidence(
+    before: KernelProfile, after: KernelProfile, category: str | None, *, exclude: str = ""
+) -> list[str]:
+    """The shared and the category's evidence metrics that moved the right way by > ``METRIC_MIN_CHANGE``.
+
+    Each as 'metric before -> after'; metrics missing on either side are left out (not measured is
+    not evidence), and so is ``exclude`` (the targeted metric, reported on its own).
+    """
+    cat = categories().get(category) if category else None
+    effects = [*SHARED_EVIDENCE, *(cat.evidence if cat else [])]
+    out: list[str] = []
+    seen = {exclude}
+    for effect in effects:
+        if effect.metric in seen:
+            continue
+        seen.add(effect.metric)
+        b, a = metric_value(before, effect.metric), metric_value(after, effect.metric)
+        if effect.moved(b, a, min_change=METRIC_MIN_CHANGE):
+            out.append(f"{effect.metric} {_fmt(b)} -> {_fmt(a)}")
+    return out
 
 
 @dataclass
@@ -92,6 +152,10 @@ class Decision:
     accepted: bool
     reason: str
     checks: list[CheckRecord] = field(default_factory=list)
+    route: AcceptRoute | None = None
+    """How an accepted candidate won (step 7 of the module docstring); None when rejected."""
+    improved: list[str] = field(default_factory=list)
+    """What improved besides the targeted metric (route 'another': the kernel time first)."""
 
 
 def beats_best(timing: Timing, best_speedup: float | None) -> bool:
@@ -198,6 +262,13 @@ def decide(
             checks,
         )
     checks.append(CheckRecord(name="speed-up", passed=True, detail=f"{speed} ({ctx})"))
+    return _route(metric, timing, f"correct, {speed} faster ({ctx})", review, checks)
+
+
+def _route(
+    metric: MetricCheck | None, timing: Timing, head: str, review: str, checks: list[CheckRecord]
+) -> Decision:
+    """Step 7: accept a correct, significantly faster candidate and say how it won."""
     if metric is None or metric.moved is None:
         why = (metric.note if metric else None) or "not re-profiled"
         checks.append(
@@ -205,18 +276,31 @@ def decide(
         )
         name = metric.metric if metric else "the targeted metric"
         return Decision(
-            "accepted", True, f"correct, {speed} faster ({ctx}); {name} not checked: {why}{review}", checks
+            "accepted", True, f"{head}; {name} not checked: {why}{review}", checks, route="unchecked"
         )
-    moved = f"{metric.metric} {_fmt(metric.before)} -> {_fmt(metric.after)} (expected {metric.direction})"
+    values = f"{_fmt(metric.before)} -> {_fmt(metric.after)}"
+    moved = f"{metric.metric} {values} (expected {metric.direction})"
     if metric.note:
         moved += f"; {metric.note}"
-    if not metric.moved:
-        checks.append(CheckRecord(name="targeted-metric", passed=False, detail=moved))
-        return Decision(
-            "metric-unmoved",
-            False,
-            f"correct and {speed} faster ({ctx}), but the targeted metric did not move: {moved}",
-            checks,
-        )
-    checks.append(CheckRecord(name="targeted-metric", passed=True, detail=moved))
-    return Decision("accepted", True, f"correct, {speed} faster ({ctx}), {moved}{review}", checks)
+    if metric.moved:
+        checks.append(CheckRecord(name="targeted-metric", passed=True, detail=moved))
+        return Decision("accepted", True, f"{head}, {moved}{review}", checks, route="targeted")
+    # The metric is a proxy for the transform's mechanism; the time is what the user wants. A correct
+    # kernel faster beyond noise is kept, and the record says the proxy did not confirm why.
+    how = "moved the wrong way" if _moved_back(metric) else "unmoved"
+    improved = [f"kernel time {timing.speedup:.3g}x faster ({timing.timer or 'timer unknown'})"]
+    improved += metric.improved
+    checks.append(CheckRecord(name="targeted-metric", passed=False, detail=moved, severity="warning"))
+    checks.append(CheckRecord(name="bottleneck-evidence", passed=True, detail="; ".join(improved)))
+    note = f"; {metric.note}" if metric.note else ""
+    reason = (
+        f"{head}; won by another route: {metric.metric} {how} ({values}, expected {metric.direction}{note}); "
+        f"improved: {', '.join(improved)} — the targeted metric did not confirm the transform's mechanism"
+    )
+    return Decision("accepted", True, reason + review, checks, route="another", improved=improved)
+
+
+def _moved_back(metric: MetricCheck) -> bool:
+    """The targeted metric moved against its expected direction by more than ``METRIC_MIN_CHANGE``."""
+    back = ExpectedEffect(metric=metric.metric, direction="up" if metric.direction == "down" else "down")
+    return bool(back.moved(metric.before, metric.after, min_change=METRIC_MIN_CHANGE))

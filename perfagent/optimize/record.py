@@ -19,6 +19,7 @@ from profilers.model import Frozen
 
 __all__ = [
     "NOT_TIMED",
+    "AcceptRoute",
     "AppliedChange",
     "CandidateOutcome",
     "CandidateVerdict",
@@ -48,7 +49,14 @@ CandidateVerdict = Literal[
     "duplicate",
     "error",
 ]
-"""The loop's verdict on a candidate. Only 'accepted' is kept; every other one comes with a reason."""
+"""The loop's verdict on a candidate. Only 'accepted' is kept; every other one comes with a reason.
+'metric-unmoved' is no longer given (a faster candidate whose metric did not move is accepted with
+``route='another'``); it stays so that older records load."""
+
+AcceptRoute = Literal["targeted", "another", "unchecked"]
+"""How an accepted candidate won: 'targeted' (its transform's metric moved the right way), 'another'
+("won by another route": faster beyond noise while the metric did not move or moved the wrong way —
+the proxy did not confirm the mechanism), 'unchecked' (not re-profiled: the metric was not compared)."""
 
 PlanOrigin = Literal["requested", "diagnosis", "headroom", "catalog", "indicated", "recipe"]
 
@@ -141,11 +149,18 @@ class PlanStep(Frozen):
     """requested (--transform), diagnosis (the finding names it), catalog (fixes the finding's category
     and a measured indicator holds), indicated (an indicator holds), recipe (no measurement: a
     deterministic recipe applies to the source)."""
+    kind: Literal["structural", "tuning"] | None = None
+    """The catalog's kind: structural fixes of a finding are planned before its tuning nudges (None: older
+    records)."""
     indicators: list[str] = Field(default_factory=list)
     """The catalog's ``applies_when`` conditions that hold on the measured kernel."""
     skipped: str | None = None
     """Why it was not tried (None: tried, or not reached within the iteration budget)."""
     tried: bool = False
+    reason: str | None = None
+    """Why it is at this place and why it was tried or not: '<why planned>; tried: precondition met;
+    c1 (accepted): rewrites lines 9-13', '...; not tried: recipes: cooperative-row: the loop on line 9 is
+    nested ...', '...; not reached: iteration budget spent (3)'. None: records older than this field."""
 
 
 class CandidateOutcome(Frozen):
@@ -177,6 +192,11 @@ class CandidateOutcome(Frozen):
     """One line: why it was kept, or why not."""
     checks: list[CheckRecord] = Field(default_factory=list)
     """The loop's own checks: build, correctness, speed-up beyond noise, targeted metric."""
+    route: AcceptRoute | None = None
+    """How an accepted candidate won (``AcceptRoute``); None: rejected, or a record written before routes."""
+    improved: list[str] = Field(default_factory=list)
+    """Route 'another': the bottleneck evidence that improved ('kernel time 1.67x faster (cuda-events)',
+    'metrics.dram_throughput_pct 12 -> 40'); empty otherwise."""
     time_s: float | None = None
     """Candidate median time per call, s (None: not timed)."""
     time_s_before: float | None = None

@@ -1,7 +1,9 @@
 """Human-readable views of an optimize result: the terminal summary and the run folder's summary.md.
 
 Both show the before/after table (time, % of roofline, the targeted metric), every candidate with its
-verdict and reason, the best (or that nothing won, and why), and the plan's skipped steps. JSON is the
+verdict and reason, the best (or that nothing won, and why), and the plan's skipped steps. A candidate
+accepted although its targeted metric did not move shows as "accepted (another route)", and the
+headline says the best won by another route. JSON is the
 record itself (``RunRecord.model_dump_json``).
 """
 
@@ -47,16 +49,27 @@ def change(row: TableRow) -> str:
     return f"{(a - b) / abs(b) * 100:+.3g} %"
 
 
+ANOTHER_ROUTE = "won by another route"
+
+
+def verdict_label(c: CandidateOutcome) -> str:
+    """The verdict as shown: 'accepted (another route)' when the targeted metric did not confirm the win."""
+    return f"{c.verdict} (another route)" if c.accepted and c.route == "another" else c.verdict
+
+
 def headline(result: OptimizeResult) -> str:
     """One line: the best, or that nothing won and why."""
     best = result.candidate(result.best) if result.best else None
     if best is not None:
-        return f"best: {best.id} ({best.transform}, {best.backend}) — {fmt_speedup(best.speedup)} faster than the original"
+        line = f"best: {best.id} ({best.transform}, {best.backend}) — {fmt_speedup(best.speedup)} faster than the original"
+        if best.route == "another":
+            line += f"; {ANOTHER_ROUTE} ({best.metric or 'the targeted metric'} did not move as expected)"
+        return line
     if not result.candidates:
         return "no candidate was produced"
     if not result.gpu:
         return "no candidate was accepted: no GPU here, so nothing was timed (no speed-up is claimed)"
-    return "no candidate was accepted: none was correct, faster beyond noise and moved its targeted metric"
+    return "no candidate was accepted: none was correct and faster beyond noise"
 
 
 def best_settings_note(result: OptimizeResult) -> str | None:
@@ -69,7 +82,7 @@ def best_settings_note(result: OptimizeResult) -> str | None:
 
 def _candidate_line(c: CandidateOutcome) -> str:
     speed = f" {fmt_speedup(c.speedup)}" if c.speedup is not None else ""
-    return f"  {c.id:<4} {c.transform:<18} {c.backend:<8} {c.verdict:<15}{speed}  {c.reason}"
+    return f"  {c.id:<4} {c.transform:<18} {c.backend:<8} {verdict_label(c):<15}{speed}  {c.reason}"
 
 
 def render_text(result: OptimizeResult) -> str:
@@ -188,8 +201,10 @@ def render_markdown(result: OptimizeResult) -> str:
         metric = NA
         if c.metric and (c.metric_before is not None or c.metric_after is not None):
             metric = f"{c.metric}: {fmt_number(c.metric_before)} → {fmt_number(c.metric_after)}"
+            if c.route == "another":
+                metric += " (did not move as expected)"
         lines.append(
-            f"| {c.id} | {c.transform} | {c.backend} | {c.verification.verdict} | {c.verdict} | {fmt_seconds(c.time_s)} "
+            f"| {c.id} | {c.transform} | {c.backend} | {c.verification.verdict} | {verdict_label(c)} | {fmt_seconds(c.time_s)} "
             f"| {fmt_speedup(c.speedup)} | {_md_escape(metric)} | {_md_escape(c.reason)} |"
         )
     if not result.candidates:
@@ -198,12 +213,13 @@ def render_markdown(result: OptimizeResult) -> str:
         "",
         "## Plan",
         "",
-        "| transform | finding | origin | tried | skipped because |",
-        "|---|---|---|---|---|",
+        "| transform | kind | finding | origin | tried | why |",
+        "|---|---|---|---|---|---|",
     ]
     for p in result.plan:
+        why = p.reason or p.skipped or ""  # records older than ``reason`` have only ``skipped``
         lines.append(
-            f"| {p.transform} | {p.finding or '–'} | {p.origin} | {'yes' if p.tried else 'no'} | {_md_escape(p.skipped or '')} |"
+            f"| {p.transform} | {p.kind or '–'} | {p.finding or '–'} | {p.origin} | {'yes' if p.tried else 'no'} | {_md_escape(why)} |"
         )
     if result.llm_errors:
         lines += ["", "## LLM errors", "", *[f"- {_md_escape(e)}" for e in result.llm_errors]]

@@ -86,7 +86,7 @@ def test_padding_is_verified_timed_and_accepted(tmp_path: Path) -> None:
     assert cand.verification.verdict == "pass" and cand.time_s is not None and cand.speedup is not None
     assert cand.speedup > 1.0
     if _ncu_usable():
-        assert cand.metric_moved is True and cand.accepted, cand.reason
+        assert cand.metric_moved is True and cand.accepted and cand.route == "targeted", cand.reason
         assert record.best == cand.id and (folder / "slow.cu.orig").is_file()
         assert "TILE_DIM + 1" in (folder / "slow.cu").read_text()
 

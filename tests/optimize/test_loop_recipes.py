@@ -183,3 +183,41 @@ def test_an_iteration_of_only_duplicates_does_not_spend_the_budget(tmp_path: Pat
     assert [c.verdict for c in result.candidates] == ["not-verified", "duplicate"]
     assert len(rewriter.requests) == 2
     assert result.iterations_used == 1  # the all-duplicate iteration was not counted
+
+
+def test_the_record_says_why_each_plan_step_was_or_was_not_tried(tmp_path: Path) -> None:
+    _nvcc()
+    gemv = EXAMPLES / "unseen" / "01_gemv_row_per_thread"
+    record = perfagent.optimize(
+        gemv / "slow.cu", backend="recipes", iterations=1, device="cpu", out=tmp_path / "run"
+    )
+    result = record.optimize
+    assert result is not None
+    by_id = {p.transform: p for p in result.plan}
+    coop = by_id["cooperative-row"]
+    assert coop.tried and coop.kind == "structural" and coop.reason is not None
+    assert "tried: precondition met; c1 (not-verified): rewrites lines" in coop.reason
+    nudge = by_id["launch-config"]
+    assert not nudge.tried and nudge.kind == "tuning" and nudge.reason is not None
+    assert nudge.reason.endswith("not reached: iteration budget spent (1)")
+    unroll = by_id["loop-unroll"]
+    assert unroll.reason is not None and "not tried: recipes: loop-unroll: loop at line 11" in unroll.reason
+    assert all(p.reason for p in result.plan)
+    summary = (tmp_path / "run" / "summary.md").read_text()
+    assert "| cooperative-row | structural |" in summary and "not reached: iteration budget" in summary
+    # A record written before ``reason`` and ``kind`` existed still loads.
+    saved = json.loads((tmp_path / "run" / "record.json").read_text())
+    for step in saved["optimize"]["plan"]:
+        del step["reason"], step["kind"]
+    assert perfagent.models.RunRecord.model_validate(saved).optimize is not None
+
+
+def test_changed_lines_name_the_lines_of_the_source_a_diff_rewrites() -> None:
+    import difflib
+
+    before = ["a\n", "b\n", "c\n", "d\n", "e\n"]
+    after = ["a\n", "B\n", "c\n", "d\n", "e\n", "f\n"]
+    diff = "".join(difflib.unified_diff(before, after, "x", "y"))
+    # line 2 replaced, a line inserted after line 5
+    assert loop_module.changed_lines(diff) == "rewrites lines 2, 5"
+    assert loop_module.changed_lines("").startswith("no source line changed")

@@ -8,7 +8,7 @@ import perfagent
 from knowledge.transforms import transform
 from perfagent.optimize.measure import BuildOutcome, Timing, profile_timing
 from perfagent.optimize.outcome import MetricCheck, check_metric, decide
-from perfagent.optimize.record import NOT_TIMED, VerificationSummary
+from perfagent.optimize.record import NOT_TIMED, CandidateOutcome, VerificationSummary
 
 from .helpers import REPORTS
 
@@ -33,9 +33,10 @@ def faster(speedup: float = 1.5, **kw: object) -> Timing:
 MOVED = MetricCheck("metrics.shared_bank_conflict_pct", "down", 94.0, 0.0, True)
 
 
-def test_accepted_only_when_correct_faster_and_metric_moved() -> None:
+def test_accepted_when_correct_faster_and_metric_moved() -> None:
     d = decide(build=BUILT, verification=PASS, timing=faster(), metric=MOVED)
-    assert d.accepted and d.verdict == "accepted"
+    assert d.accepted and d.verdict == "accepted" and d.route == "targeted" and not d.improved
+    assert "another route" not in d.reason
     assert "1.5x faster" in d.reason and "metrics.shared_bank_conflict_pct 94 -> 0" in d.reason
     assert [c.name for c in d.checks] == ["build", "correctness", "speed-up", "targeted-metric"]
 
@@ -76,11 +77,6 @@ def test_accepted_only_when_correct_faster_and_metric_moved() -> None:
             "not faster beyond noise",
         ),
         ({"timing": faster(0.8, verdict="slower")}, "not-faster", "slower"),
-        (
-            {"metric": MetricCheck("metrics.shared_bank_conflict_pct", "down", 94.0, 95.0, False)},
-            "metric-unmoved",
-            "the targeted metric did not move",
-        ),
     ],
 )
 def test_every_rejection_says_why(kwargs: dict[str, object], verdict: str, fragment: str) -> None:
@@ -88,6 +84,62 @@ def test_every_rejection_says_why(kwargs: dict[str, object], verdict: str, fragm
     args.update(kwargs)
     d = decide(**args)  # type: ignore[arg-type]
     assert not d.accepted and d.verdict == verdict and fragment in d.reason
+
+
+UNMOVED = MetricCheck(
+    "launch.waves_per_sm",
+    "up",
+    0.06061,
+    0.06061,
+    False,
+    improved=["metrics.dram_throughput_pct 9.1 -> 15.2"],
+)
+
+
+def test_faster_with_metric_unmoved_is_won_by_another_route() -> None:
+    """Found on a GEMV: 1.67x faster, verified, launch.waves_per_sm unchanged — an engineer keeps it."""
+    d = decide(build=BUILT, verification=PASS, timing=faster(1.67), metric=UNMOVED)
+    assert d.accepted and d.verdict == "accepted" and d.route == "another"
+    assert "won by another route: launch.waves_per_sm unmoved (0.06061 -> 0.06061" in d.reason
+    assert d.improved == ["kernel time 1.67x faster (cuda-events)", "metrics.dram_throughput_pct 9.1 -> 15.2"]
+    assert "improved: kernel time 1.67x faster" in d.reason and "did not confirm" in d.reason
+    by = {c.name: c for c in d.checks}
+    assert by["targeted-metric"].severity == "warning" and not by["targeted-metric"].passed
+    assert by["bottleneck-evidence"].passed
+
+
+def test_metric_moved_the_wrong_way_is_kept_and_says_so() -> None:
+    wrong = MetricCheck("metrics.dram_throughput_pct", "up", 85.06, 76.29, False)
+    d = decide(build=BUILT, verification=PASS, timing=faster(1.68), metric=wrong)
+    assert d.accepted and d.route == "another"
+    assert "metrics.dram_throughput_pct moved the wrong way (85.06 -> 76.29, expected up)" in d.reason
+
+
+@pytest.mark.parametrize(
+    "timing",
+    [faster(1.01, significant=False, verdict="no-change"), faster(1.03, significant=False)],
+)
+def test_win_within_noise_is_still_rejected_whatever_the_metric(timing: Timing) -> None:
+    d = decide(build=BUILT, verification=PASS, timing=timing, metric=UNMOVED)
+    assert not d.accepted and d.verdict == "not-faster" and d.route is None
+
+
+def test_records_without_a_route_still_load() -> None:
+    """A candidate saved before routes existed (verdict 'metric-unmoved', no route/improved keys)."""
+    old = {
+        "id": "c1",
+        "rewrite_id": "launch-config/recipes/abc",
+        "backend": "recipes",
+        "transform": "launch-config",
+        "iteration": 1,
+        "verification": {"verdict": "pass", "reason": "ok"},
+        "verdict": "metric-unmoved",
+        "accepted": False,
+        "reason": "correct and 1.37x faster, but the targeted metric did not move",
+        "file": "k.cu",
+    }
+    c = CandidateOutcome.model_validate(old)
+    assert c.route is None and c.improved == [] and c.verdict == "metric-unmoved"
 
 
 def test_not_timed_is_the_exact_sentence() -> None:
@@ -113,6 +165,7 @@ def test_metric_not_measurable_accepts_and_says_so() -> None:
         metric=MetricCheck("occupancy.achieved_pct", "up", note="ncu cannot run here"),
     )
     assert d.accepted and "occupancy.achieved_pct not checked: ncu cannot run here" in d.reason
+    assert d.route == "unchecked"
 
 
 def test_metric_check_on_recorded_slow_and_fixed_kernels() -> None:
@@ -126,6 +179,22 @@ def test_metric_check_on_recorded_slow_and_fixed_kernels() -> None:
     assert check_metric(transform("smem-padding"), fixed, slow).moved is False
     missing = check_metric(transform("smem-padding"), slow, None, unavailable="no GPU")
     assert missing.moved is None and missing.note == "no GPU"
+
+
+def test_unmoved_metric_names_the_bottleneck_evidence_that_improved() -> None:
+    """launch-config's proxy on the recorded transpose pair: the launch is the same, the conflicts fell."""
+    record = perfagent.diagnose(REPORTS / "02_transpose_bank_conflicts.ncu-rep")
+    by = {k.profile.base_name: k.profile for k in record.kernels}
+    slow, fixed = by["transpose_smem_conflicts"], by["transpose_smem_padded"]
+    check = check_metric(transform("launch-config"), slow, fixed, category="shared-bank-conflicts")
+    assert check.moved is False
+    names = [line.split()[0] for line in check.improved]
+    assert "metrics.shared_bank_conflict_pct" in names and "metrics.duration_s" in names
+    assert check.metric not in names
+    # The reverse pair got worse on every count: nothing to name.
+    assert not check_metric(
+        transform("launch-config"), fixed, slow, category="shared-bank-conflicts"
+    ).improved
 
 
 def test_profile_timing_noise_from_repeated_baseline() -> None:

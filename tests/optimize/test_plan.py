@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import perfagent
+from perfagent.classifier import classify
 from perfagent.errors import BadInput
 from perfagent.models import Finding, KernelDiagnosis
 from perfagent.optimize.plan import PRACTICAL_DRAM_PCT, PlannedTransform, make_plan, runnable
@@ -15,6 +16,8 @@ from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.workloads.launch_spec import load_launch_spec
 
 from .helpers import EXAMPLES, REPORTS, TRANSPOSE
+
+GEMV = EXAMPLES / "unseen" / "01_gemv_row_per_thread"
 
 
 def _kernel(report: str, name: str) -> KernelDiagnosis:
@@ -155,3 +158,102 @@ def test_rewriter_refusals_are_kept_with_their_reason() -> None:
     assert "edit cuda sources, not triton" in (by_id["vectorize-access"].skipped or "")
     assert "edit cuda sources, not triton" in (by_id["smem-padding"].skipped or "")
     assert by_id["vectorize-access"].record().finding == "dram-bandwidth"
+
+
+def _gemv_diagnosis() -> KernelDiagnosis:
+    """A row-per-thread GEMV as ncu sees it: the naive SGEMM's recorded profile (4 of 32 bytes used per
+    load sector, the GEMV's access pattern) launched with the GEMV spec's geometry, re-classified."""
+    spec = load_launch_spec(GEMV / "gemv.launch.toml")
+    threads = int(spec.block[0])
+    blocks = -(-int(spec.params["rows"]) // threads)  # the spec's grid: ceil_div(rows, 256)
+    profile = perfagent.profile(REPORTS / "10_sgemm_naive.ncu-rep")
+    kernel = next(k for k in profile.kernels if k.base_name == "sgemm_naive")
+    sms, max_warps = kernel.device.sm_count, kernel.occupancy.max_warps_per_sm
+    assert sms is not None and max_warps is not None
+    launch = kernel.launch.model_copy(
+        update={
+            "grid": (blocks, 1, 1),
+            "block": (threads, 1, 1),
+            "grid_size": blocks,
+            "block_size": threads,
+            "waves_per_sm": blocks / (sms * (max_warps // (threads // 32))),
+        }
+    )
+    [diagnosis] = classify(
+        profile.model_copy(update={"kernels": [kernel.model_copy(update={"launch": launch})]})
+    )
+    return diagnosis
+
+
+def test_gemv_plan_tries_the_structural_fix_before_launch_nudges() -> None:
+    """On an H200 the loop spent its first try on a launch nudge (1.67x) while cooperative-row (12.7x) waited."""
+    kernel = _gemv_diagnosis()
+    assert [f.category for f in kernel.findings][:2] == ["global-coalescing", "launch-config"]
+    recipes = get_rewriter("recipes")
+    steps = make_plan(
+        kernel,
+        rewriter=recipes,
+        request_for=_with_launch(GEMV / "slow.cu", GEMV / "gemv.launch.toml"),
+        measured=True,
+        recipe_check=recipes,
+    )
+    order = [s.transform.id for s in runnable(steps)]
+    assert order[0] == "cooperative-row", order
+    assert order.index("cooperative-row") < order.index("increase-parallelism") < order.index("launch-config")
+    first = runnable(steps)[0]
+    assert first.finding is not None and first.finding.category == "global-coalescing"
+    assert "structural fix for global-coalescing: before its nudges" in first.why
+    by_id = {s.transform.id: s for s in steps}
+    assert "tuning nudge" in by_id["launch-config"].why
+    # Every step says why it was or was not tried, with the recipe's own reason (and its line).
+    tried = first.record(tried=True, tried_note="c1 (accepted): rewrites lines 9-13")
+    assert tried.kind == "structural" and tried.reason is not None
+    assert tried.reason.endswith("tried: precondition met; c1 (accepted): rewrites lines 9-13")
+    unroll = by_id["loop-unroll"].record()
+    assert unroll.reason is not None and "not tried: recipes: loop-unroll: loop at line 11" in unroll.reason
+    waiting = by_id["launch-config"].record(unreached="iteration budget spent (1)")
+    assert waiting.reason is not None and waiting.reason.endswith("not reached: iteration budget spent (1)")
+
+
+def test_a_small_grid_keeps_its_own_launch_fix_first() -> None:
+    """thread-coarsening is structural, but its indicator is not the small grid's evidence: no promotion."""
+    kernel = _kernel("04_small_grid.ncu-rep", "saxpy_gridstride_small_grid")
+
+    class Anything:  # a backend that can try every transform (as the llm backend can)
+        name = "llm"
+
+        def applies(self, request: RewriteRequest) -> str | None:
+            return None
+
+    folder = EXAMPLES / "cuda" / "04_small_grid"
+    steps = make_plan(
+        kernel,
+        rewriter=Anything(),  # type: ignore[arg-type]
+        request_for=_request_for(folder / "slow.cu"),
+        measured=True,
+    )
+    order = [s.transform.id for s in steps]
+    assert order[:2] == ["increase-parallelism", "launch-config"]
+    assert order.index("launch-config") < order.index("thread-coarsening")
+
+
+@pytest.mark.parametrize(
+    ("example", "structural"),
+    [("03_reduction_divergent", "sequential-addressing"), ("02_transpose_bank_conflicts", "smem-padding")],
+)
+def test_unmeasured_plans_put_structural_recipes_before_nudges(example: str, structural: str) -> None:
+    folder = EXAMPLES / "cuda" / example
+    [spec] = folder.glob("*.launch.toml")
+    recipes = get_rewriter("recipes")
+    steps = make_plan(
+        None,
+        rewriter=recipes,
+        request_for=_with_launch(folder / "slow.cu", spec),
+        measured=False,
+        recipe_check=recipes,
+    )
+    tried = runnable(steps)
+    assert tried[0].transform.id == structural
+    kinds = [s.transform.kind for s in tried]
+    assert kinds == sorted(kinds), kinds  # every structural step before every tuning one
+    assert {"launch-config", "restrict-pointers"} <= {s.transform.id for s in tried}

@@ -1,7 +1,7 @@
 """The GPU half of the loop with the GPU simulated: timing and verification are stubbed (this machine
 has no GPU), the profiles are real ncu data (examples/reports/02_transpose_bank_conflicts.ncu-rep holds
 the conflicting kernel and its padded fix, recorded on an H100). Checks the wiring: accept when correct,
-faster beyond noise and the targeted metric moved; reject when the metric did not move; the best, the
+faster beyond noise and the targeted metric moved; accept "by another route" when it did not; the best, the
 before/after table, re-planning, --apply, and the run folder."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import perfagent
+from perfagent.optimize.render import render_text
 
 from .conftest import PADDED, recorded_kernels
 from .helpers import TRANSPOSE, copy_example
@@ -79,7 +80,9 @@ def test_padding_accepted_with_metric_moved_and_applied(
     )
 
 
-def test_faster_but_metric_unmoved_is_rejected(tmp_path: Path, simulated_gpu: dict[str, Any]) -> None:
+def test_faster_but_metric_unmoved_is_won_by_another_route(
+    tmp_path: Path, simulated_gpu: dict[str, Any]
+) -> None:
     simulated_gpu["padded_profile"] = recorded_kernels()[
         "transpose_smem_conflicts"
     ]  # the padded rewrite "still conflicts"
@@ -88,8 +91,16 @@ def test_faster_but_metric_unmoved_is_rejected(tmp_path: Path, simulated_gpu: di
         folder / "slow.cu", backend="recipes", transform="smem-padding", iterations=1, out=tmp_path / "run"
     )
     [c1] = record.candidates
-    assert c1.verdict == "metric-unmoved" and not c1.accepted and record.best is None
-    assert "did not move" in c1.reason and c1.speedup == pytest.approx(1.6)
+    assert c1.verdict == "accepted" and c1.accepted and c1.route == "another" and record.best == "c1"
+    assert "won by another route: metrics.shared_bank_conflict_pct unmoved" in c1.reason
+    assert c1.improved[0].startswith("kernel time 1.6x faster") and c1.speedup == pytest.approx(1.6)
+    summary = (tmp_path / "run" / "summary.md").read_text()
+    assert "accepted (another route)" in summary and "won by another route" in summary
+    assert record.optimize is not None
+    text = render_text(record.optimize)
+    assert "accepted (another route)" in text and "; won by another route (" in text
+    saved = json.loads((tmp_path / "run" / "candidates" / "01_smem-padding" / "outcome.json").read_text())
+    assert saved["route"] == "another"
 
 
 def test_not_faster_is_rejected_and_never_reprofiled(tmp_path: Path, simulated_gpu: dict[str, Any]) -> None:
