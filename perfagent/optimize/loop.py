@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -475,10 +476,13 @@ class OptimizeLoop:
             return self._finish(outcome, folder)
         st.seen[key] = cid
         spec = measure.candidate_spec(wl, folder, defines, launch) if wl.kind == "cuda-kernel" else None
+        stages: dict[str, float] = base.setdefault("stage_s", {})
+        clock = time.monotonic()
 
         build = measure.build_check(
             wl, source_path, spec, gpu=self.gpu, arch=s.arch, timeout_s=s.compile_timeout_s
         )
+        stages["build"] = round(time.monotonic() - clock, 3)
         self._ev(
             Built,
             f"{cid}: {'builds' if build.ok else 'build failed' if build.ok is False else 'build not checked'} ({build.detail})",
@@ -495,6 +499,7 @@ class OptimizeLoop:
             self._ev(
                 Info, f"{cid}: verifying against the original …", candidate=cid, transform=cand.transform
             )
+        clock = time.monotonic()
         result = measure.verify_candidate(
             wl,
             source_path,
@@ -504,6 +509,7 @@ class OptimizeLoop:
             timeout_s=s.timeout_s,
             compile_timeout_s=s.compile_timeout_s,
         )
+        stages["verify"] = round(time.monotonic() - clock, 3)
         verification = _summary(result, build)
         measure.write_json(folder / "verification.json", result if result is not None else verification)
         if result is not None:
@@ -517,7 +523,9 @@ class OptimizeLoop:
         if verification.verdict != "pass" or not self.gpu:
             return self._decide(base, folder, build, verification, None, None)
 
+        clock = time.monotonic()
         timing, reprofiled = self._time(cid, source_path, spec, folder)
+        stages["time"] = round(time.monotonic() - clock, 3)
         self._ev(
             Timed,
             f"{cid}: "
@@ -543,6 +551,7 @@ class OptimizeLoop:
                 )
             else:
                 if reprofiled is None:
+                    clock = time.monotonic()
                     reprofiled = measure.reprofile(
                         wl,
                         source_path,
@@ -552,6 +561,7 @@ class OptimizeLoop:
                         arch=s.arch,
                         timeout_s=s.profile_timeout_s,
                     )
+                    stages["profile"] = round(time.monotonic() - clock, 3)
                 metric = check_metric(
                     entry,
                     st.before,

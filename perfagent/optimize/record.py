@@ -230,6 +230,8 @@ class CandidateOutcome(Frozen):
     """Unified diff against the source it was proposed from."""
     tokens: dict[str, float | int | None] | None = None
     """LLM token usage (prompt_tokens, completion_tokens, requests, wall_s, cost)."""
+    stage_s: dict[str, float] = Field(default_factory=dict)
+    """Wall seconds of each stage this candidate reached: build, verify, time, profile (re-profile)."""
     notes: list[str] = Field(default_factory=list)
 
     @property
