@@ -1,9 +1,10 @@
-"""vectorize-access (float -> float4) on parse trees of real kernels: precondition, rewrite, launch, build, CPU run."""
+"""vectorize-access (float -> float4) on parse trees of real kernels: precondition, rewrite, launch, build, CPU run.
+
+Other element types (__half, bf16, int8/uint8, int, int64, double, mixed sizes): test_vectorize_types.py.
+"""
 
 from __future__ import annotations
 
-import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,8 @@ import pytest
 from perfagent.rewrite.base import LaunchArg, LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import RecipesRewriter, vectorize_access
 from perfagent.workloads.launch_spec import load_launch_spec
-from profilers.process import run_command
 
+from .cuda_cpu import Arg, Buf, emulate
 from .helpers import EXAMPLES, assert_clean_cuda, assert_compiled, nvcc_compile, request
 
 CUDA = EXAMPLES / "cuda"
@@ -213,9 +214,11 @@ SAXPY_BODY = (
         ),
         (("z[i] = a * x[i] + y[i];", "{ n--; z[i] = y[i]; }"), "'n--' at line 10 assigns n declared outside"),
         (
-            ("float *z,", "double *z,"),
-            "parameter 3 of saxpy_gridstride_small_grid ('double *z', line 6) points to double",
+            ("float *z,", "Particle *z,"),
+            "parameter 3 of saxpy_gridstride_small_grid ('Particle *z', line 6) points to Particle, "
+            "which has no 16-byte vector form",
         ),
+        (("float *z,", "volatile float *z,"), "('volatile float *z', line 6) is volatile"),
         (
             ("(size_t)blockIdx.x * blockDim.x + threadIdx.x; i", "threadIdx.x; i"),
             "does not declare its variable as",
@@ -299,128 +302,24 @@ def test_nvcc_compiles_the_rewrites(tmp_path: Path) -> None:
     assert_compiled(nvcc_compile(sources, tmp_path))
 
 
-HARNESS = r"""
-#include <cmath>
-#include <cstddef>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <vector>
-struct dim3_ { unsigned x, y, z; };
-struct float4 { float x, y, z, w; };
-static dim3_ threadIdx, blockIdx, blockDim, gridDim;
-#define __global__
-#define @NAME@ original_kernel
-#include "original.cu"
-#undef @NAME@
-#define @NAME@ rewritten_kernel
-#include "rewritten.cu"
-#undef @NAME@
-
-// Threads one after another: the kernels have no barriers, so any order is a valid schedule.
-static void launch(unsigned grid, unsigned block, const std::function<void()> &body) {
-    gridDim = {grid, 1, 1};
-    blockDim = {block, 1, 1};
-    for (unsigned b = 0; b < grid; ++b)
-        for (unsigned t = 0; t < block; ++t) {
-            blockIdx = {b, 0, 0};
-            threadIdx = {t, 0, 0};
-            body();
-        }
-}
-
-int main() {
-    const int sizes[] = {0, 1, 3, 4, 5, 8, 13, 1027};
-    const unsigned grids[] = {1, 3, 0};  // 0: one float4 per thread
-    int failures = 0;
-    for (int n : sizes)
-        for (int offset = 0; offset < 2; ++offset)  // offset 1: misaligned, the scalar path
-            for (int alias = 0; alias < @ALIASES@; ++alias)
-                for (unsigned g : grids) {
-                    const unsigned block = 32;
-                    std::vector<float> mem[2][@BUFS@];
-                    float *p[2][@BUFS@];
-                    for (int v = 0; v < 2; ++v)
-                        for (int k = 0; k < @BUFS@; ++k) {
-                            mem[v][k].assign(n + 8, 0.0f);
-                            float *base = mem[v][k].data();
-                            while (reinterpret_cast<unsigned long long>(base) % 16) ++base;
-                            p[v][k] = base + offset;
-                            for (int e = 0; e < n; ++e) p[v][k][e] = (float)((e * 7 + k * 3) % 11) - 4.5f;
-                        }
-                    if (alias) for (int v = 0; v < 2; ++v) p[v][@ALIAS_TO@] = p[v][@ALIAS_FROM@];
-                    float **o = p[0], **r = p[1];
-                    launch((n + block - 1) / block + 1, block, [&] { original_kernel(@ORIGINAL_CALL@); });
-                    launch(g ? g : (n + 4 * block - 1) / (4 * block), block, [&] { rewritten_kernel(@REWRITTEN_CALL@); });
-                    for (int k = 0; k < @BUFS@; ++k)
-                        if (n && std::memcmp(o[k], r[k], n * sizeof(float)) != 0) {
-                            std::printf("mismatch n=%d offset=%d alias=%d grid=%u buffer=%d\n", n, offset, alias, g, k);
-                            ++failures;
-                        }
-                }
-    std::printf(failures ? "FAILED\n" : "OK\n");
-    return failures != 0;
-}
-"""
-
-
-def _emulate(tmp: Path, original: str, name: str, args: list[str], alias: tuple[int, int] | None) -> None:
-    """Build original and rewrite as host C++ and compare every buffer bit for bit over sizes, grids, offsets."""
-    gxx = shutil.which("g++")
-    if gxx is None:
-        pytest.skip("g++ is not installed (the CPU emulation compiles the kernels as host C++)")
-    [cand] = vectorize_access.propose(inline(original))
-    bufs = sum(a == "buf" for a in args)
-
-    def call(side: str) -> str:
-        out, k = [], 0
-        for a in args:
-            if a == "buf":
-                out.append(f"{side}[{k}]")
-                k += 1
-            else:
-                out.append(a)
-        return ", ".join(out)
-
-    fill = {
-        "@NAME@": name,
-        "@BUFS@": str(bufs),
-        "@ALIASES@": "2" if alias else "1",
-        "@ALIAS_TO@": str(alias[1] if alias else 0),
-        "@ALIAS_FROM@": str(alias[0] if alias else 0),
-        "@ORIGINAL_CALL@": call("o"),
-        "@REWRITTEN_CALL@": call("r"),
-    }
-    text = HARNESS
-    for key, value in fill.items():
-        text = text.replace(key, value)
-    (tmp / "original.cu").write_text(original)
-    (tmp / "rewritten.cu").write_text(cand.source)
-    (tmp / "main.cpp").write_text(textwrap.dedent(text))
-    built = run_command(
-        [gxx, "-std=c++17", "-O1", "-ffp-contract=off", "-w", "main.cpp", "-o", "emulate"],
-        cwd=tmp,
-        timeout_s=120,
-    )
-    assert built.ok, built.tail()
-    ran = run_command([str(tmp / "emulate")], cwd=tmp, timeout_s=120)
-    assert ran.ok and ran.stdout.strip().endswith("OK"), ran.stdout[-2000:]
+F = Buf("float")
 
 
 @pytest.mark.parametrize(
     ("source", "name", "args", "alias"),
     [
-        (SAXPY.read_text(), "saxpy_gridstride_small_grid", ["buf", "buf", "buf", "n", "2.5f"], (0, 2)),
-        (GUARDED, "scale_bias", ["buf", "buf", "n", "1.5f", "-0.25f"], None),
-        (INOUT, "scale_add", ["buf", "buf", "(unsigned)n", "0.75f"], (0, 1)),
-        (CONDITIONAL, "relu_copy", ["buf", "buf", "(long)n"], None),
-        (ORDERED, "set_then_add", ["buf", "buf", "n"], (0, 1)),  # in place: the run-time check keeps it right
-        (REPEATED, "repeat_add", ["buf", "buf", "n", "3"], (0, 1)),
+        (SAXPY.read_text(), "saxpy_gridstride_small_grid", [F, F, F, "(int)n", "2.5f"], (0, 2)),
+        (GUARDED, "scale_bias", [F, F, "(int)n", "1.5f", "-0.25f"], None),
+        (INOUT, "scale_add", [F, F, "(unsigned)n", "0.75f"], (0, 1)),
+        (CONDITIONAL, "relu_copy", [F, F, "(long)n"], None),
+        (ORDERED, "set_then_add", [F, F, "(int)n"], (0, 1)),  # in place: the run-time check keeps it right
+        (REPEATED, "repeat_add", [F, F, "(int)n", "3"], (0, 1)),
     ],
     ids=["saxpy-04", "guarded", "inout", "conditional", "ordered", "repeated"],
 )
 def test_cpu_emulation_matches_the_original(
-    tmp_path: Path, source: str, name: str, args: list[str], alias: tuple[int, int] | None
+    tmp_path: Path, source: str, name: str, args: list[Arg], alias: tuple[int, int] | None
 ) -> None:
-    _emulate(tmp_path, source, name, args, alias)
+    """Original and rewrite as host C++, every buffer compared bit for bit over sizes, grids, offsets."""
+    [cand] = vectorize_access.propose(inline(source))
+    emulate(tmp_path, source, cand.source, name, args, width=4, alias=alias)
