@@ -7,7 +7,8 @@
 # optimize: `--backend recipes` on slow.cu alone), then writes $OUT/generalization.md: per entry the
 # baseline, the recipes' best speed-up, the textbook speed-up on the same GPU, the best as a share of
 # the textbook's, % of DRAM peak before/after, the transforms that won, those rejected and why, and the
-# wall time. Knobs (env): ONLY (regex, default all) ITER (3) RUNS (20) ENTRY_TIMEOUT (240) SET (examples/unseen).
+# wall time. Knobs (env): ONLY (regex, default all) ITER (3) RUNS (20) ENTRY_TIMEOUT (240) SET (examples/unseen)
+# JOBS (bench,optimize) SUITE_TIMEOUT (s, the table and the tarball of records are written either way).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck disable=SC1091
@@ -36,7 +37,7 @@ out.write_text("\n".join(lines))
 print(f"{lines.count('[[entry]]')} entries")
 PY
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gen/gpu.txt" 2>&1
-python3 -m perfagent suite "$OUT/gen/suite.toml" --device cuda --jobs bench,optimize --iterations "$ITER" \
+timeout "${SUITE_TIMEOUT:-3000}" python3 -m perfagent suite "$OUT/gen/suite.toml" --device cuda --jobs "${JOBS:-bench,optimize}" --iterations "$ITER" \
   --runs "$RUNS" --entry-timeout "$ENTRY_TIMEOUT" --out "$OUT/gen/run" --force > "$OUT/gen/summary.txt" 2> "$OUT/gen/suite.log"
 python3 - "$OUT/gen/run" "$(cat "$OUT/gen/gpu.txt")" > "$OUT/generalization.md" <<'PY'
 import json, math, sys
@@ -105,4 +106,4 @@ if kb:
     print(f"\ngeometric-mean speed-up of the recipes over the {len(kb)} solutions: {math.exp(sum(logs) / len(logs)):.2f}×")
 PY
 cat "$OUT/generalization.md"
-cd "$OUT" && tar czf gen_runs.tgz gen/run/results.jsonl gen/run/summary.json gen/run/runs/*/record.json gen/suite.log gen/summary.txt 2>/dev/null; rm -rf "$OUT/gen/run"
+cd "$OUT" && tar czf gen_runs.tgz gen/run/results.jsonl gen/run/summary.json gen/run/runs/*/record.json gen/run/runs/*/candidates/*/outcome.json gen/suite.log gen/summary.txt 2>/dev/null; rm -rf "$OUT/gen/run"
