@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest
-from perfagent.rewrite.recipes import RECIPES, cooperative_row
+from perfagent.rewrite.embed.device import device_code
+from perfagent.rewrite.embed.literals import find_inline_sources
+from perfagent.rewrite.recipes import RECIPES, RecipesRewriter, cooperative_row
+
+from .cuda_lanes import Buf, Case, assert_same
+from .helpers import ROOT, nvcc_or_skip
 
 GEMV = """
 extern "C" __global__ void gemv(const float* A, const float* x, float* y, int rows, int cols)
@@ -99,6 +106,132 @@ extern "C" __global__ void rowmin(const int* v, int* out, int R, int C)
     }
 }
 """,
+    # forms of the public-style KernelBench solutions (examples/unseen/kernelbench), spelled anew here
+    "softmax-fused-pass-max-from-element-0-rmw": """
+extern "C" __global__ void smax(const float* __restrict__ x, float* __restrict__ y, int R, int C)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < R) {
+        const float* __restrict__ src = x + (size_t)r * C;
+        float* dst = &y[(size_t)r * C];
+        float hi = src[0];
+        for (int k = 1; k < C; k++) {
+            hi = max(hi, src[k]);
+        }
+        float total = 0.0f;
+        for (int k = 0; k < C; k++) {
+            float e = __expf(src[k] - hi);
+            dst[k] = e;
+            total += e;
+        }
+        for (int k = 0; k < C; k++) {
+            dst[k] /= total;
+        }
+    }
+}
+""",
+    "l2norm-per-iteration-local": """
+extern "C" __global__ void l2(const float* in, float* out, int rows, int n)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= rows) return;
+    float acc = 0.0f;
+    for (int j = 0; j < n; j++) {
+        float v = in[t * n + j];
+        acc = acc + v * v;
+    }
+    float scale = 1.0f / (sqrtf(acc) + 1e-6f);
+    for (int j = 0; j < n; j++) {
+        int at = t * n + j;
+        out[at] = in[at] * scale;
+    }
+}
+""",
+    "layernorm-one-pass-two-sums-scalar-stores": """
+extern "C" __global__ void lnorm(const float* x, const float* w, const float* b, float* y, float* mu,
+                                 float* rs, int rows, int h)
+{
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        const float* xr = x + row * h;
+        float s = 0.f, s2 = 0.f;
+        for (int k = 0; k < h; ++k) {
+            float v = xr[k];
+            s += v;
+            s2 += v * v;
+        }
+        float mean = s / h;
+        float rstd = rsqrtf(s2 / h - mean * mean + 1e-5f);
+        for (int k = 0; k < h; ++k) y[row * h + k] = (xr[k] - mean) * rstd * w[k] + b[k];
+        mu[row] = mean;
+        rs[row] = rstd;
+    }
+}
+""",
+    "sum-from-element-0": """
+extern "C" __global__ void rsum(const float* v, float* out, int R, int C)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= R) return;
+    float s = v[r * C];
+    for (int c = 1; c < C; c++) s += v[r * C + c];
+    out[r] = s;
+}
+""",
+    "conditional-updates-if-else-swapped-operands": """
+extern "C" __global__ void stats(const float* x, const int* keep, float* pos, int* count, float* lo,
+                                 int R, int C)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= R) return;
+    float p = 0.0f;
+    int n = 0;
+    float m = 1e30f;
+    for (int c = 0; c < C; ++c) {
+        float v = x[r * C + c];
+        if (v > 0.0f && keep[r * C + c] != 0) {
+            p = v + p;
+            n++;
+        } else {
+            m = fminf(v, m);
+        }
+    }
+    pos[r] = p;
+    count[r] = n;
+    lo[r] = m;
+}
+""",
+    "written-row-read-by-later-passes": """
+extern "C" __global__ void center(const float* x, float* out, int R, int C)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < R) {
+        float* o = out + r * C;
+        float s = 0.f;
+        for (int c = 0; c < C; c++) s += x[r * C + c];
+        for (int c = 0; c < C; c++) o[c] = x[r * C + c] - s / C;
+        float ss = 0.f;
+        for (int c = 0; c < C; c++) ss += o[c] * o[c];
+        for (int c = 0; c < C; c++) o[c] *= rsqrtf(ss + 1.0f);
+    }
+}
+""",
+    "accumulator-reused-unbraced-loops-if-else-store": """
+extern "C" __global__ void two(const float* a, const float* b, float* out, float bias, int useb, int R, int C)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= R) return;
+    float s = bias;
+    for (int c = 0; c < C; c++) s += a[r * C + c];
+    if (useb)
+        for (int c = 0; c < C; c++) s += b[r * C + c];
+    if (s > 0.f)
+        out[r] = s;
+    else
+        out[r] = -s;
+    out[r] += 1.0f;
+}
+""",
     "dot-per-row-macro-block": """
 #define THREADS 128
 extern "C" __global__ void rowdot(const float* a, const float* b, float* out, int rows, int cols)
@@ -148,6 +281,126 @@ REFUSED = {
         "no loop reduces",
     ),
 }
+
+REFUSED.update(
+    {
+        "masked running sum (a scan)": (
+            """
+extern "C" __global__ void scan(const float* x, const unsigned char* keep, float* y, int R, int C)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= R) return;
+    float run = 0.f;
+    for (int c = 0; c < C; ++c) {
+        if (keep[r * C + c]) run += x[r * C + c];
+        y[r * C + c] = run;
+    }
+}
+""",
+            "loop-carried dependency",
+        ),
+        "store not indexed by the counter (last writer wins)": (
+            GEMV.replace(
+                "s += A[row * cols + c] * x[c];",
+                "{ s += A[row * cols + c] * x[c]; A2[row] = A[row * cols + c]; }",
+            ).replace("const float* A,", "const float* A, float* A2,"),
+            "is not offset + c",
+        ),
+        "column-strided element pass": (
+            GEMV.replace("y[row] = s;", "for (int c = 0; c < cols; ++c) A2[c * rows + row] = s;").replace(
+                "const float* A,", "const float* A, float* A2,"
+            ),
+            "is not offset + c",
+        ),
+        "neighbour read of a written row": (
+            GEMV.replace(
+                "y[row] = s;",
+                "for (int c = 1; c < cols; ++c) A2[row * cols + c] = A2[row * cols + c - 1] + s;",
+            ).replace("const float* A,", "const float* A, float* A2,"),
+            "lanes would share its elements",
+        ),
+        "passes with different starts": (
+            GEMV.replace(
+                "y[row] = s;",
+                "for (int c = 1; c < cols; ++c) A2[row * cols + c] = s;\n"
+                "    for (int c = 0; c < cols; ++c) A2[row * cols + c] *= 2.f;",
+            ).replace("const float* A,", "const float* A, float* A2,"),
+            "start at 1 and 0",
+        ),
+        "scalar store read back": (
+            GEMV.replace("y[row] = s;", "y[row] = s;\n    float t = y[row] * 2.f;\n    A2[row] = t;").replace(
+                "const float* A,", "const float* A, float* A2,"
+            ),
+            "lane 0 alone stores it",
+        ),
+        "counter compared with !=": (GEMV.replace("c < cols", "c != cols"), "runs while c != cols"),
+        "break in the loop": (
+            GEMV.replace("s += A[row * cols + c] * x[c];", "{ if (x[c] < 0.f) break; s += x[c]; }"),
+            "holds a break statement",
+        ),
+        "row pointer moved": (
+            GEMV.replace("float s = 0.f;", "A += row * cols;\n    float s = 0.f;"),
+            "the pointer A is moved",
+        ),
+        "call in the loop": (
+            GEMV.replace("s += A[row * cols + c] * x[c];", '{ s += x[c]; printf("%f", s); }'),
+            "neither an assignment nor an update",
+        ),
+        "local array": (
+            GEMV.replace(
+                "float s = 0.f;", "float s = 0.f;\n    float tmp[4] = {0.f, 0.f, 0.f, 0.f};"
+            ).replace("s += A[row * cols + c] * x[c];", "{ tmp[c & 3] = x[c]; s += x[c]; }"),
+            "neither a pointer parameter nor a row pointer",
+        ),
+        "pointer dereference": (GEMV.replace("y[row] = s;", "*y = s;"), "dereferences a pointer"),
+        "unknown pointer": (
+            GEMV.replace("float s = 0.f;", "const float* p = row % 2 ? A : x;\n    float s = 0.f;"),
+            "its buffer is unknown",
+        ),
+        "mixed combines": (
+            GEMV.replace("s += A[row * cols + c] * x[c];", "{ s += x[c]; s = fmaxf(s, x[c]); }"),
+            "combines s with both",
+        ),
+        "update hidden in a store": (
+            GEMV.replace("s += A[row * cols + c] * x[c];", "A2[row * cols + c] = (s += x[c]);").replace(
+                "const float* A,", "const float* A, float* A2,"
+            ),
+            "inside another expression",
+        ),
+        "address of an accumulator": (
+            "__device__ void add(float* p, float v) { *p += v; }\n"
+            + GEMV.replace("s += A[row * cols + c] * x[c];", "{ float v = fmaxf(0.f, x[c]); add(&s, v); }"),
+            "neither an assignment nor an update",
+        ),
+        "address of a scalar in an expression": (
+            "__device__ float add(float* p, float v) { *p += v; return v; }\n"
+            + GEMV.replace("float s = 0.f;", "float s = 0.f;\n    float t = 0.f;").replace(
+                "s += A[row * cols + c] * x[c];", "{ float v = add(&t, x[c]); s += v; }"
+            ),
+            "takes an address",
+        ),
+        "offset moved between passes": (
+            GEMV.replace(
+                "y[row] = s;",
+                "int off = row * cols;\n    for (int c = 0; c < cols; ++c) A2[off + c] = s;\n    off += 1;\n"
+                "    for (int c = 0; c < cols; ++c) A2[off + c] *= 2.f;",
+            ).replace("const float* A,", "const float* A, float* A2,"),
+            "uses off, which is assigned or declared more than once",
+        ),
+        "row pointer declared twice": (
+            GEMV.replace(
+                "y[row] = s;",
+                "{ float* o = A2 + row * cols; for (int c = 0; c < cols; ++c) o[c] = s; }\n"
+                "    { float* o = A2 + row * cols + 1; for (int c = 0; c < cols; ++c) o[c] *= 2.f; }",
+            ).replace("const float* A,", "const float* A, float* A2,"),
+            "uses o, which is assigned or declared more than once",
+        ),
+        "per-iteration value reassigned": (
+            GEMV.replace("s += A[row * cols + c] * x[c];", "{ float v = x[c]; v = v * 2.f; s += v; }"),
+            "reassigns its per-iteration value v",
+        ),
+    }
+)
 
 LAUNCH = LaunchContext(grid=["ceil_div(rows, 256)"], block=[256], params={"rows": 1000})
 
@@ -226,3 +479,201 @@ def test_candidates_compile(name: str, tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-600:]
+
+
+# ------------------------------------------------------------------------------------- CPU lane emulation
+
+F, INT = "float", "int"
+Args = Callable[[int, int], tuple[Buf | str, ...]]
+EMULATED: dict[str, tuple[str, Args, int]] = {
+    # form: (kernel, arguments for rows x cols, block)
+    "gemv-early-return": ("gemv", lambda r, c: (Buf(F, r * c), Buf(F, c), Buf(F, r), f"{r}", f"{c}"), 64),
+    "row-sum-size_t-guard-block": (
+        "rowsum",
+        lambda r, c: (Buf("double", r * c), Buf("double", r), f"(size_t){r}", f"(size_t){c}"),
+        64,
+    ),
+    "row-max-fmaxf": ("rowmax", lambda r, c: (Buf(F, r * c), Buf(F, r), f"{r}", f"{c}"), 64),
+    "softmax-three-pass-pointer-offset": (
+        "softmax",
+        lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+        64,
+    ),
+    "l2norm-scalar-between-passes": ("l2n", lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"), 64),
+    "layernorm-two-sums": ("ln", lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"), 64),
+    "row-min-int": ("rowmin", lambda r, c: (Buf(INT, r * c), Buf(INT, r), f"{r}", f"{c}"), 64),
+    "dot-per-row-macro-block": (
+        "rowdot",
+        lambda r, c: (Buf(F, r * c), Buf(F, r * c), Buf(F, r), f"{r}", f"{c}"),
+        128,  # the row index is written with THREADS = 128
+    ),
+    "softmax-fused-pass-max-from-element-0-rmw": (
+        "smax",
+        lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+        64,
+    ),
+    "l2norm-per-iteration-local": ("l2", lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"), 64),
+    "layernorm-one-pass-two-sums-scalar-stores": (
+        "lnorm",
+        lambda r, c: (
+            Buf(F, r * c),
+            Buf(F, c),
+            Buf(F, c),
+            Buf(F, r * c),
+            Buf(F, r),
+            Buf(F, r),
+            f"{r}",
+            f"{c}",
+        ),  # fmt: skip
+        64,
+    ),
+    "sum-from-element-0": ("rsum", lambda r, c: (Buf(F, r * c), Buf(F, r), f"{r}", f"{c}"), 64),
+    "conditional-updates-if-else-swapped-operands": (
+        "stats",
+        lambda r, c: (
+            Buf(F, r * c),
+            Buf(INT, r * c, "mask"),
+            Buf(F, r),
+            Buf(INT, r),
+            Buf(F, r),
+            f"{r}",
+            f"{c}",
+        ),
+        64,
+    ),
+    "written-row-read-by-later-passes": (
+        "center",
+        lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+        64,
+    ),
+    "accumulator-reused-unbraced-loops-if-else-store": (
+        "two",
+        lambda r, c: (Buf(F, r * c), Buf(F, r * c), Buf(F, r), "0.75f", f"{c % 2}", f"{r}", f"{c}"),
+        64,
+    ),
+}
+SHAPES = [(3, 1), (3, 100), (70, 33), (70, 64)]
+"""rows x cols: a row shorter than a warp (lanes 1-31 idle), rows of several warps' width and not a
+multiple of 32, and 70 rows over two original blocks of 64 (a partial block whose warps return whole)."""
+
+
+def _cases(args: Args, block: int) -> list[Case]:
+    out = []
+    for rows, cols in SHAPES:
+        grid = -(-rows // block)
+        out.append(Case(args(rows, cols), (grid, block), (32 * grid, block), f"rows={rows} cols={cols}"))
+    return out
+
+
+def test_every_positive_form_is_emulated() -> None:
+    assert sorted(EMULATED) == sorted(FORMS)
+
+
+@pytest.mark.parametrize("name", sorted(EMULATED))
+def test_rewrite_matches_the_original_lane_by_lane(name: str, tmp_path: Path) -> None:
+    """32 real lanes per warp, shuffles through a barrier: the warp-per-row kernel stores what the
+    row-per-thread kernel stores (sums within rounding), and never shuffles with a lane that left."""
+    kernel, args, block = EMULATED[name]
+    [cand] = cooperative_row.propose(_request(FORMS[name]))
+    assert_same(tmp_path, FORMS[name], cand.source, kernel, _cases(args, block), rtol=2e-5, atol=2e-5)
+
+
+def test_the_emulation_catches_a_sum_counted_32_times(tmp_path: Path) -> None:
+    """Without the lane-0 reset, a sum that starts from an element counts it in every lane."""
+    kernel, args, block = EMULATED["sum-from-element-0"]
+    [cand] = cooperative_row.propose(_request(FORMS["sum-from-element-0"]))
+    wrong = cand.source.replace("if (coop_lane != 0) s = 0;", "")
+    assert wrong != cand.source
+    from .cuda_lanes import run
+
+    ok, out = run(tmp_path, FORMS["sum-from-element-0"], wrong, kernel, _cases(args, block))
+    assert not ok and "differs" in out
+
+
+# ------------------------------------------------------------------------------------- KernelBench solutions
+
+KERNELBENCH = ROOT / "examples" / "unseen" / "kernelbench"
+SOLUTIONS: dict[str, tuple[str, Args] | None] = {
+    # solution: (kernel, arguments for rows x cols) when cooperative-row applies, None when it refuses
+    "01_layernorm": None,
+    "02_softmax": ("softmax_kernel", lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}")),
+    "03_matvec": ("matvec_kernel", lambda r, c: (Buf(F, r * c), Buf(F, c), Buf(F, r), f"{r}", f"{c}")),
+    "04_l2norm": ("l2norm_kernel", lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}")),
+    "05_masked_cumsum": None,
+    "06_square_matmul": None,
+}
+REASONS = {
+    "01_layernorm": [
+        "kernel layernorm_stats_kernel: cooperative-row: the kernel uses __shared__",
+        "kernel layernorm_apply_kernel: cooperative-row: the kernel has no loop over the row",
+    ],
+    "05_masked_cumsum": [
+        "reads running (line 14) while it accumulates it (line 12)",
+        "loop-carried dependency",
+    ],
+    "06_square_matmul": ["more than one dimension"],
+}
+
+
+def _solution(name: str) -> RewriteRequest:
+    path = KERNELBENCH / f"{name}_solution.py"
+    return RewriteRequest(
+        source=path.read_text(encoding="utf-8"),
+        language="python",
+        transform="cooperative-row",
+        path=str(path.relative_to(ROOT)),
+    )
+
+
+def _cuda_of(python: str) -> str:
+    [found] = find_inline_sources(python)
+    return found.cuda_text
+
+
+def test_kernelbench_solutions_apply_or_say_why() -> None:
+    assert sorted(SOLUTIONS) == sorted(
+        p.name.removesuffix("_solution.py") for p in KERNELBENCH.glob("*_solution.py")
+    )
+    rewriter = RecipesRewriter()
+    for name, applies in SOLUTIONS.items():
+        why = rewriter.applies(_solution(name))
+        if applies is not None:
+            assert why is None, f"{name}: {why}"
+            [cand] = rewriter.propose(_solution(name))
+            assert cand.recipe == "cooperative-row" and "__shfl_xor_sync" in cand.source
+            assert "32 * (" in cand.source  # the wrapper's grid, written back
+        else:
+            assert why is not None and all(part in why for part in REASONS[name]), f"{name}: {why}"
+            assert rewriter.propose(_solution(name)) == []
+
+
+@pytest.mark.parametrize("name", sorted(n for n, a in SOLUTIONS.items() if a is not None))
+def test_kernelbench_rewrites_match_the_original_lane_by_lane(name: str, tmp_path: Path) -> None:
+    entry = SOLUTIONS[name]
+    assert entry is not None
+    kernel, args = entry
+    [cand] = RecipesRewriter().propose(_solution(name))
+    original = device_code(_cuda_of(_solution(name).source))
+    rewritten = device_code(_cuda_of(cand.source))
+    assert "coop_lane" in rewritten and "torch" not in rewritten
+    cases = _cases(args, 64) + [Case(args(9, 300), (1, 256), (32, 256), "the wrapper's block of 256")]
+    assert_same(tmp_path, original, rewritten, kernel, cases, rtol=2e-5, atol=2e-5)
+
+
+def test_kernelbench_rewrites_compile_with_the_torch_stub(tmp_path: Path) -> None:
+    """The whole rewritten load_inline unit, wrapper launch included, against the declaration-only stub."""
+    nvcc = nvcc_or_skip()
+    stub = ROOT / "tests" / "data" / "kernelbench_inline" / "stub"
+    names = sorted(n for n, a in SOLUTIONS.items() if a is not None)
+
+    def one(name: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+        [cand] = RecipesRewriter().propose(_solution(name))
+        path = tmp_path / f"{name}.cu"
+        path.write_text(_cuda_of(cand.source), encoding="utf-8")
+        argv = [nvcc, "-arch=sm_90", "-std=c++17", "-c", "-o", "/dev/null", f"-I{stub}", str(path)]
+        return name, subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = dict(pool.map(one, names))
+    for name, done in results.items():
+        assert done.returncode == 0, f"{name}: {done.stderr[-1500:]}"

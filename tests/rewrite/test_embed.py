@@ -307,3 +307,84 @@ def test_reasons_name_the_embedded_source_and_plain_python_is_unchanged() -> Non
     plain = (ROOT / "examples" / "kernelbench" / "01_vector_add.py").read_text()
     assert "not python" in (RecipesRewriter().applies(_req(plain, "restrict-pointers")) or "")
     assert embedded_cuda(_req(plain)) is None
+
+
+TWO_KERNELS = """
+__global__ void row_sum(const float* x, float* s, int rows, int cols) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    float acc = 0.f;
+    for (int c = 0; c < cols; ++c) acc += x[r * cols + c];
+    s[r] = acc;
+}
+
+__global__ void divide(float* y, const float* s, long total, int cols) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < total) y[i] /= s[i / cols];
+}
+
+torch::Tensor normalise(torch::Tensor x) {
+    int rows = x.size(0);
+    int cols = x.size(1);
+    auto s = torch::zeros({rows}, x.options());
+    auto y = x.contiguous();
+    row_sum<<<(rows + 127) / 128, 128>>>(x.data_ptr<float>(), s.data_ptr<float>(), rows, cols);
+    divide<<<(y.numel() + 255) / 256, 256>>>(y.data_ptr<float>(), s.data_ptr<float>(), y.numel(), cols);
+    return y;
+}
+"""
+
+
+def _module(cuda: str) -> str:
+    """A ModelNew-style Python file holding ``cuda`` in one load_inline string."""
+    return (
+        "from torch.utils.cpp_extension import load_inline\n\n"
+        f'source = """\n#include <torch/extension.h>\n{cuda}"""\n\n'
+        'ext = load_inline(name="m", cpp_sources="torch::Tensor normalise(torch::Tensor x);", '
+        'cuda_sources=source, functions=["normalise"])\n'
+    )
+
+
+def test_each_kernel_of_a_multi_kernel_unit_gets_its_own_launch(tmp_path: Path) -> None:
+    """Several kernels and none named: a recipe the whole unit refuses is asked about each kernel,
+    with that kernel's launch read from the wrapper, and its candidate changes that launch alone."""
+    source = _module(TWO_KERNELS)
+    embedded = embedded_cuda(_req(source, "cooperative-row"))
+    assert embedded is not None and not isinstance(embedded, str)
+    assert embedded.inner.launch is None and "2 kernels and none is named" in (embedded.launch_note or "")
+    parts = embedded.each_kernel()
+    assert [p.inner.kernel for p in parts] == ["row_sum", "divide"]
+    assert [p.inner.launch.block if p.inner.launch else None for p in parts] == [[128], [256]]
+    rewriter = RecipesRewriter()
+    assert rewriter.applies(_req(source, "cooperative-row")) is None
+    [cand] = rewriter.propose(_req(source, "cooperative-row"))
+    text = find_inline_sources(cand.source)[0].cuda_text
+    assert "row_sum<<<dim3((unsigned int)(32 * ((pa_x_size_0 + 127) / 128))), 128>>>" in text
+    assert "divide<<<(y.numel() + 255) / 256, 256>>>" in text  # the other launch is untouched
+    named = rewriter.applies(_req(source, "cooperative-row", kernel="divide"))
+    assert (
+        named
+        == "in the load_inline CUDA source (line 30): cooperative-row: the kernel has no loop over the row"
+    )
+    result = _compile({"two_kernels": text}, tmp_path)["two_kernels"]
+    assert result.returncode == 0, result.stderr[-1500:]
+
+
+def test_a_unit_that_fits_whole_is_not_split_per_kernel() -> None:
+    # restrict-pointers edits every kernel of the unit in one candidate, as before
+    cands = RecipesRewriter().propose(_req(_module(TWO_KERNELS), "restrict-pointers"))
+    assert len(cands) == 1 and cands[0].parameters["kernels"] == "row_sum,divide"
+
+
+def test_refusals_say_why_the_wrapper_launch_is_unknown() -> None:
+    launched_twice = TWO_KERNELS.replace(
+        "    return y;\n}",
+        "    row_sum<<<1, 32>>>(x.data_ptr<float>(), s.data_ptr<float>(), rows, cols);\n    return y;\n}",
+    )
+    why = RecipesRewriter().applies(_req(_module(launched_twice), "cooperative-row"))
+    assert why is not None
+    assert (
+        "kernel row_sum: cooperative-row: no launch spec: the grid is set in the source's own launch "
+        "(the wrapper's launch is not read: the launch cannot be read from the wrapper: row_sum is launched "
+        "2 times" in why
+    ), why

@@ -45,8 +45,28 @@ class Embedded:
         return f"the load_inline CUDA source (line {self.sources.line})"
 
     def explain(self, why: str | None) -> str | None:
-        """A recipe's reason on the CUDA, said of the Python file."""
-        return None if why is None else f"in {self.where}: {why}"
+        """A recipe's reason on the CUDA, said of the Python file (with why the launch was not read)."""
+        return None if why is None else f"in {self.where}: {self.annotate(why)}"
+
+    def annotate(self, why: str) -> str:
+        """``why`` with the reason the wrapper's launch is unknown, when ``why`` is about the launch."""
+        if self.inner.launch is None and self.launch_note and "launch spec" in why:
+            return f"{why} (the wrapper's launch is not read: {self.launch_note})"
+        return why
+
+    def each_kernel(self) -> list[Embedded]:
+        """One request per kernel, each with its own launch from the wrapper, when the CUDA defines
+        several kernels and the request names none (a multi-kernel extension such as layer norm's
+        statistics and apply kernels); else nothing: the request already stands for its kernel."""
+        names = _kernel_names(self.sources.cuda_text)
+        if self.request.kernel is not None or len(names) < 2:
+            return []
+        out = []
+        for name in names:
+            one = embedded_cuda(self.request.model_copy(update={"kernel": name}))
+            assert isinstance(one, Embedded)  # the same source, now with a kernel named
+            out.append(one)
+        return out
 
     def propose(self, propose: Callable[[RewriteRequest], list[Candidate]]) -> list[Candidate]:
         """``propose`` on the CUDA request, each candidate written back into the Python source."""

@@ -84,7 +84,17 @@ class RecipesRewriter:
         if isinstance(embedded, str):
             return embedded
         if embedded is not None:
-            return embedded.explain(self.applies(embedded.inner))
+            why = self.applies(embedded.inner)
+            parts = embedded.each_kernel() if why is not None else []
+            if not parts:
+                return embedded.explain(why)
+            reasons = []
+            for part in parts:  # several kernels, none named, and the whole unit refused: each kernel
+                one = self.applies(part.inner)
+                if one is None:
+                    return None
+                reasons.append(f"kernel {part.inner.kernel}: {part.annotate(one)}")
+            return f"in {embedded.where}: {'; '.join(reasons)}"
         usable = [r for r in candidates if request.language in r.languages]
         if not usable:
             langs = sorted({lang for r in candidates for lang in r.languages})
@@ -103,7 +113,10 @@ class RecipesRewriter:
         if isinstance(embedded, str):
             return []
         if embedded is not None:
-            return embedded.propose(self.propose)
+            if self.applies(embedded.inner) is None:
+                return embedded.propose(self.propose)
+            found = [c for part in embedded.each_kernel() for c in part.propose(self.propose)]
+            return found[: request.max_candidates]
         out: list[Candidate] = []
         for recipe in recipes_for(request.transform, request.language):
             if len(out) >= request.max_candidates or _safe_applies(recipe, request) is not None:
