@@ -11,7 +11,13 @@ from html import escape
 
 from perfagent.models import RunRecord
 from perfagent.render.base import Renderer
-from perfagent.render.chart import chart_plan, roofline_png, summarize_not_plotted
+from perfagent.render.chart import (
+    BARS_CAPTION,
+    chart_plan,
+    describe_bars,
+    roofline_png,
+    summarize_not_plotted,
+)
 from perfagent.render.view import FindingView, KernelView, ReportView, build_view
 
 __all__ = ["CSS", "HtmlRenderer"]
@@ -124,16 +130,21 @@ def _chart(record: RunRecord) -> str:
         why = (
             "static mode measures nothing"
             if record.mode == "static"
-            else "no kernel has FLOPs and DRAM traffic"
+            else "no kernel has FLOPs or DRAM traffic"
         )
         return f'<p class="dim">No roofline chart: {_e(why)}.</p>'
     data = base64.b64encode(png).decode("ascii")
-    caption = ""
-    skipped = chart_plan(record).not_plotted
-    if skipped:
-        listed = summarize_not_plotted(skipped)
-        caption = f'<figcaption class="dim">Not on the chart: {_e(listed)}.</figcaption>'
-    return f'<figure class="chart card"><img alt="Roofline chart" src="data:image/png;base64,{data}">{caption}</figure>'
+    plan = chart_plan(record)
+    alt = "Roofline chart" if plan.points else "DRAM bandwidth chart"
+    captions = []
+    if plan.bars:
+        captions.append(f"{BARS_CAPTION}: {_e(describe_bars(plan.bars))}.")
+    if plan.not_plotted:
+        captions.append(f"Not on the chart: {_e(summarize_not_plotted(plan.not_plotted))}.")
+    caption = f'<figcaption class="dim">{"<br>".join(captions)}</figcaption>' if captions else ""
+    return (
+        f'<figure class="chart card"><img alt="{alt}" src="data:image/png;base64,{data}">{caption}</figure>'
+    )
 
 
 def _document(view: ReportView, record: RunRecord) -> str:

@@ -13,7 +13,13 @@ import re
 
 from perfagent.models import RunRecord
 from perfagent.render.base import Renderer
-from perfagent.render.chart import chart_plan, roofline_png, summarize_not_plotted
+from perfagent.render.chart import (
+    BARS_CAPTION,
+    chart_plan,
+    describe_bars,
+    roofline_png,
+    summarize_not_plotted,
+)
 from perfagent.render.view import FindingView, KernelView, ReportView, build_view
 
 __all__ = ["MarkdownRenderer", "md_code", "md_escape"]
@@ -102,14 +108,17 @@ def _chart(record: RunRecord) -> list[str]:
         why = (
             "static mode measures nothing"
             if record.mode == "static"
-            else "no kernel has FLOPs and DRAM traffic"
+            else "no kernel has FLOPs or DRAM traffic"
         )
         return [f"*No roofline chart: {why}.*", ""]
     data = base64.b64encode(png).decode("ascii")
-    out = [f"![Roofline chart](data:image/png;base64,{data})", ""]
-    skipped = chart_plan(record).not_plotted
-    if skipped:
-        out += [f"*Not on the chart: {md_escape(summarize_not_plotted(skipped))}.*", ""]
+    plan = chart_plan(record)
+    alt = "Roofline chart" if plan.points else "DRAM bandwidth chart"
+    out = [f"![{alt}](data:image/png;base64,{data})", ""]
+    if plan.bars:
+        out += [f"*{BARS_CAPTION}: {md_escape(describe_bars(plan.bars))}.*", ""]
+    if plan.not_plotted:
+        out += [f"*Not on the chart: {md_escape(summarize_not_plotted(plan.not_plotted))}.*", ""]
     return out
 
 

@@ -36,6 +36,7 @@ from perfagent.render.units import (
     sig,
     split_quantity,
 )
+from perfagent.roofline import level_peak, peaks_for
 
 __all__ = [
     "EvidenceRow",
@@ -284,7 +285,8 @@ def level_rates(kd: KernelDiagnosis, level: str) -> tuple[float | None, float | 
 
     From the roofline point when there is one; else from the bytes moved / duration, and the peak from
     the device (or, when the roofline's speed of light is set by this level, bytes / speed of light:
-    the peak the roofline itself used, e.g. a datasheet peak the report lacked).
+    the peak the roofline itself used, e.g. a datasheet peak the report lacked; else the GPU table's
+    datasheet peak, as ``perfagent.roofline.peaks_for`` completes it).
     """
     point = pick_point(kd, level=level)
     achieved = point.achieved_bytes_per_s if point else None
@@ -299,6 +301,8 @@ def level_rates(kd: KernelDiagnosis, level: str) -> tuple[float | None, float | 
     rl = kd.roofline
     if peak is None and rl is not None and rl.bounding_resource == level and rl.speed_of_light_s and moved:
         peak = moved / rl.speed_of_light_s
+    if peak is None:  # the GPU table's datasheet peak, as the roofline itself completes the report's peaks
+        peak = level_peak(peaks_for(kp), level)
     return achieved, peak
 
 
