@@ -33,6 +33,7 @@ from profilers.model import (
     SourceLine,
     ToolFinding,
 )
+from profilers.ncu_tensor import uncounted_tensor_work
 from profilers.ncu_units import to_base_units
 
 RawValue = float | int | str | None
@@ -410,13 +411,22 @@ def build_profile(
         all_notes.append(
             f"kernel filter {kernel_regex!r} kept {len(kept)} of {len(records)} profiled launches"
         )
+    kernels = [build_kernel(group) for group in group_launches(kept)]
+    for kernel in kernels:
+        busy = uncounted_tensor_work(kernel.metrics)
+        if busy is not None:
+            all_notes.append(
+                f"{kernel.base_name}: the tensor pipe was busy {busy:.3g} % of the time, but this report has no "
+                "tensor-core FLOP counter for its GPU, so its tensor FLOPs are not measured and it is left off "
+                "the roofline; record the report again with this perfagent, which collects them"
+            )
     return Profile(
         tool="ncu",
         tool_version=tool_version,
         mode="counters",
         source=source,
         command=command,
-        kernels=[build_kernel(group) for group in group_launches(kept)],
+        kernels=kernels,
         notes=all_notes,
     )
 

@@ -5,6 +5,8 @@ names the map needs are fetched (``metric_by_name`` per name, not all ~1000 metr
 unit the metric carries and are converted by ``profilers.ncu_mapping``. ncu's rule results become
 ``ToolFinding``s; source markers and per-PC warp samples (``smsp__pcsamp_sample_count``, present when the
 SourceCounters section was collected) become ``SourceLine``s when the report maps PCs to source lines.
+Per-opcode SASS counts (InstructionStats) are priced into tensor-core FLOPs (``profilers.ncu_tensor``), which
+the map uses when the report has no tensor FLOP counter.
 
 The recording ncu's version and command line are stored in the file as plain text
 (``Nsight Compute Target`` followed by ``2023.3.1.0 (build ...)``); ``ctx.get_version()`` would give the
@@ -29,6 +31,7 @@ from profilers.ncu_mapping import (
     ncu_metric_map,
     to_base_values,
 )
+from profilers.ncu_tensor import SASS_OPCODE_METRIC, SASS_TENSOR_FLOP, tensor_flop_from_opcodes
 
 FindingKind = Literal["optimization", "warning", "info", "error"]
 SpeedupScope = Literal["local", "global"]
@@ -128,6 +131,9 @@ def _launch_record(module: ModuleType, action: Any, names: list[str], notes: set
         metric = action.metric_by_name(name)
         if metric is not None:
             raw[name] = (metric.value(), metric.unit())
+    tensor_flop = tensor_flop_from_opcodes(opcode_counts(action))
+    if tensor_flop is not None:
+        raw[SASS_TENSOR_FLOP] = (tensor_flop, "")
     demangled = action.name(module.IAction.NameBase_DEMANGLED)
     base = action.name(module.IAction.NameBase_FUNCTION)
     if action.workload_type() != module.IAction.WorkloadType_KERNEL:
@@ -142,6 +148,19 @@ def _launch_record(module: ModuleType, action: Any, names: list[str], notes: set
         source_lines=source_lines(action),
         raw_metric_count=len(action.metric_names()),
     )
+
+
+def opcode_counts(action: Any) -> dict[str, float]:
+    """Warp instructions executed per SASS opcode with modifiers (InstructionStats); empty when not collected."""
+    metric = action.metric_by_name(SASS_OPCODE_METRIC)
+    if metric is None or metric.num_instances() == 0:
+        return {}
+    opcodes = metric.correlation_ids()
+    counts: dict[str, float] = {}
+    for i in range(metric.num_instances()):
+        name = opcodes.as_string(i)
+        counts[name] = counts.get(name, 0.0) + metric.as_double(i)
+    return counts
 
 
 def clean_markup(text: str) -> str:

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from perfagent.models import DevicePeaks, KernelDiagnosis, RunRecord
-from perfagent.render.units import fmt_bandwidth, fmt_flops, fmt_share
+from perfagent.render.units import fmt_bandwidth, fmt_flops, fmt_pct, fmt_share
 from perfagent.render.view import level_rates, pick_point
+from profilers.ncu_tensor import uncounted_tensor_work
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -40,6 +41,7 @@ __all__ = [
     "describe_bars",
     "roofline_png",
     "summarize_not_plotted",
+    "why_no_chart",
 ]
 
 FIGSIZE = (8.0, 5.0)
@@ -128,9 +130,18 @@ def summarize_not_plotted(not_plotted: tuple[tuple[str, str], ...], limit: int =
     return shown + (f"; +{rest} more" if rest > 0 else "")
 
 
+def why_no_chart(record: RunRecord) -> str:
+    """Why a measured record has no chart: each kernel's reason, or that nothing was measured."""
+    skipped = chart_plan(record).not_plotted
+    return summarize_not_plotted(skipped) if skipped else "no kernel has FLOPs or DRAM traffic"
+
+
 def _why_not(kd: KernelDiagnosis) -> str:
     if kd.roofline is None:
         return "no roofline data"
+    busy = uncounted_tensor_work(kd.profile.metrics)
+    if busy is not None:
+        return f"tensor pipe busy {fmt_pct(busy)} but no tensor FLOP count in this report"
     has_flops = any(v and v > 0 for v in kd.profile.metrics.flops.values())
     bw, peak = level_rates(kd, "dram")
     if has_flops and bw is None:
@@ -227,6 +238,8 @@ def chart_plan(record: RunRecord) -> ChartPlan:
 def _bandwidth_bar(kd: KernelDiagnosis, label: str) -> BandwidthBar | None:
     """A bar for a kernel with a roofline, DRAM traffic and no FLOPs; None for any other kernel."""
     if kd.roofline is None or any(v and v > 0 for v in kd.profile.metrics.flops.values()):
+        return None
+    if uncounted_tensor_work(kd.profile.metrics) is not None:  # it has FLOPs, only not counted
         return None
     achieved, peak = level_rates(kd, "dram")
     if achieved is None or achieved <= 0:

@@ -17,6 +17,7 @@ from perfagent.render.chart import (
     describe_bars,
     roofline_png,
     summarize_not_plotted,
+    why_no_chart,
 )
 from perfagent.render.view import FindingView, KernelView, ReportView, build_view
 
@@ -127,11 +128,7 @@ def _kernel(k: KernelView, tool_label: str) -> str:
 def _chart(record: RunRecord) -> str:
     png = roofline_png(record)
     if png is None:
-        why = (
-            "static mode measures nothing"
-            if record.mode == "static"
-            else "no kernel has FLOPs or DRAM traffic"
-        )
+        why = "static mode measures nothing" if record.mode == "static" else why_no_chart(record)
         return f'<p class="dim">No roofline chart: {_e(why)}.</p>'
     data = base64.b64encode(png).decode("ascii")
     plan = chart_plan(record)

@@ -19,6 +19,7 @@ from perfagent.render.chart import (
     describe_bars,
     roofline_png,
     summarize_not_plotted,
+    why_no_chart,
 )
 from perfagent.render.view import FindingView, KernelView, ReportView, build_view
 
@@ -105,12 +106,8 @@ def _kernel(k: KernelView, tool_label: str) -> list[str]:
 def _chart(record: RunRecord) -> list[str]:
     png = roofline_png(record)
     if png is None:
-        why = (
-            "static mode measures nothing"
-            if record.mode == "static"
-            else "no kernel has FLOPs or DRAM traffic"
-        )
-        return [f"*No roofline chart: {why}.*", ""]
+        why = "static mode measures nothing" if record.mode == "static" else why_no_chart(record)
+        return [f"*No roofline chart: {md_escape(why)}.*", ""]
     data = base64.b64encode(png).decode("ascii")
     plan = chart_plan(record)
     alt = "Roofline chart" if plan.points else "DRAM bandwidth chart"
