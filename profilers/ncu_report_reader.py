@@ -6,7 +6,8 @@ unit the metric carries and are converted by ``profilers.ncu_mapping``. ncu's ru
 ``ToolFinding``s; source markers and per-PC warp samples (``smsp__pcsamp_sample_count``, present when the
 SourceCounters section was collected) become ``SourceLine``s when the report maps PCs to source lines.
 Per-opcode SASS counts (InstructionStats) are priced into tensor-core FLOPs (``profilers.ncu_tensor``), which
-the map uses when the report has no tensor FLOP counter.
+the map uses when the report has no tensor FLOP counter. In reports recorded with ``--nvtx``, launches outside
+perfagent's workload range (``profilers.base.WORKLOAD_NVTX_RANGE``) are marked as the harness's.
 
 The recording ncu's version and command line are stored in the file as plain text
 (``Nsight Compute Target`` followed by ``2023.3.1.0 (build ...)``); ``ctx.get_version()`` would give the
@@ -20,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+from profilers.base import workload_nvtx_include
 from profilers.errors import BadReport, ProfilerError
 from profilers.model import Profile, SourceLine, ToolFinding
 from profilers.ncu_locate import import_ncu_report
@@ -82,8 +84,9 @@ def read_ncu_rep(path: Path, *, kernel_regex: str | None = None, ncu_path: str |
     try:
         for r in range(num_ranges):
             report_range = context.range_by_idx(r)
+            harness = harness_actions(report_range)
             records.extend(
-                _launch_record(module, report_range.action_by_idx(a), names, notes)
+                _launch_record(module, report_range.action_by_idx(a), names, notes, harness=a in harness)
                 for a in range(report_range.num_actions())
             )
         version, command = scan_report_identity(path)
@@ -125,7 +128,25 @@ def _unreadable(path: Path) -> BadReport:
     return BadReport(f"{path} is not an Nsight Compute report", hint=_HINT)
 
 
-def _launch_record(module: ModuleType, action: Any, names: list[str], notes: set[str]) -> LaunchRecord:
+def harness_actions(report_range: Any) -> set[int]:
+    """Indices of the range's actions that perfagent's harness launched outside the workload's NVTX range.
+
+    Only for reports recorded with ``--nvtx`` (actions carry an NVTX state) in which at least one action ran
+    inside ``WORKLOAD_NVTX_RANGE``: then every action outside it is harness (input preparation, set-up,
+    warm-up). Reports without NVTX data, or whose program never opened the range, mark nothing.
+    """
+    count = report_range.num_actions()
+    if count == 0 or report_range.action_by_idx(0).nvtx_state() is None:
+        return set()
+    inside = set(report_range.actions_by_nvtx([workload_nvtx_include()], []))
+    if not inside:
+        return set()
+    return set(range(count)) - inside
+
+
+def _launch_record(
+    module: ModuleType, action: Any, names: list[str], notes: set[str], *, harness: bool = False
+) -> LaunchRecord:
     raw: dict[str, tuple[RawValue, str | None]] = {}
     for name in names:
         metric = action.metric_by_name(name)
@@ -147,6 +168,7 @@ def _launch_record(module: ModuleType, action: Any, names: list[str], notes: set
         findings=rule_findings(action.rule_results_as_dicts()),
         source_lines=source_lines(action),
         raw_metric_count=len(action.metric_names()),
+        harness=harness,
     )
 
 

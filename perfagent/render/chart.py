@@ -171,6 +171,9 @@ def chart_plan(record: RunRecord) -> ChartPlan:
     reference: KernelDiagnosis | None = None
     first_bar: KernelDiagnosis | None = None
     for rank, kd in enumerate(record.kernels, 1):
+        if kd.profile.harness:
+            skipped.append((_short(kd, rank), "harness kernel, outside the workload's forward()"))
+            continue
         point = pick_point(kd, level="dram")
         if (
             point is None

@@ -19,7 +19,7 @@ from perfagent.render.chart import (
     summarize_not_plotted,
     why_no_chart,
 )
-from perfagent.render.view import FindingView, KernelView, ReportView, build_view
+from perfagent.render.view import FindingView, KernelView, ReportView, build_view, no_findings
 
 __all__ = ["CSS", "HtmlRenderer"]
 
@@ -113,7 +113,8 @@ def _kernel(k: KernelView, tool_label: str) -> str:
         parts.append(f"<h3>Findings ({len(k.findings)}, ranked)</h3>")
         parts.extend(_finding(f) for f in k.findings)
     else:
-        parts.append("<p><strong>No findings:</strong> no rule fired on the collected metrics.</p>")
+        head, _, rest = no_findings(k).partition(": ")
+        parts.append(f"<p><strong>{_e(head)}:</strong> {_e(rest)}</p>")
     if k.hot_lines:
         parts.append("<h3>Hot source lines</h3><pre>" + _e("\n".join(k.hot_lines)) + "</pre>")
     if k.tool_findings:

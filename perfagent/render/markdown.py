@@ -21,7 +21,7 @@ from perfagent.render.chart import (
     summarize_not_plotted,
     why_no_chart,
 )
-from perfagent.render.view import FindingView, KernelView, ReportView, build_view
+from perfagent.render.view import FindingView, KernelView, ReportView, build_view, no_findings
 
 __all__ = ["MarkdownRenderer", "md_code", "md_escape"]
 
@@ -90,7 +90,7 @@ def _kernel(k: KernelView, tool_label: str) -> list[str]:
         for f in k.findings:
             out += _finding(f)
     else:
-        out += ["No findings: no rule fired on the collected metrics.", ""]
+        out += [no_findings(k), ""]
     if k.hot_lines:
         out += ["**Hot source lines**", "", *_fence(k.hot_lines), ""]
     if k.tool_findings:
