@@ -16,6 +16,18 @@ from profilers.model import Frozen, Profile
 
 ClockControl = Literal["base", "none", "reset"]
 
+WORKLOAD_NVTX_RANGE = "perfagent_forward"
+"""The NVTX push/pop range perfagent's harness opens around the workload proper (each KernelBench
+``forward()`` call, ``perfagent.workloads.run_spec``). Kernels launched outside it (input preparation,
+model set-up, warm-up) belong to the harness, not to the workload."""
+
+
+def workload_nvtx_include() -> str:
+    """ncu's ``--nvtx-include`` expression for ``WORKLOAD_NVTX_RANGE``: ``<range>/`` selects a push/pop range
+    of the default domain (a bare name would select a start/end range). Checked with ncu 2025.3.1 on an H100:
+    of two kernels launched before the range and two inside it, only the two inside were profiled."""
+    return f"{WORKLOAD_NVTX_RANGE}/"
+
 
 class ProfileRequest(Frozen):
     """What to profile and how."""

@@ -222,6 +222,9 @@ class KernelProfile(Frozen):
     source_lines: list[SourceLine] = Field(default_factory=list)
     raw_metric_count: int | None = None
     """How many raw metrics the tool reported for this kernel."""
+    harness: bool = False
+    """Launched by perfagent's harness outside the workload's NVTX range (``WORKLOAD_NVTX_RANGE``: input
+    preparation, set-up, warm-up), not by the workload: listed, never diagnosed or ranked."""
 
 
 class Profile(Frozen):

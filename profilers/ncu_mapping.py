@@ -33,6 +33,7 @@ from profilers.model import (
     SourceLine,
     ToolFinding,
 )
+from profilers.ncu_tensor import uncounted_tensor_work
 from profilers.ncu_units import to_base_units
 
 RawValue = float | int | str | None
@@ -77,6 +78,8 @@ class LaunchRecord:
     findings: list[ToolFinding] = field(default_factory=list)
     source_lines: list[SourceLine] = field(default_factory=list)
     raw_metric_count: int | None = None
+    harness: bool = False
+    """Launched outside the workload's NVTX range (see ``KernelProfile.harness``)."""
 
     @property
     def duration_s(self) -> float | None:
@@ -84,11 +87,11 @@ class LaunchRecord:
         value = self.fields.get("metrics.duration_s")
         return value if isinstance(value, float) else None
 
-    def group_key(self) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
-        """Launches with equal keys are one kernel: (demangled name, grid, block)."""
+    def group_key(self) -> tuple[str, tuple[Any, ...], tuple[Any, ...], bool]:
+        """Launches with equal keys are one kernel: (demangled name, grid, block, harness or workload)."""
         grid = tuple(self.fields.get(f"launch.grid.{a}") for a in "xyz")
         block = tuple(self.fields.get(f"launch.block.{a}") for a in "xyz")
-        return self.name, grid, block
+        return self.name, grid, block, self.harness
 
 
 def to_base_values(raw: Mapping[str, tuple[RawValue, str | None]], notes: set[str]) -> dict[str, float | str]:
@@ -139,8 +142,8 @@ def evaluate_fields(values: Mapping[str, float | str], metric_map: MetricMap | N
 
 
 def group_launches(records: Iterable[LaunchRecord]) -> list[list[LaunchRecord]]:
-    """Group launches by (demangled name, grid, block), in order of first appearance."""
-    groups: dict[tuple[str, tuple[Any, ...], tuple[Any, ...]], list[LaunchRecord]] = {}
+    """Group launches by (demangled name, grid, block, harness), in order of first appearance."""
+    groups: dict[tuple[str, tuple[Any, ...], tuple[Any, ...], bool], list[LaunchRecord]] = {}
     for record in records:
         groups.setdefault(record.group_key(), []).append(record)
     return list(groups.values())
@@ -354,6 +357,7 @@ def build_kernel(records: Sequence[LaunchRecord], metric_map: MetricMap | None =
         tool_findings=_merge_findings(records),
         source_lines=_merge_source_lines(records),
         raw_metric_count=max(counts) if counts else None,
+        harness=records[0].harness,
     )
 
 
@@ -410,13 +414,22 @@ def build_profile(
         all_notes.append(
             f"kernel filter {kernel_regex!r} kept {len(kept)} of {len(records)} profiled launches"
         )
+    kernels = [build_kernel(group) for group in group_launches(kept)]
+    for kernel in kernels:
+        busy = uncounted_tensor_work(kernel.metrics)
+        if busy is not None:
+            all_notes.append(
+                f"{kernel.base_name}: the tensor pipe was busy {busy:.3g} % of the time, but this report has no "
+                "tensor-core FLOP counter for its GPU, so its tensor FLOPs are not measured and it is left off "
+                "the roofline; record the report again with this perfagent, which collects them"
+            )
     return Profile(
         tool="ncu",
         tool_version=tool_version,
         mode="counters",
         source=source,
         command=command,
-        kernels=[build_kernel(group) for group in group_launches(kept)],
+        kernels=kernels,
         notes=all_notes,
     )
 

@@ -5,6 +5,9 @@ names the map needs are fetched (``metric_by_name`` per name, not all ~1000 metr
 unit the metric carries and are converted by ``profilers.ncu_mapping``. ncu's rule results become
 ``ToolFinding``s; source markers and per-PC warp samples (``smsp__pcsamp_sample_count``, present when the
 SourceCounters section was collected) become ``SourceLine``s when the report maps PCs to source lines.
+Per-opcode SASS counts (InstructionStats) are priced into tensor-core FLOPs (``profilers.ncu_tensor``), which
+the map uses when the report has no tensor FLOP counter. In reports recorded with ``--nvtx``, launches outside
+perfagent's workload range (``profilers.base.WORKLOAD_NVTX_RANGE``) are marked as the harness's.
 
 The recording ncu's version and command line are stored in the file as plain text
 (``Nsight Compute Target`` followed by ``2023.3.1.0 (build ...)``); ``ctx.get_version()`` would give the
@@ -18,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+from profilers.base import workload_nvtx_include
 from profilers.errors import BadReport, ProfilerError
 from profilers.model import Profile, SourceLine, ToolFinding
 from profilers.ncu_locate import import_ncu_report
@@ -29,6 +33,7 @@ from profilers.ncu_mapping import (
     ncu_metric_map,
     to_base_values,
 )
+from profilers.ncu_tensor import SASS_OPCODE_METRIC, SASS_TENSOR_FLOP, tensor_flop_from_opcodes
 
 FindingKind = Literal["optimization", "warning", "info", "error"]
 SpeedupScope = Literal["local", "global"]
@@ -79,8 +84,9 @@ def read_ncu_rep(path: Path, *, kernel_regex: str | None = None, ncu_path: str |
     try:
         for r in range(num_ranges):
             report_range = context.range_by_idx(r)
+            harness = harness_actions(report_range)
             records.extend(
-                _launch_record(module, report_range.action_by_idx(a), names, notes)
+                _launch_record(module, report_range.action_by_idx(a), names, notes, harness=a in harness)
                 for a in range(report_range.num_actions())
             )
         version, command = scan_report_identity(path)
@@ -122,12 +128,33 @@ def _unreadable(path: Path) -> BadReport:
     return BadReport(f"{path} is not an Nsight Compute report", hint=_HINT)
 
 
-def _launch_record(module: ModuleType, action: Any, names: list[str], notes: set[str]) -> LaunchRecord:
+def harness_actions(report_range: Any) -> set[int]:
+    """Indices of the range's actions that perfagent's harness launched outside the workload's NVTX range.
+
+    Only for reports recorded with ``--nvtx`` (actions carry an NVTX state) in which at least one action ran
+    inside ``WORKLOAD_NVTX_RANGE``: then every action outside it is harness (input preparation, set-up,
+    warm-up). Reports without NVTX data, or whose program never opened the range, mark nothing.
+    """
+    count = report_range.num_actions()
+    if count == 0 or report_range.action_by_idx(0).nvtx_state() is None:
+        return set()
+    inside = set(report_range.actions_by_nvtx([workload_nvtx_include()], []))
+    if not inside:
+        return set()
+    return set(range(count)) - inside
+
+
+def _launch_record(
+    module: ModuleType, action: Any, names: list[str], notes: set[str], *, harness: bool = False
+) -> LaunchRecord:
     raw: dict[str, tuple[RawValue, str | None]] = {}
     for name in names:
         metric = action.metric_by_name(name)
         if metric is not None:
             raw[name] = (metric.value(), metric.unit())
+    tensor_flop = tensor_flop_from_opcodes(opcode_counts(action))
+    if tensor_flop is not None:
+        raw[SASS_TENSOR_FLOP] = (tensor_flop, "")
     demangled = action.name(module.IAction.NameBase_DEMANGLED)
     base = action.name(module.IAction.NameBase_FUNCTION)
     if action.workload_type() != module.IAction.WorkloadType_KERNEL:
@@ -141,7 +168,21 @@ def _launch_record(module: ModuleType, action: Any, names: list[str], notes: set
         findings=rule_findings(action.rule_results_as_dicts()),
         source_lines=source_lines(action),
         raw_metric_count=len(action.metric_names()),
+        harness=harness,
     )
+
+
+def opcode_counts(action: Any) -> dict[str, float]:
+    """Warp instructions executed per SASS opcode with modifiers (InstructionStats); empty when not collected."""
+    metric = action.metric_by_name(SASS_OPCODE_METRIC)
+    if metric is None or metric.num_instances() == 0:
+        return {}
+    opcodes = metric.correlation_ids()
+    counts: dict[str, float] = {}
+    for i in range(metric.num_instances()):
+        name = opcodes.as_string(i)
+        counts[name] = counts.get(name, 0.0) + metric.as_double(i)
+    return counts
 
 
 def clean_markup(text: str) -> str:

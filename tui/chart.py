@@ -5,6 +5,10 @@ which kernels, roofs and peaks are shown, so both charts always agree): memory r
 compute roofs horizontal ones, drawn in braille dots (2×4 dots per cell); kernels are whole-cell markers,
 the selected one ``●`` and the others ``○``. Every cell carries a role so the widget can colour it and tests
 can read the chart as text. No Textual, no Rich.
+
+Kernels without FLOPs have no arithmetic intensity; like the PNG chart's bar panel, they are drawn as
+DRAM bandwidth bars (``█`` achieved, ``░`` up to the DRAM roof ``┃``) when the selected kernel is one of
+them or when no kernel has FLOPs (``shows_bandwidth``).
 """
 
 from __future__ import annotations
@@ -12,10 +16,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from perfagent.render.chart import ChartPlan
-from perfagent.render.units import fmt_bandwidth, fmt_flops, sig
+from perfagent.render.chart import BandwidthBar, ChartPlan
+from perfagent.render.units import fmt_bandwidth, fmt_flops, fmt_share, sig
 
-__all__ = ["Cell", "ChartGrid", "draw_roofline", "MIN_HEIGHT", "MIN_WIDTH"]
+__all__ = [
+    "Cell",
+    "ChartGrid",
+    "draw_bandwidth",
+    "draw_roofline",
+    "shows_bandwidth",
+    "MIN_HEIGHT",
+    "MIN_WIDTH",
+]
 
 MIN_WIDTH = 24
 MIN_HEIGHT = 7
@@ -121,8 +133,11 @@ def draw_roofline(plan: ChartPlan, selected: int | None, width: int, height: int
         height: rows, the x-axis and its labels included.
 
     Returns:
-        The grid; ``message`` says why the chart is empty or why the selected kernel is not on it.
+        The grid; ``message`` says why the chart is empty or why the selected kernel is not on it. When
+        ``shows_bandwidth`` is true the grid is ``draw_bandwidth``'s instead.
     """
+    if shows_bandwidth(plan, selected):
+        return draw_bandwidth(plan, selected, width, height)
     if not plan.points:
         reasons = "; ".join(f"{name}: {why}" for name, why in plan.not_plotted) or "no kernels"
         return _blank(width, height, f"Nothing to place on the roofline — {reasons}")
@@ -273,3 +288,100 @@ def draw_roofline(plan: ChartPlan, selected: int | None, width: int, height: int
         reason = next((w for n, w in why.items() if n.startswith(f"[{selected}] ")), "not placed")
         message = f"This kernel is not on the chart: {reason}."
     return ChartGrid(rows=tuple(tuple(r) for r in grid), message=message)
+
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+"""Left-aligned partial blocks, index = eighths of a cell filled."""
+
+
+def _tag(selected: int | None) -> str | None:
+    return f"[{selected}] " if selected is not None else None
+
+
+def shows_bandwidth(plan: ChartPlan, selected: int | None) -> bool:
+    """Whether ``draw_roofline`` draws the bandwidth bars: the selected kernel has no FLOPs but a bar, or no
+    kernel has a roofline point and some have bars."""
+    if not plan.bars:
+        return False
+    tag = _tag(selected)
+    return not plan.points or (tag is not None and any(b.label.startswith(tag) for b in plan.bars))
+
+
+def _bar_text(bar: BandwidthBar) -> str:
+    if bar.share is None:
+        return f"{fmt_bandwidth(bar.achieved_bytes_per_s)} (DRAM peak unknown)"
+    return (
+        f"{fmt_bandwidth(bar.achieved_bytes_per_s)} = {fmt_share(bar.share)} of "
+        f"{fmt_bandwidth(bar.peak_bytes_per_s)} peak"
+    )
+
+
+def draw_bandwidth(plan: ChartPlan, selected: int | None, width: int, height: int) -> ChartGrid:
+    """Draw the kernels without FLOPs as DRAM bandwidth bars into ``width`` × ``height`` cells.
+
+    A title row, then two rows per kernel: its label with ``achieved = share of peak``, and the bar on a
+    linear scale from 0 (``█`` achieved, ``░`` the rest of the way to the DRAM roof, ``┃`` the roof itself).
+    When not every kernel fits, the rows shown are the first ones that include the selected kernel.
+
+    Args:
+        plan: what to show (``plan.bars``).
+        selected: 1-based rank of the kernel to highlight, or None.
+        width: cells across.
+        height: rows.
+
+    Returns:
+        The grid; ``message`` says why nothing is drawn, or that some kernels did not fit.
+    """
+    bars = plan.bars
+    if not bars:
+        return _blank(width, height, "No kernel without FLOPs has DRAM traffic to show.")
+    if width < MIN_WIDTH or height < 3:
+        return _blank(width, height, "The window is too small for the bandwidth chart.")
+    tag = _tag(selected)
+    chosen = next((i for i, b in enumerate(bars) if tag is not None and b.label.startswith(tag)), None)
+    fits = max(1, (height - 1) // 2)
+    first = 0 if chosen is None or chosen < fits else chosen - fits + 1
+    shown = bars[first : first + fits]
+    top = max(max(b.achieved_bytes_per_s, b.peak_bytes_per_s or 0.0) for b in bars)
+    span = width - 1  # the roof tick may sit in the last column
+
+    def text_row(text: str, role: str) -> list[Cell]:
+        row: list[Cell] = [(ch, role) for ch in text[:width]]
+        return row + [(" ", "")] * (width - len(row))
+
+    grid: list[list[Cell]] = [
+        text_row("DRAM bandwidth vs DRAM roof (no FLOPs, so no arithmetic intensity)", "tick")
+    ]
+    for i, bar in enumerate(shown, first):
+        is_sel = i == chosen
+        label = f"{bar.label}  {_bar_text(bar)}"
+        grid.append(text_row(label, "point-label" if is_sel else "point-other"))
+        exact = bar.achieved_bytes_per_s / top * span
+        fill, eighths = int(exact), round((exact - int(exact)) * 8)
+        if eighths == 8:
+            fill, eighths = fill + 1, 0
+        if fill == 0 and eighths == 0:
+            eighths = 1  # a measured bandwidth never draws as nothing
+        roof = round(bar.peak_bytes_per_s / top * span) if bar.peak_bytes_per_s else None
+        row: list[Cell] = []
+        for col in range(width):
+            if roof is not None and col == roof:
+                row.append(("┃", "memory-roof"))
+            elif col < fill:
+                row.append(("█", "point" if is_sel else "point-other"))
+            elif col == fill and eighths:
+                row.append((_EIGHTHS[eighths], "point" if is_sel else "point-other"))
+            elif roof is not None and col < roof:
+                row.append(("░", "memory-roof"))
+            else:
+                row.append((" ", ""))
+        grid.append(row)
+    while len(grid) < height:
+        grid.append(text_row("", ""))
+    message = None
+    if len(shown) < len(bars):
+        message = f"{len(bars) - len(shown)} more kernel(s) without FLOPs do not fit; enlarge the window."
+    if tag is not None and chosen is None:
+        reason = next((w for n, w in plan.not_plotted if n.startswith(tag)), "not placed")
+        message = f"This kernel is not on the chart: {reason}."
+    return ChartGrid(rows=tuple(tuple(r) for r in grid[:height]), message=message)

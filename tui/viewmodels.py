@@ -180,7 +180,9 @@ def kernel_rows(record: RunRecord) -> list[KernelRow]:
                 memory_pct=kp.metrics.memory_throughput_pct,
                 category=top.category if top else "",
                 severity=top.severity if top else "",
-                title=top.title if top else "no findings",
+                title=top.title
+                if top
+                else ("harness kernel: not diagnosed" if kp.harness else "no findings"),
                 recoverable=recoverable,
             )
         )

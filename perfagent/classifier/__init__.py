@@ -3,7 +3,8 @@
 ``classify(profile)`` runs every rule on every kernel, keeps the rules' findings (or the reason a
 rule was skipped), and ranks findings and kernels by recoverable time — the kernel's time × the
 share an estimated speed-up would save — so the first finding is the actionable root cause and a
-kernel at its roof says so instead of getting busywork.
+kernel at its roof says so instead of getting busywork. Kernels perfagent's harness launched outside the
+workload (``KernelProfile.harness``) are listed last, with no findings and no share of the time.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ RULES: tuple[Rule, ...] = (
 )
 
 _SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
+HARNESS_REASON = (
+    "harness kernel: launched outside the workload's forward() (perfagent's NVTX range), e.g. to prepare "
+    "inputs; not diagnosed or ranked"
+)
 
 
 def kernel_time(d: KernelDiagnosis) -> float | None:
@@ -72,6 +77,16 @@ def classify(profile: Profile, rules: tuple[Rule, ...] = RULES) -> list[KernelDi
     static = profile.mode in ("static", "timing-only")
     diagnoses: list[KernelDiagnosis] = []
     for kernel in profile.kernels:
+        if kernel.harness:
+            diagnoses.append(
+                KernelDiagnosis(
+                    name=kernel.name,
+                    duration_s=kernel.metrics.duration_s,
+                    skipped=[SkippedRule(rule="all rules", reason=HARNESS_REASON)],
+                    profile=kernel,
+                )
+            )
+            continue
         ctx = RuleContext(kernel=kernel, roofline=roofline(kernel), static=static)
         findings: list[Finding] = []
         skipped: list[SkippedRule] = []
@@ -99,11 +114,21 @@ def classify(profile: Profile, rules: tuple[Rule, ...] = RULES) -> list[KernelDi
 
 
 def rank(diagnoses: list[KernelDiagnosis]) -> list[KernelDiagnosis]:
-    """Fill recoverable time and order findings within kernels and kernels within the profile."""
+    """Fill recoverable time and order findings within kernels and kernels within the profile.
+
+    Harness kernels (``KernelProfile.harness``) take no part: they have no findings, no share of the total
+    (which is the workload's time) and come after every workload kernel.
+    """
     times = [kernel_time(d) for d in diagnoses]
-    total = sum(t for t in times if t) or None
+    total = sum(t for d, t in zip(diagnoses, times, strict=True) if t and not d.profile.harness) or None
     ranked: list[KernelDiagnosis] = []
+    harness: list[KernelDiagnosis] = []
     for d, t in zip(diagnoses, times, strict=True):
+        if d.profile.harness:
+            harness.append(
+                d.model_copy(update={"findings": [], "share_of_total": None, "recoverable_s": None})
+            )
+            continue
         findings = []
         for f in d.findings:
             rec_s = rec_share = None
@@ -124,7 +149,8 @@ def rank(diagnoses: list[KernelDiagnosis]) -> list[KernelDiagnosis]:
             )
         )
     ranked.sort(key=lambda d: (-(d.recoverable_s or 0.0), _severity_rank(d), -(kernel_time(d) or 0.0)))
-    return ranked
+    harness.sort(key=lambda d: -(kernel_time(d) or 0.0))
+    return ranked + harness
 
 
 # Below this estimated speed-up an actionable finding ranks after the "at its roof" statement.

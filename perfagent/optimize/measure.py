@@ -27,6 +27,7 @@ from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
 from perfagent.workloads.launch_spec import LaunchSpec, load_launch_spec, override_for, resolve_launch
 from perfagent.workloads.model import absolute
+from profilers.base import workload_nvtx_include
 from profilers.errors import ProfilerError, ProfilerUnavailable
 
 Progress = Callable[[str], None]
@@ -414,6 +415,12 @@ def harness_command(wl: OptimizeWorkload, file: Path, spec: Path | None) -> list
     return ["env", f"EXAMPLE_REPS={SCRIPT_REPEAT}", sys.executable, absolute(str(file))]
 
 
+def harness_nvtx_include(wl: OptimizeWorkload) -> list[str]:
+    """ncu NVTX filters for ``harness_command``: KernelBench profiles only the ``forward()`` calls (the harness
+    wraps each in ``WORKLOAD_NVTX_RANGE``), not the kernels that prepare inputs or build the model."""
+    return [workload_nvtx_include()] if wl.kind == "kernelbench" else []
+
+
 @dataclass
 class Reprofile:
     """A profile of one workload file, the kernel the loop targets, or why there is none."""
@@ -445,6 +452,7 @@ def reprofile(
             command=harness_command(wl, file, spec),
             profiler="ncu",
             kernel=wl.kernel_regex(text),
+            nvtx_include=harness_nvtx_include(wl),
             arch=arch,
             timeout_s=timeout_s,
             workdir=workdir,
@@ -461,12 +469,14 @@ def reprofile(
 
 
 def pick_kernel(kernels: list[KernelProfile], name: str | None) -> KernelProfile:
-    """The kernel called ``name`` (base name), else the one with the most total time."""
+    """The kernel called ``name`` (base name), else the one with the most total time; the workload's kernels
+    before the harness's (``KernelProfile.harness``)."""
+    workload = [k for k in kernels if not k.harness] or kernels
     if name:
-        for k in kernels:
+        for k in workload:
             if name in (k.base_name, k.name):
                 return k
-    return max(kernels, key=lambda k: k.total_duration_s or (k.metrics.duration_s or 0.0) * k.invocations)
+    return max(workload, key=lambda k: k.total_duration_s or (k.metrics.duration_s or 0.0) * k.invocations)
 
 
 def write_json(path: Path, payload: Any) -> None:

@@ -11,8 +11,15 @@ from html import escape
 
 from perfagent.models import RunRecord
 from perfagent.render.base import Renderer
-from perfagent.render.chart import chart_plan, roofline_png, summarize_not_plotted
-from perfagent.render.view import FindingView, KernelView, ReportView, build_view
+from perfagent.render.chart import (
+    BARS_CAPTION,
+    chart_plan,
+    describe_bars,
+    roofline_png,
+    summarize_not_plotted,
+    why_no_chart,
+)
+from perfagent.render.view import FindingView, KernelView, ReportView, build_view, no_findings
 
 __all__ = ["CSS", "HtmlRenderer"]
 
@@ -106,7 +113,8 @@ def _kernel(k: KernelView, tool_label: str) -> str:
         parts.append(f"<h3>Findings ({len(k.findings)}, ranked)</h3>")
         parts.extend(_finding(f) for f in k.findings)
     else:
-        parts.append("<p><strong>No findings:</strong> no rule fired on the collected metrics.</p>")
+        head, _, rest = no_findings(k).partition(": ")
+        parts.append(f"<p><strong>{_e(head)}:</strong> {_e(rest)}</p>")
     if k.hot_lines:
         parts.append("<h3>Hot source lines</h3><pre>" + _e("\n".join(k.hot_lines)) + "</pre>")
     if k.tool_findings:
@@ -121,19 +129,20 @@ def _kernel(k: KernelView, tool_label: str) -> str:
 def _chart(record: RunRecord) -> str:
     png = roofline_png(record)
     if png is None:
-        why = (
-            "static mode measures nothing"
-            if record.mode == "static"
-            else "no kernel has FLOPs and DRAM traffic"
-        )
+        why = "static mode measures nothing" if record.mode == "static" else why_no_chart(record)
         return f'<p class="dim">No roofline chart: {_e(why)}.</p>'
     data = base64.b64encode(png).decode("ascii")
-    caption = ""
-    skipped = chart_plan(record).not_plotted
-    if skipped:
-        listed = summarize_not_plotted(skipped)
-        caption = f'<figcaption class="dim">Not on the chart: {_e(listed)}.</figcaption>'
-    return f'<figure class="chart card"><img alt="Roofline chart" src="data:image/png;base64,{data}">{caption}</figure>'
+    plan = chart_plan(record)
+    alt = "Roofline chart" if plan.points else "DRAM bandwidth chart"
+    captions = []
+    if plan.bars:
+        captions.append(f"{BARS_CAPTION}: {_e(describe_bars(plan.bars))}.")
+    if plan.not_plotted:
+        captions.append(f"Not on the chart: {_e(summarize_not_plotted(plan.not_plotted))}.")
+    caption = f'<figcaption class="dim">{"<br>".join(captions)}</figcaption>' if captions else ""
+    return (
+        f'<figure class="chart card"><img alt="{alt}" src="data:image/png;base64,{data}">{caption}</figure>'
+    )
 
 
 def _document(view: ReportView, record: RunRecord) -> str:

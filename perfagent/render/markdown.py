@@ -13,8 +13,15 @@ import re
 
 from perfagent.models import RunRecord
 from perfagent.render.base import Renderer
-from perfagent.render.chart import chart_plan, roofline_png, summarize_not_plotted
-from perfagent.render.view import FindingView, KernelView, ReportView, build_view
+from perfagent.render.chart import (
+    BARS_CAPTION,
+    chart_plan,
+    describe_bars,
+    roofline_png,
+    summarize_not_plotted,
+    why_no_chart,
+)
+from perfagent.render.view import FindingView, KernelView, ReportView, build_view, no_findings
 
 __all__ = ["MarkdownRenderer", "md_code", "md_escape"]
 
@@ -83,7 +90,7 @@ def _kernel(k: KernelView, tool_label: str) -> list[str]:
         for f in k.findings:
             out += _finding(f)
     else:
-        out += ["No findings: no rule fired on the collected metrics.", ""]
+        out += [no_findings(k), ""]
     if k.hot_lines:
         out += ["**Hot source lines**", "", *_fence(k.hot_lines), ""]
     if k.tool_findings:
@@ -99,17 +106,16 @@ def _kernel(k: KernelView, tool_label: str) -> list[str]:
 def _chart(record: RunRecord) -> list[str]:
     png = roofline_png(record)
     if png is None:
-        why = (
-            "static mode measures nothing"
-            if record.mode == "static"
-            else "no kernel has FLOPs and DRAM traffic"
-        )
-        return [f"*No roofline chart: {why}.*", ""]
+        why = "static mode measures nothing" if record.mode == "static" else why_no_chart(record)
+        return [f"*No roofline chart: {md_escape(why)}.*", ""]
     data = base64.b64encode(png).decode("ascii")
-    out = [f"![Roofline chart](data:image/png;base64,{data})", ""]
-    skipped = chart_plan(record).not_plotted
-    if skipped:
-        out += [f"*Not on the chart: {md_escape(summarize_not_plotted(skipped))}.*", ""]
+    plan = chart_plan(record)
+    alt = "Roofline chart" if plan.points else "DRAM bandwidth chart"
+    out = [f"![{alt}](data:image/png;base64,{data})", ""]
+    if plan.bars:
+        out += [f"*{BARS_CAPTION}: {md_escape(describe_bars(plan.bars))}.*", ""]
+    if plan.not_plotted:
+        out += [f"*Not on the chart: {md_escape(summarize_not_plotted(plan.not_plotted))}.*", ""]
     return out
 
 

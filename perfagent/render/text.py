@@ -19,7 +19,7 @@ from rich.text import Text
 
 from perfagent.models import RunRecord
 from perfagent.render.base import Renderer
-from perfagent.render.view import FindingView, KernelView, ReportView, build_view
+from perfagent.render.view import FindingView, KernelView, ReportView, build_view, no_findings
 
 __all__ = ["DEFAULT_WIDTH", "TextRenderer"]
 
@@ -95,7 +95,7 @@ def _kernel(k: KernelView, tool_label: str) -> RenderableType:
         parts.append(Text(f"\nFindings ({len(k.findings)}, ranked)", style="bold underline"))
         parts.extend(_finding(f) for f in k.findings)
     else:
-        parts.append(Text("\nNo findings: no rule fired on the collected metrics.", style="bold"))
+        parts.append(Text(f"\n{no_findings(k)}", style="bold"))
     if k.hot_lines:
         parts.append(Text("\nHot source lines", style="bold"))
         parts.extend(_indent(Text(line, style="cyan"), 2) for line in k.hot_lines)

@@ -36,6 +36,7 @@ from perfagent.render.units import (
     sig,
     split_quantity,
 )
+from perfagent.roofline import level_peak, peaks_for
 
 __all__ = [
     "EvidenceRow",
@@ -120,6 +121,8 @@ class KernelView:
     hot_lines: tuple[str, ...]
     skipped: tuple[str, ...]
     tool_findings: tuple[str, ...]
+    harness: bool = False
+    """Launched by perfagent's harness outside the workload: not diagnosed (``KernelProfile.harness``)."""
 
 
 @dataclass(frozen=True)
@@ -284,7 +287,8 @@ def level_rates(kd: KernelDiagnosis, level: str) -> tuple[float | None, float | 
 
     From the roofline point when there is one; else from the bytes moved / duration, and the peak from
     the device (or, when the roofline's speed of light is set by this level, bytes / speed of light:
-    the peak the roofline itself used, e.g. a datasheet peak the report lacked).
+    the peak the roofline itself used, e.g. a datasheet peak the report lacked; else the GPU table's
+    datasheet peak, as ``perfagent.roofline.peaks_for`` completes it).
     """
     point = pick_point(kd, level=level)
     achieved = point.achieved_bytes_per_s if point else None
@@ -299,6 +303,8 @@ def level_rates(kd: KernelDiagnosis, level: str) -> tuple[float | None, float | 
     rl = kd.roofline
     if peak is None and rl is not None and rl.bounding_resource == level and rl.speed_of_light_s and moved:
         peak = moved / rl.speed_of_light_s
+    if peak is None:  # the GPU table's datasheet peak, as the roofline itself completes the report's peaks
+        peak = level_peak(peaks_for(kp), level)
     return achieved, peak
 
 
@@ -444,6 +450,19 @@ def _tool_finding(t: ToolFinding) -> str:
     return f"{text} [{t.rule_id}]"
 
 
+def no_findings(k: KernelView) -> str:
+    """What a kernel without findings says: why there are none."""
+    if k.harness:
+        return "Not diagnosed: a harness kernel, outside the workload's forward()."
+    return "No findings: no rule fired on the collected metrics."
+
+
+HARNESS_ROLE = (
+    "harness: launched by perfagent's harness outside the workload's forward() (e.g. to prepare inputs); "
+    "not diagnosed or ranked"
+)
+
+
 def _kernel(rank: int, kd: KernelDiagnosis) -> KernelView:
     kp = kd.profile
     facts: list[tuple[str, str]] = [
@@ -455,17 +474,20 @@ def _kernel(rank: int, kd: KernelDiagnosis) -> KernelView:
     for label, text in (("Work", _work(kp)), ("Occupancy", _occupancy(kp)), ("Stalls", _stalls(kp))):
         if text is not None:
             facts.append((label, text))
+    if kp.harness:
+        facts.insert(0, ("Role", HARNESS_ROLE))
     shown_in_findings = {(s.file, s.line) for f in kd.findings for s in f.source_lines}
     hot = [s for s in kp.source_lines if (s.file, s.line) not in shown_in_findings][:_HOT_LINES]
     return KernelView(
         rank=rank,
         name=kd.name,
-        short_name=kp.base_name or kd.name,
+        short_name=(kp.base_name or kd.name) + (" (harness)" if kp.harness else ""),
         facts=tuple(facts),
         findings=tuple(_finding(i, f) for i, f in enumerate(kd.findings, 1)),
         hot_lines=tuple(_source_line(s) for s in hot),
         skipped=tuple(f"skipped: {s.rule} rule — {s.reason}" for s in kd.skipped),
         tool_findings=tuple(_tool_finding(t) for t in kp.tool_findings),
+        harness=kp.harness,
     )
 
 
@@ -474,6 +496,9 @@ def build_view(record: RunRecord) -> ReportView:
     tool = record.tool + (f" {record.tool_version}" if record.tool_version else "")
     totals = [t for t in (_total_s(k.profile) for k in record.kernels) if t is not None]
     kernels = f"{len(record.kernels)}"
+    harness = sum(1 for k in record.kernels if k.profile.harness)
+    if harness:
+        kernels += f" ({harness} of the harness, not ranked)"
     if totals:
         kernels += f" · {fmt_seconds(sum(totals))} total kernel time"
     facts = [("Target", record.target), ("Tool", tool), ("Mode", record.mode), ("Kernels", kernels)]

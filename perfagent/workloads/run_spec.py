@@ -7,7 +7,9 @@
 Launch specs: the kernel file (default: the spec's ``source``; a rewrite is launched like the original,
 or by its ``[variants]`` entry) is built with NVRTC and launched with the spec's ``params`` and declared
 inputs, the same way ``perfagent bench`` launches it. KernelBench: ``Model`` (or the candidate's
-``ModelNew``) is built from ``get_init_inputs()`` and called on ``get_inputs()`` moved to the device.
+``ModelNew``) is built from ``get_init_inputs()`` and called on ``get_inputs()`` moved to the device: once
+to warm up, then ``--repeat`` times, each call inside the NVTX range ``perfagent_forward`` (on CUDA), so
+that ncu profiles the forward calls alone (``--nvtx --nvtx-include perfagent_forward/``).
 No comparison and no timing: ``perfagent.profile(command=[...])`` re-profiles rewrites with it.
 Exit status 0 after the last launch completed; 2 for unusable input; 1 when a launch failed.
 """
@@ -16,12 +18,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from perfagent.errors import BadInput
+from profilers.base import WORKLOAD_NVTX_RANGE
 
 SEED = 0
+WARMUP_CALLS = 1
+"""KernelBench: calls before the measured ones, outside the NVTX range (Triton compiles and autotunes there,
+and lazily initialised state is built), so that the profiled calls show the workload's steady state."""
 
 
 def run_launch_spec(spec_path: Path, kernel_file: Path | None, repeat: int) -> str:
@@ -90,11 +97,31 @@ def run_kernelbench(problem: Path, candidate: Path | None, repeat: int, device: 
     seed_everything(SEED)
     inputs = to_device(list(module.get_inputs()), device)
     with torch.no_grad():
-        for _ in range(repeat):
+        for _ in range(WARMUP_CALLS):
             model(*inputs)
+        for _ in range(repeat):
+            with forward_range(device):
+                model(*inputs)
     if device == "cuda":
         torch.cuda.synchronize()
-    return f"{cls_name}: {repeat} call(s) on {device}"
+    return f"{cls_name}: {WARMUP_CALLS} warm-up + {repeat} call(s) on {device}"
+
+
+@contextmanager
+def forward_range(device: str) -> Iterator[None]:
+    """Wrap one ``forward()`` call in the NVTX push/pop range ``WORKLOAD_NVTX_RANGE`` (CUDA only), so that a
+    profiler sees which kernels the workload launched: ncu profiles only those with
+    ``--nvtx --nvtx-include perfagent_forward/``, and the report reader marks any other one as harness."""
+    if device != "cuda":
+        yield
+        return
+    import torch
+
+    torch.cuda.nvtx.range_push(WORKLOAD_NVTX_RANGE)  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        torch.cuda.nvtx.range_pop()  # type: ignore[no-untyped-call]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -32,7 +32,9 @@ def test_tensor_core_stress_kernel_is_at_its_compute_roof() -> None:
     record = perfagent.diagnose(ncu_fixture(MMA))
     first = record.kernels[0].findings[0]
     assert first.category == "compute-bound" and first.severity == "info"
-    assert "99%" in first.title and "little headroom" in first.title
+    # Tensor FLOPs priced from the SASS opcode counts: 304 TFLOP/s, 97 % of the A100-PCIe datasheet peak
+    # (312 TFLOP/s at the 1.41 GHz boost clock; it was profiled at 1.39 GHz).
+    assert "97% of TENSOR compute peak" in first.title and "little headroom" in first.title
     # The 33 % shared-conflict result is kept, but ranked after the roof statement: it buys nothing here.
     conflicts = [f for f in record.kernels[0].findings if f.category == "shared-bank-conflicts"]
     assert conflicts and conflicts[0].estimated_speedup is not None and conflicts[0].estimated_speedup < 1.05

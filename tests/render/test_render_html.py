@@ -6,8 +6,10 @@ import base64
 
 import lxml.html  # type: ignore[import-untyped]
 
+import perfagent
 from perfagent.models import KernelProfile, RunRecord
 from perfagent.render import OutputFormat, render
+from tests.conftest import EXAMPLE_REPORTS
 
 from .records import COALESCING_TITLE, NOTE
 
@@ -68,3 +70,16 @@ def test_html_escapes_hostile_text(counters: RunRecord) -> None:
     assert name in doc.text_content()
     assert "<b>n</b>" in doc.text_content()
     assert "a&b<c>.ncu-rep" in doc.xpath("//title")[0].text_content()
+
+
+def test_html_transpose_report_has_a_bandwidth_picture() -> None:
+    """A recorded transpose (0 FLOP): no picture before issue 10, now the DRAM bandwidth bars."""
+    record = perfagent.diagnose(EXAMPLE_REPORTS / "01_transpose_naive.ncu-rep")
+    doc = lxml.html.document_fromstring(render(record, OutputFormat.HTML))
+    (img,) = doc.xpath("//figure[contains(@class, 'chart')]/img")
+    assert img.get("alt") == "DRAM bandwidth chart"
+    assert base64.b64decode(img.get("src").split(",", 1)[1]).startswith(b"\x89PNG")
+    caption = doc.xpath("//figure/figcaption")[0].text_content()
+    assert "[1] transpose_naive: 596 GB/s = 12.4 % of 4.81 TB/s DRAM peak" in caption
+    assert "[2] transpose_tiled_padded: 3.52 TB/s = 73.2 % of 4.81 TB/s DRAM peak" in caption
+    assert "No roofline chart" not in doc.text_content()

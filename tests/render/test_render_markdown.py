@@ -5,9 +5,11 @@ from __future__ import annotations
 import base64
 import re
 
+import perfagent
 from perfagent.models import RunRecord
 from perfagent.render import OutputFormat, render
 from perfagent.render.markdown import md_code, md_escape
+from tests.conftest import EXAMPLE_REPORTS
 
 from .records import COALESCING_TITLE, NOTE, STATIC_NOTE
 
@@ -37,9 +39,26 @@ def test_markdown_embeds_the_chart(counters: RunRecord) -> None:
     assert base64.b64decode(match.group(1)).startswith(b"\x89PNG")
 
 
-def test_markdown_lists_kernels_not_on_the_chart(with_copy: RunRecord) -> None:
+def test_markdown_lists_kernels_without_flops_as_bandwidth(with_copy: RunRecord) -> None:
     md = render(with_copy, OutputFormat.MARKDOWN)
-    assert "Not on the chart: \\[3\\] copy_kernel (no FLOPs measured" in md
+    assert len(IMAGE.findall(md)) == 1
+    assert (
+        "achieved DRAM bandwidth vs the DRAM roof: \\[3\\] copy_kernel: 3 TB/s = 89.6 % of 3.35 TB/s DRAM peak."
+        in md
+    )
+    assert "Not on the chart" not in md
+
+
+def test_markdown_transpose_report_has_a_bandwidth_picture() -> None:
+    """A recorded transpose (0 FLOP): no picture before issue 10, now the DRAM bandwidth bars."""
+    record = perfagent.diagnose(EXAMPLE_REPORTS / "01_transpose_naive.ncu-rep")
+    md = render(record, OutputFormat.MARKDOWN)
+    assert "No roofline chart" not in md
+    (png,) = IMAGE.findall(md)
+    assert base64.b64decode(png).startswith(b"\x89PNG")
+    assert "![DRAM bandwidth chart](data:image/png;base64," in md
+    assert "\\[1\\] transpose_naive: 596 GB/s = 12.4 % of 4.81 TB/s DRAM peak" in md
+    assert "\\[2\\] transpose_tiled_padded: 3.52 TB/s = 73.2 % of 4.81 TB/s DRAM peak" in md
 
 
 def test_markdown_static(static: RunRecord) -> None:

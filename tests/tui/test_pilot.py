@@ -33,7 +33,7 @@ from tui.messages import (
 )
 from tui.optimize_bridge import LOOP_UNAVAILABLE
 from tui.screens import HelpScreen, KernelDetailScreen, KernelsScreen, LoadingScreen, WalkthroughScreen
-from tui.widgets import FindingsList, KernelTable, SourcePane
+from tui.widgets import FindingsList, KernelTable, RooflineChart, SourcePane
 
 M = TypeVar("M", bound=Message)
 
@@ -88,6 +88,10 @@ async def test_detail_tabs_show_findings_and_source(memcpy: RunRecord) -> None:
         assert isinstance(screen, KernelDetailScreen)
         tabs = screen.query_one(TabbedContent)
         assert tabs.active == "overview"
+        # A copy kernel has no FLOPs: the chart shows its DRAM bandwidth against the DRAM roof.
+        assert "achieved DRAM bandwidth" in _text(app, "#chart-caption")
+        chart = str(screen.query_one(RooflineChart).render())
+        assert "[1] MatrixTransferKernel  1.19 TB/s = 80 % of 1.49 TB/s peak" in chart and "┃" in chart
         await pilot.press("2")
         assert tabs.active == "findings"
         findings = screen.query_one(FindingsList)

@@ -8,8 +8,8 @@ import pytest
 from tui_support import CANDIDATE, ORIGINAL, FakeLoop
 
 from perfagent.models import RunRecord
-from perfagent.render.chart import ChartPlan, PlottedKernel, chart_plan
-from tui.chart import draw_roofline
+from perfagent.render.chart import BandwidthBar, ChartPlan, PlottedKernel, chart_plan
+from tui.chart import draw_bandwidth, draw_roofline, shows_bandwidth
 from tui.optimize_bridge import (
     LOOP_UNAVAILABLE,
     Candidate,
@@ -138,9 +138,52 @@ def test_roofline_chart_places_the_selected_kernel(sgemm: RunRecord) -> None:
     assert all(len(row) == 60 for row in grid.rows) and len(grid.rows) == 16
 
 
-def test_roofline_chart_explains_an_empty_plot(memcpy: RunRecord) -> None:
-    grid = draw_roofline(chart_plan(memcpy), 1, 40, 12)
-    assert grid.message is not None and "no FLOPs measured" in grid.message
+def test_roofline_chart_draws_a_copy_kernel_as_a_bandwidth_bar(memcpy: RunRecord) -> None:
+    """No FLOPs, so no arithmetic intensity: the achieved DRAM bandwidth against the DRAM roof."""
+    plan = chart_plan(memcpy)
+    assert plan.points == () and shows_bandwidth(plan, 1)
+    grid = draw_roofline(plan, 1, 60, 8)
+    assert grid.message is None
+    lines = grid.text().splitlines()
+    assert lines[0].startswith("DRAM bandwidth vs DRAM roof")
+    assert lines[1] == "[1] MatrixTransferKernel  1.19 TB/s = 80 % of 1.49 TB/s peak"
+    bar = lines[2]
+    assert bar.endswith("┃") and "░" in bar
+    # 80 % of the way to the roof (the roof tick is the last column).
+    filled = bar.count("█") + (1 if bar[bar.count("█")] in "▏▎▍▌▋▊▉" else 0)
+    assert filled / (len(bar) - 1) == pytest.approx(0.8, abs=1 / 59)
+    roles = {role for _, role in grid.rows[2]}
+    assert roles == {"point", "memory-roof"}
+    assert all(len(row) == 60 for row in grid.rows) and len(grid.rows) == 8
+
+
+def test_bandwidth_chart_keeps_the_selected_kernel_in_view() -> None:
+    bars = tuple(BandwidthBar(f"[{i}] k{i}", 1e11 * i, 1e12) for i in range(1, 7))
+    plan = ChartPlan(points=(), not_plotted=(), bars=bars)
+    grid = draw_bandwidth(plan, 6, 40, 5)
+    text = grid.text()
+    assert "[6] k6" in text and "[1] k1" not in text
+    assert grid.message == "4 more kernel(s) without FLOPs do not fit; enlarge the window."
+    assert grid.text().splitlines()[1].startswith("[5] k5")
+    assert {role for _, role in grid.rows[1]} - {""} == {"point-other"}
+    assert {role for _, role in grid.rows[3]} - {""} == {"point-label"}
+
+
+def test_roofline_kernel_with_flops_keeps_the_roofline_beside_bars(
+    memcpy: RunRecord, sgemm: RunRecord
+) -> None:
+    plan = chart_plan(sgemm)
+    mixed = ChartPlan(
+        points=plan.points,
+        not_plotted=(),
+        memory_roofs=plan.memory_roofs,
+        compute_roofs=plan.compute_roofs,
+        bars=(BandwidthBar("[5] copy", 1e11, 6e11),),
+    )
+    assert not shows_bandwidth(mixed, 2)
+    assert "FLOP/B" in draw_roofline(mixed, 2, 60, 16).text()
+    assert shows_bandwidth(mixed, 5)
+    assert "[5] copy  100 GB/s = 16.7 % of 600 GB/s peak" in draw_roofline(mixed, 5, 60, 16).text()
 
 
 def test_roofline_chart_too_small() -> None:

@@ -12,6 +12,7 @@ from textual.widgets import Footer, Header, OptionList, Static, TabbedContent, T
 from perfagent.models import RunRecord
 from perfagent.render.chart import chart_plan
 from perfagent.render.view import tool_label
+from tui.chart import shows_bandwidth
 from tui.viewmodels import (
     FindingItem,
     finding_items,
@@ -79,7 +80,16 @@ class KernelDetailScreen(Screen[None]):
         tag = f"[{self.index + 1}] "
         left_out = next((why for name, why in plan.not_plotted if name.startswith(tag)), None)
         parts: list[Content | str | tuple[str, str]] = []
-        if plan.points:
+        if shows_bandwidth(plan, self.index + 1):
+            parts.append(
+                (
+                    "█ achieved DRAM bandwidth  ░ up to the DRAM roof ┃  (no FLOPs, so no arithmetic intensity)",
+                    "$text-muted",
+                )
+            )
+            if left_out:
+                parts += ["\n", ("Not on the chart: ", "$warning"), left_out]
+        elif plan.points:
             parts.append(("● this kernel  ○ others  (log FLOP/s vs FLOP/B)", "$text-muted"))
             if left_out:
                 parts += ["\n", ("Not on the chart: ", "$warning"), left_out]
