@@ -34,6 +34,7 @@ __all__ = [
     "SourceRow",
     "SourceView",
     "bar",
+    "compact_share",
     "finding_items",
     "kernel_headline",
     "kernel_rows",
@@ -66,6 +67,26 @@ def bar(pct: float | None, width: int) -> str:
     full, part = divmod(eighths, 8)
     text = "█" * full + (_EIGHTHS[part] if part else "")
     return text.ljust(width)
+
+
+SHARE_WIDTH = 6
+"""Cells the kernel list gives a share; ``compact_share`` never needs more."""
+
+
+def compact_share(fraction: float | None) -> str:
+    """A share of the total in at most ``SHARE_WIDTH`` cells, always with its unit.
+
+    ``fmt_share`` gives 3 significant figures, which below 1 % no longer fit the column and lost the
+    ``%`` to the cell's crop (``0.554``): ``64.3 %``, ``5.97 %``, ``0.55 %``, ``<0.1 %``, ``0 %``.
+    """
+    if fraction is None or math.isnan(fraction):
+        return NA
+    pct = fraction * 100.0
+    if pct >= 1.0 or pct <= 0.0:
+        return fmt_share(fraction)
+    if pct < 0.1:
+        return "<0.1 %"
+    return f"{sig(pct, 2)} %"
 
 
 def short_name(kd: KernelDiagnosis, limit: int | None = None) -> str:
@@ -174,7 +195,7 @@ def kernel_rows(record: RunRecord) -> list[KernelRow]:
                 full_name=kd.name,
                 duration=fmt_seconds(_total_s(kp) if _total_s(kp) is not None else kd.duration_s),
                 launches=kp.invocations,
-                share=fmt_share(share),
+                share=compact_share(share),
                 share_pct=None if share is None else share * 100.0,
                 sm_pct=kp.metrics.sm_throughput_pct,
                 memory_pct=kp.metrics.memory_throughput_pct,

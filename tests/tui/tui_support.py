@@ -26,6 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO.parent / "shared" / "fixtures" / "ncu-public"
 SGEMM_REPORT = FIXTURES / "a10g_sgemm_4kernels_ncu2023.1.1_roofline.ncu-rep"
 MEMCPY_REPORT = FIXTURES / "a100_memcpyasync_matrixtransfer_pd1_ncu2023.3.1_full.ncu-rep"
+SUITE_REPORT = REPO / "examples" / "reports" / "suite.ncu-rep"
+"""The examples' 20 kernels recorded on an H200 (in the repo): shares down to 0.1 %, an L1-bound SGEMM."""
 SGEMM_JSON = DATA / "a10g_sgemm_4kernels.json"
 MEMCPY_JSON = DATA / "a100_memcpyasync.json"
 

@@ -1,0 +1,75 @@
+"""The TUI defects of issue 10 (first contact), each driven through the real app on real records.
+
+Records: the examples' own recorded report (``examples/reports/suite.ncu-rep``, 20 kernels on an H200,
+diagnosed at test time), the saved public ones in ``data/``, and optimize runs saved by the real loop.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+from tui_support import PinnedBridge, run_async
+
+from perfagent.models import RunRecord
+from perfagent.render.units import fmt_seconds
+from tui.app import PerfAgentApp
+from tui.viewmodels import compact_share
+from tui.widgets import KernelTable
+from tui.widgets.kernel_table import SORT_MARK
+
+
+def _app(source: object) -> PerfAgentApp:
+    return PerfAgentApp(source, bridge=PinnedBridge())  # type: ignore[arg-type]
+
+
+def _text(app: PerfAgentApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def _column(table: KernelTable, key: str) -> tuple[int, list[str]]:
+    """(width, cells as shown) of the column ``key``."""
+    keys = [k.value for k in table.columns]
+    assert key in keys, f"no '{key}' column: {keys}"
+    index = keys.index(key)
+    column = table.ordered_columns[index]
+    return column.width, [table.get_row_at(i)[index].plain for i in range(table.row_count)]
+
+
+def test_compact_share_keeps_its_unit_and_fits() -> None:
+    cases = {
+        0.643: "64.3 %",
+        0.0597: "5.97 %",
+        0.005537: "0.55 %",
+        0.00099: "<0.1 %",
+        0.0: "0 %",
+        1.0: "100 %",
+    }
+    assert {f: compact_share(f) for f in cases} == cases
+    assert compact_share(None) == "n/a"
+    assert all(len(compact_share(x / 10000)) <= 6 for x in range(10001))
+
+
+@run_async
+async def test_shares_under_one_percent_keep_their_percent_sign(suite: RunRecord) -> None:
+    small = [k for k in suite.kernels if k.share_of_total is not None and k.share_of_total < 0.01]
+    assert small, "the suite report has kernels under 1 % of the time"
+    for size in ((80, 30), (120, 30)):
+        app = _app(suite)
+        async with app.run_test(size=size):
+            table = app.screen.query_one(KernelTable)
+            width, shares = _column(table, "share")
+            assert len(shares) == len(suite.kernels)
+            assert all(s.endswith("%") and len(s) <= width for s in shares), shares
+
+
+@run_async
+async def test_narrow_kernel_list_shows_the_column_it_is_sorted_by(suite: RunRecord) -> None:
+    app = _app(suite)
+    async with app.run_test(size=(80, 30)):
+        table = app.screen.query_one(KernelTable)
+        assert table.max_scroll_x == 0, "every column is on screen"
+        _, cells = _column(table, "recoverable")
+        labels = {str(c.key.value): str(c.label) for c in table.ordered_columns}
+        assert labels["recoverable"].endswith(SORT_MARK)
+        times = [k.recoverable_s for k in suite.kernels]
+        assert cells == [f"≈{fmt_seconds(t)}" for t in times]
+        assert times == sorted(times, reverse=True), "the list is ranked by recoverable time"
