@@ -13,7 +13,7 @@ from perfagent.models import RunRecord
 from perfagent.render.units import fmt_seconds
 from tui.app import PerfAgentApp
 from tui.viewmodels import compact_share
-from tui.widgets import KernelTable
+from tui.widgets import FindingsList, KernelTable, SourcePane
 from tui.widgets.kernel_table import SORT_MARK
 
 
@@ -73,3 +73,56 @@ async def test_narrow_kernel_list_shows_the_column_it_is_sorted_by(suite: RunRec
         times = [k.recoverable_s for k in suite.kernels]
         assert cells == [f"≈{fmt_seconds(t)}" for t in times]
         assert times == sorted(times, reverse=True), "the list is ranked by recoverable time"
+
+
+@run_async
+async def test_home_and_end_go_to_the_first_and_last_row(suite: RunRecord) -> None:
+    app = _app(suite)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(KernelTable)
+        await pilot.press("end")
+        assert table.cursor_row == len(suite.kernels) - 1
+        assert suite.kernels[-1].name in _text(app, "#kernel-preview")
+        await pilot.press("home")
+        assert table.cursor_row == 0
+        await pilot.press("enter", "2")
+        findings = app.screen.query_one(FindingsList)
+        await pilot.press("end")
+        assert findings.highlighted == findings.option_count - 1
+        await pilot.press("home")
+        assert findings.highlighted == 0
+
+
+PARTIAL_BLOCKS = "▏▎▍▌▋▊▉"
+
+
+@run_async
+async def test_source_pane_wraps_prose_so_no_stray_scrollbar_glyph_shows(sgemm: RunRecord) -> None:
+    """The caption was one unwrapped line wider than the pane: a horizontal scrollbar for nothing, whose
+    thumb edge (``▉`` and kin) was the only thing it showed."""
+    app = _app(sgemm)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("enter", "3")
+        await pilot.pause()
+        pane = app.screen.query_one(SourcePane)
+        assert pane.max_scroll_x == 0 and not pane.horizontal_scrollbar.display
+        text = _text(app, "#source-text")
+        assert "No source-level data" in text and "to see hot lines here." in text
+        assert max(len(line) for line in text.splitlines()) <= pane.scrollable_content_region.width
+        assert not any(glyph in app.export_screenshot() for glyph in PARTIAL_BLOCKS)
+
+
+@run_async
+async def test_source_pane_wraps_notes_and_opens_on_the_hottest_line(memcpy: RunRecord) -> None:
+    app = _app(memcpy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("enter", "3")
+        await pilot.pause()
+        pane = app.screen.query_one(SourcePane)
+        assert pane.max_scroll_x == 0, "the notes wrap; the code fits 120 columns"
+        text = _text(app, "#source-text").splitlines()
+        note = next(i for i, line in enumerate(text) if "└ This line is responsible" in line)
+        assert "See markers on" in " ".join(text[note : note + 4])
+        hottest = next(i for i, line in enumerate(text) if "12,284 │" in line)
+        assert pane.scroll_y <= hottest < pane.scroll_y + pane.scrollable_content_region.height
+        assert pane.scroll_y > 0

@@ -58,7 +58,7 @@ from tui.optimize_bridge import (
     summary_counts,
 )
 from tui.viewmodels import severity_label, short_name
-from tui.widgets import DiffView
+from tui.widgets import DiffView, RowTable
 from tui.widgets.findings import SEVERITY_STYLES
 
 STAGES = (("choose", "1 Finding & transform"), ("run", "2 Run & review"))
@@ -118,16 +118,16 @@ class WalkthroughScreen(Screen[None]):
             with Vertical(id="run"):
                 yield ProgressBar(id="wt-progress", show_eta=False)
                 yield Static(id="wt-status")
-                yield DataTable(id="wt-candidates", cursor_type="row", zebra_stripes=True)
+                yield RowTable(id="wt-candidates", cursor_type="row", zebra_stripes=True)
                 with TabbedContent(initial="tab-log", id="wt-tabs"):
                     with TabPane("Log", id="tab-log"):
                         yield Log(id="wt-log", auto_scroll=True)
                     with TabPane("Diff", id="tab-diff"):
                         yield DiffView(id="wt-diff")
                     with TabPane("Checks", id="tab-checks"):
-                        yield DataTable(id="wt-checks", cursor_type="row", zebra_stripes=True)
+                        yield RowTable(id="wt-checks", cursor_type="row", zebra_stripes=True)
                     with TabPane("Before/after", id="tab-metrics"):
-                        yield DataTable(id="wt-metrics", cursor_type="row", zebra_stripes=True)
+                        yield RowTable(id="wt-metrics", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -8,6 +8,7 @@ from tui.widgets.evidence import EvidenceTable
 from tui.widgets.findings import FindingDetail, FindingsList
 from tui.widgets.kernel_table import KernelTable
 from tui.widgets.roofline import RooflineChart
+from tui.widgets.row_table import RowTable
 from tui.widgets.source import SourcePane
 
 __all__ = [
@@ -18,5 +19,6 @@ __all__ = [
     "FindingsList",
     "KernelTable",
     "RooflineChart",
+    "RowTable",
     "SourcePane",
 ]

@@ -7,10 +7,10 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
-from textual.widgets import DataTable
+from textual.binding import Binding, BindingType
 
 from tui.viewmodels import SHARE_WIDTH, KernelRow, bar
+from tui.widgets.row_table import RowTable
 
 _FIXED = {"rank": 2, "time": 8, "share": SHARE_WIDTH}
 WIDE = 100
@@ -40,10 +40,10 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
-class KernelTable(DataTable[Text]):
+class KernelTable(RowTable):
     """Kernels in the library's priority order; Enter opens one."""
 
-    BINDINGS = [Binding("enter", "select_cursor", "Open kernel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "select_cursor", "Open kernel")]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "kernel-table--bar",
