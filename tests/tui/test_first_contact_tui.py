@@ -6,15 +6,25 @@ diagnosed at test time), the saved public ones in ``data/``, and optimize runs s
 
 from __future__ import annotations
 
-from textual.widgets import Static
-from tui_support import PinnedBridge, run_async
+import shutil
+from pathlib import Path
 
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import OptionList, Static
+from tui_support import REPO, PinnedBridge, run_async, settle
+
+import perfagent
 from perfagent.models import RunRecord
 from perfagent.render.units import fmt_seconds
 from tui.app import PerfAgentApp
+from tui.optimize_bridge import recipe_languages, source_languages
+from tui.screens import WalkthroughScreen
 from tui.viewmodels import compact_share
 from tui.widgets import FindingsList, KernelTable, SourcePane
 from tui.widgets.kernel_table import SORT_MARK
+
+EXAMPLES = REPO / "examples"
 
 
 def _app(source: object) -> PerfAgentApp:
@@ -126,3 +136,63 @@ async def test_source_pane_wraps_notes_and_opens_on_the_hottest_line(memcpy: Run
         hottest = next(i for i, line in enumerate(text) if "12,284 │" in line)
         assert pane.scroll_y <= hottest < pane.scroll_y + pane.scrollable_content_region.height
         assert pane.scroll_y > 0
+
+
+def _offered(screen: WalkthroughScreen) -> tuple[list[str], str | None]:
+    """(transform ids offered, the pre-selected one)."""
+    transforms = screen.query_one("#wt-transforms", OptionList)
+    ids = [str(transforms.get_option_at_index(i).id) for i in range(transforms.option_count)]
+    return ids, screen._transform()
+
+
+async def _walkthrough(app: PerfAgentApp, pilot: Pilot[None]) -> WalkthroughScreen:
+    await pilot.press("enter", "o")
+    await settle(app)
+    await pilot.pause()
+    assert isinstance(app.screen, WalkthroughScreen)
+    return app.screen
+
+
+@pytest.fixture
+def static_cuda(tmp_path: Path) -> RunRecord:
+    """A copy of examples/cuda/01_transpose_naive/slow.cu diagnosed by static analysis (no GPU needed)."""
+    shutil.copytree(EXAMPLES / "cuda" / "01_transpose_naive", tmp_path / "ex")
+    return perfagent.diagnose(tmp_path / "ex" / "slow.cu", save=False)
+
+
+@run_async
+async def test_walkthrough_offers_only_recipes_for_the_files_language(static_cuda: RunRecord) -> None:
+    assert static_cuda.mode == "static"
+    app = _app(static_cuda)
+    async with app.run_test(size=(100, 30)) as pilot:
+        offered, chosen = _offered(await _walkthrough(app, pilot))
+        assert offered and chosen == offered[0]
+        assert "grid-swizzle" not in offered, "grid-swizzle's recipe edits Triton, not CUDA"
+        assert all("cuda" in recipe_languages(t) for t in offered), offered
+
+
+@run_async
+async def test_walkthrough_preselects_a_transform_a_recipe_can_do_on_cuda(static_cuda: RunRecord) -> None:
+    """A finding that names a Triton-only recipe first (the XCD rule's grid-swizzle, on a HIP/CUDA file)."""
+    kd = static_cuda.kernels[0]
+    finding = kd.findings[0].model_copy(update={"transforms": ["grid-swizzle", "restrict-pointers"]})
+    record = static_cuda.model_copy(update={"kernels": [kd.model_copy(update={"findings": [finding]})]})
+    app = _app(record)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _walkthrough(app, pilot)
+        offered, chosen = _offered(screen)
+        assert offered[:2] == ["grid-swizzle", "restrict-pointers"]
+        assert chosen == "restrict-pointers"
+        transforms = screen.query_one("#wt-transforms", OptionList)
+        assert "llm only" in str(transforms.get_option_at_index(0).prompt)
+        assert "llm only" not in str(transforms.get_option_at_index(1).prompt)
+
+
+def test_source_languages_of_the_examples() -> None:
+    assert source_languages(EXAMPLES / "cuda" / "01_transpose_naive" / "slow.cu") == {"cuda"}
+    assert source_languages(EXAMPLES / "triton" / "01_matmul_bad_config.py") == {"triton"}
+    assert source_languages(EXAMPLES / "kernelbench" / "01_vector_add_cuda.py") == {"cuda"}
+    assert source_languages(EXAMPLES / "kernelbench" / "01_vector_add.py") == {"python"}
+    assert source_languages(EXAMPLES / "reports" / "suite.ncu-rep") == frozenset()
+    assert recipe_languages("grid-swizzle") == {"triton", "python"}
+    assert recipe_languages("smem-tiling") == frozenset()

@@ -55,6 +55,8 @@ from tui.optimize_bridge import (
     ProgressEvent,
     kernel_regex,
     progress_text,
+    recipe_languages,
+    source_languages,
     summary_counts,
 )
 from tui.viewmodels import severity_label, short_name
@@ -94,6 +96,8 @@ class WalkthroughScreen(Screen[None]):
         self.outcome: Outcome | None = None
         self.decisions: dict[str, str] = {}
         self._run: Worker[None] | None = None
+        self.languages = source_languages(record.target)
+        """What the recipes would edit in the target: CUDA, Triton or Python (empty: not a source)."""
 
     # ----------------------------------------------------------------- layout
 
@@ -205,21 +209,29 @@ class WalkthroughScreen(Screen[None]):
             return
         transforms.add_options(
             [
-                Option(
-                    Content.assemble(
-                        f"{i}. {t}", ("" if t in f.transforms else (" (recipe)", "$text-muted"))
-                    ),
-                    id=t,
-                )
+                Option(Content.assemble(f"{i}. {t}", self._transform_note(t, f)), id=t)
                 for i, t in enumerate(offered, 1)
             ]
         )
-        transforms.highlighted = 0
+        # Pre-select what the default (recipes) backend can do on this file's language.
+        transforms.highlighted = next((i for i, t in enumerate(offered) if self._has_recipe(t)), 0)
+
+    def _has_recipe(self, transform: str) -> bool:
+        """A deterministic recipe of ``transform`` edits this file's language."""
+        return bool(recipe_languages(transform) & self.languages)
+
+    def _transform_note(self, transform: str, finding: Finding) -> tuple[str, str]:
+        """'(recipe)' for a catalog recipe the finding did not name; '(llm only)' when no recipe edits
+        this file's language (a Triton-only recipe on a CUDA file)."""
+        if self.languages and not self._has_recipe(transform):
+            return (" (llm only)", "$text-muted")
+        return ("", "") if transform in finding.transforms else (" (recipe)", "$text-muted")
 
     def _offered_transforms(self) -> list[str]:
         """The finding's transforms, then, when nothing was measured (static analysis), the catalog's
-        recipe transforms: the loop plans those on an unmeasured kernel and checks each recipe's
-        precondition on the source itself (``perfagent.optimize.plan``, tier 'recipe')."""
+        transforms with a recipe for this file's language: the loop plans those on an unmeasured kernel
+        and checks each recipe's precondition on the source itself (``perfagent.optimize.plan``, tier
+        'recipe'); a recipe for another language would only be refused."""
         f = self.finding
         if f is None:
             return []
@@ -231,7 +243,7 @@ class WalkthroughScreen(Screen[None]):
                 entries = catalog()
             except Exception:  # knowledge data missing in a partial install: the finding's own list only
                 entries = {}
-            offered += [t for t, entry in entries.items() if entry.recipes and t not in offered]
+            offered += [t for t in entries if t not in offered and self._has_recipe(t)]
         return offered
 
     def _show_capabilities(self) -> None:
