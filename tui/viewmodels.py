@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfagent.models import Finding, KernelDiagnosis, KernelProfile, RunRecord
+from perfagent.optimize.record import OptimizeResult
+from perfagent.optimize.render import change, fmt_value, headline
 from perfagent.render.units import (
     NA,
     fmt_bytes,
@@ -42,6 +44,7 @@ __all__ = [
     "occupancy_rows",
     "run_facts",
     "run_summary",
+    "saved_run_facts",
     "severity_label",
     "short_name",
     "sol_rows",
@@ -474,3 +477,33 @@ def samples_text(samples: float | None) -> str:
 def percent_text(value: float | None) -> str:
     """A percentage with 3 significant figures, or ``n/a``."""
     return NA if value is None else f"{sig(value)} %"
+
+
+def saved_run_facts(result: OptimizeResult) -> list[tuple[str, str]]:
+    """(label, text) lines heading a saved optimize run, most telling first: the outcome, the baseline, the
+    original → best rows that were measured, why it stopped, what ran where (as ``perfagent report``)."""
+    b = result.baseline
+    device = result.device + (
+        "" if result.gpu else " (no GPU: candidates verified where possible, never timed)"
+    )
+    baseline = fmt_seconds(b.time_s) + (f" ({b.timer})" if b.timer else " (not timed)")
+    if b.pct_of_roofline is not None:
+        baseline += f" · {fmt_pct(b.pct_of_roofline)} of roofline"
+    if b.kernel:
+        baseline += f" · kernel {b.kernel}"
+    facts = [("Outcome", headline(result)), ("Baseline", baseline)]
+    if b.findings:
+        f = b.findings[0]
+        facts.append(("Finding", f"[{f.severity}] {f.category}: {f.title}"))
+    for row in result.table:
+        if row.before is None and row.after is None:
+            continue
+        moved = change(row)
+        text = f"{fmt_value(row.before, row.unit)} → {fmt_value(row.after, row.unit)}"
+        facts.append((row.quantity, text + (f" ({moved})" if moved else "")))
+    if result.stopped:
+        facts.append(("Stopped", result.stopped))
+    facts.append(("Ran", f"{result.workload} · {result.language} · {result.backend} backend · {device}"))
+    facts.append(("Target", result.target))
+    facts += [("Note", n) for n in dict.fromkeys([*b.notes, *result.notes])]
+    return facts

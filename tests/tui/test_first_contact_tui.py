@@ -11,17 +11,18 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import OptionList, Static
-from tui_support import REPO, PinnedBridge, run_async, settle
+from textual.widget import Widget
+from textual.widgets import DataTable, OptionList, Static, TabbedContent
+from tui_support import LONG_CHECK_DETAIL, LONG_LOG_LINE, REPO, FakeLoop, PinnedBridge, run_async, settle
 
 import perfagent
 from perfagent.models import RunRecord
 from perfagent.render.units import fmt_seconds
-from tui.app import PerfAgentApp
+from tui.app import LoadRequest, PerfAgentApp
 from tui.optimize_bridge import recipe_languages, source_languages
-from tui.screens import WalkthroughScreen
+from tui.screens import OptimizeRunScreen, WalkthroughScreen
 from tui.viewmodels import compact_share
-from tui.widgets import FindingsList, KernelTable, SourcePane
+from tui.widgets import FindingsList, KernelTable, SourcePane, WrappedLog
 from tui.widgets.kernel_table import SORT_MARK
 
 EXAMPLES = REPO / "examples"
@@ -196,3 +197,99 @@ def test_source_languages_of_the_examples() -> None:
     assert source_languages(EXAMPLES / "reports" / "suite.ncu-rep") == frozenset()
     assert recipe_languages("grid-swizzle") == {"triton", "python"}
     assert recipe_languages("smem-tiling") == frozenset()
+
+
+def _lines(widget: Widget) -> list[str]:
+    """The text a widget shows, line by line, as laid out at its width."""
+    return [strip.text.rstrip() for strip in widget.render_lines(widget.region.reset_offset)]
+
+
+@run_async
+async def test_reasons_check_details_and_log_lines_wrap(
+    source_record: RunRecord, fake_loop: FakeLoop
+) -> None:
+    app = _app(source_record)
+    async with app.run_test(size=(80, 30)) as pilot:
+        screen = await _walkthrough(app, pilot)
+        await pilot.press("r")
+        await settle(app)
+        await pilot.pause()
+        reason = screen.query_one("#wt-reason", Static)
+        c1 = fake_loop.calls and screen.review.current()
+        assert c1 is not None and c1.id == "c1"
+        shown = _lines(reason)
+        assert len(shown) >= 2 and all(len(line) <= reason.size.width for line in shown)
+        assert " ".join(" ".join(shown).split()).endswith(" ".join(c1.reason.split()))
+
+        await pilot.press("down")  # c2: its check detail is longer than the pane
+        screen.query_one("#wt-tabs", TabbedContent).active = "tab-checks"
+        await pilot.pause()
+        checks = screen.query_one("#wt-checks", DataTable)
+        assert checks.max_scroll_x == 0, "the detail wraps instead of running off the pane"
+        detail = checks.get_row_at(0)[2]
+        assert detail.plain == LONG_CHECK_DETAIL and checks.rows[next(iter(checks.rows))].height > 1
+
+        screen.query_one("#wt-tabs", TabbedContent).active = "tab-log"
+        await pilot.pause()
+        log = screen.query_one("#wt-log", WrappedLog)
+        assert LONG_LOG_LINE in log.lines
+        text = log.query_one(Static)
+        shown = _lines(text)
+        assert all(len(line) <= text.size.width for line in shown)
+        assert "".join(shown).replace(" ", "").find(LONG_LOG_LINE.replace(" ", "")) >= 0
+
+
+@pytest.fixture(scope="module")
+def saved_triton_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Triton optimize run saved by the real loop (recipes, CPU: verified with the interpreter, not timed)."""
+    pytest.importorskip("triton")
+    work = tmp_path_factory.mktemp("triton")
+    src = work / "matmul.py"
+    shutil.copy(EXAMPLES / "triton" / "01_matmul_bad_config.py", src)
+    run = work / "run"
+    perfagent.optimize(
+        src,
+        backend="recipes",
+        transform="grid-swizzle",
+        iterations=1,
+        max_candidates=2,
+        device="cpu",
+        out=run,
+    )
+    return run
+
+
+@run_async
+async def test_a_saved_triton_optimize_run_opens_on_its_baseline_and_candidates(
+    saved_triton_run: Path,
+) -> None:
+    saved = perfagent.load(saved_triton_run)
+    assert isinstance(saved, RunRecord) and saved.kind == "optimize" and saved.optimize is not None
+    assert saved.candidates and not saved.kernels, "the loop profiled nothing here: no kernels"
+    app = _app(LoadRequest(target=str(saved_triton_run)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OptimizeRunScreen)
+        head = " ".join(" ".join(_lines(screen.query_one("#run-head", Static))).split())
+        assert "0 kernels" not in head
+        assert f"{len(saved.candidates)} candidates" in head
+        assert "Baseline" in head and "n/a (not timed)" in head and "triton-script · triton" in head
+        table = screen.query_one("#wt-candidates", DataTable)
+        rows = [[cell.plain for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [r[:4] for r in rows] == [[c.id, c.transform, c.backend, c.verdict] for c in saved.candidates]
+        assert saved.candidates[0].reason in " ".join(
+            str(screen.query_one("#wt-reason", Static).render()).split()
+        )
+        diff = str(screen.query_one("#diff-text", Static).render())
+        assert "GROUP_M" in diff and "+" in diff
+        await pilot.press("end")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("home", "a")  # the loop accepted nothing (no GPU): nothing is written
+        await pilot.pause()
+        assert any(n.title == "Not accepted" for n in app._notifications)
+        assert (
+            Path(saved.optimize.target).read_text()
+            == (EXAMPLES / "triton" / "01_matmul_bad_config.py").read_text()
+        )
