@@ -32,6 +32,7 @@ __all__ = [
     "BarRow",
     "FindingItem",
     "KernelRow",
+    "SOL_NOTE",
     "RunSummary",
     "SourceRow",
     "SourceView",
@@ -231,8 +232,16 @@ class BarRow:
     emphasis: bool = False
 
 
+SOL_NOTE = "how busy each unit is, % of its peak (the roofline above rates bytes/s moved)"
+"""Said under the speed-of-light panel: its L1 (say) can be 99 % busy while the header's roofline puts the
+L1 traffic at 6 % of the L1 bandwidth peak (uncoalesced accesses keep the unit busy moving few bytes)."""
+
+
 def sol_rows(kd: KernelDiagnosis) -> list[BarRow]:
-    """Speed-of-light rows: compute and memory throughput (and each memory level), issue slots."""
+    """Speed-of-light rows: compute and memory throughput (and each memory level), issue slots.
+
+    These are the profiler's throughput percentages (how busy each unit is), not the roofline's achieved
+    bandwidth: the L1 row is labelled ``L1/TEX`` as the profiler names that unit (``SOL_NOTE``)."""
     m = kd.profile.metrics
     rows = [
         BarRow("Compute (SM)", m.sm_throughput_pct, fmt_pct(m.sm_throughput_pct)),
@@ -243,7 +252,7 @@ def sol_rows(kd: KernelDiagnosis) -> list[BarRow]:
         for label, value in (
             ("DRAM", m.dram_throughput_pct),
             ("L2", m.l2_throughput_pct),
-            ("L1", m.l1_throughput_pct),
+            ("L1/TEX", m.l1_throughput_pct),
         )
         if value is not None
     )

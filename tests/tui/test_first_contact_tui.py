@@ -21,7 +21,7 @@ from perfagent.render.units import fmt_seconds
 from tui.app import LoadRequest, PerfAgentApp
 from tui.optimize_bridge import recipe_languages, source_languages
 from tui.screens import OptimizeRunScreen, WalkthroughScreen
-from tui.viewmodels import compact_share
+from tui.viewmodels import SOL_NOTE, compact_share
 from tui.widgets import FindingsList, KernelTable, SourcePane, WrappedLog
 from tui.widgets.kernel_table import SORT_MARK
 
@@ -293,3 +293,21 @@ async def test_a_saved_triton_optimize_run_opens_on_its_baseline_and_candidates(
             Path(saved.optimize.target).read_text()
             == (EXAMPLES / "triton" / "01_matmul_bad_config.py").read_text()
         )
+
+
+@run_async
+async def test_roofline_percent_and_speed_of_light_percent_are_labelled_apart(suite: RunRecord) -> None:
+    """sgemm_naive: the roofline puts its L1 traffic at 5.97 % of the L1 bandwidth peak while the profiler
+    reports the L1/TEX unit 99 % busy (uncoalesced loads). Both are right; each must say what it is."""
+    kd = suite.kernels[0]
+    assert kd.name == "sgemm_naive" and kd.roofline is not None and kd.roofline.bounding_resource == "l1"
+    busy = kd.profile.metrics.l1_throughput_pct
+    assert busy is not None and busy > 90
+    app = _app(suite)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("enter")
+        title = _text(app, "#kernel-title").splitlines()
+        assert title[1].startswith("Roofline L1-bound: 2 TB/s = 5.97 % of 33.5 TB/s peak")
+        panel = " ".join(_lines(app.screen.query_one("#sol", Widget)))
+        assert " ".join(SOL_NOTE.split()) in " ".join(panel.split())
+        assert "L1/TEX" in panel and "99 %" in panel
