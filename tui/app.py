@@ -1,7 +1,8 @@
 """PerfAgentApp: the Textual application. Loads a run through the library API in a worker, then shows screens.
 
 The app is a client of ``perfagent``: a target is read or profiled by ``perfagent.diagnose`` (a saved run
-is loaded with ``perfagent.load`` and shown as saved, like ``perfagent report``), in a thread worker whose
+is loaded with ``perfagent.load`` and shown as saved, like ``perfagent report``: a saved optimize run opens
+on its baseline and candidates), in a thread worker whose
 progress and result arrive as Messages; everything shown is a view of the ``RunRecord``. Nothing here
 profiles, classifies or estimates.
 """
@@ -15,6 +16,7 @@ from typing import Any
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.worker import get_current_worker
 
 import perfagent
@@ -24,7 +26,14 @@ from perfagent.targets import TargetKind, resolve_target
 from profilers.errors import ProfilerError
 from tui.messages import LoadFailed, LoadProgress, RecordLoaded
 from tui.optimize_bridge import OptimizeBridge
-from tui.screens import HelpScreen, KernelDetailScreen, KernelsScreen, LoadingScreen, WalkthroughScreen
+from tui.screens import (
+    HelpScreen,
+    KernelDetailScreen,
+    KernelsScreen,
+    LoadingScreen,
+    OptimizeRunScreen,
+    WalkthroughScreen,
+)
 
 
 class LoadCancelled(Exception):
@@ -56,6 +65,13 @@ def _load_or_diagnose(request: LoadRequest, progress: Callable[[str], None]) -> 
     )
 
 
+def first_screen(record: RunRecord) -> Screen[None]:
+    """A saved optimize run opens on its candidates; anything else on its kernel list."""
+    if record.kind == "optimize":
+        return OptimizeRunScreen(record)
+    return KernelsScreen(record)
+
+
 def split_error(exc: BaseException) -> tuple[str, str]:
     """(cause, next step) of an error, as the CLI's one-line message says them."""
     if isinstance(exc, PerfAgentError | ProfilerError):
@@ -83,7 +99,7 @@ class PerfAgentApp(App[None]):
 
     def on_mount(self) -> None:
         if isinstance(self.source, RunRecord):
-            self.push_screen(KernelsScreen(self.source))
+            self.push_screen(first_screen(self.source))
             return
         self.push_screen(LoadingScreen(self.source.describe()))
         self.load(self.source)
@@ -114,7 +130,7 @@ class PerfAgentApp(App[None]):
 
     def on_record_loaded(self, message: RecordLoaded) -> None:
         self.record = message.record
-        self.switch_screen(KernelsScreen(message.record))
+        self.switch_screen(first_screen(message.record))
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.load_error = message.error
@@ -128,6 +144,7 @@ class PerfAgentApp(App[None]):
             ("Kernel list", KernelsScreen.BINDINGS),
             ("Kernel detail", KernelDetailScreen.BINDINGS),
             ("Optimize walkthrough", WalkthroughScreen.BINDINGS),
+            ("Saved optimize run", OptimizeRunScreen.BINDINGS),
             ("Anywhere", self.BINDINGS),
         ]
         self.push_screen(HelpScreen(sections, self.record))

@@ -90,6 +90,8 @@ __all__ = [
     "Outcome",
     "ProgressEvent",
     "normalize_result",
+    "recipe_languages",
+    "source_languages",
 ]
 
 LOOP_UNAVAILABLE = "the optimize loop is not available in this build"
@@ -446,6 +448,37 @@ def source_reason(record: RunRecord) -> str | None:
     if target.kind.is_recorded:
         return f"{Path(record.target).name} is a recorded report — optimizing needs the kernel source (perfagent tui kernel.cu)"
     return None
+
+
+def source_languages(target: str | Path) -> frozenset[str]:
+    """The languages the recipes would edit in ``target`` (empty: not a source the loop rewrites).
+
+    ``.cu``/``.cuh``: CUDA. A Python file: Triton when it holds ``@triton.jit`` kernels, CUDA when it
+    holds ``load_inline`` CUDA (the recipes edit that CUDA in place), else plain Python. Read, never run.
+    """
+    path = Path(target)
+    suffix = path.suffix.lower()
+    if suffix in (".cu", ".cuh"):
+        return frozenset({"cuda"})
+    if suffix != ".py":
+        return frozenset()
+    from perfagent.workloads.kernelbench import inspect_python
+
+    try:
+        info = inspect_python(path)
+    except BadInput:
+        return frozenset()
+    found = {"triton"} if info.jit_kernels else set()
+    if info.cuda_sources:
+        found.add("cuda")
+    return frozenset(found or {"python"})
+
+
+def recipe_languages(transform: str) -> frozenset[str]:
+    """The languages some deterministic recipe of ``transform`` edits (empty: the llm backend only)."""
+    from perfagent.rewrite.recipes import recipes_for
+
+    return frozenset(lang for recipe in recipes_for(transform) for lang in recipe.languages)
 
 
 def progress_text(event: ProgressEvent) -> str:

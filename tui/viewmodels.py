@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfagent.models import Finding, KernelDiagnosis, KernelProfile, RunRecord
+from perfagent.optimize.record import OptimizeResult
+from perfagent.optimize.render import change, fmt_value, headline
 from perfagent.render.units import (
     NA,
     fmt_bytes,
@@ -30,10 +32,12 @@ __all__ = [
     "BarRow",
     "FindingItem",
     "KernelRow",
+    "SOL_NOTE",
     "RunSummary",
     "SourceRow",
     "SourceView",
     "bar",
+    "compact_share",
     "finding_items",
     "kernel_headline",
     "kernel_rows",
@@ -41,6 +45,7 @@ __all__ = [
     "occupancy_rows",
     "run_facts",
     "run_summary",
+    "saved_run_facts",
     "severity_label",
     "short_name",
     "sol_rows",
@@ -66,6 +71,26 @@ def bar(pct: float | None, width: int) -> str:
     full, part = divmod(eighths, 8)
     text = "█" * full + (_EIGHTHS[part] if part else "")
     return text.ljust(width)
+
+
+SHARE_WIDTH = 6
+"""Cells the kernel list gives a share; ``compact_share`` never needs more."""
+
+
+def compact_share(fraction: float | None) -> str:
+    """A share of the total in at most ``SHARE_WIDTH`` cells, always with its unit.
+
+    ``fmt_share`` gives 3 significant figures, which below 1 % no longer fit the column and lost the
+    ``%`` to the cell's crop (``0.554``): ``64.3 %``, ``5.97 %``, ``0.55 %``, ``<0.1 %``, ``0 %``.
+    """
+    if fraction is None or math.isnan(fraction):
+        return NA
+    pct = fraction * 100.0
+    if pct >= 1.0 or pct <= 0.0:
+        return fmt_share(fraction)
+    if pct < 0.1:
+        return "<0.1 %"
+    return f"{sig(pct, 2)} %"
 
 
 def short_name(kd: KernelDiagnosis, limit: int | None = None) -> str:
@@ -174,7 +199,7 @@ def kernel_rows(record: RunRecord) -> list[KernelRow]:
                 full_name=kd.name,
                 duration=fmt_seconds(_total_s(kp) if _total_s(kp) is not None else kd.duration_s),
                 launches=kp.invocations,
-                share=fmt_share(share),
+                share=compact_share(share),
                 share_pct=None if share is None else share * 100.0,
                 sm_pct=kp.metrics.sm_throughput_pct,
                 memory_pct=kp.metrics.memory_throughput_pct,
@@ -209,8 +234,16 @@ class BarRow:
     emphasis: bool = False
 
 
+SOL_NOTE = "how busy each unit is, % of its peak (the roofline above rates bytes/s moved)"
+"""Said under the speed-of-light panel: its L1 (say) can be 99 % busy while the header's roofline puts the
+L1 traffic at 6 % of the L1 bandwidth peak (uncoalesced accesses keep the unit busy moving few bytes)."""
+
+
 def sol_rows(kd: KernelDiagnosis) -> list[BarRow]:
-    """Speed-of-light rows: compute and memory throughput (and each memory level), issue slots."""
+    """Speed-of-light rows: compute and memory throughput (and each memory level), issue slots.
+
+    These are the profiler's throughput percentages (how busy each unit is), not the roofline's achieved
+    bandwidth: the L1 row is labelled ``L1/TEX`` as the profiler names that unit (``SOL_NOTE``)."""
     m = kd.profile.metrics
     rows = [
         BarRow("Compute (SM)", m.sm_throughput_pct, fmt_pct(m.sm_throughput_pct)),
@@ -221,7 +254,7 @@ def sol_rows(kd: KernelDiagnosis) -> list[BarRow]:
         for label, value in (
             ("DRAM", m.dram_throughput_pct),
             ("L2", m.l2_throughput_pct),
-            ("L1", m.l1_throughput_pct),
+            ("L1/TEX", m.l1_throughput_pct),
         )
         if value is not None
     )
@@ -455,3 +488,33 @@ def samples_text(samples: float | None) -> str:
 def percent_text(value: float | None) -> str:
     """A percentage with 3 significant figures, or ``n/a``."""
     return NA if value is None else f"{sig(value)} %"
+
+
+def saved_run_facts(result: OptimizeResult) -> list[tuple[str, str]]:
+    """(label, text) lines heading a saved optimize run, most telling first: the outcome, the baseline, the
+    original → best rows that were measured, why it stopped, what ran where (as ``perfagent report``)."""
+    b = result.baseline
+    device = result.device + (
+        "" if result.gpu else " (no GPU: candidates verified where possible, never timed)"
+    )
+    baseline = fmt_seconds(b.time_s) + (f" ({b.timer})" if b.timer else " (not timed)")
+    if b.pct_of_roofline is not None:
+        baseline += f" · {fmt_pct(b.pct_of_roofline)} of roofline"
+    if b.kernel:
+        baseline += f" · kernel {b.kernel}"
+    facts = [("Outcome", headline(result)), ("Baseline", baseline)]
+    if b.findings:
+        f = b.findings[0]
+        facts.append(("Finding", f"[{f.severity}] {f.category}: {f.title}"))
+    for row in result.table:
+        if row.before is None and row.after is None:
+            continue
+        moved = change(row)
+        text = f"{fmt_value(row.before, row.unit)} → {fmt_value(row.after, row.unit)}"
+        facts.append((row.quantity, text + (f" ({moved})" if moved else "")))
+    if result.stopped:
+        facts.append(("Stopped", result.stopped))
+    facts.append(("Ran", f"{result.workload} · {result.language} · {result.backend} backend · {device}"))
+    facts.append(("Target", result.target))
+    facts += [("Note", n) for n in dict.fromkeys([*b.notes, *result.notes])]
+    return facts

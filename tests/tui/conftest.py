@@ -1,7 +1,7 @@
 """Fixtures for the TUI tests: saved and live-diagnosed records, the optimize loop present or absent.
 
-``live_records`` diagnoses the public reports at test time (skipped when ../shared is absent); the saved
-records are described in ``tui_support``.
+``live_records`` diagnoses the public reports at test time (skipped when ../shared is absent), ``suite`` the
+examples' own recorded report; the saved records are described in ``tui_support``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from tui_support import (
     ORIGINAL,
     SGEMM_JSON,
     SGEMM_REPORT,
+    SUITE_REPORT,
     FakeLoop,
     load,
 )
@@ -43,6 +44,12 @@ def live_records() -> dict[str, RunRecord]:
     if not FIXTURES.is_dir():
         pytest.skip(f"{FIXTURES} is absent: the public ncu fixtures live outside the repo (../shared)")
     return {p.stem: perfagent.diagnose(p) for p in (SGEMM_REPORT, MEMCPY_REPORT)}
+
+
+@pytest.fixture(scope="session")
+def suite() -> RunRecord:
+    """The examples' suite report (``examples/reports/suite.ncu-rep``) diagnosed now: 20 kernels on an H200."""
+    return perfagent.diagnose(SUITE_REPORT)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 import pytest
 from textual.message import Message
-from textual.widgets import ContentSwitcher, DataTable, Log, OptionList, Static, TabbedContent
+from textual.widgets import ContentSwitcher, DataTable, OptionList, Static, TabbedContent
 from tui_support import (
     CANDIDATE,
     MEMCPY_REPORT,
@@ -33,7 +33,7 @@ from tui.messages import (
 )
 from tui.optimize_bridge import LOOP_UNAVAILABLE
 from tui.screens import HelpScreen, KernelDetailScreen, KernelsScreen, LoadingScreen, WalkthroughScreen
-from tui.widgets import FindingsList, KernelTable, RooflineChart, SourcePane
+from tui.widgets import FindingsList, KernelTable, RooflineChart, SourcePane, WrappedLog
 
 M = TypeVar("M", bound=Message)
 
@@ -64,9 +64,9 @@ async def test_kernel_list_is_ranked_and_enter_opens_detail(sgemm: RunRecord) ->
         table = app.screen.query_one(KernelTable)
         assert table.row_count == 4
         assert [table.get_row_at(i)[1].plain for i in range(4)] == [
-            "one_blocktiling",
-            "two_blocktiling",
-            "vectorized_bloc…",
+            "one_blocktil…",
+            "two_blocktil…",
+            "vectorized_b…",
             "warptiling",
         ]
         await pilot.press("down", "enter")
@@ -171,7 +171,7 @@ async def test_walkthrough_runs_recipes_and_accepts(source_record: RunRecord, fa
         assert call["transforms"] == [source_record.kernels[0].findings[0].transforms[0]]
         assert [m.text for m in _posted(posted, OptimizeProgress)][-1] == "[2/2] verifying c2"
         assert any(isinstance(m, OptimizeFinished) for m in posted)
-        log = screen.query_one("#wt-log", Log)
+        log = screen.query_one("#wt-log", WrappedLog)
         assert any("verifying c1" in line for line in log.lines)
         candidates = screen.query_one("#wt-candidates", DataTable)
         assert candidates.row_count == 2 and candidates.cursor_row == 0

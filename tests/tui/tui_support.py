@@ -26,6 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO.parent / "shared" / "fixtures" / "ncu-public"
 SGEMM_REPORT = FIXTURES / "a10g_sgemm_4kernels_ncu2023.1.1_roofline.ncu-rep"
 MEMCPY_REPORT = FIXTURES / "a100_memcpyasync_matrixtransfer_pd1_ncu2023.3.1_full.ncu-rep"
+SUITE_REPORT = REPO / "examples" / "reports" / "suite.ncu-rep"
+"""The examples' 20 kernels recorded on an H200 (in the repo): shares down to 0.1 %, an L1-bound SGEMM."""
 SGEMM_JSON = DATA / "a10g_sgemm_4kernels.json"
 MEMCPY_JSON = DATA / "a100_memcpyasync.json"
 
@@ -61,6 +63,18 @@ ORIGINAL = "__global__ void k(float* x) { x[threadIdx.x * 32] += 1.0f; }\n"
 CANDIDATE = "__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n"
 
 
+LONG_LOG_LINE = (
+    "c1: `env TRITON_INTERPRET=1 CUDA_VISIBLE_DEVICES= /usr/bin/python3 "
+    "/home/user/project/.perfagent/runs/20261124-043401-eb1cf9/candidates/01_launch-config/source.py` "
+    "exited 0 (correctness is only what it checks)"
+)
+"""A progress line as long as the real loop's check-command lines (wider than any pane)."""
+LONG_CHECK_DETAIL = (
+    "mismatch at index 7: got 3.0, expected 1.0 (max abs err 2.0 > atol 1e-05 + rtol 1e-05 × |expected|); "
+    "1 of 32 outputs differ, first at index 7"
+)
+
+
 class FakeLoop:
     """A stand-in for ``perfagent.optimize`` that follows the interface documented in ``tui.optimize_bridge``.
 
@@ -75,6 +89,7 @@ class FakeLoop:
         progress: Callable[[object], None] = kwargs["progress"]
         progress("proposing candidates with the recipes backend")
         progress({"message": "verifying c1", "step": 1, "total": 2})
+        progress(LONG_LOG_LINE)
         progress({"message": "verifying c2", "step": 2, "total": 2})
         diff = "--- k.cu\n+++ k.cu\n@@ -1 +1 @@\n-" + ORIGINAL + "+" + CANDIDATE
         return {
@@ -103,7 +118,7 @@ class FakeLoop:
                     "backend": kwargs["backend"],
                     "diff": "--- k.cu\n+++ k.cu\n",
                     "verdict": "incorrect",
-                    "checks": [{"name": "correctness", "passed": False, "detail": "mismatch at index 7"}],
+                    "checks": [{"name": "correctness", "passed": False, "detail": LONG_CHECK_DETAIL}],
                     "time_s_before": 4.0e-4,
                     "time_s_after": None,
                     "accepted": False,

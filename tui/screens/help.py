@@ -16,7 +16,12 @@ from tui.viewmodels import run_facts
 
 Section = tuple[str, Sequence[BindingType]]
 
-_MOVES = (("↑ ↓  PgUp PgDn", "move in lists and tables"), ("Enter", "open / choose"), ("Tab", "next pane"))
+_MOVES = (
+    ("↑ ↓  PgUp PgDn", "move in lists and tables"),
+    ("Home End", "first / last row"),
+    ("Enter", "open / choose"),
+    ("Tab", "next pane"),
+)
 _KEY_NAMES = {"question_mark": "?", "escape": "Esc", "enter": "Enter"}
 
 

@@ -14,6 +14,7 @@ from perfagent.render.chart import chart_plan
 from perfagent.render.view import tool_label
 from tui.chart import shows_bandwidth
 from tui.viewmodels import (
+    SOL_NOTE,
     FindingItem,
     finding_items,
     kernel_headline,
@@ -56,7 +57,7 @@ class KernelDetailScreen(Screen[None]):
                     yield RooflineChart(chart_plan(self.record), self.index + 1, id="roofline")
                     yield Static(id="chart-caption")
                 with VerticalScroll(id="sol-box"):
-                    yield BarPanel("Speed of light", sol_rows(self.kernel), id="sol")
+                    yield BarPanel("Speed of light", sol_rows(self.kernel), note=SOL_NOTE, id="sol")
                     yield BarPanel("Occupancy", occupancy_rows(self.kernel), id="occupancy")
                     yield BarPanel("Launch", launch_rows(self.kernel), id="launch")
             with (
@@ -72,8 +73,10 @@ class KernelDetailScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = short_name(self.kernel)
         first, second = kernel_headline(self.record, self.index)
+        # Labelled as the text report labels it: its "% of peak" is bytes/s against the bandwidth roof,
+        # not the speed-of-light panel's "how busy" percentages.
         self.query_one("#kernel-title", Static).update(
-            Content.assemble((first, "bold"), "\n", (second, "$text-muted"))
+            Content.assemble((first, "bold"), "\n", ("Roofline ", "bold"), (second, "$text-muted"))
         )
         chart = self.query_one(RooflineChart)
         plan = chart.plan

@@ -6,7 +6,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, LoadingIndicator, Log, Static
+from textual.widgets import Footer, Header, LoadingIndicator, Static
+
+from tui.widgets.wrapped_log import WrappedLog
 
 
 class LoadingScreen(Screen[None]):
@@ -22,7 +24,7 @@ class LoadingScreen(Screen[None]):
             yield Static(Content.assemble(("Loading ", "bold"), self.target), id="loading-target")
             yield LoadingIndicator(id="loading-spinner")
             yield Static(id="loading-error")
-            yield Log(id="loading-log", auto_scroll=True)
+            yield WrappedLog(id="loading-log")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -30,7 +32,7 @@ class LoadingScreen(Screen[None]):
 
     def add_line(self, text: str) -> None:
         """Append a progress line."""
-        self.query_one("#loading-log", Log).write_line(text)
+        self.query_one("#loading-log", WrappedLog).write_line(text)
 
     def show_error(self, message: str, hint: str) -> None:
         """Stop the spinner and say what went wrong and what to do."""

@@ -7,7 +7,6 @@ what still works (choosing findings and transforms, the recipes backend, CPU ver
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,28 +15,22 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import (
     ContentSwitcher,
-    DataTable,
     Footer,
     Header,
     Label,
-    Log,
     OptionList,
     ProgressBar,
     RadioButton,
     RadioSet,
     Static,
-    TabbedContent,
-    TabPane,
 )
 from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
-from perfagent.errors import BadInput, one_line
+from perfagent.errors import one_line
 from perfagent.models import Finding, RunRecord
-from perfagent.render.units import fmt_seconds, fmt_speedup
+from perfagent.render.units import fmt_speedup
 from tui.messages import (
-    CandidateAccepted,
-    CandidateRejected,
     CapabilitiesProbed,
     OptimizeFailed,
     OptimizeFinished,
@@ -45,7 +38,6 @@ from tui.messages import (
 )
 from tui.optimize_bridge import (
     LOOP_UNAVAILABLE,
-    Candidate,
     Capabilities,
     OptimizeBridge,
     OptimizeCancelled,
@@ -55,10 +47,12 @@ from tui.optimize_bridge import (
     ProgressEvent,
     kernel_regex,
     progress_text,
+    recipe_languages,
+    source_languages,
     summary_counts,
 )
 from tui.viewmodels import severity_label, short_name
-from tui.widgets import DiffView
+from tui.widgets import CandidateReview
 from tui.widgets.findings import SEVERITY_STYLES
 
 STAGES = (("choose", "1 Finding & transform"), ("run", "2 Run & review"))
@@ -92,8 +86,9 @@ class WalkthroughScreen(Screen[None]):
         self.finding_index = min(finding, max(0, len(self.kernel.findings) - 1))
         self.capabilities: Capabilities | None = None
         self.outcome: Outcome | None = None
-        self.decisions: dict[str, str] = {}
         self._run: Worker[None] | None = None
+        self.languages = source_languages(record.target)
+        """What the recipes would edit in the target: CUDA, Triton or Python (empty: not a source)."""
 
     # ----------------------------------------------------------------- layout
 
@@ -118,25 +113,11 @@ class WalkthroughScreen(Screen[None]):
             with Vertical(id="run"):
                 yield ProgressBar(id="wt-progress", show_eta=False)
                 yield Static(id="wt-status")
-                yield DataTable(id="wt-candidates", cursor_type="row", zebra_stripes=True)
-                with TabbedContent(initial="tab-log", id="wt-tabs"):
-                    with TabPane("Log", id="tab-log"):
-                        yield Log(id="wt-log", auto_scroll=True)
-                    with TabPane("Diff", id="tab-diff"):
-                        yield DiffView(id="wt-diff")
-                    with TabPane("Checks", id="tab-checks"):
-                        yield DataTable(id="wt-checks", cursor_type="row", zebra_stripes=True)
-                    with TabPane("Before/after", id="tab-metrics"):
-                        yield DataTable(id="wt-metrics", cursor_type="row", zebra_stripes=True)
+                yield CandidateReview(with_log=True, id="wt-review")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = f"optimize {short_name(self.kernel)}"
-        self.query_one("#wt-candidates", DataTable).add_columns(
-            "Id", "Transform", "Backend", "Verdict", "Before", "After", "Speed-up", "Decision"
-        )
-        self.query_one("#wt-checks", DataTable).add_columns("", "Check", "Detail")
-        self.query_one("#wt-metrics", DataTable).add_columns("Metric", "Before", "After", "Change")
         findings = self.query_one("#wt-findings", OptionList)
         for i, f in enumerate(self.kernel.findings):
             sev = Content.styled(f"{severity_label(f.severity):4}", SEVERITY_STYLES.get(f.severity, ""))
@@ -205,21 +186,29 @@ class WalkthroughScreen(Screen[None]):
             return
         transforms.add_options(
             [
-                Option(
-                    Content.assemble(
-                        f"{i}. {t}", ("" if t in f.transforms else (" (recipe)", "$text-muted"))
-                    ),
-                    id=t,
-                )
+                Option(Content.assemble(f"{i}. {t}", self._transform_note(t, f)), id=t)
                 for i, t in enumerate(offered, 1)
             ]
         )
-        transforms.highlighted = 0
+        # Pre-select what the default (recipes) backend can do on this file's language.
+        transforms.highlighted = next((i for i, t in enumerate(offered) if self._has_recipe(t)), 0)
+
+    def _has_recipe(self, transform: str) -> bool:
+        """A deterministic recipe of ``transform`` edits this file's language."""
+        return bool(recipe_languages(transform) & self.languages)
+
+    def _transform_note(self, transform: str, finding: Finding) -> tuple[str, str]:
+        """'(recipe)' for a catalog recipe the finding did not name; '(llm only)' when no recipe edits
+        this file's language (a Triton-only recipe on a CUDA file)."""
+        if self.languages and not self._has_recipe(transform):
+            return (" (llm only)", "$text-muted")
+        return ("", "") if transform in finding.transforms else (" (recipe)", "$text-muted")
 
     def _offered_transforms(self) -> list[str]:
         """The finding's transforms, then, when nothing was measured (static analysis), the catalog's
-        recipe transforms: the loop plans those on an unmeasured kernel and checks each recipe's
-        precondition on the source itself (``perfagent.optimize.plan``, tier 'recipe')."""
+        transforms with a recipe for this file's language: the loop plans those on an unmeasured kernel
+        and checks each recipe's precondition on the source itself (``perfagent.optimize.plan``, tier
+        'recipe'); a recipe for another language would only be refused."""
         f = self.finding
         if f is None:
             return []
@@ -231,7 +220,7 @@ class WalkthroughScreen(Screen[None]):
                 entries = catalog()
             except Exception:  # knowledge data missing in a partial install: the finding's own list only
                 entries = {}
-            offered += [t for t, entry in entries.items() if entry.recipes and t not in offered]
+            offered += [t for t in entries if t not in offered and self._has_recipe(t)]
         return offered
 
     def _show_capabilities(self) -> None:
@@ -314,10 +303,6 @@ class WalkthroughScreen(Screen[None]):
     def _transform_chosen(self) -> None:
         self.action_run()
 
-    @on(DataTable.RowHighlighted, "#wt-candidates")
-    def _candidate_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_candidate(self._candidate())
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         stage = self.query_one(ContentSwitcher).current if self.is_mounted else "choose"
         if action == "run":
@@ -367,16 +352,13 @@ class WalkthroughScreen(Screen[None]):
             backend=self._backend(),
         )
         self.outcome = None
-        self.decisions.clear()
-        self.query_one("#wt-candidates", DataTable).clear()
-        self.query_one("#wt-log", Log).clear()
+        self.review.clear()
         self.query_one("#wt-progress", ProgressBar).update(total=None, progress=0)
         self.query_one("#wt-status", Static).update(
             Content.assemble(("Running ", "bold"), f"{transform} with the {request.backend} backend …")
         )
         self._log(f"optimize {short_name(self.kernel)}: {request.finding} → {transform} ({request.backend})")
         self._show_stage("run")
-        self.query_one("#wt-tabs", TabbedContent).active = "tab-log"
         self._run = self._optimize(request)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="optimize")
@@ -400,8 +382,13 @@ class WalkthroughScreen(Screen[None]):
             if not worker.is_cancelled:
                 self.post_message(OptimizeFinished(outcome))
 
+    @property
+    def review(self) -> CandidateReview:
+        """The run stage's candidates, log, diff, checks and before/after."""
+        return self.query_one(CandidateReview)
+
     def _log(self, line: str) -> None:
-        self.query_one("#wt-log", Log).write_line(line)
+        self.review.write_log(line)
 
     def on_optimize_progress(self, message: OptimizeProgress) -> None:
         self._log(message.text)
@@ -437,105 +424,11 @@ class WalkthroughScreen(Screen[None]):
                 ": reject",
             ]
         self.query_one("#wt-status", Static).update(Content.assemble(*status))
-        self._fill_candidates()
-        if candidates:
-            best = next((i for i, c in enumerate(candidates) if c.accepted), 0)
-            table = self.query_one("#wt-candidates", DataTable)
-            table.move_cursor(row=best, animate=False)
-            table.focus()
-            self._show_candidate(candidates[best])
-            self.query_one("#wt-tabs", TabbedContent).active = "tab-diff"
+        self.review.show(candidates)
         self.refresh_bindings()
 
-    # ----------------------------------------------------------------- review
-
-    def _fill_candidates(self) -> None:
-        table = self.query_one("#wt-candidates", DataTable)
-        table.clear()
-        for c in self.outcome.candidates if self.outcome else ():
-            verdict = Text(c.verdict, style="green" if c.accepted else "red")
-            table.add_row(
-                Text(c.id),
-                Text(c.transform),
-                Text(c.backend),
-                verdict,
-                Text(fmt_seconds(c.time_s_before), justify="right"),
-                Text(fmt_seconds(c.time_s_after), justify="right"),
-                Text(fmt_speedup(c.speedup), justify="right"),
-                Text(self.decisions.get(c.id, "")),
-                key=c.id,
-            )
-
-    def _candidate(self) -> Candidate | None:
-        if self.outcome is None or not self.outcome.candidates:
-            return None
-        row = self.query_one("#wt-candidates", DataTable).cursor_row
-        return self.outcome.candidates[min(max(row, 0), len(self.outcome.candidates) - 1)]
-
-    def _show_candidate(self, c: Candidate | None) -> None:
-        if c is None:
-            return
-        self.query_one(DiffView).show(c.diff)
-        checks = self.query_one("#wt-checks", DataTable)
-        checks.clear()
-        for check in c.checks:
-            colour = {"✓": "green", "✗": "red", "!": "yellow"}.get(check.mark, "")
-            mark = Text(check.mark, style=f"{colour} bold".strip())
-            checks.add_row(mark, Text(check.name), Text(check.detail))
-        if not c.checks:
-            checks.add_row(Text(""), Text("no checks reported"), Text(c.reason))
-        if c.settings_note:  # the source alone does not carry this win: accept writes the spec too
-            checks.add_row(Text("!", style="yellow bold"), Text("launch settings"), Text(c.settings_note))
-        metrics = self.query_one("#wt-metrics", DataTable)
-        metrics.clear()
-        for m in c.metrics:
-            metrics.add_row(
-                Text(m.name),
-                Text(m.before, justify="right"),
-                Text(m.after, justify="right"),
-                Text(m.change, justify="right"),
-            )
-        if not c.metrics:
-            metrics.add_row(Text("no measurements"), Text(""), Text(""), Text(""))
-
     def action_accept(self) -> None:
-        c = self._candidate()
-        if c is None:
-            return
-        if not c.accepted:
-            self.notify(
-                f"The loop rejected {c.id}: {c.reason or c.verdict}. Only candidates that passed verification are written.",
-                title="Not accepted",
-                severity="error",
-            )
-            return
-        try:
-            written = self._bridge().accept(c)
-        except BadInput as exc:
-            self.notify(str(exc), title="Accept failed", severity="error")
-            return
-        self.decisions[c.id] = "accepted"
-        kept = "original saved to" if written.backup_created else "earlier original kept in"
-        self._log(f"accepted {c.id}: wrote {written.path} ({kept} {written.backup})")
-        for note in written.notes:
-            self._log(f"  {note}")
-        extra = f" {' '.join(written.notes)}" if written.notes else ""
-        self.notify(f"Wrote {written.path}; {kept} {written.backup.name}.{extra}", title=f"Accepted {c.id}")
-        self.post_message(CandidateAccepted(c, written.path, written.backup, written.backup_created))
-        self._refresh_decision(c)
+        self.review.accept(self._bridge())
 
     def action_reject(self) -> None:
-        c = self._candidate()
-        if c is None:
-            return
-        self.decisions[c.id] = "rejected"
-        self._log(f"rejected {c.id}: nothing written")
-        self.notify(f"Rejected {c.id}; nothing was written.", title="Rejected")
-        self.post_message(CandidateRejected(c))
-        self._refresh_decision(c)
-
-    def _refresh_decision(self, c: Candidate) -> None:
-        table = self.query_one("#wt-candidates", DataTable)
-        table.update_cell(
-            c.id, table.ordered_columns[-1].key, Text(self.decisions.get(c.id, "")), update_width=True
-        )
+        self.review.reject()

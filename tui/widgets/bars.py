@@ -20,10 +20,18 @@ class BarPanel(Widget):
     """
 
     def __init__(
-        self, title: str, rows: Sequence[BarRow], *, id: str | None = None, classes: str | None = None
+        self,
+        title: str,
+        rows: Sequence[BarRow],
+        *,
+        note: str = "",
+        id: str | None = None,
+        classes: str | None = None,
     ) -> None:
         super().__init__(id=id, classes=classes)
         self.title = title
+        self.note = note
+        """Said under the title (muted, wrapped): what the percentages are."""
         self.rows = list(rows)
 
     def set_rows(self, title: str, rows: Sequence[BarRow]) -> None:
@@ -47,6 +55,8 @@ class BarPanel(Widget):
         text_w = max((len(r.text) for r in self.rows if r.pct is not None), default=0)
         bar_w = max(4, min(40, width - label_w - text_w - 2))
         parts: list[Content | tuple[str, str] | str] = [(self.title, "bold")]
+        if self.note:
+            parts += ["\n", ("\n".join(textwrap.wrap(self.note, width)), "$text-muted italic")]
         for r in self.rows:
             label = ("  " * r.indent + r.label).ljust(label_w)
             parts.append("\n")

@@ -7,24 +7,29 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
-from textual.widgets import DataTable
+from textual.binding import Binding, BindingType
 
-from tui.viewmodels import KernelRow, bar
+from tui.viewmodels import SHARE_WIDTH, KernelRow, bar
+from tui.widgets.row_table import RowTable
 
-_FIXED = {"rank": 2, "time": 8, "share": 6}
+_FIXED = {"rank": 2, "time": 8, "share": SHARE_WIDTH}
+WIDE = 100
+"""From this width on the sort key's column has its full title and the bars are wider."""
+SORT_MARK = "▼"
+"""Marks the column the list is sorted by (the library's priority: recoverable time)."""
 
 
 def column_widths(total: int) -> dict[str, int]:
     """Column widths for a table ``total`` cells wide (each column also gets 2 cells of padding).
 
-    From 100 cells on, a 'Recoverable' column appears; the kernel name stops growing at 44 cells and the rest
-    goes to the top finding, which then shows its title as well as its category.
+    The list is ranked by recoverable time, so its column is shown at every width (a narrow table
+    sorted by a column it does not show reads as unsorted): below ``WIDE`` cells it is compact and the
+    throughput bars shrink to make room. The kernel name stops growing at 44 cells and the rest goes to
+    the top finding, which then shows its title as well as its category.
     """
-    bar_w = 5 if total < 120 else 10
-    widths = dict(_FIXED, sm=bar_w + 4, mem=bar_w + 4)
-    if total >= 100:
-        widths["recoverable"] = 11
+    wide = total >= WIDE
+    bar_w = 3 if not wide else 5 if total < 120 else 10
+    widths = dict(_FIXED, sm=bar_w + 4, mem=bar_w + 4, recoverable=12 if wide else 8)
     rest = max(20, total - sum(widths.values()) - 2 * (len(widths) + 2) - 2)
     widths["name"] = max(10, min(44, rest * 55 // 100))
     widths["finding"] = max(10, rest - widths["name"])
@@ -35,10 +40,10 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
-class KernelTable(DataTable[Text]):
+class KernelTable(RowTable):
     """Kernels in the library's priority order; Enter opens one."""
 
-    BINDINGS = [Binding("enter", "select_cursor", "Open kernel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "select_cursor", "Open kernel")]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "kernel-table--bar",
@@ -89,8 +94,8 @@ class KernelTable(DataTable[Text]):
         self.add_column(Text("Share", justify="right"), width=w["share"], key="share")
         self.add_column("Compute", width=w["sm"], key="sm")
         self.add_column("Memory", width=w["mem"], key="mem")
-        if "recoverable" in w:
-            self.add_column(Text("Recoverable", justify="right"), width=w["recoverable"], key="recoverable")
+        title = ("Recoverable" if w["recoverable"] >= 12 else "Recov.") + SORT_MARK
+        self.add_column(Text(title, justify="right"), width=w["recoverable"], key="recoverable")
         self.add_column("Top finding", width=w["finding"], key="finding")
         for r in self._rows:
             finding = r.category or "—"
@@ -103,9 +108,8 @@ class KernelTable(DataTable[Text]):
                 Text(r.share, justify="right"),
                 self._bar(r.sm_pct, w["sm"]),
                 self._bar(r.memory_pct, w["mem"]),
+                Text(r.recoverable, justify="right", style=self._style("muted")),
             ]
-            if "recoverable" in w:
-                cells.append(Text(r.recoverable, justify="right", style=self._style("muted")))
             cells.append(Text(_cut(finding, w["finding"]), style=self._style(r.severity or "muted")))
             self.add_row(*cells, key=str(r.index))
         if self._rows:
