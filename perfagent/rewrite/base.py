@@ -82,6 +82,8 @@ class LaunchArg(Frozen):
     """Buffers: the shape expressions."""
     role: str | None = None
     """Buffers: 'input', 'output', 'inout' or 'scratch' as the spec says (None: the spec's default)."""
+    dtype: str | None = None
+    """Element type of a buffer, or the C type of a scalar ('float32', 'int64', ...); None: not said."""
 
 
 class LaunchContext(Frozen):
@@ -97,6 +99,9 @@ class LaunchContext(Frozen):
     params: dict[str, float | int] = Field(default_factory=dict)
     defines: dict[str, Expr] = Field(default_factory=dict)
     args: list[LaunchArg] = Field(default_factory=list)
+    check_params: list[dict[str, float | int]] = Field(default_factory=list)
+    """The other parameter sets verification runs (each overrides some params): the shapes a launch must
+    also cover."""
 
 
 def launch_context(spec: Mapping[str, Any]) -> LaunchContext:
@@ -109,10 +114,15 @@ def launch_context(spec: Mapping[str, Any]) -> LaunchContext:
         defines=dict(spec.get("defines") or {}),
         args=[
             LaunchArg(
-                name=a["name"], value=a.get("value"), shape=list(a.get("shape") or []), role=a.get("role")
+                name=a["name"],
+                value=a.get("value"),
+                shape=list(a.get("shape") or []),
+                role=a.get("role"),
+                dtype=a.get("dtype"),
             )
             for a in spec.get("args", [])
         ],
+        check_params=[dict(p) for p in spec.get("check_params") or []],
     )
 
 

@@ -16,6 +16,7 @@ silent. A reply that is not an OpenAI chat-completions response (not JSON, wrong
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
@@ -23,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -31,8 +32,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from knowledge.transforms import catalog
 from perfagent.errors import LLMError
 from perfagent.llm_client import ENV_API_KEY, ENV_BASE_URL, ENV_TIMEOUT, LLMConfig, make_client
-from perfagent.rewrite import prompt
-from perfagent.rewrite.base import Candidate, Language, RewriteRequest, TokenUsage, make_candidate
+from perfagent.rewrite import launch_reply, prompt
+from perfagent.rewrite.base import (
+    Candidate,
+    Language,
+    LaunchContext,
+    RewriteRequest,
+    TokenUsage,
+    make_candidate,
+)
+from perfagent.workloads.launch_spec import LaunchOverride
 
 if TYPE_CHECKING:
     import openai
@@ -77,18 +86,55 @@ class RewriteReply(BaseModel):
     """The complete new source file."""
     explanation: str
     """What changed and which metric should move."""
+    launch: dict[str, Any] | None = None
+    """Launch-spec kernels: the new grid / block / shared_mem expressions (None: the current launch)."""
 
 
-def reply_schema() -> dict[str, Any]:
-    """The ``response_format`` payload for ``RewriteReply`` (strict JSON schema)."""
+def reply_schema(*, launch: bool = False) -> dict[str, Any]:
+    """The ``response_format`` payload for ``RewriteReply`` (strict JSON schema).
+
+    ``launch``: the request is for a launch-spec kernel, and the reply may change its launch (the
+    ``launch`` field, required but nullable as strict mode wants).
+    """
+    schema = copy.deepcopy(RewriteReply.model_json_schema())
+    schema["properties"].pop("launch", None)
+    if not launch:
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "RewriteReply", "schema": schema, "strict": True},
+        }
+    schema["properties"]["launch"] = launch_reply.schema()
+    schema["required"] = [*schema["required"], "launch"]
     return {
         "type": "json_schema",
-        "json_schema": {"name": "RewriteReply", "schema": RewriteReply.model_json_schema(), "strict": True},
+        "json_schema": {"name": "RewriteReplyWithLaunch", "schema": schema, "strict": True},
     }
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    """A usable reply: the complete new source, the explanation, and the launch change (if any)."""
+
+    source: str
+    explanation: str
+    launch: LaunchOverride | None = None
 
 
 def parse_reply(content: str | None, language: Language, original: str) -> tuple[str, str] | str:
     """(new source, explanation) from a reply's content, or the problem with it in plain words."""
+    parsed = parse_full(content, language, original)
+    return parsed if isinstance(parsed, str) else (parsed.source, parsed.explanation)
+
+
+def parse_full(
+    content: str | None, language: Language, original: str, launch: LaunchContext | None = None
+) -> ParsedReply | str:
+    """The usable reply in ``content``, or the problem with it in plain words.
+
+    ``launch``: the launch-spec kernel's current launch; the reply may then carry a launch change (the
+    JSON ``launch`` object, or a ```toml block with ``[launch]``), which must pass
+    ``launch_reply.check``. Without it a launch change is ignored.
+    """
     if content is None or not content.strip():
         return "the reply was empty"
     text = strip_reasoning(content)
@@ -96,6 +142,7 @@ def parse_reply(content: str | None, language: Language, original: str) -> tuple
         return "the reply holds only the model's reasoning (<think> block), no answer"
     source: str | None = None
     explanation = ""
+    change: LaunchOverride | None | str = None
     if text.startswith("{"):
         try:
             reply = RewriteReply.model_validate(json.loads(text))
@@ -108,16 +155,41 @@ def parse_reply(content: str | None, language: Language, original: str) -> tuple
             inner = _fenced_blocks(source)
             if len(inner) == 1 and source.strip().startswith(("```", "~~~")):
                 source = inner[0][1]
+            if launch is not None:
+                change = launch_reply.from_data(reply.launch, "launch")
     if source is None:
         picked = _pick_block(text, language, original)
         if isinstance(picked, str):
             return picked
         source = picked[0]
         explanation = _FENCE.sub("", text).strip()
-    problem = _check_source(source, language, original)
+        if launch is not None:
+            change = _toml_launch(text)
+    if isinstance(change, str):
+        return change
+    if change is not None and launch is not None:
+        if launch_reply.same_as(change, launch):
+            change = None
+        else:
+            problem = launch_reply.check(change, launch)
+            if problem is not None:
+                return problem
+    problem = _check_source(source, language, original, launch_changed=change is not None)
     if problem is not None:
         return problem
-    return source if source.endswith("\n") else source + "\n", " ".join(explanation.split())
+    return ParsedReply(
+        source if source.endswith("\n") else source + "\n", " ".join(explanation.split()), change
+    )
+
+
+def _toml_launch(text: str) -> LaunchOverride | None | str:
+    """The launch change of a fenced reply: its one ```toml block (None: there is none)."""
+    blocks = [body for lang, body in _fenced_blocks(text) if lang.lower() == "toml"]
+    if not blocks:
+        return None
+    if len(blocks) > 1:
+        return "the reply holds several toml blocks: send one [launch] table"
+    return launch_reply.from_toml(blocks[0])
 
 
 def _pick_block(text: str, language: Language, original: str) -> tuple[str] | str:
@@ -151,10 +223,12 @@ def _fenced_blocks(text: str) -> list[tuple[str, str]]:
     return [(m.group("lang"), m.group("body")) for m in _FENCE.finditer(text)]
 
 
-def _check_source(source: str, language: Language, original: str) -> str | None:
+def _check_source(
+    source: str, language: Language, original: str, *, launch_changed: bool = False
+) -> str | None:
     if not source.strip():
         return "the code block is empty"
-    if source.strip() == original.strip():
+    if source.strip() == original.strip() and not launch_changed:
         return "the new source is identical to the original: the transform was not applied"
     if language == "cuda":
         if "__global__" in original and "__global__" not in source:
@@ -336,11 +410,11 @@ class LLMRewriter:
                 self._sleep(self.config.backoff_s * 2 ** (attempt - 1))
             content, used, messages, finish = self._complete(request, entry, messages)
             usage = usage + used
-            parsed = parse_reply(content, request.language, request.source)
+            parsed = parse_full(content, request.language, request.source, request.launch)
             if isinstance(parsed, str) and finish == "length":
                 parsed = f"the reply was cut off at the token limit ({parsed})"
             if not isinstance(parsed, str):
-                source, explanation = parsed
+                source, explanation = parsed.source, parsed.explanation
                 log.info(
                     "llm candidate for %s: %d prompt + %d completion tokens in %d request(s)",
                     request.transform,
@@ -359,6 +433,7 @@ class LLMRewriter:
                         "structured_output": self._structured,
                         "attempts": attempts,
                     },
+                    launch=parsed.launch,
                     tokens=usage,
                 )
             problem = parsed
@@ -368,7 +443,12 @@ class LLMRewriter:
                 {"role": "assistant", "content": (content or "")[:4000]},
                 {
                     "role": "user",
-                    "content": prompt.repair_message(problem, request.language, structured=self._structured),
+                    "content": prompt.repair_message(
+                        problem,
+                        request.language,
+                        structured=self._structured,
+                        launch=request.launch is not None,
+                    ),
                 },
             ]
         raise LLMError(
@@ -388,7 +468,7 @@ class LLMRewriter:
             if self.config.temperature is not None:
                 kwargs["temperature"] = self.config.temperature
             if self._structured:
-                kwargs["response_format"] = reply_schema()
+                kwargs["response_format"] = reply_schema(launch=request.launch is not None)
             started = time.monotonic()
             try:
                 response = self._create(client, kwargs)

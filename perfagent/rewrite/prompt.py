@@ -9,9 +9,12 @@ holding the complete new source.
 
 from __future__ import annotations
 
+import json
+
 from knowledge.transforms import Transform
 from perfagent.models import DeviceInfo, Finding
-from perfagent.rewrite.base import RewriteRequest
+from perfagent.rewrite import launch_reply
+from perfagent.rewrite.base import LaunchContext, RewriteRequest
 
 SYSTEM_RULES = """\
 You are a GPU performance engineer. You rewrite ONE kernel source file to apply ONE named optimisation
@@ -35,14 +38,36 @@ FORMAT_FENCED = """\
 Reply with exactly ONE fenced code block (```{fence_lang} ... ```) holding the complete new file,
 followed by two or three sentences: what you changed and which metric should move. No other code blocks."""
 
+FORMAT_JSON_LAUNCH = """\
+Reply with a JSON object with three fields: "new_source" (the complete new file as a string),
+"explanation" (two or three sentences: what you changed and which metric should move) and "launch":
+null to keep the current launch, or {"grid": [...], "block": [...], "shared_mem": ...} with every
+value an expression string of the launch spec's params (null for a part you keep)."""
+
+FORMAT_FENCED_LAUNCH = """\
+Reply with exactly ONE fenced code block (```{fence_lang} ... ```) holding the complete new file. If the
+rewrite needs another launch, add ONE ```toml block after it with a [launch] table, e.g.
+[launch]
+grid = ["ceil_div(rows, 8)"]
+block = ["32 * 8"]
+(grid, block and shared_mem are expressions of the launch spec's params; leave out what you keep).
+Then two or three sentences: what you changed and which metric should move. No other code blocks."""
+
 
 def fence_language(language: str) -> str:
     return "cuda" if language == "cuda" else "python"
 
 
-def system_message(language: str, *, structured: bool) -> str:
-    fmt = FORMAT_JSON if structured else FORMAT_FENCED.format(fence_lang=fence_language(language))
-    return f"{SYSTEM_RULES}\n\n{fmt}"
+def reply_format(language: str, *, structured: bool, launch: bool = False) -> str:
+    """How to reply: JSON (structured output) or a fenced block; with a launch change when ``launch``."""
+    if structured:
+        return FORMAT_JSON_LAUNCH if launch else FORMAT_JSON
+    fmt = FORMAT_FENCED_LAUNCH if launch else FORMAT_FENCED
+    return fmt.format(fence_lang=fence_language(language))
+
+
+def system_message(language: str, *, structured: bool, launch: bool = False) -> str:
+    return f"{SYSTEM_RULES}\n\n{reply_format(language, structured=structured, launch=launch)}"
 
 
 def format_hardware(device: DeviceInfo | None) -> str:
@@ -96,6 +121,51 @@ def format_finding(finding: Finding | None) -> str:
     return "\n".join(lines)
 
 
+def _expr(value: object) -> str:
+    return json.dumps(value) if isinstance(value, list) else str(value)
+
+
+def format_launch(launch: LaunchContext) -> str:
+    """How the launch spec launches the kernel, and how a reply may change it."""
+    lines = [
+        "Launch: perfagent's harness allocates the arguments from the launch spec and launches the kernel "
+        "(the source holds no host code).",
+        f"- grid = {_expr(launch.grid)}, block = {_expr(launch.block)}, dynamic shared memory = "
+        f"{_expr(launch.shared_mem)} bytes",
+    ]
+    now = launch_reply.evaluated(launch)
+    if now is not None:
+        lines.append(f"  (at the params: grid {tuple(now[0])}, block {tuple(now[1])}, {now[2]} bytes)")
+    if launch.params:
+        lines.append("- params: " + ", ".join(f"{k} = {v}" for k, v in launch.params.items()))
+    if launch.defines:
+        lines.append(
+            "- defines (-D macros, also usable in expressions): "
+            + ", ".join(f"{k} = {v}" for k, v in launch.defines.items())
+        )
+    lines.extend(
+        "- verification also runs: " + ", ".join(f"{k} = {v}" for k, v in extra.items())
+        for extra in launch.check_params
+    )
+    if launch.args:
+        lines.append("- arguments, in the kernel's parameter order:")
+        for arg in launch.args:
+            dtype = arg.dtype or ("float32" if arg.value is None else "")
+            if arg.value is not None:
+                lines.append(f"  - {arg.name}: {dtype} scalar = {arg.value}".replace(":  scalar", ": scalar"))
+            else:
+                shape = ", ".join(str(d) for d in arg.shape)
+                lines.append(f"  - {arg.name}: {dtype}[{shape}] ({arg.role or 'input'})")
+    lines.append(
+        "The launch may change with the kernel (e.g. a warp per row needs 32 times the threads): give grid, "
+        "block and shared_mem as expressions of the params, the defines and the device attributes "
+        "(sm_count, max_threads_per_sm, max_threads_per_block, warp_size), with numbers, + - * / // % ** and "
+        "min, max, ceil_div. Every dimension must be a whole number of at least 1 for every parameter set "
+        "above, at most 1024 threads per block. The arguments and their order cannot change."
+    )
+    return "\n".join(lines)
+
+
 def format_failures(request: RewriteRequest) -> str:
     if not request.failed_attempts:
         return "Earlier attempts: none."
@@ -121,6 +191,7 @@ def user_message(request: RewriteRequest, entry: Transform) -> str:
             format_hardware(request.hardware),
             format_finding(request.finding),
             "Catalog entry for the transform:\n" + entry.as_prompt(request.language),
+            *([format_launch(request.launch)] if request.launch is not None else []),
             format_failures(request),
             "Current source:\n" + fenced(request.source, request.language),
         ]
@@ -129,13 +200,14 @@ def user_message(request: RewriteRequest, entry: Transform) -> str:
 
 def build_messages(request: RewriteRequest, entry: Transform, *, structured: bool) -> list[dict[str, str]]:
     """The chat messages for one rewrite request."""
+    launch = request.launch is not None
     return [
-        {"role": "system", "content": system_message(request.language, structured=structured)},
+        {"role": "system", "content": system_message(request.language, structured=structured, launch=launch)},
         {"role": "user", "content": user_message(request, entry)},
     ]
 
 
-def repair_message(problem: str, language: str, *, structured: bool) -> str:
+def repair_message(problem: str, language: str, *, structured: bool, launch: bool = False) -> str:
     """The follow-up user message after an unusable reply."""
-    fmt = FORMAT_JSON if structured else FORMAT_FENCED.format(fence_lang=fence_language(language))
+    fmt = reply_format(language, structured=structured, launch=launch)
     return f"Your reply could not be used: {problem}. Try again.\n{fmt}"
