@@ -147,6 +147,14 @@ class OptimizeCommand:
             help="per-request timeout (overrides PERFAGENT_LLM_TIMEOUT)",
         )
         m.add_argument(
+            "--samples",
+            type=positive_int,
+            default=1,
+            metavar="N",
+            help="LLM candidates per request (n when the server supports it, else N requests at rising "
+            "temperatures); repeats, comments and whitespace aside, are dropped before any GPU time (default 1)",
+        )
+        m.add_argument(
             "--llm-record",
             metavar="DIR",
             help="store every LLM request and reply in the cassette DIR (the key is never stored)",
@@ -220,6 +228,7 @@ class OptimizeCommand:
             profile_timeout_s=args.profile_timeout,
             runs=args.runs,
             warmup=args.warmup,
+            samples=args.samples,
         )
         result = record.optimize
         assert result is not None

@@ -14,6 +14,7 @@ ever claimed that was not measured.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import statistics
@@ -74,6 +75,7 @@ def optimize(
     arch: str = "sm_90",
     profile_timeout_s: float = 600.0,
     force: bool = False,
+    samples: int = 1,
 ) -> RunRecord:
     """Optimize the kernel in ``target`` and return the run's record (kind 'optimize').
 
@@ -105,6 +107,9 @@ def optimize(
         arch: architecture for nvcc builds and static analysis.
         profile_timeout_s: limit of one ncu run, s.
         force: reuse an ``out`` folder that already holds a run.
+        samples: llm backend: candidates asked for per rewrite request (``n`` when the server honours it,
+            else one request per sample at rising temperatures); repeats of a source, comments and
+            whitespace aside, are dropped before any measurement. ``max_candidates`` is raised to it.
 
     Returns:
         The ``RunRecord`` (kind 'optimize'): ``baseline``, ``candidates``, ``best`` and ``optimize``
@@ -121,12 +126,18 @@ def optimize(
         raise BadInput(
             f"candidates per iteration must be at least 1 (got {max_candidates})", hint="e.g. --candidates 2"
         )
+    if samples < 1:
+        raise BadInput(f"samples must be at least 1 (got {samples})", hint="e.g. --samples 4")
     if backend not in BACKENDS:
         raise BadInput(f"unknown backend '{backend}'", hint=f"use one of: {', '.join(BACKENDS)}")
     wanted = _transform_list(transform, transforms)
     wl = resolve(target, problem=problem, spec=spec)
     config = llm_config if llm_config is not None else LLMConfig.from_env()
+    if samples > 1:
+        config = dataclasses.replace(config, samples=samples)
     name, backend_reason = _choose_backend(backend, config)
+    if name == "llm":
+        max_candidates = max(max_candidates, config.samples, config.candidates)
     rewriter = get_rewriter(name, config=config)
     if isinstance(rewriter, LLMRewriter):  # a slow model is never silent: waiting lines and retries
         rewriter.progress = lambda message: emit(Info(message=message))

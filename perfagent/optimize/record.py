@@ -286,6 +286,11 @@ class OptimizeResult(Frozen):
     llm_errors: list[str] = Field(default_factory=list)
     llm_usage: dict[str, float | int | None] | None = None
     """The run's LLM cost summed over its candidates: prompt/completion tokens, requests, wait (s), cost."""
+    samples: int | None = None
+    """LLM candidates asked for per rewrite request (``--samples``); None: recipes, or a record from before."""
+    duplicates_dropped: int | None = None
+    """LLM samples dropped before any measurement because their source, comments and whitespace aside,
+    repeated another sample's or the current source (None: recipes, or a record from before)."""
     applied: AppliedChange | None = None
     run_dir: str | None = None
     notes: list[str] = Field(default_factory=list)

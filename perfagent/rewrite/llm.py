@@ -37,6 +37,7 @@ from perfagent.rewrite.base import (
     Candidate,
     Language,
     LaunchContext,
+    ParamValue,
     RewriteRequest,
     TokenUsage,
     make_candidate,
@@ -264,6 +265,48 @@ def _retry_after(exc: Exception) -> float | None:
     return None
 
 
+class _Default:
+    """The configured value (``LLMConfig.temperature``), as opposed to an explicit None (the server's)."""
+
+
+DEFAULT = _Default()
+_C_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def normalised(source: str, language: Language) -> str:
+    """``source`` without comments and whitespace: two samples that differ only there are one candidate.
+
+    CUDA: ``//`` and ``/* */`` comments go; Python: ``#`` comments and blank lines go, indentation is kept
+    as the tokenizer's block markers (a source that does not tokenize loses ``#`` to the end of a line).
+    """
+    if language == "cuda":
+        text = _C_COMMENTS.sub(" ", source)
+    else:
+        text = _python_without_comments(source)
+    return "".join(text.split())
+
+
+def _python_without_comments(source: str) -> str:
+    import io
+    import tokenize
+
+    markers = {tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}
+    try:
+        tokens = [
+            markers.get(t.type, t.string)
+            for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type not in (tokenize.COMMENT, tokenize.NL)
+        ]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return re.sub(r"#[^\n]*", " ", source)
+    return " ".join(tokens)
+
+
+def launch_key(launch: LaunchOverride | None) -> str:
+    """What a launch change adds to a sample's identity (same source, other launch: another candidate)."""
+    return "" if launch is None else "\0" + launch.model_dump_json(exclude_none=True)
+
+
 class LLMRewriter:
     """Rewrites through an OpenAI-compatible chat-completions endpoint."""
 
@@ -292,6 +335,10 @@ class LLMRewriter:
         self._client = client
         self._sleep = sleep
         self._structured = self.config.structured_output
+        self._n_supported: bool | None = None
+        """Whether the endpoint honours ``n`` (None: not asked yet)."""
+        self.duplicates_dropped = 0
+        """Samples dropped because their normalised source repeated another (or the current source)."""
         self.progress = progress
         self.wait_tick_s = wait_tick_s
 
@@ -312,7 +359,13 @@ class LLMRewriter:
         return self.availability()
 
     def propose(self, request: RewriteRequest) -> list[Candidate]:
-        """At most ``min(config.candidates, request.max_candidates)`` candidates, one request each.
+        """At most ``min(samples, request.max_candidates)`` candidates (``config.samples``).
+
+        One sample: one request. Several: one request with ``n`` = samples when the server honours it
+        (remembered), else one request per sample at rising temperatures (``sample_temperature``).
+        Samples whose normalised source (comments and whitespace stripped, ``normalised``) repeats an
+        earlier sample or the current source are dropped before any GPU time; ``duplicates_dropped``
+        counts them over the rewriter's life.
 
         Raises:
             LLMError: not configured, unreachable, timed out, key rejected, or no usable reply
@@ -323,12 +376,127 @@ class LLMRewriter:
             raise LLMError(
                 reason, hint=f"set {ENV_BASE_URL} and PERFAGENT_LLM_MODEL, or use --backend recipes"
             )
+        count = min(max(self.config.samples, self.config.candidates), request.max_candidates)
+        if count == 1:
+            return [self._one(request)]
+        return self._samples(request, count)
+
+    def sample_temperature(self, index: int) -> float | None:
+        """The temperature of sample ``index`` (0-based) when samples are separate requests: the configured
+        one first, then 0.25 higher each, at most 1.2 (the server's default when none is configured)."""
+        base = self.config.temperature
+        if index == 0:
+            return base
+        start = 0.2 if base is None else base
+        return round(min(start + 0.25 * index, max(1.2, start)), 2)
+
+    def _samples(self, request: RewriteRequest, count: int) -> list[Candidate]:
+        entry = catalog()[request.transform]
+        found: list[tuple[ParsedReply, TokenUsage, dict[str, ParamValue]]] = []
+        spent = TokenUsage()
+        if self._n_supported is not False:
+            messages = prompt.build_messages(request, entry, structured=self._structured)
+            choices, used, _ = self._complete(request, entry, messages, n=count)
+            spent = spent + used
+            if len(choices) < count and self._n_supported is None:
+                log.info(
+                    "the endpoint answered %d of n=%d choices: sampling by separate requests",
+                    len(choices),
+                    count,
+                )
+                self._n_supported = False
+            elif len(choices) >= count:
+                self._n_supported = True
+            for index, (content, finish) in enumerate(choices[:count]):
+                parsed = parse_full(content, request.language, request.source, request.launch)
+                if isinstance(parsed, str):
+                    cut = " (cut off at the token limit)" if finish == "length" else ""
+                    log.warning("unusable LLM sample %d of %d%s: %s", index + 1, count, cut, parsed)
+                    continue
+                found.append((parsed, TokenUsage(), {"sample": index + 1, "samples": count, "n": count}))
+            done = len(choices[:count])
+        else:
+            done = 0
+        error: LLMError | None = None
+        for index in range(done, count):
+            temperature = self.sample_temperature(index)
+            try:
+                cand = self._one(request, temperature=temperature)
+            except LLMError as exc:
+                error = exc
+                log.warning("LLM sample %d of %d failed: %s", index + 1, count, exc)
+                break  # a failing endpoint is not asked again for this batch
+            extra: dict[str, ParamValue] = {"sample": index + 1, "samples": count, "temperature": temperature}
+            found.append(
+                (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), extra)
+            )
+        if not found and error is not None:
+            raise error
+        if not found:  # n samples, none usable: one request with its repair conversation
+            cand = self._one(request)
+            found.append(
+                (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), {})
+            )
         out: list[Candidate] = []
-        for _ in range(min(self.config.candidates, request.max_candidates)):
-            candidate = self._one(request)
-            if all(c.id != candidate.id for c in out):
-                out.append(candidate)
+        keys = {normalised(request.source, request.language)}
+        for parsed, usage, extra in found:
+            key = normalised(parsed.source, request.language) + launch_key(parsed.launch)
+            if key in keys:
+                self.duplicates_dropped += 1
+                log.info(
+                    "LLM sample %s dropped: the same source as an earlier one or the current one",
+                    extra.get("sample"),
+                )
+                spent = spent + usage
+                continue
+            keys.add(key)
+            out.append(
+                self._candidate(request, parsed, usage if out else usage + spent, attempts=1, extra=extra)
+            )
+            if len(out) == 1:
+                spent = TokenUsage()
+        if not out:
+            raise LLMError(
+                f"the model's {count} samples all repeat the current source",
+                hint="try another transform or a higher temperature",
+            )
+        if spent.requests or spent.total_tokens:
+            first = out[0]
+            tokens = (first.tokens or TokenUsage()) + spent
+            out[0] = first.model_copy(update={"tokens": tokens})
         return out
+
+    def _candidate(
+        self,
+        request: RewriteRequest,
+        parsed: ParsedReply,
+        usage: TokenUsage,
+        *,
+        attempts: int,
+        extra: dict[str, ParamValue] | None = None,
+    ) -> Candidate:
+        log.info(
+            "llm candidate for %s: %d prompt + %d completion tokens in %d request(s)",
+            request.transform,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.requests,
+        )
+        return make_candidate(
+            request,
+            backend="llm",
+            recipe=self.config.model,
+            source=parsed.source,
+            description=parsed.explanation or f"LLM rewrite applying {request.transform}.",
+            parameters={
+                "model": self.config.model,
+                "structured_output": self._structured,
+                "attempts": attempts,
+                **(extra or {}),
+            },
+            launch=parsed.launch,
+            tokens=usage,
+        )
 
     # ------------------------------------------------------------------ internals
 
@@ -398,7 +566,7 @@ class LLMRewriter:
                 self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _one(self, request: RewriteRequest) -> Candidate:
+    def _one(self, request: RewriteRequest, *, temperature: float | None | _Default = DEFAULT) -> Candidate:
         entry = catalog()[request.transform]
         usage = TokenUsage()
         messages = prompt.build_messages(request, entry, structured=self._structured)
@@ -408,34 +576,14 @@ class LLMRewriter:
             attempts = attempt + 1
             if attempt:
                 self._sleep(self.config.backoff_s * 2 ** (attempt - 1))
-            content, used, messages, finish = self._complete(request, entry, messages)
+            choices, used, messages = self._complete(request, entry, messages, temperature=temperature)
+            content, finish = choices[0] if choices else (None, None)
             usage = usage + used
             parsed = parse_full(content, request.language, request.source, request.launch)
             if isinstance(parsed, str) and finish == "length":
                 parsed = f"the reply was cut off at the token limit ({parsed})"
             if not isinstance(parsed, str):
-                source, explanation = parsed.source, parsed.explanation
-                log.info(
-                    "llm candidate for %s: %d prompt + %d completion tokens in %d request(s)",
-                    request.transform,
-                    usage.prompt_tokens,
-                    usage.completion_tokens,
-                    usage.requests,
-                )
-                return make_candidate(
-                    request,
-                    backend="llm",
-                    recipe=self.config.model,
-                    source=source,
-                    description=explanation or f"LLM rewrite applying {request.transform}.",
-                    parameters={
-                        "model": self.config.model,
-                        "structured_output": self._structured,
-                        "attempts": attempts,
-                    },
-                    launch=parsed.launch,
-                    tokens=usage,
-                )
+                return self._candidate(request, parsed, usage, attempts=attempts)
             problem = parsed
             log.warning("unusable LLM reply (attempt %d): %s", attempts, problem)
             messages = [
@@ -457,22 +605,40 @@ class LLMRewriter:
         )
 
     def _complete(
-        self, request: RewriteRequest, entry: Any, messages: list[dict[str, str]]
-    ) -> tuple[str | None, TokenUsage, list[dict[str, str]], str | None]:
-        """One chat completion; falls back to plain chat once if structured output is rejected (HTTP 400)."""
+        self,
+        request: RewriteRequest,
+        entry: Any,
+        messages: list[dict[str, str]],
+        *,
+        n: int = 1,
+        temperature: float | None | _Default = DEFAULT,
+    ) -> tuple[list[tuple[str | None, str | None]], TokenUsage, list[dict[str, str]]]:
+        """One chat completion: its choices as (content, finish reason), the usage, the messages sent.
+
+        Falls back to plain chat once if structured output is rejected (HTTP 400); a 400 to ``n`` > 1 is
+        remembered and answered with one choice (the caller samples the rest by separate requests).
+        """
         import openai
 
         client = self._client_or_build()
+        temp = self.config.temperature if isinstance(temperature, _Default) else temperature
         while True:
             kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages}
-            if self.config.temperature is not None:
-                kwargs["temperature"] = self.config.temperature
+            if temp is not None:
+                kwargs["temperature"] = temp
+            if n > 1 and self._n_supported is not False:
+                kwargs["n"] = n
             if self._structured:
                 kwargs["response_format"] = reply_schema(launch=request.launch is not None)
             started = time.monotonic()
             try:
                 response = self._create(client, kwargs)
             except openai.BadRequestError as exc:
+                if "n" in kwargs:
+                    log.info("the endpoint rejected n=%d (HTTP 400); sampling by separate requests", n)
+                    self._n_supported = False
+                    n = 1
+                    continue
                 if self._structured:
                     log.info("the endpoint rejected structured output (HTTP 400); falling back to plain chat")
                     self._structured = False
@@ -495,13 +661,14 @@ class LLMRewriter:
                     }
                 )
             usage = usage.priced(self.config.price_per_million)
-            if not response.choices:
-                return None, usage, messages, None
-            choice = response.choices[0]
-            refusal = getattr(choice.message, "refusal", None)
-            if refusal and not choice.message.content:
-                return f"I'm sorry: {refusal}", usage, messages, "refusal"
-            return choice.message.content, usage, messages, choice.finish_reason
+            choices: list[tuple[str | None, str | None]] = []
+            for choice in response.choices:
+                refusal = getattr(choice.message, "refusal", None)
+                if refusal and not choice.message.content:
+                    choices.append((f"I'm sorry: {refusal}", "refusal"))
+                else:
+                    choices.append((choice.message.content, choice.finish_reason))
+            return choices, usage, messages
 
     def _not_an_api(self, exc: Exception) -> LLMError:
         cfg = self.config
