@@ -155,6 +155,14 @@ class OptimizeCommand:
             "temperatures); repeats, comments and whitespace aside, are dropped before any GPU time (default 1)",
         )
         m.add_argument(
+            "--repairs",
+            type=non_negative_int,
+            default=1,
+            metavar="N",
+            help="repair requests per LLM candidate that fails to compile (the compiler's first errors go back) "
+            "or to verify (the failing check's detail goes back); 0: none (default 1)",
+        )
+        m.add_argument(
             "--llm-record",
             metavar="DIR",
             help="store every LLM request and reply in the cassette DIR (the key is never stored)",
@@ -229,6 +237,7 @@ class OptimizeCommand:
             runs=args.runs,
             warmup=args.warmup,
             samples=args.samples,
+            repairs=args.repairs,
         )
         result = record.optimize
         assert result is not None

@@ -76,6 +76,7 @@ def optimize(
     profile_timeout_s: float = 600.0,
     force: bool = False,
     samples: int = 1,
+    repairs: int = 1,
 ) -> RunRecord:
     """Optimize the kernel in ``target`` and return the run's record (kind 'optimize').
 
@@ -110,6 +111,8 @@ def optimize(
         samples: llm backend: candidates asked for per rewrite request (``n`` when the server honours it,
             else one request per sample at rising temperatures); repeats of a source, comments and
             whitespace aside, are dropped before any measurement. ``max_candidates`` is raised to it.
+        repairs: llm backend: repair requests per candidate that fails to compile (the compiler's first
+            errors go back) or to verify (the failing check's detail goes back); 0: none.
 
     Returns:
         The ``RunRecord`` (kind 'optimize'): ``baseline``, ``candidates``, ``best`` and ``optimize``
@@ -126,6 +129,8 @@ def optimize(
         raise BadInput(
             f"candidates per iteration must be at least 1 (got {max_candidates})", hint="e.g. --candidates 2"
         )
+    if repairs < 0:
+        raise BadInput(f"repairs must be 0 or more (got {repairs})", hint="e.g. --repairs 1")
     if samples < 1:
         raise BadInput(f"samples must be at least 1 (got {samples})", hint="e.g. --samples 4")
     if backend not in BACKENDS:
@@ -165,6 +170,7 @@ def optimize(
         warmup=warmup,
         arch=arch,
         profile_timeout_s=profile_timeout_s,
+        repairs=repairs,
     )
     notes: list[str] = []
     if not gpu:

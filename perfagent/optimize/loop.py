@@ -25,7 +25,7 @@ from knowledge.transforms import catalog, metric_value
 from perfagent.classifier import classify
 from perfagent.errors import LLMError
 from perfagent.models import DeviceInfo, Finding, KernelDiagnosis, KernelProfile
-from perfagent.optimize import measure
+from perfagent.optimize import measure, repair
 from perfagent.optimize.events import (
     Accepted,
     Built,
@@ -88,6 +88,8 @@ class LoopSettings:
     arch: str = "sm_90"
     profile_timeout_s: float = 600.0
     """Limit of one ncu run, s."""
+    repairs: int = 1
+    """Repair requests per candidate that fails to compile or verify (rewriters that can repair: llm)."""
 
 
 @dataclass
@@ -339,7 +341,9 @@ class OptimizeLoop:
             # every candidate of a batch runs with the macros, geometry and parent it was proposed from,
             # even when an earlier one of the batch was accepted meanwhile
             origin = _Origin(dict(st.defines), dict(st.launch), st.parent)
-            outcomes = [self.evaluate(cand, step, origin) for cand in candidates]
+            outcomes = [
+                o for cand in candidates for o in self._evaluate_and_repair(cand, step, origin, request)
+            ]
             for outcome in outcomes:
                 if outcome.accepted:
                     accepted = outcome
@@ -397,8 +401,46 @@ class OptimizeLoop:
 
     # ------------------------------------------------------------------ one candidate
 
+    def _evaluate_and_repair(
+        self, cand: Candidate, step: PlannedTransform, origin: _Origin, request: RewriteRequest
+    ) -> list[CandidateOutcome]:
+        """``evaluate``, then up to ``settings.repairs`` repair requests while it fails to compile or verify."""
+        out = [self.evaluate(cand, step, origin)]
+        fix = getattr(self.rewriter, "repair", None)
+        if fix is None:
+            return out
+        for round_ in range(1, self.settings.repairs + 1):
+            last = out[-1]
+            feedback = repair.feedback(last)
+            why_not = repair.machine_failure(last, cand.source, gpu=self.gpu, kind=self.wl.kind)
+            if feedback is None:
+                break
+            if why_not is not None:
+                self._ev(Info, f"{last.id} is not sent back for a repair: {why_not}", candidate=last.id)
+                break
+            self._ev(
+                Info,
+                f"{last.id} {last.verdict}: asking for a repair ({round_} of {self.settings.repairs})",
+                candidate=last.id,
+                transform=cand.transform,
+            )
+            try:
+                cand = fix(request, cand, feedback, round_=round_)
+            except LLMError as exc:
+                self.state.llm_errors.append(str(exc))
+                self._ev(Info, f"LLM error during a repair: {exc}", transform=cand.transform)
+                break
+            out.append(self.evaluate(cand, step, origin, repairs=round_, repair_of=last.id))
+        return out
+
     def evaluate(
-        self, cand: Candidate, step: PlannedTransform, origin: _Origin | None = None
+        self,
+        cand: Candidate,
+        step: PlannedTransform,
+        origin: _Origin | None = None,
+        *,
+        repairs: int = 0,
+        repair_of: str | None = None,
     ) -> CandidateOutcome:
         st, wl, s = self.state, self.wl, self.settings
         origin = origin or _Origin(dict(st.defines), dict(st.launch), st.parent)
@@ -425,6 +467,8 @@ class OptimizeLoop:
             "launch": launch,
             "iteration": self.step,
             "parent": origin.parent,
+            "repairs": repairs,
+            "repair_of": repair_of,
             "file": str(wl.file),
             "source_path": str(source_path),
             "diff_path": str(diff_path),

@@ -170,6 +170,11 @@ class CandidateOutcome(Frozen):
     """The loop iteration (1-based) that proposed it."""
     parent: str | None = None
     """The candidate whose source it was proposed from (None: the original)."""
+    repairs: int = 0
+    """Repair round that produced it: 0 = proposed, N = the Nth repair request after a failed build or
+    verification (``--repairs``)."""
+    repair_of: str | None = None
+    """The candidate it repairs (its failure was the feedback), None for a proposal."""
     verification: VerificationSummary
     verdict: CandidateVerdict
     accepted: bool

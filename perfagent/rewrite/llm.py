@@ -566,10 +566,61 @@ class LLMRewriter:
                 self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _one(self, request: RewriteRequest, *, temperature: float | None | _Default = DEFAULT) -> Candidate:
+    def repair(
+        self, request: RewriteRequest, candidate: Candidate, feedback: str, *, round_: int = 1
+    ) -> Candidate:
+        """A corrected ``candidate``: the request's conversation, the candidate as the model's reply, and
+        ``feedback`` (the compiler's first errors, or the failing check with its detail) as the next message.
+
+        Args:
+            request: the request ``candidate`` answered.
+            candidate: the candidate that failed to compile or verify.
+            feedback: what failed, in the words of the compiler or the verifier.
+            round_: which repair this is for the candidate's lineage (1 = the first), for the record.
+
+        Raises:
+            LLMError: as ``propose``.
+        """
+        reason = self.applies(request)
+        if reason is not None:
+            raise LLMError(reason, hint="use --repairs 0 or another backend")
+        entry = catalog()[request.transform]
+        messages = [
+            *prompt.build_messages(request, entry, structured=self._structured),
+            {"role": "assistant", "content": self._as_reply(candidate, request.language)},
+            {
+                "role": "user",
+                "content": prompt.fix_message(
+                    feedback, request, structured=self._structured, launch=request.launch is not None
+                ),
+            },
+        ]
+        return self._one(request, messages=messages, extra={"repair": round_})
+
+    def _as_reply(self, candidate: Candidate, language: Language) -> str:
+        """``candidate`` written back as the model's reply (the format it was asked for)."""
+        if self._structured:
+            data: dict[str, Any] = {"new_source": candidate.source, "explanation": candidate.description}
+            if candidate.launch is not None:
+                data["launch"] = launch_reply.as_data(candidate.launch)
+            return json.dumps(data)
+        text = prompt.fenced(candidate.source, language)
+        if candidate.launch is not None:
+            text += f"\n\n```toml\n{launch_reply.as_toml(candidate.launch)}\n```"
+        return f"{text}\n\n{candidate.description}"
+
+    def _one(
+        self,
+        request: RewriteRequest,
+        *,
+        temperature: float | None | _Default = DEFAULT,
+        messages: list[dict[str, str]] | None = None,
+        extra: dict[str, ParamValue] | None = None,
+    ) -> Candidate:
         entry = catalog()[request.transform]
         usage = TokenUsage()
-        messages = prompt.build_messages(request, entry, structured=self._structured)
+        if messages is None:
+            messages = prompt.build_messages(request, entry, structured=self._structured)
         problem = ""
         attempts = 0
         for attempt in range(self.config.reply_retries + 1):
@@ -583,7 +634,7 @@ class LLMRewriter:
             if isinstance(parsed, str) and finish == "length":
                 parsed = f"the reply was cut off at the token limit ({parsed})"
             if not isinstance(parsed, str):
-                return self._candidate(request, parsed, usage, attempts=attempts)
+                return self._candidate(request, parsed, usage, attempts=attempts, extra=extra)
             problem = parsed
             log.warning("unusable LLM reply (attempt %d): %s", attempts, problem)
             messages = [

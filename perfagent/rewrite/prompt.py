@@ -211,3 +211,25 @@ def repair_message(problem: str, language: str, *, structured: bool, launch: boo
     """The follow-up user message after an unusable reply."""
     fmt = reply_format(language, structured=structured, launch=launch)
     return f"Your reply could not be used: {problem}. Try again.\n{fmt}"
+
+
+FIX_LINES = 20
+"""Most lines of compiler or verifier output quoted back in a repair request."""
+
+
+def first_lines(text: str, limit: int = FIX_LINES) -> str:
+    """The first ``limit`` lines of ``text`` (and how many more there were)."""
+    lines = text.strip().splitlines()
+    if len(lines) <= limit:
+        return "\n".join(lines)
+    return "\n".join([*lines[:limit], f"... ({len(lines) - limit} more lines)"])
+
+
+def fix_message(feedback: str, request: RewriteRequest, *, structured: bool, launch: bool = False) -> str:
+    """The user message asking to repair a candidate that failed to compile or verify."""
+    fmt = reply_format(request.language, structured=structured, launch=launch)
+    return (
+        f"That rewrite was built and checked against the original, and it failed:\n{feedback.strip()}\n\n"
+        f"Fix it: keep applying `{request.transform}`, change only what the failure needs, and send the "
+        f"complete corrected file.\n{fmt}"
+    )
