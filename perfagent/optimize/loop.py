@@ -222,6 +222,8 @@ class OptimizeLoop:
             hardware=self.hardware,
             kernel=self.wl.entry,
             failed_attempts=self.state.failed[-MAX_FEEDBACK:],
+            history=repair.history(self.state.outcomes),
+            hot_lines=list(self.state.before.source_lines) if self.state.before else [],
             launch=self.launch_context(),
             max_candidates=self.settings.max_candidates,
         )

@@ -1,4 +1,5 @@
-"""Repair requests: what a candidate that failed to compile or verify is told, and when it is asked again.
+"""What the rewriter is told about earlier candidates: the measured history every request carries
+(``history``), and the repair request for a candidate that failed to compile or verify.
 
 ``--repairs N`` (``LoopSettings.repairs``): a candidate whose verdict is ``build-failed`` or ``incorrect``
 goes back to the rewriter that proposed it (when it can repair: ``Rewriter.repair``, the llm backend)
@@ -13,12 +14,38 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfagent.optimize.record import CandidateOutcome
+from perfagent.rewrite.base import EarlierAttempt
 from perfagent.rewrite.prompt import first_lines
 
 REPAIRABLE = frozenset({"build-failed", "incorrect"})
 """Verdicts a repair request can fix (the code, not the machine or the timing)."""
 MAX_CHECKS = 3
 """Most failing checks quoted in one repair request."""
+MAX_HISTORY = 12
+"""Most earlier candidates (the latest) listed in a request."""
+
+
+def history(outcomes: list[CandidateOutcome], limit: int = MAX_HISTORY) -> list[EarlierAttempt]:
+    """The latest ``limit`` measured candidates (duplicates left out) as the prompt's earlier attempts."""
+    kept = [o for o in outcomes if o.verdict != "duplicate"][-limit:]
+    return [
+        EarlierAttempt(
+            candidate_id=o.id,
+            transform=o.transform,
+            verdict=o.verdict,
+            accepted=o.accepted,
+            reason=o.reason,
+            description=o.description,
+            time_s=o.time_s,
+            time_s_before=o.time_s_before,
+            speedup=o.speedup,
+            metric=o.metric,
+            metric_before=o.metric_before,
+            metric_after=o.metric_after,
+            metric_moved=o.metric_moved,
+        )
+        for o in kept
+    ]
 
 
 def feedback(outcome: CandidateOutcome) -> str | None:

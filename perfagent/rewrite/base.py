@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, field_validator
 
-from perfagent.models import DeviceInfo, Finding
+from perfagent.models import DeviceInfo, Finding, SourceLine
 from perfagent.workloads.launch_spec import Expr, LaunchOverride
 from profilers.model import Frozen
 
@@ -69,6 +69,29 @@ class FailedAttempt(Frozen):
     candidate_id: str
     reason: str
     """One line from the verifier or the loop: compile error, mismatch with values, not faster, metric did not move."""
+
+
+class EarlierAttempt(Frozen):
+    """An earlier candidate for the same kernel and what was measured on it (accepted or not)."""
+
+    candidate_id: str
+    transform: str
+    verdict: str
+    """The loop's verdict: 'accepted', 'incorrect', 'not-faster', 'not-timed', ..."""
+    accepted: bool = False
+    reason: str = ""
+    """The loop's one-line reason."""
+    description: str = ""
+    """What the candidate changed (its rewriter's words)."""
+    time_s: float | None = None
+    """Measured time, s (None: not timed)."""
+    time_s_before: float | None = None
+    speedup: float | None = None
+    metric: str | None = None
+    """The metric the transform targets (canonical path)."""
+    metric_before: float | None = None
+    metric_after: float | None = None
+    metric_moved: bool | None = None
 
 
 class LaunchArg(Frozen):
@@ -176,6 +199,10 @@ class RewriteRequest(Frozen):
     """Earlier rejected candidates for this kernel, oldest first."""
     launch: LaunchContext | None = None
     """The launch spec's geometry (cuda-kernel workloads); None: the source launches itself or is not CUDA."""
+    history: list[EarlierAttempt] = Field(default_factory=list)
+    """Earlier candidates for this kernel with their measured outcome (accepted ones too), oldest first."""
+    hot_lines: list[SourceLine] = Field(default_factory=list)
+    """The current source's profile: source lines with ncu's source counters (warp-state samples), hottest first."""
     max_candidates: int = Field(default=4, ge=1, le=64)
     """Most candidates to return."""
 
