@@ -163,6 +163,13 @@ class OptimizeCommand:
             "or to verify (the failing check's detail goes back); 0: none (default 1)",
         )
         m.add_argument(
+            "--language",
+            choices=("cuda", "triton"),
+            default="cuda",
+            help="plain-PyTorch KernelBench problem: the language of the first kernel the LLM writes "
+            "(write-kernel step; cuda = torch.utils.cpp_extension.load_inline; default cuda)",
+        )
+        m.add_argument(
             "--llm-record",
             metavar="DIR",
             help="store every LLM request and reply in the cassette DIR (the key is never stored)",
@@ -238,6 +245,7 @@ class OptimizeCommand:
             warmup=args.warmup,
             samples=args.samples,
             repairs=args.repairs,
+            language=args.language,
         )
         result = record.optimize
         assert result is not None

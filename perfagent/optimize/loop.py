@@ -19,13 +19,13 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from knowledge.transforms import catalog, metric_value
 from perfagent.classifier import classify
 from perfagent.errors import LLMError
 from perfagent.models import DeviceInfo, Finding, KernelDiagnosis, KernelProfile
-from perfagent.optimize import measure, repair
+from perfagent.optimize import first_kernel, measure, repair
 from perfagent.optimize.events import (
     Accepted,
     Built,
@@ -168,8 +168,12 @@ class OptimizeLoop:
         transforms: list[str] | None = None,
         finding: str | None = None,
         progress: ProgressCallback | None = None,
+        write_kernel: Literal["cuda", "triton"] | None = None,
     ) -> None:
+        """``write_kernel``: a plain-PyTorch KernelBench problem; first ask for a ModelNew with kernels in this
+        language (``perfagent.optimize.first_kernel``), then optimize it."""
         self.wl = wl
+        self.write_kernel = write_kernel
         self.rewriter = rewriter
         self.run_dir = run_dir
         self.gpu = gpu
@@ -271,7 +275,13 @@ class OptimizeLoop:
 
     def run(self) -> LoopResult:
         st = self.state
-        steps = self.make_plan(st.diagnosis, self.baseline.measured)
+        measured = self.baseline.measured
+        if self.write_kernel is not None:
+            failed = first_kernel.write(self, self.write_kernel)
+            if failed is not None:
+                return self._result(failed)
+            measured = st.diagnosis is not None
+        steps = self.make_plan(st.diagnosis, measured)
         queue = [i for i, s in zip(self._log_plan(steps), steps, strict=True) if s.skipped is None]
         order = [self.plan_log[i].transform.id for i in queue]
         skipped = [s for s in steps if s.skipped]
@@ -365,6 +375,10 @@ class OptimizeLoop:
                 and attempts[step.transform.id] < LLM_ATTEMPTS_PER_TRANSFORM
             ):
                 queue.insert(0, index)
+        return self._result(stopped)
+
+    def _result(self, stopped: str) -> LoopResult:
+        st = self.state
         plan = [s.record(tried=i in self.tried) for i, s in enumerate(self.plan_log)]
         return LoopResult(
             candidates=list(st.outcomes),

@@ -50,7 +50,7 @@ CandidateVerdict = Literal[
 ]
 """The loop's verdict on a candidate. Only 'accepted' is kept; every other one comes with a reason."""
 
-PlanOrigin = Literal["requested", "diagnosis", "headroom", "catalog", "indicated", "recipe"]
+PlanOrigin = Literal["requested", "diagnosis", "headroom", "catalog", "indicated", "recipe", "write-kernel"]
 
 
 class CheckRecord(Frozen):

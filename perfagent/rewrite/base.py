@@ -24,6 +24,8 @@ Language = Literal["cuda", "triton", "python"]
 """Source language: 'cuda' (CUDA C++), 'triton' (a Python file with @triton.jit kernels), 'python'
 (PyTorch / KernelBench ``ModelNew`` without Triton, or any other Python)."""
 BackendName = Literal["recipes", "llm"]
+WRITE_KERNEL = "write-kernel"
+"""The transform that writes a first custom kernel (``ModelNew``) for a plain-PyTorch KernelBench problem."""
 ParamValue = int | float | str | bool | None
 
 
@@ -203,6 +205,11 @@ class RewriteRequest(Frozen):
     """Earlier candidates for this kernel with their measured outcome (accepted ones too), oldest first."""
     hot_lines: list[SourceLine] = Field(default_factory=list)
     """The current source's profile: source lines with ncu's source counters (warp-state samples), hottest first."""
+    kernel_language: Literal["cuda", "triton"] | None = None
+    """``write-kernel``: the language of the first kernel to write for a plain-PyTorch reference (CUDA through
+    ``torch.utils.cpp_extension.load_inline``, or Triton); None for every other transform."""
+    inputs: list[str] = Field(default_factory=list)
+    """``write-kernel``: what ``forward`` and the constructor receive (dtypes and shapes), one line each."""
     max_candidates: int = Field(default=4, ge=1, le=64)
     """Most candidates to return."""
 

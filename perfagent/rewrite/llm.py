@@ -34,6 +34,7 @@ from perfagent.errors import LLMError
 from perfagent.llm_client import ENV_API_KEY, ENV_BASE_URL, ENV_TIMEOUT, LLMConfig, make_client
 from perfagent.rewrite import launch_reply, prompt
 from perfagent.rewrite.base import (
+    WRITE_KERNEL,
     Candidate,
     Language,
     LaunchContext,
@@ -128,7 +129,11 @@ def parse_reply(content: str | None, language: Language, original: str) -> tuple
 
 
 def parse_full(
-    content: str | None, language: Language, original: str, launch: LaunchContext | None = None
+    content: str | None,
+    language: Language,
+    original: str,
+    launch: LaunchContext | None = None,
+    kernel_language: str | None = None,
 ) -> ParsedReply | str:
     """The usable reply in ``content``, or the problem with it in plain words.
 
@@ -176,6 +181,8 @@ def parse_full(
             if problem is not None:
                 return problem
     problem = _check_source(source, language, original, launch_changed=change is not None)
+    if problem is None and kernel_language is not None:
+        problem = _check_first_kernel(source, kernel_language)
     if problem is not None:
         return problem
     return ParsedReply(
@@ -241,6 +248,20 @@ def _check_source(
             return f"the new Python source does not parse (line {exc.lineno}: {exc.msg})"
         if "def " in original and "def " not in source:
             return "the new source defines no function: send the complete file, not a fragment"
+    return None
+
+
+def _check_first_kernel(source: str, kernel_language: str) -> str | None:
+    """A ``write-kernel`` reply must be a ModelNew file with a kernel in the asked-for language."""
+    if not re.search(r"^class\s+ModelNew\b", source, re.M):
+        return "the new file defines no class ModelNew: send the complete file"
+    if kernel_language == "triton" and "@triton.jit" not in source:
+        return "the new file has no @triton.jit kernel: write the computation as a Triton kernel"
+    if kernel_language == "cuda" and ("load_inline" not in source or "__global__" not in source):
+        return (
+            "the new file has no CUDA kernel built with torch.utils.cpp_extension.load_inline "
+            "(a __global__ kernel in cuda_sources)"
+        )
     return None
 
 
@@ -356,6 +377,10 @@ class LLMRewriter:
             return f"unknown transform '{request.transform}'"
         if "llm" not in entry.backends:
             return f"transform '{request.transform}' is recipes-only in the catalog"
+        if request.transform == WRITE_KERNEL and request.kernel_language is None:
+            return (
+                "write-kernel is for a plain-PyTorch KernelBench problem (the loop plans it with --language)"
+            )
         return self.availability()
 
     def propose(self, request: RewriteRequest) -> list[Candidate]:
@@ -408,7 +433,9 @@ class LLMRewriter:
             elif len(choices) >= count:
                 self._n_supported = True
             for index, (content, finish) in enumerate(choices[:count]):
-                parsed = parse_full(content, request.language, request.source, request.launch)
+                parsed = parse_full(
+                    content, request.language, request.source, request.launch, request.kernel_language
+                )
                 if isinstance(parsed, str):
                     cut = " (cut off at the token limit)" if finish == "length" else ""
                     log.warning("unusable LLM sample %d of %d%s: %s", index + 1, count, cut, parsed)
@@ -630,7 +657,9 @@ class LLMRewriter:
             choices, used, messages = self._complete(request, entry, messages, temperature=temperature)
             content, finish = choices[0] if choices else (None, None)
             usage = usage + used
-            parsed = parse_full(content, request.language, request.source, request.launch)
+            parsed = parse_full(
+                content, request.language, request.source, request.launch, request.kernel_language
+            )
             if isinstance(parsed, str) and finish == "length":
                 parsed = f"the reply was cut off at the token limit ({parsed})"
             if not isinstance(parsed, str):

@@ -16,7 +16,7 @@ from knowledge.gpus import GpuSpec, spec_for
 from knowledge.transforms import Transform
 from perfagent.models import DeviceInfo, Finding
 from perfagent.rewrite import launch_reply
-from perfagent.rewrite.base import EarlierAttempt, LaunchContext, RewriteRequest
+from perfagent.rewrite.base import WRITE_KERNEL, EarlierAttempt, LaunchContext, RewriteRequest
 from perfagent.roofline import datasheet_peaks
 
 SYSTEM_RULES = """\
@@ -293,8 +293,55 @@ def user_message(request: RewriteRequest, entry: Transform) -> str:
     )
 
 
+WRITE_RULES = """\
+You are a GPU performance engineer. You write the FIRST custom GPU kernel for a PyTorch reference (a
+KernelBench problem): a complete Python file defining class ModelNew that computes what the reference's
+class Model computes, with the work done in your own kernel(s). Rules:
+- ModelNew(nn.Module) takes the same constructor arguments as Model (get_init_inputs()) and its forward the
+  same arguments (get_inputs()); it returns the same outputs (shape, dtype, values within fp32 tolerance).
+- {how}
+- Include every import; do not define Model, get_inputs or get_init_inputs (they come from the reference).
+- No benchmark tricks: no caching of results between calls, no special-casing of input values, no
+  calls to Model or to torch/cuBLAS ops for the main computation (allocating outputs is fine), no other
+  streams or threads, no changes to timing functions.
+- Earlier attempts listed in the request come with what was measured on them; those marked REJECTED
+  failed for the reasons given: do not repeat them."""
+
+WRITE_HOW = {
+    "cuda": "The kernel(s) are CUDA C++ built at import with torch.utils.cpp_extension.load_inline (cpp_sources "
+    "holding the wrapper's declaration, cuda_sources the __global__ kernel and a wrapper that launches it on "
+    "at::cuda::getCurrentCUDAStream()); forward calls the wrapper.",
+    "triton": "The kernel(s) are Triton (@triton.jit, import triton and triton.language as tl); forward "
+    "allocates the outputs and launches them with a grid from triton.cdiv.",
+}
+
+
+def write_kernel_message(request: RewriteRequest, entry: Transform) -> str:
+    """The user message of a ``write-kernel`` request: the reference, its inputs, the hardware, the entry."""
+    lang = request.kernel_language or "cuda"
+    where = request.path or "the reference below"
+    inputs = "\n".join(f"- {line}" for line in request.inputs) or "- see get_inputs() in the reference"
+    return "\n\n".join(
+        [
+            f"Task: write a first ModelNew with {'CUDA' if lang == 'cuda' else 'Triton'} kernel(s) for {where}.",
+            format_hardware(request.hardware),
+            "Inputs (dtypes and shapes):\n" + inputs,
+            "Catalog entry for the transform:\n" + entry.as_prompt("cuda" if lang == "cuda" else "triton"),
+            format_failures(request),
+            "Reference (the oracle; candidates are verified against its Model):\n"
+            + fenced(request.source, "python"),
+        ]
+    )
+
+
 def build_messages(request: RewriteRequest, entry: Transform, *, structured: bool) -> list[dict[str, str]]:
     """The chat messages for one rewrite request."""
+    if request.transform == WRITE_KERNEL:
+        rules = WRITE_RULES.format(how=WRITE_HOW[request.kernel_language or "cuda"])
+        return [
+            {"role": "system", "content": f"{rules}\n\n{reply_format('python', structured=structured)}"},
+            {"role": "user", "content": write_kernel_message(request, entry)},
+        ]
     launch = request.launch is not None
     return [
         {"role": "system", "content": system_message(request.language, structured=structured, launch=launch)},
