@@ -82,6 +82,7 @@ def test_a_wrong_candidate_gets_the_failing_check_back_and_its_repair_is_verifie
     assert any("c1 incorrect: asking for a repair (1 of 1)" in e.message for e in events)
     saved = json.loads((tmp_path / "run" / "record.json").read_text())
     assert [c["repairs"] for c in saved["candidates"]] == [0, 1]
+    assert "(repair 1 of c1)" in (tmp_path / "run" / "summary.md").read_text()
 
 
 def test_repairs_are_bounded(tmp_path: Path) -> None:

@@ -165,3 +165,6 @@ def test_optimize_record_counts_samples_and_duplicates(tmp_path: Path) -> None:
     assert [c.parameters["sample"] for c in record.candidates] == [1, 3]
     saved = (tmp_path / "run" / "record.json").read_text()
     assert '"duplicates_dropped": 1' in saved
+    from perfagent.optimize.render import render_text
+
+    assert "samples: 3 per request, 1 duplicate(s) dropped before measuring" in render_text(result)
