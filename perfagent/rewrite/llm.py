@@ -714,7 +714,8 @@ class LLMRewriter:
             try:
                 response = self._create(client, kwargs)
             except openai.BadRequestError as exc:
-                if "n" in kwargs:
+                about_format = getattr(exc, "param", None) == "response_format"
+                if "n" in kwargs and not (about_format and self._structured):
                     log.info("the endpoint rejected n=%d (HTTP 400); sampling by separate requests", n)
                     self._n_supported = False
                     n = 1

@@ -14,7 +14,7 @@ from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.llm import LLMRewriter, normalised
 
 from .helpers import EXAMPLES
-from .llm_server import MODEL, ReplayServer, Reply, structured
+from .llm_server import MODEL, ReplayServer, Reply, fenced, structured
 
 SLOW_CU = EXAMPLES / "cuda" / "02_transpose_bank_conflicts" / "slow.cu"
 ORIGINAL = SLOW_CU.read_text()
@@ -168,3 +168,13 @@ def test_optimize_record_counts_samples_and_duplicates(tmp_path: Path) -> None:
     from perfagent.optimize.render import render_text
 
     assert "samples: 3 per request, 1 duplicate(s) dropped before measuring" in render_text(result)
+
+
+def test_a_server_without_structured_output_keeps_n(server: ReplayServer) -> None:
+    server.reject_json_schema = True  # its 400 names response_format: n is not blamed
+    server.honour_n = True
+    server.enqueue(Reply(content=fenced(PADDED)), Reply(content=fenced(SWIZZLED)))
+    rewriter = LLMRewriter(_config(server, samples=2))
+    assert [c.source for c in rewriter.propose(_request())] == [PADDED, SWIZZLED]
+    first, second = server.completions
+    assert first.answered == 400 and second.body["n"] == 2 and "response_format" not in second.body
