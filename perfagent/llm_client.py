@@ -67,7 +67,10 @@ class LLMConfig:
     structured_output: bool = True
     """Ask for ``response_format=json_schema`` first (falls back to plain chat when the server answers 400)."""
     candidates: int = 1
-    """Independent requests per ``propose`` call (each yields at most one candidate)."""
+    """Older spelling of ``samples`` (the larger of the two is used)."""
+    samples: int = 1
+    """Candidates asked for per rewrite request (``--samples``): ``n`` when the server honours it, else
+    one request per sample at rising temperatures; repeats (same normalised source) are dropped."""
     temperature: float | None = 0.2
     """Sampling temperature sent with each request (None: the server's default)."""
     price_per_million: tuple[float, float] | None = None

@@ -53,7 +53,7 @@ def test_every_taxonomy_transform_has_exactly_one_entry() -> None:
     files = sorted(p.stem for p in (ROOT / "knowledge" / "data" / "transforms").glob("*.toml"))
     assert sorted(transform_ids()) == files
     assert set(catalog()) == set(transform_ids())
-    assert len(files) == len(set(files)) == 22
+    assert len(files) == len(set(files)) == 23
 
 
 @pytest.mark.parametrize("tid", transform_ids())

@@ -147,6 +147,29 @@ class OptimizeCommand:
             help="per-request timeout (overrides PERFAGENT_LLM_TIMEOUT)",
         )
         m.add_argument(
+            "--samples",
+            type=positive_int,
+            default=1,
+            metavar="N",
+            help="LLM candidates per request (n when the server supports it, else N requests at rising "
+            "temperatures); repeats, comments and whitespace aside, are dropped before any GPU time (default 1)",
+        )
+        m.add_argument(
+            "--repairs",
+            type=non_negative_int,
+            default=1,
+            metavar="N",
+            help="repair requests per LLM candidate that fails to compile (the compiler's first errors go back) "
+            "or to verify (the failing check's detail goes back); 0: none (default 1)",
+        )
+        m.add_argument(
+            "--language",
+            choices=("cuda", "triton"),
+            default="cuda",
+            help="plain-PyTorch KernelBench problem: the language of the first kernel the LLM writes "
+            "(write-kernel step; cuda = torch.utils.cpp_extension.load_inline; default cuda)",
+        )
+        m.add_argument(
             "--llm-record",
             metavar="DIR",
             help="store every LLM request and reply in the cassette DIR (the key is never stored)",
@@ -220,6 +243,9 @@ class OptimizeCommand:
             profile_timeout_s=args.profile_timeout,
             runs=args.runs,
             warmup=args.warmup,
+            samples=args.samples,
+            repairs=args.repairs,
+            language=args.language,
         )
         result = record.optimize
         assert result is not None

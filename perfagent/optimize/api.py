@@ -14,12 +14,14 @@ ever claimed that was not measured.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from knowledge.transforms import metric_value
 from perfagent.classifier import classify
@@ -40,6 +42,7 @@ from perfagent.optimize.record import (
 from perfagent.optimize.run_writer import RunWriter, shown_path
 from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.rewrite import auto_choice, get_rewriter
+from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import new_run_dir
 from profilers.errors import ProfilerError
@@ -74,6 +77,9 @@ def optimize(
     arch: str = "sm_90",
     profile_timeout_s: float = 600.0,
     force: bool = False,
+    samples: int = 1,
+    repairs: int = 1,
+    language: str = "cuda",
 ) -> RunRecord:
     """Optimize the kernel in ``target`` and return the run's record (kind 'optimize').
 
@@ -105,6 +111,13 @@ def optimize(
         arch: architecture for nvcc builds and static analysis.
         profile_timeout_s: limit of one ncu run, s.
         force: reuse an ``out`` folder that already holds a run.
+        samples: llm backend: candidates asked for per rewrite request (``n`` when the server honours it,
+            else one request per sample at rising temperatures); repeats of a source, comments and
+            whitespace aside, are dropped before any measurement. ``max_candidates`` is raised to it.
+        repairs: llm backend: repair requests per candidate that fails to compile (the compiler's first
+            errors go back) or to verify (the failing check's detail goes back); 0: none.
+        language: llm backend, plain-PyTorch KernelBench problem: the language of the first kernel the
+            model writes (``write-kernel``): 'cuda' (``torch.utils.cpp_extension.load_inline``) or 'triton'.
 
     Returns:
         The ``RunRecord`` (kind 'optimize'): ``baseline``, ``candidates``, ``best`` and ``optimize``
@@ -121,12 +134,22 @@ def optimize(
         raise BadInput(
             f"candidates per iteration must be at least 1 (got {max_candidates})", hint="e.g. --candidates 2"
         )
+    if repairs < 0:
+        raise BadInput(f"repairs must be 0 or more (got {repairs})", hint="e.g. --repairs 1")
+    if language not in ("cuda", "triton"):
+        raise BadInput(f"unknown kernel language '{language}'", hint="use --language cuda or triton")
+    if samples < 1:
+        raise BadInput(f"samples must be at least 1 (got {samples})", hint="e.g. --samples 4")
     if backend not in BACKENDS:
         raise BadInput(f"unknown backend '{backend}'", hint=f"use one of: {', '.join(BACKENDS)}")
     wanted = _transform_list(transform, transforms)
     wl = resolve(target, problem=problem, spec=spec)
     config = llm_config if llm_config is not None else LLMConfig.from_env()
+    if samples > 1:
+        config = dataclasses.replace(config, samples=samples)
     name, backend_reason = _choose_backend(backend, config)
+    if name == "llm":
+        max_candidates = max(max_candidates, config.samples, config.candidates)
     rewriter = get_rewriter(name, config=config)
     if isinstance(rewriter, LLMRewriter):  # a slow model is never silent: waiting lines and retries
         rewriter.progress = lambda message: emit(Info(message=message))
@@ -137,7 +160,9 @@ def optimize(
             message=f"{wl.describe()}: backend {name}, device {device_label}, run folder {shown_path(run_dir)}"
         )
     )
-    plain_pytorch = [] if wanted else _nothing_to_try(wl, name)
+    write_kernel = _write_kernel(wl, name, wanted, language)
+    wanted = [t for t in wanted if t != WRITE_KERNEL]
+    plain_pytorch = [] if (wanted or write_kernel) else _nothing_to_try(wl, name)
     for line in plain_pytorch:  # said up front: the plan will be empty, and why
         emit(Info(message=line))
     snapshot = run_dir / "original"
@@ -154,8 +179,15 @@ def optimize(
         warmup=warmup,
         arch=arch,
         profile_timeout_s=profile_timeout_s,
+        repairs=repairs,
     )
     notes: list[str] = []
+    if write_kernel == "cuda" and not gpu:
+        notes.append(
+            "no GPU: the first kernel is CUDA (load_inline), which cannot be built or verified here; "
+            "--language triton verifies on the CPU (Triton interpreter)"
+        )
+        emit(Info(message=notes[-1]))
     if not gpu:
         notes.append(
             "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"
@@ -188,6 +220,7 @@ def optimize(
             transforms=wanted,
             finding=finding,
             progress=run.watch(progress),
+            write_kernel=write_kernel,
         )
         run.loop = loop
         outcome = loop.run()
@@ -214,14 +247,33 @@ def optimize(
     return record
 
 
+def _write_kernel(
+    wl: OptimizeWorkload, backend: str, wanted: list[str], language: str
+) -> Literal["cuda", "triton"] | None:
+    """The kernel language of a write-kernel step (llm backend, plain-PyTorch problem), else None.
+
+    Raises:
+        BadInput: ``write-kernel`` was asked for on a target that already has a kernel.
+    """
+    plain = wl.kind == "kernelbench" and wl.language == "python" and not wl.has_model_new
+    if WRITE_KERNEL in wanted and not plain:
+        raise BadInput(
+            f"write-kernel writes a first kernel for a plain-PyTorch KernelBench problem; {wl.file.name} has one",
+            hint="leave out --transform write-kernel",
+        )
+    if not plain or backend != "llm":
+        return None
+    return "triton" if language == "triton" else "cuda"
+
+
 def _nothing_to_try(wl: OptimizeWorkload, backend: str) -> list[str]:
     """Why a KernelBench run produced no candidate, and the next step (plain PyTorch: no kernel yet)."""
     if wl.kind != "kernelbench" or wl.language != "python" or wl.has_model_new:
         return []
     return [
         f"{wl.file.name} is plain PyTorch (class Model, no ModelNew and no Triton or CUDA kernel): there is no kernel "
-        f"for the {backend} backend to rewrite yet; writing a first kernel from the reference is a planned step, "
-        "not in this build",
+        f"for the {backend} backend to rewrite yet; writing a first kernel from the reference needs the llm backend "
+        "(--backend llm, --language cuda|triton)",
         "next step: write a ModelNew with a Triton or CUDA kernel (e.g. examples/kernelbench/01_vector_add_triton.py) "
         f"and run `perfagent optimize MODELNEW.py --problem {wl.file.name}`",
     ]

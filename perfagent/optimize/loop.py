@@ -20,13 +20,13 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from knowledge.transforms import catalog, metric_value
 from perfagent.classifier import classify
 from perfagent.errors import LLMError
 from perfagent.models import DeviceInfo, Finding, KernelDiagnosis, KernelProfile
-from perfagent.optimize import measure
+from perfagent.optimize import first_kernel, measure, repair
 from perfagent.optimize.events import (
     Accepted,
     Built,
@@ -90,6 +90,8 @@ class LoopSettings:
     arch: str = "sm_90"
     profile_timeout_s: float = 600.0
     """Limit of one ncu run, s."""
+    repairs: int = 1
+    """Repair requests per candidate that fails to compile or verify (rewriters that can repair: llm)."""
 
 
 @dataclass
@@ -168,8 +170,12 @@ class OptimizeLoop:
         transforms: list[str] | None = None,
         finding: str | None = None,
         progress: ProgressCallback | None = None,
+        write_kernel: Literal["cuda", "triton"] | None = None,
     ) -> None:
+        """``write_kernel``: a plain-PyTorch KernelBench problem; first ask for a ModelNew with kernels in this
+        language (``perfagent.optimize.first_kernel``), then optimize it."""
         self.wl = wl
+        self.write_kernel = write_kernel
         self.rewriter = rewriter
         self.run_dir = run_dir
         self.gpu = gpu
@@ -226,6 +232,8 @@ class OptimizeLoop:
             hardware=self.hardware,
             kernel=self.wl.entry,
             failed_attempts=self.state.failed[-MAX_FEEDBACK:],
+            history=repair.history(self.state.outcomes),
+            hot_lines=list(self.state.before.source_lines) if self.state.before else [],
             launch=self.launch_context(),
             max_candidates=self.settings.max_candidates,
         )
@@ -273,7 +281,13 @@ class OptimizeLoop:
 
     def run(self) -> LoopResult:
         st = self.state
-        steps = self.make_plan(st.diagnosis, self.baseline.measured)
+        measured = self.baseline.measured
+        if self.write_kernel is not None:
+            failed = first_kernel.write(self, self.write_kernel)
+            if failed is not None:
+                return self._result(failed)
+            measured = st.diagnosis is not None
+        steps = self.make_plan(st.diagnosis, measured)
         queue = [i for i, s in zip(self._log_plan(steps), steps, strict=True) if s.skipped is None]
         order = [self.plan_log[i].transform.id for i in queue]
         skipped = [s for s in steps if s.skipped]
@@ -343,7 +357,9 @@ class OptimizeLoop:
             # every candidate of a batch runs with the macros, geometry and parent it was proposed from,
             # even when an earlier one of the batch was accepted meanwhile
             origin = _Origin(dict(st.defines), dict(st.launch), st.parent)
-            outcomes = [self.evaluate(cand, step, origin) for cand in candidates]
+            outcomes = [
+                o for cand in candidates for o in self._evaluate_and_repair(cand, step, origin, request)
+            ]
             self._note_try(index, outcomes)
             for outcome in outcomes:
                 if outcome.accepted:
@@ -364,6 +380,10 @@ class OptimizeLoop:
                 and attempts[step.transform.id] < LLM_ATTEMPTS_PER_TRANSFORM
             ):
                 queue.insert(0, index)
+        return self._result(stopped)
+
+    def _result(self, stopped: str) -> LoopResult:
+        st = self.state
         return LoopResult(
             candidates=list(st.outcomes),
             plan=self._plan_record(stopped),
@@ -426,8 +446,46 @@ class OptimizeLoop:
 
     # ------------------------------------------------------------------ one candidate
 
+    def _evaluate_and_repair(
+        self, cand: Candidate, step: PlannedTransform, origin: _Origin, request: RewriteRequest
+    ) -> list[CandidateOutcome]:
+        """``evaluate``, then up to ``settings.repairs`` repair requests while it fails to compile or verify."""
+        out = [self.evaluate(cand, step, origin)]
+        fix = getattr(self.rewriter, "repair", None)
+        if fix is None:
+            return out
+        for round_ in range(1, self.settings.repairs + 1):
+            last = out[-1]
+            feedback = repair.feedback(last)
+            why_not = repair.machine_failure(last, cand.source, gpu=self.gpu, kind=self.wl.kind)
+            if feedback is None:
+                break
+            if why_not is not None:
+                self._ev(Info, f"{last.id} is not sent back for a repair: {why_not}", candidate=last.id)
+                break
+            self._ev(
+                Info,
+                f"{last.id} {last.verdict}: asking for a repair ({round_} of {self.settings.repairs})",
+                candidate=last.id,
+                transform=cand.transform,
+            )
+            try:
+                cand = fix(request, cand, feedback, round_=round_)
+            except LLMError as exc:
+                self.state.llm_errors.append(str(exc))
+                self._ev(Info, f"LLM error during a repair: {exc}", transform=cand.transform)
+                break
+            out.append(self.evaluate(cand, step, origin, repairs=round_, repair_of=last.id))
+        return out
+
     def evaluate(
-        self, cand: Candidate, step: PlannedTransform, origin: _Origin | None = None
+        self,
+        cand: Candidate,
+        step: PlannedTransform,
+        origin: _Origin | None = None,
+        *,
+        repairs: int = 0,
+        repair_of: str | None = None,
     ) -> CandidateOutcome:
         st, wl, s = self.state, self.wl, self.settings
         origin = origin or _Origin(dict(st.defines), dict(st.launch), st.parent)
@@ -454,6 +512,8 @@ class OptimizeLoop:
             "launch": launch,
             "iteration": self.step,
             "parent": origin.parent,
+            "repairs": repairs,
+            "repair_of": repair_of,
             "file": str(wl.file),
             "source_path": str(source_path),
             "diff_path": str(diff_path),

@@ -58,7 +58,7 @@ AcceptRoute = Literal["targeted", "another", "unchecked"]
 ("won by another route": faster beyond noise while the metric did not move or moved the wrong way —
 the proxy did not confirm the mechanism), 'unchecked' (not re-profiled: the metric was not compared)."""
 
-PlanOrigin = Literal["requested", "diagnosis", "headroom", "catalog", "indicated", "recipe"]
+PlanOrigin = Literal["requested", "diagnosis", "headroom", "catalog", "indicated", "recipe", "write-kernel"]
 
 
 class CheckRecord(Frozen):
@@ -185,6 +185,11 @@ class CandidateOutcome(Frozen):
     """The loop iteration (1-based) that proposed it."""
     parent: str | None = None
     """The candidate whose source it was proposed from (None: the original)."""
+    repairs: int = 0
+    """Repair round that produced it: 0 = proposed, N = the Nth repair request after a failed build or
+    verification (``--repairs``)."""
+    repair_of: str | None = None
+    """The candidate it repairs (its failure was the feedback), None for a proposal."""
     verification: VerificationSummary
     verdict: CandidateVerdict
     accepted: bool
@@ -308,6 +313,11 @@ class OptimizeResult(Frozen):
     llm_errors: list[str] = Field(default_factory=list)
     llm_usage: dict[str, float | int | None] | None = None
     """The run's LLM cost summed over its candidates: prompt/completion tokens, requests, wait (s), cost."""
+    samples: int | None = None
+    """LLM candidates asked for per rewrite request (``--samples``); None: recipes, or a record from before."""
+    duplicates_dropped: int | None = None
+    """LLM samples dropped before any measurement because their source, comments and whitespace aside,
+    repeated another sample's or the current source (None: recipes, or a record from before)."""
     applied: AppliedChange | None = None
     run_dir: str | None = None
     notes: list[str] = Field(default_factory=list)

@@ -82,7 +82,14 @@ def best_settings_note(result: OptimizeResult) -> str | None:
 
 def _candidate_line(c: CandidateOutcome) -> str:
     speed = f" {fmt_speedup(c.speedup)}" if c.speedup is not None else ""
-    return f"  {c.id:<4} {c.transform:<18} {c.backend:<8} {verdict_label(c):<15}{speed}  {c.reason}"
+    return (
+        f"  {c.id:<4} {c.transform:<18} {c.backend:<8} {verdict_label(c):<15}{speed}  {c.reason}{_repair(c)}"
+    )
+
+
+def _repair(c: CandidateOutcome) -> str:
+    """' (repair 1 of c1)' for a candidate a repair request produced ('' otherwise)."""
+    return f" (repair {c.repairs} of {c.repair_of})" if c.repair_of else ""
 
 
 def render_text(result: OptimizeResult) -> str:
@@ -128,6 +135,10 @@ def render_text(result: OptimizeResult) -> str:
             lines.append(f"  no deterministic recipe (the llm backend can try them): {', '.join(no_recipe)}")
     if result.stopped:
         lines.append(f"stopped: {result.stopped}")
+    if result.samples and result.samples > 1:
+        lines.append(
+            f"samples: {result.samples} per request, {result.duplicates_dropped or 0} duplicate(s) dropped before measuring"
+        )
     for err in result.llm_errors:
         lines.append(f"LLM error: {err}")
     if result.applied is not None:
@@ -205,7 +216,7 @@ def render_markdown(result: OptimizeResult) -> str:
                 metric += " (did not move as expected)"
         lines.append(
             f"| {c.id} | {c.transform} | {c.backend} | {c.verification.verdict} | {verdict_label(c)} | {fmt_seconds(c.time_s)} "
-            f"| {fmt_speedup(c.speedup)} | {_md_escape(metric)} | {_md_escape(c.reason)} |"
+            f"| {fmt_speedup(c.speedup)} | {_md_escape(metric)} | {_md_escape(c.reason + _repair(c))} |"
         )
     if not result.candidates:
         lines.append("| – | – | – | – | – | – | – | – | no candidate |")

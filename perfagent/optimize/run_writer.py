@@ -20,6 +20,7 @@ from perfagent.optimize.record import CandidateOutcome, OptimizeBaseline, Optimi
 from perfagent.optimize.render import render_markdown
 from perfagent.optimize.workload import OptimizeWorkload
 from perfagent.rewrite.base import TokenUsage
+from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import save_record
 from profilers.errors import ProfilerError
 
@@ -116,9 +117,21 @@ class RunWriter:
             stopped=outcome.stopped,
             llm_errors=outcome.llm_errors,
             llm_usage=run_llm_usage(outcome.candidates),
+            **self._sampling(),
             run_dir=str(self.run_dir),
             notes=list(self.notes),
         )
+
+    def _sampling(self) -> dict[str, int]:
+        """``samples`` and ``duplicates_dropped`` of an llm run (nothing for recipes)."""
+        rewriter = self.loop.rewriter if self.loop is not None else None
+        if not isinstance(rewriter, LLMRewriter):
+            return {}
+        config = rewriter.config
+        return {
+            "samples": max(config.samples, config.candidates),
+            "duplicates_dropped": rewriter.duplicates_dropped,
+        }
 
     def save(self, result: OptimizeResult) -> RunRecord:
         """Write ``record.json`` and ``summary.md`` for ``result``; the record."""

@@ -15,6 +15,7 @@ from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
 from perfagent.rewrite.base import (
     Candidate,
+    EarlierAttempt,
     FailedAttempt,
     Language,
     Rewriter,
@@ -25,6 +26,7 @@ from perfagent.rewrite.base import (
 __all__ = [
     "BACKENDS",
     "Candidate",
+    "EarlierAttempt",
     "FailedAttempt",
     "Language",
     "RewriteRequest",

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, field_validator
 
-from perfagent.models import DeviceInfo, Finding
+from perfagent.models import DeviceInfo, Finding, SourceLine
 from perfagent.workloads.launch_spec import Expr, LaunchOverride
 from profilers.model import Frozen
 
@@ -24,6 +24,8 @@ Language = Literal["cuda", "triton", "python"]
 """Source language: 'cuda' (CUDA C++), 'triton' (a Python file with @triton.jit kernels), 'python'
 (PyTorch / KernelBench ``ModelNew`` without Triton, or any other Python)."""
 BackendName = Literal["recipes", "llm"]
+WRITE_KERNEL = "write-kernel"
+"""The transform that writes a first custom kernel (``ModelNew``) for a plain-PyTorch KernelBench problem."""
 ParamValue = int | float | str | bool | None
 
 
@@ -71,6 +73,29 @@ class FailedAttempt(Frozen):
     """One line from the verifier or the loop: compile error, mismatch with values, not faster, metric did not move."""
 
 
+class EarlierAttempt(Frozen):
+    """An earlier candidate for the same kernel and what was measured on it (accepted or not)."""
+
+    candidate_id: str
+    transform: str
+    verdict: str
+    """The loop's verdict: 'accepted', 'incorrect', 'not-faster', 'not-timed', ..."""
+    accepted: bool = False
+    reason: str = ""
+    """The loop's one-line reason."""
+    description: str = ""
+    """What the candidate changed (its rewriter's words)."""
+    time_s: float | None = None
+    """Measured time, s (None: not timed)."""
+    time_s_before: float | None = None
+    speedup: float | None = None
+    metric: str | None = None
+    """The metric the transform targets (canonical path)."""
+    metric_before: float | None = None
+    metric_after: float | None = None
+    metric_moved: bool | None = None
+
+
 class LaunchArg(Frozen):
     """One kernel argument of a launch spec, in parameter order."""
 
@@ -82,6 +107,8 @@ class LaunchArg(Frozen):
     """Buffers: the shape expressions."""
     role: str | None = None
     """Buffers: 'input', 'output', 'inout' or 'scratch' as the spec says (None: the spec's default)."""
+    dtype: str | None = None
+    """Element type of a buffer, or the C type of a scalar ('float32', 'int64', ...); None: not said."""
 
 
 class LaunchContext(Frozen):
@@ -97,6 +124,9 @@ class LaunchContext(Frozen):
     params: dict[str, float | int] = Field(default_factory=dict)
     defines: dict[str, Expr] = Field(default_factory=dict)
     args: list[LaunchArg] = Field(default_factory=list)
+    check_params: list[dict[str, float | int]] = Field(default_factory=list)
+    """The other parameter sets verification runs (each overrides some params): the shapes a launch must
+    also cover."""
 
 
 def launch_context(spec: Mapping[str, Any]) -> LaunchContext:
@@ -109,10 +139,15 @@ def launch_context(spec: Mapping[str, Any]) -> LaunchContext:
         defines=dict(spec.get("defines") or {}),
         args=[
             LaunchArg(
-                name=a["name"], value=a.get("value"), shape=list(a.get("shape") or []), role=a.get("role")
+                name=a["name"],
+                value=a.get("value"),
+                shape=list(a.get("shape") or []),
+                role=a.get("role"),
+                dtype=a.get("dtype"),
             )
             for a in spec.get("args", [])
         ],
+        check_params=[dict(p) for p in spec.get("check_params") or []],
     )
 
 
@@ -166,6 +201,15 @@ class RewriteRequest(Frozen):
     """Earlier rejected candidates for this kernel, oldest first."""
     launch: LaunchContext | None = None
     """The launch spec's geometry (cuda-kernel workloads); None: the source launches itself or is not CUDA."""
+    history: list[EarlierAttempt] = Field(default_factory=list)
+    """Earlier candidates for this kernel with their measured outcome (accepted ones too), oldest first."""
+    hot_lines: list[SourceLine] = Field(default_factory=list)
+    """The current source's profile: source lines with ncu's source counters (warp-state samples), hottest first."""
+    kernel_language: Literal["cuda", "triton"] | None = None
+    """``write-kernel``: the language of the first kernel to write for a plain-PyTorch reference (CUDA through
+    ``torch.utils.cpp_extension.load_inline``, or Triton); None for every other transform."""
+    inputs: list[str] = Field(default_factory=list)
+    """``write-kernel``: what ``forward`` and the constructor receive (dtypes and shapes), one line each."""
     max_candidates: int = Field(default=4, ge=1, le=64)
     """Most candidates to return."""
 

@@ -16,6 +16,7 @@ silent. A reply that is not an OpenAI chat-completions response (not JSON, wrong
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
@@ -23,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -31,8 +32,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from knowledge.transforms import catalog
 from perfagent.errors import LLMError
 from perfagent.llm_client import ENV_API_KEY, ENV_BASE_URL, ENV_TIMEOUT, LLMConfig, make_client
-from perfagent.rewrite import prompt
-from perfagent.rewrite.base import Candidate, Language, RewriteRequest, TokenUsage, make_candidate
+from perfagent.rewrite import launch_reply, prompt
+from perfagent.rewrite.base import (
+    WRITE_KERNEL,
+    Candidate,
+    Language,
+    LaunchContext,
+    ParamValue,
+    RewriteRequest,
+    TokenUsage,
+    make_candidate,
+)
+from perfagent.workloads.launch_spec import LaunchOverride
 
 if TYPE_CHECKING:
     import openai
@@ -77,18 +88,59 @@ class RewriteReply(BaseModel):
     """The complete new source file."""
     explanation: str
     """What changed and which metric should move."""
+    launch: dict[str, Any] | None = None
+    """Launch-spec kernels: the new grid / block / shared_mem expressions (None: the current launch)."""
 
 
-def reply_schema() -> dict[str, Any]:
-    """The ``response_format`` payload for ``RewriteReply`` (strict JSON schema)."""
+def reply_schema(*, launch: bool = False) -> dict[str, Any]:
+    """The ``response_format`` payload for ``RewriteReply`` (strict JSON schema).
+
+    ``launch``: the request is for a launch-spec kernel, and the reply may change its launch (the
+    ``launch`` field, required but nullable as strict mode wants).
+    """
+    schema = copy.deepcopy(RewriteReply.model_json_schema())
+    schema["properties"].pop("launch", None)
+    if not launch:
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "RewriteReply", "schema": schema, "strict": True},
+        }
+    schema["properties"]["launch"] = launch_reply.schema()
+    schema["required"] = [*schema["required"], "launch"]
     return {
         "type": "json_schema",
-        "json_schema": {"name": "RewriteReply", "schema": RewriteReply.model_json_schema(), "strict": True},
+        "json_schema": {"name": "RewriteReplyWithLaunch", "schema": schema, "strict": True},
     }
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    """A usable reply: the complete new source, the explanation, and the launch change (if any)."""
+
+    source: str
+    explanation: str
+    launch: LaunchOverride | None = None
 
 
 def parse_reply(content: str | None, language: Language, original: str) -> tuple[str, str] | str:
     """(new source, explanation) from a reply's content, or the problem with it in plain words."""
+    parsed = parse_full(content, language, original)
+    return parsed if isinstance(parsed, str) else (parsed.source, parsed.explanation)
+
+
+def parse_full(
+    content: str | None,
+    language: Language,
+    original: str,
+    launch: LaunchContext | None = None,
+    kernel_language: str | None = None,
+) -> ParsedReply | str:
+    """The usable reply in ``content``, or the problem with it in plain words.
+
+    ``launch``: the launch-spec kernel's current launch; the reply may then carry a launch change (the
+    JSON ``launch`` object, or a ```toml block with ``[launch]``), which must pass
+    ``launch_reply.check``. Without it a launch change is ignored.
+    """
     if content is None or not content.strip():
         return "the reply was empty"
     text = strip_reasoning(content)
@@ -96,6 +148,7 @@ def parse_reply(content: str | None, language: Language, original: str) -> tuple
         return "the reply holds only the model's reasoning (<think> block), no answer"
     source: str | None = None
     explanation = ""
+    change: LaunchOverride | None | str = None
     if text.startswith("{"):
         try:
             reply = RewriteReply.model_validate(json.loads(text))
@@ -108,16 +161,43 @@ def parse_reply(content: str | None, language: Language, original: str) -> tuple
             inner = _fenced_blocks(source)
             if len(inner) == 1 and source.strip().startswith(("```", "~~~")):
                 source = inner[0][1]
+            if launch is not None:
+                change = launch_reply.from_data(reply.launch, "launch")
     if source is None:
         picked = _pick_block(text, language, original)
         if isinstance(picked, str):
             return picked
         source = picked[0]
         explanation = _FENCE.sub("", text).strip()
-    problem = _check_source(source, language, original)
+        if launch is not None:
+            change = _toml_launch(text)
+    if isinstance(change, str):
+        return change
+    if change is not None and launch is not None:
+        if launch_reply.same_as(change, launch):
+            change = None
+        else:
+            problem = launch_reply.check(change, launch)
+            if problem is not None:
+                return problem
+    problem = _check_source(source, language, original, launch_changed=change is not None)
+    if problem is None and kernel_language is not None:
+        problem = _check_first_kernel(source, kernel_language)
     if problem is not None:
         return problem
-    return source if source.endswith("\n") else source + "\n", " ".join(explanation.split())
+    return ParsedReply(
+        source if source.endswith("\n") else source + "\n", " ".join(explanation.split()), change
+    )
+
+
+def _toml_launch(text: str) -> LaunchOverride | None | str:
+    """The launch change of a fenced reply: its one ```toml block (None: there is none)."""
+    blocks = [body for lang, body in _fenced_blocks(text) if lang.lower() == "toml"]
+    if not blocks:
+        return None
+    if len(blocks) > 1:
+        return "the reply holds several toml blocks: send one [launch] table"
+    return launch_reply.from_toml(blocks[0])
 
 
 def _pick_block(text: str, language: Language, original: str) -> tuple[str] | str:
@@ -151,10 +231,12 @@ def _fenced_blocks(text: str) -> list[tuple[str, str]]:
     return [(m.group("lang"), m.group("body")) for m in _FENCE.finditer(text)]
 
 
-def _check_source(source: str, language: Language, original: str) -> str | None:
+def _check_source(
+    source: str, language: Language, original: str, *, launch_changed: bool = False
+) -> str | None:
     if not source.strip():
         return "the code block is empty"
-    if source.strip() == original.strip():
+    if source.strip() == original.strip() and not launch_changed:
         return "the new source is identical to the original: the transform was not applied"
     if language == "cuda":
         if "__global__" in original and "__global__" not in source:
@@ -166,6 +248,20 @@ def _check_source(source: str, language: Language, original: str) -> str | None:
             return f"the new Python source does not parse (line {exc.lineno}: {exc.msg})"
         if "def " in original and "def " not in source:
             return "the new source defines no function: send the complete file, not a fragment"
+    return None
+
+
+def _check_first_kernel(source: str, kernel_language: str) -> str | None:
+    """A ``write-kernel`` reply must be a ModelNew file with a kernel in the asked-for language."""
+    if not re.search(r"^class\s+ModelNew\b", source, re.M):
+        return "the new file defines no class ModelNew: send the complete file"
+    if kernel_language == "triton" and "@triton.jit" not in source:
+        return "the new file has no @triton.jit kernel: write the computation as a Triton kernel"
+    if kernel_language == "cuda" and ("load_inline" not in source or "__global__" not in source):
+        return (
+            "the new file has no CUDA kernel built with torch.utils.cpp_extension.load_inline "
+            "(a __global__ kernel in cuda_sources)"
+        )
     return None
 
 
@@ -188,6 +284,48 @@ def _retry_after(exc: Exception) -> float | None:
         except ValueError:
             continue  # an HTTP date: fall back to the backoff
     return None
+
+
+class _Default:
+    """The configured value (``LLMConfig.temperature``), as opposed to an explicit None (the server's)."""
+
+
+DEFAULT = _Default()
+_C_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def normalised(source: str, language: Language) -> str:
+    """``source`` without comments and whitespace: two samples that differ only there are one candidate.
+
+    CUDA: ``//`` and ``/* */`` comments go; Python: ``#`` comments and blank lines go, indentation is kept
+    as the tokenizer's block markers (a source that does not tokenize loses ``#`` to the end of a line).
+    """
+    if language == "cuda":
+        text = _C_COMMENTS.sub(" ", source)
+    else:
+        text = _python_without_comments(source)
+    return "".join(text.split())
+
+
+def _python_without_comments(source: str) -> str:
+    import io
+    import tokenize
+
+    markers = {tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}
+    try:
+        tokens = [
+            markers.get(t.type, t.string)
+            for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type not in (tokenize.COMMENT, tokenize.NL)
+        ]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return re.sub(r"#[^\n]*", " ", source)
+    return " ".join(tokens)
+
+
+def launch_key(launch: LaunchOverride | None) -> str:
+    """What a launch change adds to a sample's identity (same source, other launch: another candidate)."""
+    return "" if launch is None else "\0" + launch.model_dump_json(exclude_none=True)
 
 
 class LLMRewriter:
@@ -218,6 +356,10 @@ class LLMRewriter:
         self._client = client
         self._sleep = sleep
         self._structured = self.config.structured_output
+        self._n_supported: bool | None = None
+        """Whether the endpoint honours ``n`` (None: not asked yet)."""
+        self.duplicates_dropped = 0
+        """Samples dropped because their normalised source repeated another (or the current source)."""
         self.progress = progress
         self.wait_tick_s = wait_tick_s
 
@@ -235,10 +377,20 @@ class LLMRewriter:
             return f"unknown transform '{request.transform}'"
         if "llm" not in entry.backends:
             return f"transform '{request.transform}' is recipes-only in the catalog"
+        if request.transform == WRITE_KERNEL and request.kernel_language is None:
+            return (
+                "write-kernel is for a plain-PyTorch KernelBench problem (the loop plans it with --language)"
+            )
         return self.availability()
 
     def propose(self, request: RewriteRequest) -> list[Candidate]:
-        """At most ``min(config.candidates, request.max_candidates)`` candidates, one request each.
+        """At most ``min(samples, request.max_candidates)`` candidates (``config.samples``).
+
+        One sample: one request. Several: one request with ``n`` = samples when the server honours it
+        (remembered), else one request per sample at rising temperatures (``sample_temperature``).
+        Samples whose normalised source (comments and whitespace stripped, ``normalised``) repeats an
+        earlier sample or the current source are dropped before any GPU time; ``duplicates_dropped``
+        counts them over the rewriter's life.
 
         Raises:
             LLMError: not configured, unreachable, timed out, key rejected, or no usable reply
@@ -249,12 +401,129 @@ class LLMRewriter:
             raise LLMError(
                 reason, hint=f"set {ENV_BASE_URL} and PERFAGENT_LLM_MODEL, or use --backend recipes"
             )
+        count = min(max(self.config.samples, self.config.candidates), request.max_candidates)
+        if count == 1:
+            return [self._one(request)]
+        return self._samples(request, count)
+
+    def sample_temperature(self, index: int) -> float | None:
+        """The temperature of sample ``index`` (0-based) when samples are separate requests: the configured
+        one first, then 0.25 higher each, at most 1.2 (the server's default when none is configured)."""
+        base = self.config.temperature
+        if index == 0:
+            return base
+        start = 0.2 if base is None else base
+        return round(min(start + 0.25 * index, max(1.2, start)), 2)
+
+    def _samples(self, request: RewriteRequest, count: int) -> list[Candidate]:
+        entry = catalog()[request.transform]
+        found: list[tuple[ParsedReply, TokenUsage, dict[str, ParamValue]]] = []
+        spent = TokenUsage()
+        if self._n_supported is not False:
+            messages = prompt.build_messages(request, entry, structured=self._structured)
+            choices, used, _ = self._complete(request, entry, messages, n=count)
+            spent = spent + used
+            if len(choices) < count and self._n_supported is None:
+                log.info(
+                    "the endpoint answered %d of n=%d choices: sampling by separate requests",
+                    len(choices),
+                    count,
+                )
+                self._n_supported = False
+            elif len(choices) >= count:
+                self._n_supported = True
+            for index, (content, finish) in enumerate(choices[:count]):
+                parsed = parse_full(
+                    content, request.language, request.source, request.launch, request.kernel_language
+                )
+                if isinstance(parsed, str):
+                    cut = " (cut off at the token limit)" if finish == "length" else ""
+                    log.warning("unusable LLM sample %d of %d%s: %s", index + 1, count, cut, parsed)
+                    continue
+                found.append((parsed, TokenUsage(), {"sample": index + 1, "samples": count, "n": count}))
+            done = len(choices[:count])
+        else:
+            done = 0
+        error: LLMError | None = None
+        for index in range(done, count):
+            temperature = self.sample_temperature(index)
+            try:
+                cand = self._one(request, temperature=temperature)
+            except LLMError as exc:
+                error = exc
+                log.warning("LLM sample %d of %d failed: %s", index + 1, count, exc)
+                break  # a failing endpoint is not asked again for this batch
+            extra: dict[str, ParamValue] = {"sample": index + 1, "samples": count, "temperature": temperature}
+            found.append(
+                (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), extra)
+            )
+        if not found and error is not None:
+            raise error
+        if not found:  # n samples, none usable: one request with its repair conversation
+            cand = self._one(request)
+            found.append(
+                (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), {})
+            )
         out: list[Candidate] = []
-        for _ in range(min(self.config.candidates, request.max_candidates)):
-            candidate = self._one(request)
-            if all(c.id != candidate.id for c in out):
-                out.append(candidate)
+        keys = {normalised(request.source, request.language)}
+        for parsed, usage, extra in found:
+            key = normalised(parsed.source, request.language) + launch_key(parsed.launch)
+            if key in keys:
+                self.duplicates_dropped += 1
+                log.info(
+                    "LLM sample %s dropped: the same source as an earlier one or the current one",
+                    extra.get("sample"),
+                )
+                spent = spent + usage
+                continue
+            keys.add(key)
+            out.append(
+                self._candidate(request, parsed, usage if out else usage + spent, attempts=1, extra=extra)
+            )
+            if len(out) == 1:
+                spent = TokenUsage()
+        if not out:
+            raise LLMError(
+                f"the model's {count} samples all repeat the current source",
+                hint="try another transform or a higher temperature",
+            )
+        if spent.requests or spent.total_tokens:
+            first = out[0]
+            tokens = (first.tokens or TokenUsage()) + spent
+            out[0] = first.model_copy(update={"tokens": tokens})
         return out
+
+    def _candidate(
+        self,
+        request: RewriteRequest,
+        parsed: ParsedReply,
+        usage: TokenUsage,
+        *,
+        attempts: int,
+        extra: dict[str, ParamValue] | None = None,
+    ) -> Candidate:
+        log.info(
+            "llm candidate for %s: %d prompt + %d completion tokens in %d request(s)",
+            request.transform,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.requests,
+        )
+        return make_candidate(
+            request,
+            backend="llm",
+            recipe=self.config.model,
+            source=parsed.source,
+            description=parsed.explanation or f"LLM rewrite applying {request.transform}.",
+            parameters={
+                "model": self.config.model,
+                "structured_output": self._structured,
+                "attempts": attempts,
+                **(extra or {}),
+            },
+            launch=parsed.launch,
+            tokens=usage,
+        )
 
     # ------------------------------------------------------------------ internals
 
@@ -324,43 +593,77 @@ class LLMRewriter:
                 self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _one(self, request: RewriteRequest) -> Candidate:
+    def repair(
+        self, request: RewriteRequest, candidate: Candidate, feedback: str, *, round_: int = 1
+    ) -> Candidate:
+        """A corrected ``candidate``: the request's conversation, the candidate as the model's reply, and
+        ``feedback`` (the compiler's first errors, or the failing check with its detail) as the next message.
+
+        Args:
+            request: the request ``candidate`` answered.
+            candidate: the candidate that failed to compile or verify.
+            feedback: what failed, in the words of the compiler or the verifier.
+            round_: which repair this is for the candidate's lineage (1 = the first), for the record.
+
+        Raises:
+            LLMError: as ``propose``.
+        """
+        reason = self.applies(request)
+        if reason is not None:
+            raise LLMError(reason, hint="use --repairs 0 or another backend")
+        entry = catalog()[request.transform]
+        messages = [
+            *prompt.build_messages(request, entry, structured=self._structured),
+            {"role": "assistant", "content": self._as_reply(candidate, request.language)},
+            {
+                "role": "user",
+                "content": prompt.fix_message(
+                    feedback, request, structured=self._structured, launch=request.launch is not None
+                ),
+            },
+        ]
+        return self._one(request, messages=messages, extra={"repair": round_})
+
+    def _as_reply(self, candidate: Candidate, language: Language) -> str:
+        """``candidate`` written back as the model's reply (the format it was asked for)."""
+        if self._structured:
+            data: dict[str, Any] = {"new_source": candidate.source, "explanation": candidate.description}
+            if candidate.launch is not None:
+                data["launch"] = launch_reply.as_data(candidate.launch)
+            return json.dumps(data)
+        text = prompt.fenced(candidate.source, language)
+        if candidate.launch is not None:
+            text += f"\n\n```toml\n{launch_reply.as_toml(candidate.launch)}\n```"
+        return f"{text}\n\n{candidate.description}"
+
+    def _one(
+        self,
+        request: RewriteRequest,
+        *,
+        temperature: float | None | _Default = DEFAULT,
+        messages: list[dict[str, str]] | None = None,
+        extra: dict[str, ParamValue] | None = None,
+    ) -> Candidate:
         entry = catalog()[request.transform]
         usage = TokenUsage()
-        messages = prompt.build_messages(request, entry, structured=self._structured)
+        if messages is None:
+            messages = prompt.build_messages(request, entry, structured=self._structured)
         problem = ""
         attempts = 0
         for attempt in range(self.config.reply_retries + 1):
             attempts = attempt + 1
             if attempt:
                 self._sleep(self.config.backoff_s * 2 ** (attempt - 1))
-            content, used, messages, finish = self._complete(request, entry, messages)
+            choices, used, messages = self._complete(request, entry, messages, temperature=temperature)
+            content, finish = choices[0] if choices else (None, None)
             usage = usage + used
-            parsed = parse_reply(content, request.language, request.source)
+            parsed = parse_full(
+                content, request.language, request.source, request.launch, request.kernel_language
+            )
             if isinstance(parsed, str) and finish == "length":
                 parsed = f"the reply was cut off at the token limit ({parsed})"
             if not isinstance(parsed, str):
-                source, explanation = parsed
-                log.info(
-                    "llm candidate for %s: %d prompt + %d completion tokens in %d request(s)",
-                    request.transform,
-                    usage.prompt_tokens,
-                    usage.completion_tokens,
-                    usage.requests,
-                )
-                return make_candidate(
-                    request,
-                    backend="llm",
-                    recipe=self.config.model,
-                    source=source,
-                    description=explanation or f"LLM rewrite applying {request.transform}.",
-                    parameters={
-                        "model": self.config.model,
-                        "structured_output": self._structured,
-                        "attempts": attempts,
-                    },
-                    tokens=usage,
-                )
+                return self._candidate(request, parsed, usage, attempts=attempts, extra=extra)
             problem = parsed
             log.warning("unusable LLM reply (attempt %d): %s", attempts, problem)
             messages = [
@@ -368,7 +671,12 @@ class LLMRewriter:
                 {"role": "assistant", "content": (content or "")[:4000]},
                 {
                     "role": "user",
-                    "content": prompt.repair_message(problem, request.language, structured=self._structured),
+                    "content": prompt.repair_message(
+                        problem,
+                        request.language,
+                        structured=self._structured,
+                        launch=request.launch is not None,
+                    ),
                 },
             ]
         raise LLMError(
@@ -377,22 +685,41 @@ class LLMRewriter:
         )
 
     def _complete(
-        self, request: RewriteRequest, entry: Any, messages: list[dict[str, str]]
-    ) -> tuple[str | None, TokenUsage, list[dict[str, str]], str | None]:
-        """One chat completion; falls back to plain chat once if structured output is rejected (HTTP 400)."""
+        self,
+        request: RewriteRequest,
+        entry: Any,
+        messages: list[dict[str, str]],
+        *,
+        n: int = 1,
+        temperature: float | None | _Default = DEFAULT,
+    ) -> tuple[list[tuple[str | None, str | None]], TokenUsage, list[dict[str, str]]]:
+        """One chat completion: its choices as (content, finish reason), the usage, the messages sent.
+
+        Falls back to plain chat once if structured output is rejected (HTTP 400); a 400 to ``n`` > 1 is
+        remembered and answered with one choice (the caller samples the rest by separate requests).
+        """
         import openai
 
         client = self._client_or_build()
+        temp = self.config.temperature if isinstance(temperature, _Default) else temperature
         while True:
             kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages}
-            if self.config.temperature is not None:
-                kwargs["temperature"] = self.config.temperature
+            if temp is not None:
+                kwargs["temperature"] = temp
+            if n > 1 and self._n_supported is not False:
+                kwargs["n"] = n
             if self._structured:
-                kwargs["response_format"] = reply_schema()
+                kwargs["response_format"] = reply_schema(launch=request.launch is not None)
             started = time.monotonic()
             try:
                 response = self._create(client, kwargs)
             except openai.BadRequestError as exc:
+                about_format = getattr(exc, "param", None) == "response_format"
+                if "n" in kwargs and not (about_format and self._structured):
+                    log.info("the endpoint rejected n=%d (HTTP 400); sampling by separate requests", n)
+                    self._n_supported = False
+                    n = 1
+                    continue
                 if self._structured:
                     log.info("the endpoint rejected structured output (HTTP 400); falling back to plain chat")
                     self._structured = False
@@ -415,13 +742,14 @@ class LLMRewriter:
                     }
                 )
             usage = usage.priced(self.config.price_per_million)
-            if not response.choices:
-                return None, usage, messages, None
-            choice = response.choices[0]
-            refusal = getattr(choice.message, "refusal", None)
-            if refusal and not choice.message.content:
-                return f"I'm sorry: {refusal}", usage, messages, "refusal"
-            return choice.message.content, usage, messages, choice.finish_reason
+            choices: list[tuple[str | None, str | None]] = []
+            for choice in response.choices:
+                refusal = getattr(choice.message, "refusal", None)
+                if refusal and not choice.message.content:
+                    choices.append((f"I'm sorry: {refusal}", "refusal"))
+                else:
+                    choices.append((choice.message.content, choice.finish_reason))
+            return choices, usage, messages
 
     def _not_an_api(self, exc: Exception) -> LLMError:
         cfg = self.config

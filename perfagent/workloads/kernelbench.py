@@ -102,3 +102,64 @@ def load_module(path: str | Path, module_name: str) -> ModuleType:
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+_DESCRIBE_INPUTS = r"""
+import json, sys
+import torch
+torch.set_default_device("meta")  # shapes and dtypes only: nothing is allocated
+from perfagent.workloads.kernelbench import load_module
+m = load_module(sys.argv[1], "perfagent_problem_inputs")
+def d(x):
+    if isinstance(x, torch.Tensor):
+        return str(x.dtype).replace("torch.", "") + "[" + ", ".join(str(s) for s in x.shape) + "]"
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(d(v) for v in x) + "]"
+    return repr(x)[:80]
+init = m.get_init_inputs() if hasattr(m, "get_init_inputs") else []
+print(json.dumps({"inputs": [d(x) for x in m.get_inputs()], "init": [d(x) for x in init]}))
+"""
+
+
+def describe_inputs(path: str | Path, *, timeout_s: float = 120.0) -> list[str]:
+    """What a KernelBench problem's ``forward`` and constructor receive, as prompt lines:
+    ``get_inputs()`` and ``get_init_inputs()`` evaluated in a child process on PyTorch's ``meta`` device
+    (dtypes and shapes, no memory), e.g. ``forward(float32[65536], float32[65536])``. When the problem
+    cannot be evaluated that way, one line says so (the reference's source still shows ``get_inputs``)."""
+    import json
+    import os
+
+    from profilers.errors import ProfilerError
+    from profilers.process import run_command
+
+    repo = str(Path(__file__).resolve().parents[2])
+    env_path = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
+    argv = [
+        "env",
+        f"PYTHONPATH={env_path}",
+        sys.executable,
+        "-c",
+        _DESCRIBE_INPUTS,
+        str(Path(path).resolve()),
+    ]
+    why = ""
+    try:
+        done = run_command(argv, timeout_s=timeout_s)
+    except ProfilerError as exc:
+        why = exc.message
+    else:
+        lines = done.stdout.strip().splitlines()
+        if done.ok and lines:
+            try:
+                data = json.loads(lines[-1])
+            except json.JSONDecodeError:
+                why = "unreadable output"
+            else:
+                init = ", ".join(data.get("init") or []) or "none"
+                return [
+                    f"forward receives (get_inputs()): {', '.join(data.get('inputs') or []) or 'nothing'}",
+                    f"the constructor receives (get_init_inputs()): {init}",
+                ]
+        else:
+            why = (done.stderr.strip().splitlines() or ["exit " + str(done.returncode)])[-1][:200]
+    return [f"input shapes not determined ({why}): see get_inputs() in the reference"]

@@ -66,7 +66,8 @@ def test_wrong_rewrite_rejected_with_reason_fed_back_then_good_rewrite_verified_
             Reply(content=fenced(WRONG, "python", "Bigger blocks.")),
             Reply(content=fenced(GOOD, "python", "8 warps.")),
         )
-        record = _run(server, tmp_path / "run", events)
+        # no repair request (--repairs 0): the rejection reaches the next rewrite request instead
+        record = _run(server, tmp_path / "run", events, repairs=0)
         prompts = [r.prompt_text for r in server.completions if r.answered == 200]
 
     assert record.kind == "optimize" and record.optimize is not None

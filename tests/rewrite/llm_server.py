@@ -66,6 +66,11 @@ class ReplayServer:
         self.replies: queue.Queue[Reply] = queue.Queue()
         self.requests: list[RecordedRequest] = []
         self.reject_json_schema = False
+        self.honour_n = False
+        """True: a request with ``n`` > 1 pops that many replies and answers them as that many choices
+        (OpenAI, vLLM); False: ``n`` is ignored and one choice comes back (servers without it)."""
+        self.reject_n = False
+        """True: a request with ``n`` > 1 is answered 400 without consuming a reply."""
         self.serve_models = True
         """False: ``GET /models`` answers 404 (servers without the route: doctor falls back to a completion)."""
         self._lock = threading.Lock()
@@ -123,6 +128,20 @@ class ReplayServer:
                         },
                     )
                     return
+                n = int(body.get("n") or 1)
+                if server.reject_n and n > 1:
+                    server._record("POST", self, body, 400)
+                    self._send(
+                        400,
+                        {
+                            "error": {
+                                "message": "n > 1 is not supported",
+                                "type": "invalid_request_error",
+                                "param": "n",
+                            }
+                        },
+                    )
+                    return
                 try:
                     reply = server.replies.get_nowait()
                 except queue.Empty:
@@ -148,9 +167,18 @@ class ReplayServer:
                         },
                     )
                     return
-                message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-                if reply.refusal is not None:
-                    message["refusal"] = reply.refusal
+                batch = [reply]
+                while server.honour_n and len(batch) < n:
+                    try:
+                        batch.append(server.replies.get_nowait())
+                    except queue.Empty:
+                        break
+                choices = []
+                for index, one in enumerate(batch):
+                    message: dict[str, Any] = {"role": "assistant", "content": one.content}
+                    if one.refusal is not None:
+                        message["refusal"] = one.refusal
+                    choices.append({"index": index, "message": message, "finish_reason": one.finish_reason})
                 self._send(
                     200,
                     {
@@ -158,17 +186,11 @@ class ReplayServer:
                         "object": "chat.completion",
                         "created": int(time.time()),
                         "model": body.get("model", MODEL),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": message,
-                                "finish_reason": reply.finish_reason,
-                            }
-                        ],
+                        "choices": choices,
                         "usage": {
                             "prompt_tokens": reply.prompt_tokens,
-                            "completion_tokens": reply.completion_tokens,
-                            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                            "completion_tokens": sum(one.completion_tokens for one in batch),
+                            "total_tokens": reply.prompt_tokens + sum(one.completion_tokens for one in batch),
                         },
                     },
                 )
