@@ -161,5 +161,5 @@ def test_a_cuda_modelnew_failing_for_want_of_a_gpu_is_not_sent_back(tmp_path: Pa
         )
         assert len(server.completions) == 1
     [c1] = record.candidates
-    assert c1.verdict == "incorrect"
-    assert any("not sent back for a repair" in e.message and "without a GPU" in e.message for e in events)
+    # the machine's failure, not the code's: not verified here (never 'incorrect'), and no repair asked
+    assert c1.verdict == "not-verified" and "not verified here" in c1.reason
