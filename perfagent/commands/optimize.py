@@ -17,6 +17,7 @@ from perfagent.commands.common import (
     progress_to_stderr,
 )
 from perfagent.errors import ExitCode
+from perfagent.optimize.phase_cli import add_phase_args, phase_runner, phased, propose_exit
 
 
 class OptimizeCommand:
@@ -38,7 +39,9 @@ class OptimizeCommand:
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "target",
-            help="kernel to optimize: .cu (with a launch spec), launch spec .toml, KernelBench .py, Triton .py",
+            nargs="?",
+            help="kernel to optimize: .cu (with a launch spec), launch spec .toml, KernelBench .py, Triton .py "
+            "(with --evaluate / --from: only where it is on this machine, when not where it was)",
         )
         g = parser.add_argument_group("loop")
         g.add_argument(
@@ -187,6 +190,7 @@ class OptimizeCommand:
             metavar=("PROMPT", "COMPLETION"),
             help="price per 1M prompt / completion tokens: the record then gives each request's and the run's cost",
         )
+        add_phase_args(parser)
         r = parser.add_argument_group("results")
         r.add_argument("--out", metavar="DIR", help="run folder (default: a new one under .perfagent/runs)")
         r.add_argument(
@@ -219,7 +223,8 @@ class OptimizeCommand:
         def progress(event: LoopEvent) -> None:
             progress_to_stderr(event.message)
 
-        record = optimize(
+        run = optimize if not phased(args) else phase_runner(args)
+        record = run(
             args.target,
             backend=args.backend,
             transform=args.transform or None,
@@ -252,6 +257,8 @@ class OptimizeCommand:
         write_output(
             record.model_dump_json(indent=2) if args.format == "json" else render_text(result), args.output
         )
+        if args.propose_only:
+            return propose_exit(result)
         if result.llm_errors and result.backend == "llm" and not result.candidates:
             print(f"perfagent: the LLM produced no candidate: {result.llm_errors[-1]}", file=sys.stderr)
             return ExitCode.LLM

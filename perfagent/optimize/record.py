@@ -27,7 +27,9 @@ __all__ = [
     "FindingSummary",
     "OptimizeBaseline",
     "OptimizeResult",
+    "PhasesInfo",
     "PlanStep",
+    "ProposalRound",
     "ProfileSummary",
     "TableRow",
     "VerificationSummary",
@@ -48,10 +50,12 @@ CandidateVerdict = Literal[
     "metric-unmoved",
     "duplicate",
     "error",
+    "proposed",
 ]
 """The loop's verdict on a candidate. Only 'accepted' is kept; every other one comes with a reason.
 'metric-unmoved' is no longer given (a faster candidate whose metric did not move is accepted with
-``route='another'``); it stays so that older records load."""
+``route='another'``); it stays so that older records load. 'proposed': written by ``--propose-only`` and not
+evaluated yet (``perfagent optimize --evaluate RUN``)."""
 
 AcceptRoute = Literal["targeted", "another", "unchecked"]
 """How an accepted candidate won: 'targeted' (its transform's metric moved the right way), 'another'
@@ -238,6 +242,11 @@ class CandidateOutcome(Frozen):
     stage_s: dict[str, float] = Field(default_factory=dict)
     """Wall seconds of each stage this candidate reached: build, verify, time, profile (re-profile)."""
     notes: list[str] = Field(default_factory=list)
+    proposal: str | None = None
+    """Two-machine runs: the proposal ('p3') this candidate was evaluated from, or its own id while it is
+    only proposed (None: proposed and evaluated in one run)."""
+    proposal_dir: str | None = None
+    """That proposal's folder, relative to the run folder ('proposals/03_smem-padding')."""
 
     @property
     def source(self) -> str | None:
@@ -283,6 +292,51 @@ class AppliedChange(Frozen):
     """That spec as it was before (None: it did not exist)."""
 
 
+class ProposalRound(Frozen):
+    """One ``--propose-only`` round of a two-machine run, and what ``--evaluate`` made of it."""
+
+    round: int
+    backend: str
+    """The rewriter that proposed ('recipes' or 'llm')."""
+    diagnosis: str = ""
+    """Where the diagnosis behind the proposals came from (a recorded report, an earlier run's profile, ...)."""
+    parent: str | None = None
+    """The candidate the proposals were made from (None: the original)."""
+    proposals: list[str] = Field(default_factory=list)
+    """Proposal ids ('p1', ...), in the order they were proposed."""
+    evaluated_on: str | None = None
+    """The device of the ``--evaluate`` that measured them (None: not evaluated yet)."""
+    candidates: list[str] = Field(default_factory=list)
+    """The candidates they became ('c1', ...)."""
+
+
+class PhasesInfo(Frozen):
+    """A two-machine run: proposals made where the model is (``--propose-only``), measured where the GPU is
+    (``--evaluate RUN``). What the GPU machine needs to find and check the target, and the settings."""
+
+    state: Literal["proposed", "evaluated"]
+    """'proposed': proposals wait for ``--evaluate``; 'evaluated': every proposal has its verdict."""
+    target: str
+    """The target as given to ``--propose-only`` (relative paths are tried from the working folder)."""
+    file: str
+    """The target file's absolute path where the proposals were made."""
+    file_sha256: str
+    """The target file's content hash: ``--evaluate`` refuses a file that changed since (exit 2)."""
+    problem: str | None = None
+    """``--problem`` as given (a ModelNew target's KernelBench problem)."""
+    problem_file: str | None = None
+    problem_sha256: str | None = None
+    spec: str | None = None
+    """``--spec`` as given (a launch spec not beside the .cu target)."""
+    spec_file: str | None = None
+    spec_sha256: str | None = None
+    kernel: str | None = None
+    """``--kernel`` (which kernel of the diagnosis)."""
+    settings: dict[str, float | int | str] = Field(default_factory=dict)
+    """Verification, timing and profiling settings ``--evaluate`` uses (seeds, timeouts, runs, warmup, arch)."""
+    rounds: list[ProposalRound] = Field(default_factory=list)
+
+
 class OptimizeResult(Frozen):
     """Everything the optimize loop decided, and why."""
 
@@ -321,6 +375,8 @@ class OptimizeResult(Frozen):
     applied: AppliedChange | None = None
     run_dir: str | None = None
     notes: list[str] = Field(default_factory=list)
+    phases: PhasesInfo | None = None
+    """Two-machine runs (``--propose-only`` / ``--evaluate``); None for a run made in one go."""
 
     def candidate(self, cid: str) -> CandidateOutcome | None:
         """The candidate with id ``cid``."""

@@ -60,6 +60,13 @@ def verdict_label(c: CandidateOutcome) -> str:
 def headline(result: OptimizeResult) -> str:
     """One line: the best, or that nothing won and why."""
     best = result.candidate(result.best) if result.best else None
+    waiting = sum(1 for c in result.candidates if c.verdict == "proposed")
+    if waiting:  # a two-machine run between its phases
+        run = result.run_dir or "RUN"
+        return (
+            f"{waiting} proposal(s) waiting: run `perfagent optimize --evaluate {run}` on the GPU machine"
+            + (f" (best so far: {best.id}, {fmt_speedup(best.speedup)})" if best is not None else "")
+        )
     if best is not None:
         line = f"best: {best.id} ({best.transform}, {best.backend}) — {fmt_speedup(best.speedup)} faster than the original"
         if best.route == "another":
@@ -101,7 +108,11 @@ def render_text(result: OptimizeResult) -> str:
         if result.backend_reason
         else f"  backend  {result.backend}",
         f"  device   {result.device}"
-        + ("" if result.gpu else " — no GPU: candidates are verified where possible, never timed"),
+        + (
+            ""
+            if result.gpu or result.device.startswith("none")
+            else " — no GPU: candidates are verified where possible, never timed"
+        ),
     ]
     base = f"  baseline {fmt_seconds(b.time_s)}" + (f" ({b.timer})" if b.timer else " (not timed)")
     if b.pct_of_roofline is not None:
@@ -178,7 +189,11 @@ def render_markdown(result: OptimizeResult) -> str:
         f"- backend: {result.backend}"
         + (f" ({_md_escape(result.backend_reason)})" if result.backend_reason else ""),
         f"- device: {result.device}"
-        + ("" if result.gpu else " (no GPU: nothing timed, no speed-up claimed)"),
+        + (
+            ""
+            if result.gpu or result.device.startswith("none")
+            else " (no GPU: nothing timed, no speed-up claimed)"
+        ),
         f"- kernel: {b.kernel or NA}",
         f"- iterations: {result.iterations_used} of {result.iterations}; stopped: {_md_escape(result.stopped) or NA}",
         f"- {_md_escape(headline(result))}",
