@@ -167,7 +167,9 @@ def test_a_cuda_first_kernel_without_a_gpu_is_asked_once_and_said_so(tmp_path: P
     system = req.body["messages"][0]["content"]
     assert "torch.utils.cpp_extension.load_inline" in system and "getCurrentCUDAStream" in system
     [c1] = record.candidates
-    assert c1.transform == "write-kernel" and c1.verdict == "not-verified" and "not verified here" in c1.reason
+    assert (
+        c1.transform == "write-kernel" and c1.verdict == "not-verified" and "not verified here" in c1.reason
+    )
     result = record.optimize
     assert result is not None and "could not be verified here (no GPU)" in result.stopped
     assert any("cannot be built or verified here" in n for n in result.notes)
