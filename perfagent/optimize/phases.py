@@ -399,8 +399,15 @@ class ProposeLoop(OptimizeLoop):
         self.on_proposal: Any = None
 
     def evaluate(
-        self, cand: Candidate, step: PlannedTransform, origin: _Origin | None = None
+        self,
+        cand: Candidate,
+        step: PlannedTransform,
+        origin: _Origin | None = None,
+        *,
+        repairs: int = 0,
+        repair_of: str | None = None,
     ) -> CandidateOutcome:
+        # a proposal is only written here: nothing is judged, so there is nothing to repair
         st, wl = self.state, self.wl
         origin = origin or _Origin(dict(st.defines), dict(st.launch), st.parent)
         defines, launch = _merged(cand, origin)
@@ -622,11 +629,17 @@ class ReplayLoop(OptimizeLoop):
         self._profiles: dict[str | None, KernelProfile | None] = {}
 
     def evaluate(
-        self, cand: Candidate, step: PlannedTransform, origin: _Origin | None = None
+        self,
+        cand: Candidate,
+        step: PlannedTransform,
+        origin: _Origin | None = None,
+        *,
+        repairs: int = 0,
+        repair_of: str | None = None,
     ) -> CandidateOutcome:
         stored = self.replay.stored(cand)
         if stored is None:
-            return super().evaluate(cand, step, origin)
+            return super().evaluate(cand, step, origin, repairs=repairs, repair_of=repair_of)
         st = self.state
         before = st.before
         st.before = self._profile_of(stored.parent, before)
@@ -636,6 +649,8 @@ class ReplayLoop(OptimizeLoop):
                 cand,
                 step,
                 _Origin(dict(stored.origin_defines), dict(stored.origin_launch), stored.parent),
+                repairs=repairs,
+                repair_of=repair_of,
             )
         finally:
             self.current = None
