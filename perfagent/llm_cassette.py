@@ -59,6 +59,13 @@ class Cassette:
         path = self.directory / META_FILE
         return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
+    def remember(self, name: str, value: Any) -> None:
+        """Keep one run setting in the description, so that a replay can use it again (the
+        verification seed: its inputs and errors appear in repair prompts)."""
+        meta = self.meta() or {"requests": 0}
+        meta[name] = value
+        (self.directory / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+
     def _next_path(self, key: str) -> Path:
         with self._lock:
             index = self._seen[key]
@@ -74,7 +81,7 @@ class Cassette:
         path.write_text(
             json.dumps({"key": key, "request": kwargs, "reply": reply}, indent=2), encoding="utf-8"
         )
-        meta = self.meta() or {"model": model, "endpoint": endpoint, "requests": 0}
+        meta = {"model": model, "endpoint": endpoint, "requests": 0, **self.meta()}
         meta["requests"] = int(meta.get("requests", 0)) + 1
         (self.directory / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import secrets
 import shutil
 import statistics
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from typing import Literal
 from knowledge.transforms import metric_value
 from perfagent.classifier import classify
 from perfagent.errors import BadInput, LLMError, PerfAgentError
+from perfagent.llm_cassette import Cassette
 from perfagent.llm_client import ENV_BASE_URL, ENV_MODEL, LLMConfig
 from perfagent.models import KernelDiagnosis, Profile, RunRecord
 from perfagent.optimize import measure
@@ -180,6 +182,7 @@ def optimize(
         arch=arch,
         profile_timeout_s=profile_timeout_s,
         repairs=repairs,
+        seed=_conversation_seed(config),
     )
     notes: list[str] = []
     if write_kernel == "cuda" and not gpu:
@@ -245,6 +248,20 @@ def optimize(
     record = run.save(result)
     emit(Info(message=f"run saved to {shown_path(run_dir)}"))
     return record
+
+
+def _conversation_seed(config: LLMConfig) -> int | None:
+    """The verification seed of a recorded or replayed LLM run (None otherwise): recording draws one and
+    keeps it in the cassette, replaying reads it back, so repair prompts repeat byte for byte."""
+    if not config.cassette:
+        return None
+    cassette = Cassette(Path(config.cassette), config.cassette_mode or "replay")
+    if config.cassette_mode == "record":
+        seed = secrets.randbelow(2**30)
+        cassette.remember("verify_seed", seed)
+        return seed
+    recorded = cassette.meta().get("verify_seed")
+    return int(recorded) if recorded is not None else None
 
 
 def _write_kernel(

@@ -92,6 +92,9 @@ class LoopSettings:
     """Limit of one ncu run, s."""
     repairs: int = 1
     """Repair requests per candidate that fails to compile or verify (rewriters that can repair: llm)."""
+    seed: int | None = None
+    """First verification seed of every candidate (None: a fresh random one per verification). Set when
+    an LLM conversation is recorded or replayed: failing checks (inputs, errors) go into repair prompts."""
 
 
 @dataclass
@@ -566,6 +569,7 @@ class OptimizeLoop:
             spec,
             gpu=self.gpu,
             seeds=s.seeds,
+            seed=s.seed,
             timeout_s=s.timeout_s,
             compile_timeout_s=s.compile_timeout_s,
         )

@@ -221,6 +221,7 @@ def verify_candidate(
     seeds: int,
     timeout_s: float,
     compile_timeout_s: float,
+    seed: int | None = None,
     progress: Progress = _quiet,
 ) -> VerificationResult | None:
     """The verifier's verdict, or None when the workload cannot run here (launch-spec kernel, no GPU)."""
@@ -234,6 +235,7 @@ def verify_candidate(
             wl.candidate(source, spec),
             device="cuda",
             seeds=seeds,
+            seed=seed,
             timeout_s=timeout_s,
             compile_timeout_s=compile_timeout_s,
             progress=progress,
@@ -244,6 +246,7 @@ def verify_candidate(
             wl.candidate(source),
             device="cuda" if gpu else "cpu",
             seeds=seeds,
+            seed=seed,
             timeout_s=timeout_s,
             compile_timeout_s=compile_timeout_s,
             progress=progress,
