@@ -18,8 +18,9 @@ from profilers.errors import ProfilerError
 from profilers.process import run_command
 
 SCAN_TIMEOUT_S = 30.0
-_TENSOR_OPCODE = re.compile(r"\b[A-Z]*MMA(?:\.|\b)")
-"""HMMA, HGMMA, IMMA, IGMMA, DMMA, QMMA, BMMA, OMMA, UTC*MMA: every tensor-core SASS family ends in MMA."""
+_TENSOR_OPCODE = re.compile(r"^(?:@!?U?P[T0-9]+\s+)?[A-Z0-9]*MMA(?:\.|\s|;)")
+"""HMMA, HGMMA, IMMA, IGMMA, DMMA, QMMA, BMMA, OMMA, UTC*MMA: every tensor-core SASS opcode ends in MMA
+(the opcode, before its first '.': ``HFMA2.MMA`` is an FMA issued on another pipe, not a tensor op)."""
 _KERNEL_LIBRARIES = re.compile(
     r"lib(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolver|curand|nccl|torch|nvinfer|cutlass)"
 )
@@ -39,7 +40,7 @@ def no_tensor_code(command: list[str]) -> str | None:
     except ProfilerError:
         return None
     functions = sass.stdout.count("Function :")
-    if not sass.ok or functions == 0 or _TENSOR_OPCODE.search(_instructions(sass.stdout)):
+    if not sass.ok or functions == 0 or has_tensor_instruction(sass.stdout):
         return None
     if _KERNEL_LIBRARIES.search(libs.stdout):
         return None
@@ -53,6 +54,12 @@ def _executable(name: str) -> Path | None:
     return path if path is not None and path.is_file() else None
 
 
-def _instructions(listing: str) -> str:
-    # Only the instruction text: function names and comments may contain "MMA" (e.g. a kernel named gemma).
-    return "\n".join(line.split("/*", 2)[2] if line.count("/*") >= 2 else "" for line in listing.splitlines())
+_SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s*(?P<instruction>[^;]*;)")
+"""One SASS line of ``cuobjdump -sass``: ``/*0160*/  HMMA.16816.F32 R16, R4, R12, RZ ;  /* 0x…c */``."""
+
+
+def has_tensor_instruction(listing: str) -> bool:
+    """``cuobjdump -sass`` text holds a tensor-core opcode (function names and comments do not count:
+    a kernel may be named gemma)."""
+    instructions = (m["instruction"] for line in listing.splitlines() if (m := _SASS_LINE.match(line)))
+    return any(_TENSOR_OPCODE.match(text) for text in instructions)

@@ -6,6 +6,7 @@ on purpose (profiling cost: the benchmark targets at most 1.5x the wall time of 
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 from typing import Any
 
@@ -303,3 +304,36 @@ def test_no_tensor_code_is_never_claimed_without_proof(tmp_path: Path) -> None:
     script.write_text("#!/bin/sh\n")
     assert no_tensor_code([str(script)]) is None  # not an ELF file
     assert no_tensor_code([]) is None
+
+
+SASS = Path(__file__).resolve().parents[1] / "data" / "sass"
+"""Real ``cuobjdump -sass`` listings recorded on an H100 machine (CUDA 13.0; see cuobjdump_version.txt)
+from tests/data/sass/{wmma,gemma}.cu."""
+
+
+def test_a_wmma_kernel_listing_holds_tensor_instructions() -> None:
+    from profilers.sass_scan import has_tensor_instruction
+
+    listing = (SASS / "wmma_sm90.sass").read_text()
+    assert "HMMA.16816.F32" in listing
+    assert has_tensor_instruction(listing)
+
+
+def test_a_kernel_named_like_an_opcode_is_not_tensor_code() -> None:
+    from profilers.sass_scan import has_tensor_instruction
+
+    listing = (SASS / "gemma_sm90.sass").read_text()
+    assert "gemma_scale" in listing and "FMUL" in listing
+    assert not has_tensor_instruction(listing)
+    assert has_tensor_instruction(listing.replace("FMUL", "HGMMA.64x64x16.F32"))
+
+
+def test_an_fma_on_the_mma_pipe_is_not_a_tensor_instruction() -> None:
+    """The H100 build of examples/cuda/suite/main.cu is full of ``HFMA2.MMA`` (register moves issued on
+    the FMA pipe's MMA port) and has no tensor-core opcode."""
+    from profilers.sass_scan import has_tensor_instruction
+
+    listing = gzip.decompress((SASS / "suite_sm90.sass.gz").read_bytes()).decode()
+    assert "HFMA2.MMA" in listing
+    assert not has_tensor_instruction(listing)
+    assert has_tensor_instruction(listing.replace("HFMA2.MMA R21", "@!P0 HMMA.16816.F32 R21", 1))

@@ -1,0 +1,63 @@
+"""Structure figures for the architecture issue (11): lines, long functions, big modules, function-level
+imports, and imports between perfagent's subpackages. Run from the repository root:
+
+    python3 scripts/structure_stats.py [--list]
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import Counter
+from pathlib import Path
+
+PACKAGES = ("perfagent", "profilers", "knowledge", "tui")
+
+
+def main() -> None:
+    show = "--list" in sys.argv
+    lines = 0
+    long_functions: list[tuple[int, str]] = []
+    big_modules: list[tuple[int, str]] = []
+    local_imports: set[str] = set()
+    edges: Counter[tuple[str, str]] = Counter()
+    for package in PACKAGES:
+        for path in sorted(Path(package).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            n = text.count("\n")
+            lines += n
+            if n > 600:
+                big_modules.append((n, str(path)))
+            tree = ast.parse(text)
+            parts = path.with_suffix("").parts
+            here = ".".join(parts[:2]) if parts[0] == "perfagent" and len(parts) > 2 else ".".join(parts[:2])
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    length = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if length >= 80:
+                        long_functions.append((length, f"{path}:{node.lineno} {node.name}"))
+                    for inner in ast.walk(node):
+                        if isinstance(inner, (ast.Import, ast.ImportFrom)) and inner is not node:
+                            local_imports.add(f"{path}:{inner.lineno}")
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("perfagent."):
+                    there = ".".join(node.module.split(".")[:2])
+                    if there != here and parts[0] == "perfagent":
+                        edges[(here, there)] += 1
+    print(f"lines: {lines}")
+    print(f"functions >= 80 lines: {len(long_functions)}")
+    print(f"modules > 600 lines: {len(big_modules)}")
+    print(f"function-level imports: {len(local_imports)}")
+    if show:
+        for length, where in sorted(long_functions, reverse=True):
+            print(f"  {length:4d} {where}")
+        for length, where in sorted(big_modules, reverse=True):
+            print(f"  module {length:4d} {where}")
+        pairs = {(a, b) for a, b in edges}
+        cycles = sorted((a, b) for a, b in pairs if (b, a) in pairs and a < b)
+        print(f"subpackage pairs importing each other: {len(cycles)}")
+        for a, b in cycles:
+            print(f"  {a} <-> {b}")
+
+
+if __name__ == "__main__":
+    main()
