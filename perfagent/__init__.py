@@ -10,10 +10,9 @@ Library API (the CLI and the TUI are thin clients of it)::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from perfagent.api import diagnose, load, profile  # noqa: E402
-from perfagent.models import (  # noqa: E402
+from perfagent._version import __version__
+from perfagent.api import diagnose, load, profile
+from perfagent.models import (
     Evidence,
     Finding,
     KernelDiagnosis,
@@ -21,9 +20,9 @@ from perfagent.models import (  # noqa: E402
     Metrics,
     Profile,
     Roofline,
-    RunRecord,
 )
-from perfagent.optimize.api import optimize  # noqa: E402
+from perfagent.optimize.api import optimize
+from perfagent.records import RunRecord
 
 __all__ = [
     "Evidence",

@@ -15,10 +15,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perfagent import __version__
+from perfagent._version import __version__
 from perfagent.classifier import classify
 from perfagent.errors import BadInput
-from perfagent.models import Profile, RunRecord
+from perfagent.models import Profile
+from perfagent.records import RunRecord
 from perfagent.session import load_record, provisional_run_dir, save_record
 from perfagent.targets import Target, TargetKind, resolve_target
 from profilers import get_profiler

@@ -11,7 +11,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from perfagent import __version__
+from perfagent._version import __version__
 from perfagent.commands import load_commands
 from perfagent.errors import ExitCode, exit_code_for, one_line, saved_note
 

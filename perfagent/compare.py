@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import Field
 
-from perfagent.models import KernelDiagnosis, RunRecord
+from perfagent.models import KernelDiagnosis
+from perfagent.records import RunRecord
 from profilers.model import Frozen
 
 PROFILE_NOISE_PCT = 3.0

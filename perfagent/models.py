@@ -1,4 +1,4 @@
-"""Diagnosis-side models: findings, roofline, kernel diagnoses and the saved ``RunRecord``.
+"""Diagnosis-side models: findings, roofline and kernel diagnoses (the saved ``RunRecord`` is in ``perfagent.records``).
 
 The profile-side models (``Profile``, ``KernelProfile``, ``Metrics`` ...) live in
 ``profilers.model`` because the profiler layer produces them and may not import perfagent;
@@ -7,15 +7,12 @@ they are re-exported here so that library users import everything from one place
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 
-from perfagent.optimize.record import CandidateOutcome, OptimizeBaseline, OptimizeResult
 from profilers.model import (
     SCHEMA_VERSION,
-    CollectionMode,
     DeviceInfo,
     DevicePeaks,
     Frozen,
@@ -43,15 +40,11 @@ __all__ = [
     "Profile",
     "Roofline",
     "RooflinePoint",
-    "RunRecord",
     "Severity",
     "SkippedRule",
     "SourceLine",
     "ToolFinding",
 ]
-
-OPTIMIZE_KEYS = ("optimize", "baseline", "candidates", "best")
-"""RunRecord keys that only an optimize run writes (a diagnose record's JSON never carries them)."""
 
 Severity = Literal["high", "medium", "low", "info"]
 
@@ -156,51 +149,3 @@ class KernelDiagnosis(Frozen):
     skipped: list[SkippedRule] = Field(default_factory=list)
     roofline: Roofline | None = None
     profile: KernelProfile
-
-
-class RunRecord(Frozen):
-    """Everything a run produced; saved as JSON and reloadable without a GPU."""
-
-    schema_version: int = SCHEMA_VERSION
-    kind: Literal["diagnose", "optimize"] = "diagnose"
-    id: str = ""
-    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-    perfagent_version: str = ""
-    target: str
-    """What the user asked about (report path, source file or command)."""
-    tool: str
-    tool_version: str | None = None
-    mode: CollectionMode = "counters"
-    command: str | None = None
-    notes: list[str] = Field(default_factory=list)
-    kernels: list[KernelDiagnosis] = Field(default_factory=list)
-    """In priority order (recoverable time)."""
-    optimize: OptimizeResult | None = None
-    """kind 'optimize': the loop's plan, candidates, decisions and before/after table."""
-    baseline: OptimizeBaseline | None = None
-    """kind 'optimize': the original kernel's time, % of roofline and profile (= ``optimize.baseline``)."""
-    candidates: list[CandidateOutcome] = Field(default_factory=list)
-    """kind 'optimize': every candidate in the order tried (= ``optimize.candidates``)."""
-    best: str | None = None
-    """kind 'optimize': id of the best accepted candidate, None when nothing won (= ``optimize.best``)."""
-
-    @model_serializer(mode="wrap")
-    def _drop_optimize_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A diagnose record serialises exactly as before the optimize keys existed."""
-        data: dict[str, Any] = handler(self)
-        if self.kind != "optimize":
-            for key in OPTIMIZE_KEYS:
-                data.pop(key, None)
-        return data
-
-    def profile(self) -> Profile:
-        """Rebuild the ``Profile`` this record was diagnosed from."""
-        return Profile(
-            tool=self.tool,
-            tool_version=self.tool_version,
-            mode=self.mode,
-            source=self.target,
-            command=self.command,
-            kernels=[k.profile for k in self.kernels],
-            notes=list(self.notes),
-        )

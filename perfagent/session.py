@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from perfagent.errors import BadInput
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 
 RUNS_ROOT_ENV = "PERFAGENT_RUNS_DIR"
 RECORD_FILE = "record.json"

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 
 __all__ = ["run_tui"]
 

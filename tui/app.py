@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 
 import perfagent
 from perfagent.errors import PerfAgentError, exit_code_for
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.targets import TargetKind, resolve_target
 from profilers.errors import ProfilerError
 from tui.messages import LoadFailed, LoadProgress, RecordLoaded

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.message import Message
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from tui.optimize_bridge import Candidate, Capabilities, Outcome
 
 

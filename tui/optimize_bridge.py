@@ -71,9 +71,9 @@ from typing import Any
 
 import perfagent
 from perfagent.errors import BadInput
-from perfagent.models import RunRecord
 from perfagent.optimize.apply import apply_rewrite, needs_settings_note
 from perfagent.optimize.measure import SPEC_COPY
+from perfagent.records import RunRecord
 from perfagent.render.units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_seconds, fmt_speedup
 
 __all__ = [

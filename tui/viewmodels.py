@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfagent.models import Finding, KernelDiagnosis, KernelProfile, RunRecord
-from perfagent.optimize.record import OptimizeResult
+from perfagent.models import Finding, KernelDiagnosis, KernelProfile
 from perfagent.optimize.render import change, fmt_value, headline
+from perfagent.records import OptimizeResult, RunRecord
 from perfagent.render.units import (
     NA,
     fmt_bytes,

@@ -35,7 +35,8 @@ from perfagent import __version__
 from perfagent.compare import Comparison
 from perfagent.errors import exit_code_for, one_line
 from perfagent.mcp_server import tools
-from perfagent.models import Profile, RunRecord
+from perfagent.models import Profile
+from perfagent.records import RunRecord
 from perfagent.timing.models import BenchResult
 from perfagent.verify.models import VerificationResult
 

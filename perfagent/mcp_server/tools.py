@@ -18,8 +18,9 @@ from knowledge.transforms import Transform, catalog
 from perfagent.api import diagnose, load, profile
 from perfagent.compare import Comparison, compare_records
 from perfagent.errors import BadInput
-from perfagent.models import Profile, RunRecord
+from perfagent.models import Profile
 from perfagent.optimize.api import optimize
+from perfagent.records import RunRecord
 from perfagent.session import RECORD_FILE, load_record, runs_root
 from perfagent.timing.bench import bench
 from perfagent.timing.models import BenchResult

@@ -25,24 +25,26 @@ from pathlib import Path
 from typing import Literal
 
 from knowledge.transforms import metric_value
+from perfagent._version import __version__
 from perfagent.classifier import classify
 from perfagent.errors import BadInput, LLMError, PerfAgentError
 from perfagent.llm_cassette import Cassette
 from perfagent.llm_client import ENV_BASE_URL, ENV_MODEL, LLMConfig
-from perfagent.models import KernelDiagnosis, Profile, RunRecord
+from perfagent.models import KernelDiagnosis, Profile
 from perfagent.optimize import measure
 from perfagent.optimize.apply import apply_candidate
 from perfagent.optimize.events import Info, LoopEvent
 from perfagent.optimize.loop import BaselineState, LoopSettings, OptimizeLoop, profile_pcts
-from perfagent.optimize.record import (
+from perfagent.optimize.run_writer import RunWriter, shown_path
+from perfagent.optimize.workload import OptimizeWorkload, resolve
+from perfagent.records import (
     CandidateOutcome,
     FindingSummary,
     OptimizeBaseline,
     ProfileSummary,
+    RunRecord,
     TableRow,
 )
-from perfagent.optimize.run_writer import RunWriter, shown_path
-from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.llm import LLMRewriter
@@ -205,7 +207,7 @@ def optimize(
         gpu=gpu,
         iterations=iterations,
         notes=notes,
-        version=_version(),
+        version=__version__,
     )
     try:
         base = _baseline(
@@ -294,12 +296,6 @@ def _nothing_to_try(wl: OptimizeWorkload, backend: str) -> list[str]:
         "next step: write a ModelNew with a Triton or CUDA kernel (e.g. examples/kernelbench/01_vector_add_triton.py) "
         f"and run `perfagent optimize MODELNEW.py --problem {wl.file.name}`",
     ]
-
-
-def _version() -> str:
-    from perfagent import __version__
-
-    return __version__
 
 
 def _transform_list(transform: str | Sequence[str] | None, transforms: Sequence[str] | None) -> list[str]:

@@ -29,7 +29,7 @@ from typing import Any
 from perfagent.errors import BadInput
 from perfagent.optimize import toml_write
 from perfagent.optimize.measure import CANDIDATE_CU, LAUNCH_KEYS, SPEC_COPY
-from perfagent.optimize.record import AppliedChange, CandidateOutcome
+from perfagent.records import AppliedChange, CandidateOutcome
 from perfagent.workloads.launch_spec import load_launch_spec
 
 

@@ -23,7 +23,7 @@ from perfagent.errors import LLMError
 from perfagent.optimize import measure
 from perfagent.optimize.events import Info
 from perfagent.optimize.plan import PlannedTransform
-from perfagent.optimize.record import CandidateOutcome
+from perfagent.records import CandidateOutcome
 from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.workloads.kernelbench import describe_inputs
 

@@ -42,8 +42,8 @@ from perfagent.optimize.events import (
 )
 from perfagent.optimize.outcome import Decision, MetricCheck, beats_best, check_metric, decide
 from perfagent.optimize.plan import PlannedTransform, make_plan
-from perfagent.optimize.record import CandidateOutcome, CheckRecord, PlanStep, VerificationSummary
 from perfagent.optimize.workload import OptimizeWorkload
+from perfagent.records import CandidateOutcome, CheckRecord, PlanStep, VerificationSummary
 from perfagent.rewrite.base import (
     Candidate,
     FailedAttempt,

@@ -40,7 +40,7 @@ from knowledge.taxonomy import categories
 from knowledge.transforms import ExpectedEffect, Transform, metric_value
 from perfagent.models import KernelProfile
 from perfagent.optimize.measure import BuildOutcome, Timing
-from perfagent.optimize.record import (
+from perfagent.records import (
     NOT_TIMED,
     AcceptRoute,
     CandidateVerdict,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perfagent.errors import BadInput, ExitCode
-from perfagent.optimize.record import OptimizeResult
+from perfagent.records import OptimizeResult
 
 EVALUATE = "perfagent optimize --evaluate"
 

@@ -34,9 +34,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from knowledge.transforms import catalog
+from perfagent._version import __version__
 from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
-from perfagent.models import KernelDiagnosis, KernelProfile, Profile, RunRecord
+from perfagent.models import KernelDiagnosis, KernelProfile, Profile
 from perfagent.optimize import measure
 from perfagent.optimize.api import (
     BACKENDS,
@@ -48,7 +49,6 @@ from perfagent.optimize.api import (
     _run_dir,
     _target_kernel,
     _transform_list,
-    _version,
     before_after,
 )
 from perfagent.optimize.apply import apply_candidate
@@ -65,16 +65,17 @@ from perfagent.optimize.loop import (
     _Origin,
 )
 from perfagent.optimize.plan import PlannedTransform
-from perfagent.optimize.record import (
+from perfagent.optimize.run_writer import RunWriter, run_llm_usage, shown_path
+from perfagent.optimize.workload import OptimizeWorkload, resolve
+from perfagent.records import (
     CandidateOutcome,
     OptimizeResult,
     PhasesInfo,
     ProposalRound,
+    RunRecord,
     TableRow,
     VerificationSummary,
 )
-from perfagent.optimize.run_writer import RunWriter, run_llm_usage, shown_path
-from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import Candidate, FailedAttempt, Rewriter, RewriteRequest, unified_diff
 from perfagent.rewrite.llm import LLMRewriter
@@ -313,7 +314,7 @@ def propose(
         gpu=False,
         iterations=iterations,
         notes=notes,
-        version=_version(),
+        version=__version__,
     )
     try:
         writer.baseline(summary, profile, kernels)
@@ -574,7 +575,7 @@ def evaluate(
         gpu=gpu,
         iterations=settings.iterations,
         notes=notes,
-        version=_version(),
+        version=__version__,
     )
     try:
         if gpu:

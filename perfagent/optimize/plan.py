@@ -40,7 +40,7 @@ from knowledge.taxonomy import categories
 from knowledge.transforms import MetricCondition, Transform, catalog
 from perfagent.errors import BadInput
 from perfagent.models import Finding, KernelDiagnosis
-from perfagent.optimize.record import PlanOrigin, PlanStep
+from perfagent.records import PlanOrigin, PlanStep
 from perfagent.rewrite.base import Rewriter, RewriteRequest
 
 PRACTICAL_DRAM_PCT = 88.0

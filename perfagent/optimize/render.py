@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfagent.optimize.apply import needs_settings_note
-from perfagent.optimize.record import CandidateOutcome, OptimizeResult, TableRow
+from perfagent.records import CandidateOutcome, OptimizeResult, TableRow
 from perfagent.render.units import fmt_number, fmt_pct, fmt_seconds, fmt_speedup
 
 NA = "n/a"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfagent.optimize.record import CandidateOutcome
+from perfagent.records import CandidateOutcome
 from perfagent.rewrite.base import EarlierAttempt
 from perfagent.rewrite.prompt import first_lines
 

@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from perfagent.errors import NOTE_PREFIX, PerfAgentError, one_line
-from perfagent.models import KernelDiagnosis, Profile, RunRecord
+from perfagent.models import KernelDiagnosis, Profile
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
 from perfagent.optimize.loop import LoopResult, OptimizeLoop
-from perfagent.optimize.record import CandidateOutcome, OptimizeBaseline, OptimizeResult, TableRow
 from perfagent.optimize.render import render_markdown
 from perfagent.optimize.workload import OptimizeWorkload
+from perfagent.records import CandidateOutcome, OptimizeBaseline, OptimizeResult, RunRecord, TableRow
 from perfagent.rewrite.base import TokenUsage
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import save_record

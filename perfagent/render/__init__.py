@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import assert_never
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render.base import Renderer
 from perfagent.render.html import HtmlRenderer
 from perfagent.render.json import JsonRenderer

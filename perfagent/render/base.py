@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 
 __all__ = ["Renderer"]
 

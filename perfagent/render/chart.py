@@ -23,7 +23,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from perfagent.models import DevicePeaks, KernelDiagnosis, RunRecord
+from perfagent.models import DevicePeaks, KernelDiagnosis
+from perfagent.records import RunRecord
 from perfagent.render.units import fmt_bandwidth, fmt_flops, fmt_pct, fmt_share
 from perfagent.render.view import level_rates, pick_point
 from profilers.ncu_tensor import uncounted_tensor_work

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render.base import Renderer
 from perfagent.render.chart import (
     BARS_CAPTION,

@@ -7,7 +7,7 @@ reads the output back unchanged.
 
 from __future__ import annotations
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render.base import Renderer
 
 __all__ = ["JsonRenderer"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import re
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render.base import Renderer
 from perfagent.render.chart import (
     BARS_CAPTION,

@@ -17,7 +17,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render.base import Renderer
 from perfagent.render.view import FindingView, KernelView, ReportView, build_view, no_findings
 

@@ -16,10 +16,10 @@ from perfagent.models import (
     KernelProfile,
     Roofline,
     RooflinePoint,
-    RunRecord,
     SourceLine,
     ToolFinding,
 )
+from perfagent.records import RunRecord
 from perfagent.render.units import (
     NA,
     fmt_bandwidth,

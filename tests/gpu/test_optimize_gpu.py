@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import perfagent
-from perfagent.models import RunRecord
 from perfagent.optimize.loop import BaselineState, LoopSettings, OptimizeLoop
 from perfagent.optimize.render import render_text
 from perfagent.optimize.workload import resolve
+from perfagent.records import RunRecord
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 
 pytestmark = pytest.mark.gpu

@@ -209,7 +209,7 @@ def test_the_record_says_why_each_plan_step_was_or_was_not_tried(tmp_path: Path)
     saved = json.loads((tmp_path / "run" / "record.json").read_text())
     for step in saved["optimize"]["plan"]:
         del step["reason"], step["kind"]
-    assert perfagent.models.RunRecord.model_validate(saved).optimize is not None
+    assert perfagent.RunRecord.model_validate(saved).optimize is not None
 
 
 def test_changed_lines_name_the_lines_of_the_source_a_diff_rewrites() -> None:

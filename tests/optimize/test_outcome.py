@@ -8,7 +8,7 @@ import perfagent
 from knowledge.transforms import transform
 from perfagent.optimize.measure import BuildOutcome, Timing, profile_timing
 from perfagent.optimize.outcome import MetricCheck, check_metric, decide
-from perfagent.optimize.record import NOT_TIMED, CandidateOutcome, VerificationSummary
+from perfagent.records import NOT_TIMED, CandidateOutcome, VerificationSummary
 
 from .helpers import REPORTS
 

@@ -21,9 +21,9 @@ from rewrite.llm_server import MODEL, ReplayServer, Reply, fenced
 import perfagent
 from perfagent.cli import main
 from perfagent.llm_client import LLMConfig
-from perfagent.models import RunRecord
 from perfagent.optimize import measure
 from perfagent.optimize.phases import evaluate, propose
+from perfagent.records import RunRecord
 from perfagent.rewrite.proposals import StoredProposal
 
 from .helpers import KB, REPORTS, TRANSPOSE, copy_example
@@ -331,7 +331,7 @@ def test_a_moved_run_folder_and_target_are_found(tmp_path: Path, monkeypatch: py
 
 def test_old_records_still_load() -> None:
     """A record written before two-machine runs (no phases, no proposal fields) loads as before."""
-    from perfagent.optimize.record import (
+    from perfagent.records import (
         CandidateOutcome,
         OptimizeBaseline,
         OptimizeResult,

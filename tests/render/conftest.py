@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 
 from .records import copy_kernel_record, counters_record, static_record, timing_only_record
 

@@ -19,11 +19,11 @@ from perfagent.models import (
     Occupancy,
     Roofline,
     RooflinePoint,
-    RunRecord,
     SkippedRule,
     SourceLine,
     ToolFinding,
 )
+from perfagent.records import RunRecord
 
 H100_PEAKS = DevicePeaks(
     dram_bytes_per_s=3.35e12,

@@ -7,7 +7,8 @@ import base64
 import lxml.html  # type: ignore[import-untyped]
 
 import perfagent
-from perfagent.models import KernelProfile, RunRecord
+from perfagent.models import KernelProfile
+from perfagent.records import RunRecord
 from perfagent.render import OutputFormat, render
 from tests.conftest import EXAMPLE_REPORTS
 

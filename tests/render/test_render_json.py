@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render import OutputFormat, render
 
 

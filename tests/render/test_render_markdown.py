@@ -6,7 +6,7 @@ import base64
 import re
 
 import perfagent
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render import OutputFormat, render
 from perfagent.render.markdown import md_code, md_escape
 from tests.conftest import EXAMPLE_REPORTS

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render import (
     HtmlRenderer,
     JsonRenderer,

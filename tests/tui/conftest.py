@@ -23,7 +23,7 @@ from tui_support import (
 )
 
 import perfagent
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, OptionList, Static, TabbedContent
 from tui_support import LONG_CHECK_DETAIL, LONG_LOG_LINE, REPO, FakeLoop, PinnedBridge, run_async, settle
 
 import perfagent
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render.units import fmt_seconds
 from tui.app import LoadRequest, PerfAgentApp
 from tui.optimize_bridge import recipe_languages, source_languages

@@ -20,7 +20,7 @@ from tui_support import (
 )
 
 import perfagent
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from tui.app import LoadRequest, PerfAgentApp
 from tui.messages import (
     CandidateAccepted,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tui_support import CANDIDATE, ORIGINAL, FakeLoop
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render.chart import BandwidthBar, ChartPlan, PlottedKernel, chart_plan
 from tui.chart import draw_bandwidth, draw_roofline, shows_bandwidth
 from tui.optimize_bridge import (

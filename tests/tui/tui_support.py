@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from tui.optimize_bridge import Capabilities, OptimizeBridge, source_reason
 
 DATA = Path(__file__).parent / "data"

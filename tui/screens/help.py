@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from tui.viewmodels import run_facts
 
 Section = tuple[str, Sequence[BindingType]]

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static, TabbedContent, TabPane
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render.chart import chart_plan
 from perfagent.render.view import tool_label
 from tui.chart import shows_bandwidth

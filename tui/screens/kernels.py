@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from perfagent.render.units import fmt_seconds, fmt_share, fmt_speedup
 from tui.messages import KernelOpened
 from tui.viewmodels import kernel_rows, run_summary, severity_label, top_finding

@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from perfagent.models import RunRecord
+from perfagent.records import RunRecord
 from tui.optimize_bridge import OptimizeBridge, Outcome, normalize_result, summary_counts
 from tui.viewmodels import saved_run_facts
 from tui.widgets import CandidateReview

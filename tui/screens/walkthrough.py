@@ -28,7 +28,8 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
 from perfagent.errors import one_line
-from perfagent.models import Finding, RunRecord
+from perfagent.models import Finding
+from perfagent.records import RunRecord
 from perfagent.render.units import fmt_speedup
 from tui.messages import (
     CapabilitiesProbed,

@@ -1,8 +1,9 @@
-"""What an optimize run produced: the baseline, every candidate with its verdict and reason, the best.
+"""The saved run: ``RunRecord`` and what an optimize run adds to it (baseline, candidates, verdicts, best).
 
-These models cross the disk boundary (``record.json``) and are embedded in ``perfagent.models.RunRecord``
-(``optimize`` plus the stable top-level keys ``baseline``, ``candidates``, ``best``), so this module
-imports nothing of perfagent beyond the frozen base model: ``perfagent.models`` imports it.
+Every model here crosses the disk boundary (``record.json``): a diagnose run saves the record's kernels,
+an optimize run adds ``optimize`` plus the stable top-level keys ``baseline``, ``candidates``, ``best``.
+The module sits low in the layers (it imports only ``perfagent.models`` and the profile models), so the
+loop, the renderers, the TUI and the session store all read one definition.
 
 Times are seconds, percentages are 0-100. A quantity that was not measured is ``None``, never 0,
 and the candidate's ``reason`` says why (e.g. "correct but not timed (no GPU): speed-up not measured").
@@ -10,15 +11,18 @@ and the candidate's ``reason`` says why (e.g. "correct but not timed (no GPU): s
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from profilers.model import Frozen
+from perfagent.models import KernelDiagnosis
+from profilers.model import SCHEMA_VERSION, CollectionMode, Frozen, Profile
 
 __all__ = [
     "NOT_TIMED",
+    "OPTIMIZE_KEYS",
     "AcceptRoute",
     "AppliedChange",
     "CandidateOutcome",
@@ -31,6 +35,7 @@ __all__ = [
     "PlanStep",
     "ProposalRound",
     "ProfileSummary",
+    "RunRecord",
     "TableRow",
     "VerificationSummary",
 ]
@@ -381,3 +386,55 @@ class OptimizeResult(Frozen):
     def candidate(self, cid: str) -> CandidateOutcome | None:
         """The candidate with id ``cid``."""
         return next((c for c in self.candidates if c.id == cid), None)
+
+
+OPTIMIZE_KEYS = ("optimize", "baseline", "candidates", "best")
+"""RunRecord keys that only an optimize run writes (a diagnose record's JSON never carries them)."""
+
+
+class RunRecord(Frozen):
+    """Everything a run produced; saved as JSON and reloadable without a GPU."""
+
+    schema_version: int = SCHEMA_VERSION
+    kind: Literal["diagnose", "optimize"] = "diagnose"
+    id: str = ""
+    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    perfagent_version: str = ""
+    target: str
+    """What the user asked about (report path, source file or command)."""
+    tool: str
+    tool_version: str | None = None
+    mode: CollectionMode = "counters"
+    command: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    kernels: list[KernelDiagnosis] = Field(default_factory=list)
+    """In priority order (recoverable time)."""
+    optimize: OptimizeResult | None = None
+    """kind 'optimize': the loop's plan, candidates, decisions and before/after table."""
+    baseline: OptimizeBaseline | None = None
+    """kind 'optimize': the original kernel's time, % of roofline and profile (= ``optimize.baseline``)."""
+    candidates: list[CandidateOutcome] = Field(default_factory=list)
+    """kind 'optimize': every candidate in the order tried (= ``optimize.candidates``)."""
+    best: str | None = None
+    """kind 'optimize': id of the best accepted candidate, None when nothing won (= ``optimize.best``)."""
+
+    @model_serializer(mode="wrap")
+    def _drop_optimize_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A diagnose record serialises exactly as before the optimize keys existed."""
+        data: dict[str, Any] = handler(self)
+        if self.kind != "optimize":
+            for key in OPTIMIZE_KEYS:
+                data.pop(key, None)
+        return data
+
+    def profile(self) -> Profile:
+        """Rebuild the ``Profile`` this record was diagnosed from."""
+        return Profile(
+            tool=self.tool,
+            tool_version=self.tool_version,
+            mode=self.mode,
+            source=self.target,
+            command=self.command,
+            kernels=[k.profile for k in self.kernels],
+            notes=list(self.notes),
+        )
