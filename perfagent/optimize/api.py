@@ -14,15 +14,14 @@ ever claimed that was not measured.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import secrets
 import shutil
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from knowledge.transforms import metric_value
 from perfagent._version import __version__
@@ -34,94 +33,49 @@ from perfagent.models import KernelDiagnosis, Profile
 from perfagent.optimize import measure
 from perfagent.optimize.apply import apply_candidate
 from perfagent.optimize.events import Info, LoopEvent
-from perfagent.optimize.loop import BaselineState, LoopSettings, OptimizeLoop, profile_pcts
+from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop_state import BaselineState, LoopResult, profile_pcts
 from perfagent.optimize.run_writer import RunWriter, shown_path
+from perfagent.optimize.settings import OptimizeSettings
 from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.records import (
     CandidateOutcome,
     FindingSummary,
     OptimizeBaseline,
+    OptimizeResult,
     ProfileSummary,
     RunRecord,
     TableRow,
 )
 from perfagent.rewrite import auto_choice, get_rewriter
-from perfagent.rewrite.base import WRITE_KERNEL
+from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import new_run_dir
 from profilers.errors import ProfilerError
 
 Progress = Callable[[LoopEvent], None]
-BACKENDS = ("auto", "recipes", "llm")
+NO_GPU_NOTE = "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"
 
 
 def optimize(
     target: str | Path,
     *,
-    backend: str = "auto",
-    transform: str | Sequence[str] | None = None,
-    iterations: int = 3,
-    device: str = "auto",
-    out: str | Path | None = None,
-    apply: bool = False,
+    settings: OptimizeSettings | None = None,
     progress: Progress | None = None,
     llm_config: LLMConfig | None = None,
-    transforms: Sequence[str] | None = None,
-    finding: str | None = None,
-    kernel: str | None = None,
-    problem: str | Path | None = None,
-    spec: str | Path | None = None,
-    report: str | Path | None = None,
-    max_candidates: int = 4,
-    seeds: int = 5,
-    timeout_s: float = 60.0,
-    compile_timeout_s: float = 600.0,
-    runs: int = 50,
-    warmup: int = 10,
-    arch: str = "sm_90",
-    profile_timeout_s: float = 600.0,
-    force: bool = False,
-    samples: int = 1,
-    repairs: int = 1,
-    language: str = "cuda",
+    **options: Any,
 ) -> RunRecord:
     """Optimize the kernel in ``target`` and return the run's record (kind 'optimize').
 
     Args:
         target: a ``.cu`` kernel file with a launch spec (or the spec), a KernelBench problem, a
             ``ModelNew`` file (with ``problem``), or a Triton script.
-        backend: 'recipes', 'llm' or 'auto' (llm when an endpoint and model are configured).
-        transform: one transform id (or several) to apply instead of the diagnosis' plan.
-        iterations: rewrite rounds (one transform request each).
-        device: 'auto', 'cpu' or 'cuda'.
-        out: the run folder (default: a new one under ``.perfagent/runs``).
-        apply: write the best candidate into ``target`` (``perfagent.optimize.apply``: backup to
-            ``<target>.orig``, or ``.orig.N`` when earlier backups exist; the launch spec the win needs
-            written beside it).
+        settings: the run's options (``OptimizeSettings``: every field documented there); default: the
+            defaults.
         progress: receives every ``LoopEvent`` (may raise to cancel).
-        llm_config: LLM endpoint settings (default: from the environment).
-        transforms: as ``transform`` (the TUI's spelling).
-        finding: only plan for findings of this category.
-        kernel: regular expression choosing the kernel of the diagnosis to target.
-        problem: the KernelBench problem (oracle) when ``target`` is a ModelNew file.
-        spec: the launch spec of a ``.cu`` target when it is not beside it.
-        report: a recorded report (.ncu-rep, ...) to diagnose from when nothing can be profiled here.
-        max_candidates: candidates evaluated per iteration.
-        seeds: verification seeds.
-        timeout_s: per-call limit of verification and timing, s.
-        compile_timeout_s: build / first-call limit, s.
-        runs: interleaved timing rounds per candidate (GPU).
-        warmup: untimed calls before timing.
-        arch: architecture for nvcc builds and static analysis.
-        profile_timeout_s: limit of one ncu run, s.
-        force: reuse an ``out`` folder that already holds a run.
-        samples: llm backend: candidates asked for per rewrite request (``n`` when the server honours it,
-            else one request per sample at rising temperatures); repeats of a source, comments and
-            whitespace aside, are dropped before any measurement. ``max_candidates`` is raised to it.
-        repairs: llm backend: repair requests per candidate that fails to compile (the compiler's first
-            errors go back) or to verify (the failing check's detail goes back); 0: none.
-        language: llm backend, plain-PyTorch KernelBench problem: the language of the first kernel the
-            model writes (``write-kernel``): 'cuda' (``torch.utils.cpp_extension.load_inline``) or 'triton'.
+        llm_config: LLM endpoint settings (default: from the environment and the ``llm_*`` settings).
+        **options: ``OptimizeSettings`` fields over ``settings`` (``backend='recipes'``, ``iterations=2``,
+            ``transforms=[...]`` or ``transform='id'``, ``max_candidates``, ``device``, ``out``, ``apply`` ...).
 
     Returns:
         The ``RunRecord`` (kind 'optimize'): ``baseline``, ``candidates``, ``best`` and ``optimize``
@@ -130,62 +84,103 @@ def optimize(
     Raises:
         BadInput: unusable target or options.
         LLMError: ``backend='llm'`` and no endpoint is configured.
+        TypeError: an option that ``OptimizeSettings`` does not have.
     """
-    emit = progress or (lambda _e: None)
-    if iterations < 1:
-        raise BadInput(f"iterations must be at least 1 (got {iterations})", hint="e.g. --iterations 3")
-    if max_candidates < 1:
-        raise BadInput(
-            f"candidates per iteration must be at least 1 (got {max_candidates})", hint="e.g. --candidates 2"
+    chosen = OptimizeSettings.build(settings, **options)
+    emit = progress or _ignore
+    setup = _set_up(target, chosen, llm_config, emit)
+    run = RunWriter(
+        setup.run_dir,
+        setup.wl,
+        target=str(target),
+        backend=setup.backend,
+        backend_reason=setup.backend_reason,
+        device=setup.device_label,
+        gpu=setup.gpu,
+        iterations=chosen.iterations,
+        notes=setup.notes,
+        version=__version__,
+    )
+    try:
+        base = _baseline(
+            setup.wl,
+            gpu=setup.gpu,
+            report=chosen.report,
+            kernel=chosen.kernel,
+            run_dir=setup.run_dir,
+            settings=setup.settings,
+            emit=emit,
         )
-    if repairs < 0:
-        raise BadInput(f"repairs must be 0 or more (got {repairs})", hint="e.g. --repairs 1")
-    if language not in ("cuda", "triton"):
-        raise BadInput(f"unknown kernel language '{language}'", hint="use --language cuda or triton")
-    if samples < 1:
-        raise BadInput(f"samples must be at least 1 (got {samples})", hint="e.g. --samples 4")
-    if backend not in BACKENDS:
-        raise BadInput(f"unknown backend '{backend}'", hint=f"use one of: {', '.join(BACKENDS)}")
-    wanted = _transform_list(transform, transforms)
-    wl = resolve(target, problem=problem, spec=spec)
-    config = llm_config if llm_config is not None else LLMConfig.from_env()
-    if samples > 1:
-        config = dataclasses.replace(config, samples=samples)
-    name, backend_reason = _choose_backend(backend, config)
-    if name == "llm":
-        max_candidates = max(max_candidates, config.samples, config.candidates)
-    rewriter = get_rewriter(name, config=config)
-    if isinstance(rewriter, LLMRewriter):  # a slow model is never silent: waiting lines and retries
-        rewriter.progress = lambda message: emit(Info(message=message))
-    gpu, device_label = measure.probe_gpu(device)
-    run_dir = _run_dir(out, force)
+        run.baseline(base.summary, base.profile, base.kernels)
+        loop = OptimizeLoop(
+            setup.wl,
+            setup.rewriter,
+            setup.run_dir,
+            gpu=setup.gpu,
+            baseline=base.state,
+            settings=setup.settings,
+            hardware=base.diagnosis.profile.device if base.diagnosis else None,
+            progress=run.watch(progress),
+            write_kernel=setup.write_kernel,
+        )
+        run.loop = loop
+        outcome = loop.run()
+    except BaseException as exc:  # Ctrl-C, an LLM or internal failure: keep what was measured
+        run.save_partial(exc)
+        raise
+    result = conclude(run, outcome, base.summary, base.diagnosis, apply=chosen.apply)
+    if setup.plain_pytorch and not outcome.candidates:
+        result = result.model_copy(
+            update={
+                "stopped": f"nothing to try: {setup.plain_pytorch[0]}",
+                "notes": [*result.notes, *setup.plain_pytorch],
+            }
+        )
+    record = run.save(result)
+    emit(Info(message=f"run saved to {shown_path(setup.run_dir)}"))
+    return record
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What a one-machine run decided before measuring anything."""
+
+    wl: OptimizeWorkload
+    settings: OptimizeSettings
+    """The settings the loop runs with (candidates raised to the LLM's samples, the transforms to try)."""
+    rewriter: Rewriter
+    backend: str
+    backend_reason: str
+    gpu: bool
+    device_label: str
+    run_dir: Path
+    write_kernel: Literal["cuda", "triton"] | None
+    plain_pytorch: list[str]
+    notes: list[str]
+
+
+def _set_up(
+    target: str | Path, settings: OptimizeSettings, llm_config: LLMConfig | None, emit: Progress
+) -> _Setup:
+    """Resolve the workload, choose the rewriter, probe the GPU, make the run folder (a copy of the original)."""
+    wl = resolve(target, problem=settings.problem, spec=settings.spec)
+    chosen = choose_rewriter(settings, llm_config, emit)
+    gpu, device_label = measure.probe_gpu(settings.device)
+    run_dir = _run_dir(settings.out, settings.force)
     emit(
         Info(
-            message=f"{wl.describe()}: backend {name}, device {device_label}, run folder {shown_path(run_dir)}"
+            message=f"{wl.describe()}: backend {chosen.name}, device {device_label}, run folder {shown_path(run_dir)}"
         )
     )
-    write_kernel = _write_kernel(wl, name, wanted, language)
+    wanted = list(settings.transforms)
+    write_kernel = _write_kernel(wl, chosen.name, wanted, settings.language)
     wanted = [t for t in wanted if t != WRITE_KERNEL]
-    plain_pytorch = [] if (wanted or write_kernel) else _nothing_to_try(wl, name)
+    plain_pytorch = [] if (wanted or write_kernel) else _nothing_to_try(wl, chosen.name)
     for line in plain_pytorch:  # said up front: the plan will be empty, and why
         emit(Info(message=line))
     snapshot = run_dir / "original"
     snapshot.mkdir(parents=True, exist_ok=True)
     shutil.copy2(wl.file, snapshot / wl.file.name)
-
-    settings = LoopSettings(
-        iterations=iterations,
-        max_candidates=max_candidates,
-        seeds=seeds,
-        timeout_s=timeout_s,
-        compile_timeout_s=compile_timeout_s,
-        runs=runs,
-        warmup=warmup,
-        arch=arch,
-        profile_timeout_s=profile_timeout_s,
-        repairs=repairs,
-        seed=_conversation_seed(config),
-    )
     notes: list[str] = []
     if write_kernel == "cuda" and not gpu:
         notes.append(
@@ -194,62 +189,79 @@ def optimize(
         )
         emit(Info(message=notes[-1]))
     if not gpu:
-        notes.append(
-            "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"
-        )
-    run = RunWriter(
-        run_dir,
-        wl,
-        target=str(target),
-        backend=name,
-        backend_reason=backend_reason,
-        device=device_label,
-        gpu=gpu,
-        iterations=iterations,
-        notes=notes,
-        version=__version__,
+        notes.append(NO_GPU_NOTE)
+    loop_settings = chosen.settings.model_copy(
+        update={"transforms": tuple(wanted), "verify_seed": _conversation_seed(chosen.config)}
     )
-    try:
-        base = _baseline(
-            wl, gpu=gpu, report=report, kernel=kernel, run_dir=run_dir, settings=settings, emit=emit
-        )
-        run.baseline(base.summary, base.profile, base.kernels)
-        loop = OptimizeLoop(
-            wl,
-            rewriter,
-            run_dir,
-            gpu=gpu,
-            baseline=base.state,
-            settings=settings,
-            hardware=base.diagnosis.profile.device if base.diagnosis else None,
-            transforms=wanted,
-            finding=finding,
-            progress=run.watch(progress),
-            write_kernel=write_kernel,
-        )
-        run.loop = loop
-        outcome = loop.run()
-    except BaseException as exc:  # Ctrl-C, an LLM or internal failure: keep what was measured
-        run.save_partial(exc)
-        raise
+    return _Setup(
+        wl=wl,
+        settings=loop_settings,
+        rewriter=chosen.rewriter,
+        backend=chosen.name,
+        backend_reason=chosen.reason,
+        gpu=gpu,
+        device_label=device_label,
+        run_dir=run_dir,
+        write_kernel=write_kernel,
+        plain_pytorch=plain_pytorch,
+        notes=notes,
+    )
+
+
+@dataclass(frozen=True)
+class ChosenRewriter:
+    """The rewriter a run uses, why, and the settings it needs."""
+
+    rewriter: Rewriter
+    name: str
+    reason: str
+    config: LLMConfig
+    settings: OptimizeSettings
+    """The run's settings, ``max_candidates`` raised to the LLM's samples."""
+
+
+def choose_rewriter(
+    settings: OptimizeSettings, llm_config: LLMConfig | None, emit: Progress
+) -> ChosenRewriter:
+    """The rewriter of ``settings.backend`` (``auto``: llm when configured, else recipes, said plainly).
+
+    Raises:
+        LLMError: ``backend='llm'`` and no endpoint is configured.
+    """
+    config = settings.with_samples(llm_config) if llm_config is not None else settings.llm_config()
+    name, reason = _choose_backend(settings.backend, config)
+    if name == "llm":
+        wanted = max(settings.max_candidates, config.samples, config.candidates)
+        settings = settings.model_copy(update={"max_candidates": wanted})
+    rewriter = get_rewriter(name, config=config)
+    if isinstance(rewriter, LLMRewriter):  # a slow model is never silent: waiting lines and retries
+        rewriter.progress = lambda message: emit(Info(message=message))
+    return ChosenRewriter(rewriter=rewriter, name=name, reason=reason, config=config, settings=settings)
+
+
+def conclude(
+    writer: RunWriter,
+    outcome: LoopResult,
+    summary: OptimizeBaseline,
+    diagnosis: KernelDiagnosis | None,
+    *,
+    apply: bool,
+) -> OptimizeResult:
+    """The run's result: the before/after table against the best, and the best written over the file
+    with ``apply`` (``perfagent.optimize.apply``)."""
     best = next((c for c in outcome.candidates if c.id == outcome.best), None)
-    result = run.result(outcome, before_after(base.summary, best, base.diagnosis))
-    if plain_pytorch and not outcome.candidates:
-        result = result.model_copy(
-            update={
-                "stopped": f"nothing to try: {plain_pytorch[0]}",
-                "notes": [*result.notes, *plain_pytorch],
-            }
-        )
+    result = writer.result(outcome, before_after(summary, best, diagnosis))
     if apply and best is not None:
-        result = result.model_copy(update={"applied": apply_candidate(best)})
-    elif apply:
-        result = result.model_copy(
+        return result.model_copy(update={"applied": apply_candidate(best)})
+    if apply:
+        return result.model_copy(
             update={"notes": [*result.notes, "--apply: nothing was accepted, so no file was written"]}
         )
-    record = run.save(result)
-    emit(Info(message=f"run saved to {shown_path(run_dir)}"))
-    return record
+    return result
+
+
+def _ignore(_event: LoopEvent) -> None:
+    """The progress callback of a run nobody watches."""
 
 
 def _conversation_seed(config: LLMConfig) -> int | None:
@@ -296,16 +308,6 @@ def _nothing_to_try(wl: OptimizeWorkload, backend: str) -> list[str]:
         "next step: write a ModelNew with a Triton or CUDA kernel (e.g. examples/kernelbench/01_vector_add_triton.py) "
         f"and run `perfagent optimize MODELNEW.py --problem {wl.file.name}`",
     ]
-
-
-def _transform_list(transform: str | Sequence[str] | None, transforms: Sequence[str] | None) -> list[str]:
-    out: list[str] = []
-    if isinstance(transform, str):
-        out.append(transform)
-    elif transform is not None:
-        out.extend(transform)
-    out.extend(transforms or [])
-    return list(dict.fromkeys(out))
 
 
 def _choose_backend(backend: str, config: LLMConfig) -> tuple[str, str]:
@@ -356,7 +358,7 @@ def _baseline(
     report: str | Path | None,
     kernel: str | None,
     run_dir: Path,
-    settings: LoopSettings,
+    settings: OptimizeSettings,
     emit: Progress,
 ) -> _Baseline:
     """Profile and diagnose the original, and time it on a GPU."""

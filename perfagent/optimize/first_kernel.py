@@ -22,10 +22,11 @@ from knowledge.transforms import catalog
 from perfagent.errors import LLMError
 from perfagent.optimize import measure
 from perfagent.optimize.events import Info
+from perfagent.optimize.loop_state import Origin, diagnose_one
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.records import CandidateOutcome
 from perfagent.rewrite.base import WRITE_KERNEL
-from perfagent.workloads.kernelbench import describe_inputs
+from perfagent.workloads.kernelbench import describe_inputs, inspect_python
 
 if TYPE_CHECKING:
     from perfagent.optimize.loop import OptimizeLoop
@@ -42,16 +43,14 @@ def target_file(problem: Path, language: KernelLanguage) -> Path:
 
 def write(loop: OptimizeLoop, language: KernelLanguage) -> str | None:
     """Run the write-kernel step; None when a correct first kernel is the working source, else why not."""
-    from perfagent.optimize.loop import _Origin
-
     st = loop.state
     entry = catalog()[WRITE_KERNEL]
     step = PlannedTransform(entry, None, "write-kernel", ())
-    [index] = loop._log_plan([step])
+    [index] = loop.log_plan([step])
     reference = loop.display_path()
     loop.wl = dataclasses.replace(loop.wl, file=target_file(loop.wl.file, language))
     inputs = describe_inputs(loop.wl.problem or st.source_file)
-    loop._ev(
+    loop.tell(
         Info,
         f"plain PyTorch: asking the model for a first ModelNew with {language} kernel(s), then optimizing it",
         transform=WRITE_KERNEL,
@@ -63,7 +62,7 @@ def write(loop: OptimizeLoop, language: KernelLanguage) -> str | None:
             break
         loop.step += 1
         loop.tried.add(index)
-        loop._ev(Info, f"iteration {loop.step}: {WRITE_KERNEL} ({language}, llm)", transform=WRITE_KERNEL)
+        loop.tell(Info, f"iteration {loop.step}: {WRITE_KERNEL} ({language}, llm)", transform=WRITE_KERNEL)
         request = loop.request_for(WRITE_KERNEL, None).model_copy(
             update={"kernel_language": language, "inputs": inputs, "path": reference}
         )
@@ -71,14 +70,14 @@ def write(loop: OptimizeLoop, language: KernelLanguage) -> str | None:
             candidates = loop.rewriter.propose(request)
         except LLMError as exc:
             st.llm_errors.append(str(exc))
-            loop._ev(Info, f"LLM error: {exc}", transform=WRITE_KERNEL)
+            loop.tell(Info, f"LLM error: {exc}", transform=WRITE_KERNEL)
             errors += 1
             if errors >= 2:
                 return f"the LLM failed {errors} times in a row: {exc}"
             continue
         errors = 0
-        origin = _Origin({}, {}, None)
-        outcomes = [o for c in candidates for o in loop._evaluate_and_repair(c, step, origin, request)]
+        origin = Origin({}, {}, None)
+        outcomes = [o for c in candidates for o in loop.evaluate_and_repair(c, step, origin, request)]
         correct = [o for o in outcomes if o.accepted] or [
             o for o in outcomes if o.verification.verdict == "pass"
         ]
@@ -98,8 +97,6 @@ def write(loop: OptimizeLoop, language: KernelLanguage) -> str | None:
 
 def adopt(loop: OptimizeLoop, outcome: CandidateOutcome, language: KernelLanguage) -> None:
     """Make ``outcome`` the working source: the loop's later requests rewrite it, and plan from its profile."""
-    from perfagent.optimize.loop import _diagnose_one
-
     st = loop.state
     source_file = Path(str(outcome.source_path))
     st.source_file = source_file
@@ -107,8 +104,6 @@ def adopt(loop: OptimizeLoop, outcome: CandidateOutcome, language: KernelLanguag
     st.parent = outcome.id
     jits = loop.wl.jit_kernels
     if language == "triton":
-        from perfagent.workloads.kernelbench import inspect_python
-
         jits = tuple(inspect_python(source_file).jit_kernels)
     loop.wl = dataclasses.replace(
         loop.wl, language="triton" if jits else "python", has_model_new=True, jit_kernels=jits
@@ -126,8 +121,8 @@ def adopt(loop: OptimizeLoop, outcome: CandidateOutcome, language: KernelLanguag
                 timeout_s=loop.settings.profile_timeout_s,
             )
             if rp.kernel is not None:
-                st.before, st.diagnosis = rp.kernel, _diagnose_one(rp.kernel)
+                st.before, st.diagnosis = rp.kernel, diagnose_one(rp.kernel)
     verdict = (
         "accepted" if outcome.accepted else f"correct ({outcome.verdict}), adopted as the starting point"
     )
-    loop._ev(Info, f"{outcome.id}: first kernel {verdict}; optimizing it next", candidate=outcome.id)
+    loop.tell(Info, f"{outcome.id}: first kernel {verdict}; optimizing it next", candidate=outcome.id)

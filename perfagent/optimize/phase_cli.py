@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from perfagent.errors import BadInput, ExitCode
-from perfagent.records import OptimizeResult
+from perfagent.optimize.events import ProgressCallback
+from perfagent.optimize.settings import OptimizeSettings
+from perfagent.records import OptimizeResult, RunRecord
 
 EVALUATE = "perfagent optimize --evaluate"
 
@@ -55,16 +55,9 @@ def phased(args: argparse.Namespace) -> bool:
     return False
 
 
-def phase_runner(args: argparse.Namespace) -> Callable[..., Any]:
-    """A stand-in for ``perfagent.optimize`` taking the same keywords (progress and llm_config are used)."""
-
-    def run(_target: object, **kw: Any) -> Any:
-        return run_from_args(args, progress=kw["progress"], llm_config=kw["llm_config"])
-
-    return run
-
-
-def run_from_args(args: argparse.Namespace, *, progress: Any, llm_config: Any) -> Any:
+def run_phase(
+    args: argparse.Namespace, settings: OptimizeSettings, *, progress: ProgressCallback
+) -> RunRecord:
     """``--propose-only`` / ``--evaluate`` / ``--from`` checked and run; the ``RunRecord``."""
     from perfagent.optimize.phases import evaluate, propose
 
@@ -79,28 +72,18 @@ def run_from_args(args: argparse.Namespace, *, progress: Any, llm_config: Any) -
             hint="add --propose-only: perfagent optimize --propose-only --from RUN",
         )
     if args.evaluate is not None:
-        if args.report is not None:
+        if settings.report is not None:
             raise BadInput(
                 "--report is for --propose-only: --evaluate profiles the original on this GPU itself",
                 hint=f"{EVALUATE} {args.evaluate}",
             )
-        if args.transform:
+        if settings.transforms:
             raise BadInput(
                 "--evaluate measures the transforms that were proposed: --transform is for --propose-only",
                 hint=f"{EVALUATE} {args.evaluate}",
             )
-        return evaluate(
-            args.evaluate,
-            target=args.target,
-            problem=args.problem,
-            spec=args.spec,
-            device=args.device,
-            out=args.out,
-            force=args.force,
-            apply=args.apply,
-            progress=progress,
-        )
-    if args.apply:
+        return evaluate(args.evaluate, target=args.target, settings=settings, progress=progress)
+    if settings.apply:
         raise BadInput(
             "--apply needs measured candidates, and --propose-only measures nothing",
             hint="give --apply to --evaluate RUN on the GPU machine",
@@ -108,30 +91,7 @@ def run_from_args(args: argparse.Namespace, *, progress: Any, llm_config: Any) -
     target, from_run = args.target, args.from_run
     if from_run is None and target is not None and Path(target).is_dir():
         target, from_run = None, target  # `--propose-only RUN`
-    return propose(
-        target,
-        from_run=from_run,
-        backend=args.backend,
-        transform=args.transform or None,
-        finding=args.finding,
-        kernel=args.kernel,
-        problem=args.problem,
-        spec=args.spec,
-        report=args.report,
-        iterations=args.iterations,
-        max_candidates=args.candidates,
-        seeds=args.seeds,
-        timeout_s=args.timeout,
-        compile_timeout_s=args.compile_timeout,
-        runs=args.runs,
-        warmup=args.warmup,
-        arch=args.arch,
-        profile_timeout_s=args.profile_timeout,
-        out=args.out,
-        force=args.force,
-        progress=progress,
-        llm_config=llm_config,
-    )
+    return propose(target, from_run=from_run, settings=settings, progress=progress)
 
 
 def propose_exit(result: OptimizeResult) -> int:

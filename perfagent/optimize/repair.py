@@ -1,7 +1,7 @@
 """What the rewriter is told about earlier candidates: the measured history every request carries
 (``history``), and the repair request for a candidate that failed to compile or verify.
 
-``--repairs N`` (``LoopSettings.repairs``): a candidate whose verdict is ``build-failed`` or ``incorrect``
+``--repairs N`` (``OptimizeSettings.repairs``): a candidate whose verdict is ``build-failed`` or ``incorrect``
 goes back to the rewriter that proposed it (when it can repair: ``Rewriter.repair``, the llm backend)
 with the failure in the compiler's or the verifier's own words, at most N times in a row; each repaired
 candidate is evaluated like any other and recorded with ``repairs`` (its round) and ``repair_of`` (the

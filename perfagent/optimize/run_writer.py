@@ -15,7 +15,8 @@ from pathlib import Path
 from perfagent.errors import NOTE_PREFIX, PerfAgentError, one_line
 from perfagent.models import KernelDiagnosis, Profile
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
-from perfagent.optimize.loop import LoopResult, OptimizeLoop
+from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.render import render_markdown
 from perfagent.optimize.workload import OptimizeWorkload
 from perfagent.records import CandidateOutcome, OptimizeBaseline, OptimizeResult, RunRecord, TableRow

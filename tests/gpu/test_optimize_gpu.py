@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 import perfagent
-from perfagent.optimize.loop import BaselineState, LoopSettings, OptimizeLoop
+from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop_state import BaselineState
 from perfagent.optimize.render import render_text
+from perfagent.optimize.settings import OptimizeSettings
 from perfagent.optimize.workload import resolve
 from perfagent.records import RunRecord
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
@@ -118,8 +120,7 @@ def test_an_incorrect_rewrite_is_never_accepted(tmp_path: Path) -> None:
         tmp_path / "run",
         gpu=True,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False, profile_note="not needed"),
-        settings=LoopSettings(iterations=1, seeds=2, runs=20),
-        transforms=["smem-padding"],
+        settings=OptimizeSettings(iterations=1, seeds=2, runs=20, transforms=("smem-padding",)),
     )
     [cand] = loop.run().candidates
     print(f"\n[wrong] {cand.verdict}: {cand.reason}")

@@ -13,8 +13,10 @@ import pytest
 
 import perfagent
 from perfagent.optimize import loop as loop_module
-from perfagent.optimize.loop import BaselineState, LoopSettings, OptimizeLoop
+from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop_state import BaselineState
 from perfagent.optimize.measure import candidate_spec
+from perfagent.optimize.settings import OptimizeSettings
 from perfagent.optimize.workload import resolve
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
@@ -124,8 +126,7 @@ def test_build_failure_is_rejected_and_fed_back_to_the_next_request(
         tmp_path / "run",
         gpu=False,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False, profile_note="no GPU"),
-        settings=LoopSettings(iterations=2),
-        transforms=["loop-unroll"],
+        settings=OptimizeSettings(iterations=2, transforms=("loop-unroll",)),
     )
     result = loop.run()
     c1, c2 = result.candidates
@@ -149,8 +150,7 @@ def test_duplicates_are_not_measured_twice_and_not_timed_is_not_retried(tmp_path
         tmp_path / "run",
         gpu=False,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False),
-        settings=LoopSettings(iterations=3),
-        transforms=["loop-unroll"],
+        settings=OptimizeSettings(iterations=3, transforms=("loop-unroll",)),
     )
     result = loop.run()
     assert [c.verdict for c in result.candidates] == ["not-verified", "duplicate"]
@@ -176,8 +176,13 @@ def test_an_iteration_of_only_duplicates_does_not_spend_the_budget(tmp_path: Pat
         tmp_path / "run",
         gpu=False,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False),
-        settings=LoopSettings(iterations=5),
-        transforms=["loop-unroll", "restrict-pointers"],
+        settings=OptimizeSettings(
+            iterations=5,
+            transforms=(
+                "loop-unroll",
+                "restrict-pointers",
+            ),
+        ),
     )
     result = loop.run()
     assert [c.verdict for c in result.candidates] == ["not-verified", "duplicate"]

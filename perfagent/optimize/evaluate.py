@@ -1,0 +1,416 @@
+"""The loop's evaluate and decide steps: one candidate staged, built, verified, timed, re-profiled, judged.
+
+``CandidateEvaluator.evaluate`` runs the steps in order and stops at the first that settles the verdict
+(a failed build, a failed or impossible verification, no GPU to time on); ``decide`` applies the accept
+rule (``perfagent.optimize.outcome.decide``) to what was measured and updates the ``LoopState``: an
+accepted candidate becomes the working source, a rejection worth telling the rewriter is remembered.
+``OptimizeLoop`` (``loop``) adds planning and proposing on top; the two-machine loops (``phases``)
+override ``evaluate`` and ``finish``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from knowledge.transforms import catalog
+from perfagent.optimize import measure
+from perfagent.optimize.events import (
+    Accepted,
+    Built,
+    Info,
+    LoopEvent,
+    Profiled,
+    ProgressCallback,
+    Rejected,
+    Timed,
+    Verified,
+)
+from perfagent.optimize.loop_state import (
+    SNAPSHOT_METRICS,
+    BaselineState,
+    LoopState,
+    Origin,
+    candidate_fields,
+    candidate_key,
+    profile_pcts,
+    snapshot,
+    verification_summary,
+)
+from perfagent.optimize.outcome import MetricCheck, beats_best, check_metric, decide
+from perfagent.optimize.plan import PlannedTransform
+from perfagent.optimize.settings import OptimizeSettings
+from perfagent.optimize.workload import OptimizeWorkload
+from perfagent.records import CandidateOutcome, VerificationSummary
+from perfagent.rewrite.base import Candidate
+
+
+@dataclass
+class Measured:
+    """What the evaluate step measured of one candidate (None: that step was not reached)."""
+
+    build: measure.BuildOutcome
+    verification: VerificationSummary
+    timing: measure.Timing | None = None
+    metric: MetricCheck | None = None
+    reprofiled: measure.Reprofile | None = None
+
+
+@dataclass
+class _Staged:
+    """A candidate written into its folder, with the fields its outcome will carry."""
+
+    cid: str
+    folder: Path
+    source_path: Path
+    spec: Path | None
+    fields: dict[str, Any]
+    step: PlannedTransform
+    stages: dict[str, float] = field(default_factory=dict)
+    """Wall seconds of each stage reached (build, verify, time, profile)."""
+
+
+class CandidateEvaluator:
+    """Evaluates and decides candidates of one workload against its baseline."""
+
+    def __init__(
+        self,
+        wl: OptimizeWorkload,
+        run_dir: Path,
+        *,
+        gpu: bool,
+        baseline: BaselineState,
+        settings: OptimizeSettings,
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        self.wl = wl
+        self.run_dir = run_dir
+        self.gpu = gpu
+        self.baseline = baseline
+        self.settings = settings
+        self._progress = progress
+        self.step = 0
+        """The current iteration (1-based; 0 before the first)."""
+        original = wl.file.read_text(encoding="utf-8")
+        self.state = LoopState(
+            source=original,
+            source_file=wl.file,
+            defines={},
+            before=baseline.diagnosis.profile if baseline.diagnosis else None,
+            diagnosis=baseline.diagnosis,
+        )
+        self.state.seen[candidate_key(original, {})] = "the original"
+        if baseline.start_speedup is not None:
+            self.state.best_speedup = 1.0  # speed-ups are normalised to the starting ModelNew
+
+    # ------------------------------------------------------------------ events
+
+    def emit(self, event: LoopEvent) -> None:
+        if self._progress is not None:
+            self._progress(event)
+
+    def tell(self, cls: type[LoopEvent], message: str, **extra: object) -> None:
+        """Emit an event of ``cls`` carrying the current iteration and the budget."""
+        self.emit(cls(message=message, step=self.step or None, total=self.settings.iterations, **extra))  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ evaluate
+
+    def evaluate(
+        self,
+        cand: Candidate,
+        step: PlannedTransform,
+        origin: Origin | None = None,
+        *,
+        repairs: int = 0,
+        repair_of: str | None = None,
+    ) -> CandidateOutcome:
+        """Stage, build, verify, time and re-profile ``cand``; the decision on it."""
+        st = self.state
+        origin = origin or st.origin()
+        staged = self._stage(cand, step, origin, repairs=repairs, repair_of=repair_of)
+        f = staged.fields
+        key = candidate_key(cand.source, f["defines"], f["launch"])
+        if key in st.seen:
+            reason = f"same source, macros and launch as {st.seen[key]}: not measured again"
+            outcome = CandidateOutcome(
+                **f,
+                verification=VerificationSummary(verdict="not-verified", reason="duplicate"),
+                verdict="duplicate",
+                accepted=False,
+                reason=reason,
+            )
+            return self.finish(outcome, staged.folder)
+        st.seen[key] = staged.cid
+        if self.wl.kind == "cuda-kernel":  # the launch spec with the candidate's macros and geometry
+            staged.spec = measure.candidate_spec(self.wl, staged.folder, f["defines"], f["launch"])
+        measured = self._build_and_verify(staged)
+        if measured.build.ok is not False and measured.verification.verdict == "pass" and self.gpu:
+            self._time_and_reprofile(staged, measured)
+        return self.decide(staged.fields, staged.folder, measured)
+
+    def _stage(
+        self, cand: Candidate, step: PlannedTransform, origin: Origin, *, repairs: int, repair_of: str | None
+    ) -> _Staged:
+        """Write the candidate's source, diff and request into its folder."""
+        wl = self.wl
+        n = len(self.state.outcomes) + 1
+        folder = self.run_dir / "candidates" / f"{n:02d}_{cand.transform}"
+        folder.mkdir(parents=True, exist_ok=True)
+        fields = candidate_fields(cand, step, origin, iteration=self.step, file=wl.file)
+        source_path = folder / (measure.CANDIDATE_CU if wl.language == "cuda" else f"source{wl.suffix}")
+        source_path.write_text(cand.source, encoding="utf-8")
+        diff_path = folder / "diff.patch"
+        diff_path.write_text(cand.diff, encoding="utf-8")
+        measure.write_json(folder / "candidate.json", cand)
+        fields.update(
+            id=f"c{n}",
+            repairs=repairs,
+            repair_of=repair_of,
+            source_path=str(source_path),
+            diff_path=str(diff_path),
+            stage_s={},
+        )
+        return _Staged(f"c{n}", folder, source_path, None, fields, step, fields["stage_s"])
+
+    def _build_and_verify(self, staged: _Staged) -> Measured:
+        """The build check, then verification against the original (where the workload runs here)."""
+        wl, s, cid = self.wl, self.settings, staged.cid
+        transform = staged.fields["transform"]
+        clock = time.monotonic()
+        build = measure.build_check(
+            wl, staged.source_path, staged.spec, gpu=self.gpu, arch=s.arch, timeout_s=s.compile_timeout_s
+        )
+        staged.stages["build"] = round(time.monotonic() - clock, 3)
+        said = "builds" if build.ok else "build failed" if build.ok is False else "build not checked"
+        self.tell(Built, f"{cid}: {said} ({build.detail})", ok=build.ok, candidate=cid, transform=transform)
+        if build.ok is False:
+            return Measured(
+                build, VerificationSummary(verdict="not-verified", reason="not run: the build failed")
+            )
+        if self.gpu or wl.kind != "cuda-kernel":
+            self.tell(Info, f"{cid}: verifying against the original …", candidate=cid, transform=transform)
+        clock = time.monotonic()
+        result = measure.verify_candidate(
+            wl,
+            staged.source_path,
+            staged.spec,
+            gpu=self.gpu,
+            seeds=s.seeds,
+            seed=s.verify_seed,
+            timeout_s=s.timeout_s,
+            compile_timeout_s=s.compile_timeout_s,
+        )
+        staged.stages["verify"] = round(time.monotonic() - clock, 3)
+        verification = verification_summary(result, build)
+        measure.write_json(
+            staged.folder / "verification.json", result if result is not None else verification
+        )
+        if result is not None:
+            self.tell(
+                Verified,
+                f"{cid}: {verification.verdict} — {verification.reason}",
+                verdict=verification.verdict,
+                candidate=cid,
+                transform=transform,
+            )
+        return Measured(build, verification)
+
+    def _time_and_reprofile(self, staged: _Staged, measured: Measured) -> None:
+        """Time a verified candidate; re-profile it when it could win (the targeted-metric check)."""
+        cid, transform = staged.cid, staged.fields["transform"]
+        clock = time.monotonic()
+        timing, measured.reprofiled = self.time_candidate(cid, staged.source_path, staged.spec, staged.folder)
+        staged.stages["time"] = round(time.monotonic() - clock, 3)
+        measured.timing = timing
+        said = f"{timing.speedup:.3g}x vs the original" if timing.speedup else f"not timed: {timing.error}"
+        self.tell(Timed, f"{cid}: {said}", speedup=timing.speedup, candidate=cid, transform=transform)
+        could_win = (
+            timing.error is None
+            and timing.significant
+            and timing.verdict == "faster"
+            and not timing.implausible
+            and beats_best(timing, self.state.best_speedup)
+        )
+        if could_win:
+            measured.metric = self._check_metric(staged, measured)
+
+    def _check_metric(self, staged: _Staged, measured: Measured) -> MetricCheck:
+        """The targeted metric of the candidate against the profile it was proposed from."""
+        step, s = staged.step, self.settings
+        category = step.finding.category if step.finding else None
+        entry = catalog()[staged.fields["transform"]]
+        if not self.baseline.can_profile:
+            effect = entry.effect_for(category)
+            return MetricCheck(effect.metric, effect.direction, note=self.baseline.profile_note)
+        if measured.reprofiled is None:
+            clock = time.monotonic()
+            measured.reprofiled = measure.reprofile(
+                self.wl,
+                staged.source_path,
+                staged.spec,
+                workdir=staged.folder / "profile",
+                target_kernel=self.baseline.kernel_name,
+                arch=s.arch,
+                timeout_s=s.profile_timeout_s,
+            )
+            staged.stages["profile"] = round(time.monotonic() - clock, 3)
+        rp = measured.reprofiled
+        metric = check_metric(entry, self.state.before, rp.kernel, unavailable=rp.note, category=category)
+        self.tell(
+            Profiled,
+            f"{staged.cid}: {metric.metric} {_num(metric.before)} -> {_num(metric.after)}",
+            metric=metric.metric,
+            before=metric.before,
+            after=metric.after,
+            candidate=staged.cid,
+            transform=staged.fields["transform"],
+        )
+        return metric
+
+    def time_candidate(
+        self, cid: str, source: Path, spec: Path | None, folder: Path
+    ) -> tuple[measure.Timing, measure.Reprofile | None]:
+        """The candidate against the baseline: CUDA events, or ncu kernel durations for a Triton script."""
+        wl, s = self.wl, self.settings
+        if wl.kind == "triton-script":
+            return self._time_script(source, folder)
+        self.tell(Info, f"{cid}: timing against the baseline ({s.runs} interleaved rounds) …", candidate=cid)
+        timing = measure.bench_timing(
+            wl,
+            source,
+            spec,
+            runs=s.runs,
+            warmup=s.warmup,
+            timeout_s=s.timeout_s,
+            compile_timeout_s=s.compile_timeout_s,
+        )
+        if timing.bench is not None:
+            measure.write_json(folder / "bench.json", timing.bench)
+        start = self.baseline.start_speedup
+        if (
+            start and timing.speedup is not None
+        ):  # KernelBench: against Model, normalised to the starting ModelNew
+            timing.speedup /= start
+            timing.time_s_before = self.baseline.time_s
+        return timing, None
+
+    def _time_script(self, source: Path, folder: Path) -> tuple[measure.Timing, measure.Reprofile | None]:
+        """A Triton script is timed by ncu kernel durations against the baseline's repeated runs."""
+        if not self.baseline.can_profile or not self.baseline.script_durations:
+            why = self.baseline.profile_note or "no baseline durations"
+            return measure.Timing(error=f"a Triton script is timed through ncu kernel durations: {why}"), None
+        rp = measure.reprofile(
+            self.wl,
+            source,
+            None,
+            workdir=folder / "profile",
+            target_kernel=self.baseline.kernel_name,
+            arch=self.settings.arch,
+            timeout_s=self.settings.profile_timeout_s,
+        )
+        duration = rp.kernel.metrics.duration_s if rp.kernel else None
+        if duration is None:
+            return measure.Timing(error=rp.note or "ncu measured no duration", timer="ncu"), rp
+        timing = measure.profile_timing(self.baseline.script_durations, duration)
+        if rp.kernel is not None:
+            timing.pct_of_roofline, timing.pct_of_dram_peak = profile_pcts(rp.kernel)
+        return timing, rp
+
+    # ------------------------------------------------------------------ decide
+
+    def decide(self, fields: dict[str, Any], folder: Path, measured: Measured) -> CandidateOutcome:
+        """Apply the accept rule to what was measured; keep the outcome and update the state."""
+        st, timing, metric, reprofiled = self.state, measured.timing, measured.metric, measured.reprofiled
+        after = reprofiled.kernel if reprofiled else None
+        self._save_profile(folder, measured)
+        decision = decide(
+            build=measured.build,
+            verification=measured.verification,
+            timing=timing if self.gpu else None,
+            metric=metric,
+            best_speedup=st.best_speedup,
+            best_id=st.best_id,
+        )
+        names = (str(fields["metric"]), *SNAPSHOT_METRICS)
+        outcome = CandidateOutcome(
+            **fields,
+            verification=measured.verification,
+            verdict=decision.verdict,
+            accepted=decision.accepted,
+            reason=decision.reason,
+            checks=decision.checks,
+            route=decision.route,
+            improved=decision.improved,
+            **_timing_fields(timing),
+            metric_before=metric.before if metric else None,
+            metric_after=metric.after if metric else None,
+            metric_moved=metric.moved if metric else None,
+            metrics_before=snapshot(st.before, names),
+            metrics_after=snapshot(after, names),
+        )
+        if outcome.accepted:
+            st.adopt(outcome, after)
+        else:
+            st.remember_rejection(outcome)
+        return self.finish(outcome, folder)
+
+    def _save_profile(self, folder: Path, measured: Measured) -> None:
+        """``profile.json``: the candidate's re-profile, or why it was not re-profiled."""
+        reprofiled = measured.reprofiled
+        if reprofiled is not None and reprofiled.profile is not None:
+            measure.write_json(folder / "profile.json", reprofiled.profile)
+            return
+        why = (reprofiled.note if reprofiled else None) or self._why_not_profiled(measured)
+        measure.write_json(folder / "profile.json", {"profiled": False, "reason": why})
+
+    def _why_not_profiled(self, measured: Measured) -> str:
+        if not self.gpu:
+            return "no GPU: candidates are not re-profiled"
+        if not self.baseline.can_profile:
+            return self.baseline.profile_note or "ncu cannot run here"
+        if measured.verification.verdict != "pass":
+            return "not re-profiled: the candidate did not pass verification"
+        return "not re-profiled: only candidates faster beyond noise are (the targeted-metric check)"
+
+    def finish(self, outcome: CandidateOutcome, folder: Path) -> CandidateOutcome:
+        """Keep ``outcome``, write ``outcome.json`` and say the verdict."""
+        self.state.outcomes.append(outcome)
+        measure.write_json(folder / "outcome.json", outcome)
+        if outcome.accepted:
+            self.tell(
+                Accepted,
+                f"{outcome.id} accepted: {outcome.reason}",
+                speedup=outcome.speedup,
+                candidate=outcome.id,
+                transform=outcome.transform,
+            )
+        else:
+            self.tell(
+                Rejected,
+                f"{outcome.id} {outcome.verdict}: {outcome.reason}",
+                reason=outcome.reason,
+                candidate=outcome.id,
+                transform=outcome.transform,
+            )
+        return outcome
+
+
+def _timing_fields(timing: measure.Timing | None) -> dict[str, Any]:
+    """The outcome's timing fields (all None when not timed)."""
+    names = (
+        "time_s",
+        "time_s_before",
+        "speedup",
+        "noise_threshold",
+        "timer",
+        "pct_of_roofline",
+        "pct_of_dram_peak",
+        "pct_of_compute_peak",
+    )
+    return {name: getattr(timing, name) if timing else None for name in names}
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4g}"

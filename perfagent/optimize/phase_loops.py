@@ -1,0 +1,217 @@
+"""The loops of a two-machine run: ``ProposeLoop`` writes proposals, ``ReplayLoop`` measures them.
+
+Both are ``OptimizeLoop``: planning, proposing, the iteration budget and the feedback are the one-machine
+loop's. ``ProposeLoop`` replaces the evaluate step by writing the proposal (nothing is built or run);
+``ReplayLoop`` evaluates each stored proposal with the origin it was proposed from (its parent's macros,
+launch geometry and profile), with the loop's own evaluate and decide steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from knowledge.transforms import catalog
+from perfagent.models import KernelProfile
+from perfagent.optimize.events import Info
+from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop_state import BaselineState, Origin, candidate_fields, candidate_key
+from perfagent.optimize.measure import CANDIDATE_CU
+from perfagent.optimize.phase_files import NOT_RUN, PROPOSALS, candidate_profile, proposed_reason
+from perfagent.optimize.plan import PlannedTransform
+from perfagent.optimize.settings import OptimizeSettings
+from perfagent.optimize.workload import OptimizeWorkload
+from perfagent.records import CandidateOutcome, VerificationSummary
+from perfagent.rewrite.base import Candidate, Rewriter, RewriteRequest
+from perfagent.rewrite.prompt import user_message
+from perfagent.rewrite.proposals import PROPOSAL_FILE, REQUEST_FILE, ProposalsRewriter, StoredProposal
+
+__all__ = ["ProposeLoop", "RecordingRewriter", "ReplayLoop"]
+
+
+class RecordingRewriter:
+    """A rewriter that remembers the last request it was asked (stored beside each proposal)."""
+
+    def __init__(self, inner: Rewriter) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.last: RewriteRequest | None = None
+
+    def availability(self) -> str | None:
+        return self.inner.availability()
+
+    def applies(self, request: RewriteRequest) -> str | None:
+        return self.inner.applies(request)
+
+    def propose(self, request: RewriteRequest) -> list[Candidate]:
+        self.last = request
+        return self.inner.propose(request)
+
+
+class ProposeLoop(OptimizeLoop):
+    """The optimize loop with ``evaluate`` replaced by writing the proposal: nothing is built or run."""
+
+    def __init__(
+        self,
+        wl: OptimizeWorkload,
+        rewriter: RecordingRewriter,
+        run_dir: Path,
+        *,
+        baseline: BaselineState,
+        settings: OptimizeSettings,
+        round_no: int,
+        first_number: int,
+        target_sha256: str,
+        **kw: Any,
+    ) -> None:
+        super().__init__(wl, rewriter, run_dir, gpu=False, baseline=baseline, settings=settings, **kw)
+        self.recorder = rewriter
+        self.round_no = round_no
+        self.number = first_number
+        self.target_sha256 = target_sha256
+        self.on_proposal: Callable[[], None] | None = None
+
+    def evaluate(
+        self,
+        cand: Candidate,
+        step: PlannedTransform,
+        origin: Origin | None = None,
+        *,
+        repairs: int = 0,
+        repair_of: str | None = None,
+    ) -> CandidateOutcome:
+        # a proposal is only written here: nothing is judged, so there is nothing to repair
+        st = self.state
+        origin = origin or st.origin()
+        fields = candidate_fields(cand, step, origin, iteration=self.step, file=self.wl.file)
+        fields.update(
+            verification=VerificationSummary(verdict="not-verified", reason=NOT_RUN), accepted=False
+        )
+        key = candidate_key(cand.source, fields["defines"], fields["launch"])
+        if key in st.seen:  # told, not recorded: the loop counts an all-duplicate batch as no iteration
+            reason = f"same source, macros and launch as {st.seen[key]}: not proposed again"
+            self.tell(Info, f"{cand.transform}: {reason}", transform=cand.transform)
+            return CandidateOutcome(id="-", verdict="duplicate", reason=reason, **fields)
+        stored = self._write(cand, step, origin, fields)
+        st.seen[key] = stored.id
+        outcome = CandidateOutcome(
+            id=stored.id,
+            verdict="proposed",
+            reason=proposed_reason(self.run_dir),
+            source_path=str(self.run_dir / stored.folder / stored.source_file),
+            diff_path=str(self.run_dir / stored.folder / "diff.patch"),
+            proposal=stored.id,
+            proposal_dir=stored.folder,
+            **fields,
+        )
+        st.outcomes.append(outcome)
+        self.tell(
+            Info,
+            f"{stored.id}: {cand.transform} proposal written ({stored.folder})",
+            candidate=stored.id,
+            transform=cand.transform,
+        )
+        if self.on_proposal is not None:
+            self.on_proposal()
+        return outcome
+
+    def _write(
+        self, cand: Candidate, step: PlannedTransform, origin: Origin, fields: dict[str, Any]
+    ) -> StoredProposal:
+        """The proposal's folder: source, diff, the request that produced it (and the prompt), proposal.json."""
+        n = self.number
+        self.number += 1
+        rel = f"{PROPOSALS}/{n:02d}_{cand.transform}"
+        folder = self.run_dir / rel
+        folder.mkdir(parents=True, exist_ok=True)
+        source_name = CANDIDATE_CU if self.wl.language == "cuda" else f"source{self.wl.suffix}"
+        (folder / source_name).write_text(cand.source, encoding="utf-8")
+        (folder / "diff.patch").write_text(cand.diff, encoding="utf-8")
+        request = self.recorder.last
+        if request is not None:
+            (folder / REQUEST_FILE).write_text(request.model_dump_json(indent=2), encoding="utf-8")
+            if cand.backend == "llm":
+                prompt = user_message(request, catalog()[cand.transform])
+                (folder / "prompt.md").write_text(prompt, encoding="utf-8")
+        stored = StoredProposal(
+            id=f"p{n}",
+            round=self.round_no,
+            candidate=cand,
+            finding=step.finding,
+            plan_origin=step.origin,
+            iteration=self.step,
+            parent=origin.parent,
+            origin_defines=dict(origin.defines),
+            origin_launch=dict(origin.launch),
+            defines=fields["defines"],
+            launch=fields["launch"],
+            source_file=source_name,
+            folder=rel,
+            target_sha256=self.target_sha256,
+        )
+        (folder / PROPOSAL_FILE).write_text(stored.model_dump_json(indent=2), encoding="utf-8")
+        return stored
+
+
+class ReplayLoop(OptimizeLoop):
+    """The optimize loop over stored proposals: each runs with what it was proposed from.
+
+    The proposal's parent, macros and launch geometry are its origin (not the best of this evaluation:
+    its source was written against its parent), and its targeted metric is compared with the parent's
+    profile; the accept rule (beat the original beyond noise, and the best so far) is the loop's own.
+    """
+
+    def __init__(self, wl: OptimizeWorkload, replay: ProposalsRewriter, run_dir: Path, **kw: Any) -> None:
+        super().__init__(wl, replay, run_dir, **kw)
+        self.replay = replay
+        self.current: StoredProposal | None = None
+        self._profiles: dict[str | None, KernelProfile | None] = {}
+
+    def evaluate(
+        self,
+        cand: Candidate,
+        step: PlannedTransform,
+        origin: Origin | None = None,
+        *,
+        repairs: int = 0,
+        repair_of: str | None = None,
+    ) -> CandidateOutcome:
+        stored = self.replay.stored(cand)
+        if stored is None:
+            return super().evaluate(cand, step, origin, repairs=repairs, repair_of=repair_of)
+        st = self.state
+        before = st.before
+        st.before = self._profile_of(stored.parent, before)
+        self.current = stored
+        try:
+            outcome = super().evaluate(
+                cand,
+                step,
+                Origin(dict(stored.origin_defines), dict(stored.origin_launch), stored.parent),
+                repairs=repairs,
+                repair_of=repair_of,
+            )
+        finally:
+            self.current = None
+        if not outcome.accepted:
+            st.before = before
+        return outcome
+
+    def finish(self, outcome: CandidateOutcome, folder: Path) -> CandidateOutcome:
+        if self.current is not None:
+            outcome = outcome.model_copy(
+                update={"proposal": self.current.id, "proposal_dir": self.current.folder}
+            )
+        return super().finish(outcome, folder)
+
+    def _profile_of(self, parent: str | None, fallback: KernelProfile | None) -> KernelProfile | None:
+        """The profile a proposal's targeted metric is compared with: its parent's."""
+        if parent not in self._profiles:
+            if parent is None:
+                found = self.baseline.diagnosis.profile if self.baseline.diagnosis else None
+            else:
+                cand = next((c for c in self.state.outcomes if c.id == parent), None)
+                found = candidate_profile(cand, self.baseline.kernel_name) if cand else None
+            self._profiles[parent] = found
+        return self._profiles[parent] or fallback
