@@ -15,7 +15,6 @@ ever claimed that was not measured.
 from __future__ import annotations
 
 import re
-import secrets
 import shutil
 import statistics
 from collections.abc import Callable
@@ -23,33 +22,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from knowledge.transforms import metric_value
 from perfagent._version import __version__
 from perfagent.classifier import classify
-from perfagent.errors import BadInput, LLMError, PerfAgentError
-from perfagent.llm_cassette import Cassette
-from perfagent.llm_client import ENV_BASE_URL, ENV_MODEL, LLMConfig
+from perfagent.errors import BadInput, PerfAgentError
+from perfagent.llm_client import LLMConfig
 from perfagent.models import KernelDiagnosis, Profile
 from perfagent.optimize import measure
-from perfagent.optimize.apply import apply_candidate
 from perfagent.optimize.events import Info, LoopEvent
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState, LoopResult, profile_pcts
+from perfagent.optimize.result import conclude
+from perfagent.optimize.rewriter_choice import choose_rewriter, conversation_seed
 from perfagent.optimize.run_writer import RunWriter, shown_path
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.records import (
-    CandidateOutcome,
     FindingSummary,
     OptimizeBaseline,
-    OptimizeResult,
     ProfileSummary,
     RunRecord,
-    TableRow,
 )
-from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
-from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import new_run_dir
 from profilers.errors import ProfilerError
 
@@ -101,12 +94,31 @@ def optimize(
         notes=setup.notes,
         version=__version__,
     )
+    base, outcome = _measure_and_loop(setup, chosen, run, emit, progress)
+    result = conclude(run, outcome, base.summary, base.diagnosis, apply=chosen.apply)
+    if setup.plain_pytorch and not outcome.candidates:
+        result = result.model_copy(
+            update={
+                "stopped": f"nothing to try: {setup.plain_pytorch[0]}",
+                "notes": [*result.notes, *setup.plain_pytorch],
+            }
+        )
+    record = run.save(result)
+    emit(Info(message=f"run saved to {shown_path(setup.run_dir)}"))
+    return record
+
+
+def _measure_and_loop(
+    setup: _Setup, settings: OptimizeSettings, run: RunWriter, emit: Progress, progress: Progress | None
+) -> tuple[_Baseline, LoopResult]:
+    """Measure the original, then run the loop; on Ctrl-C, an LLM or internal failure the record keeps
+    what was measured."""
     try:
         base = _baseline(
             setup.wl,
             gpu=setup.gpu,
-            report=chosen.report,
-            kernel=chosen.kernel,
+            report=settings.report,
+            kernel=settings.kernel,
             run_dir=setup.run_dir,
             settings=setup.settings,
             emit=emit,
@@ -124,21 +136,10 @@ def optimize(
             write_kernel=setup.write_kernel,
         )
         run.loop = loop
-        outcome = loop.run()
-    except BaseException as exc:  # Ctrl-C, an LLM or internal failure: keep what was measured
+        return base, loop.run()
+    except BaseException as exc:
         run.save_partial(exc)
         raise
-    result = conclude(run, outcome, base.summary, base.diagnosis, apply=chosen.apply)
-    if setup.plain_pytorch and not outcome.candidates:
-        result = result.model_copy(
-            update={
-                "stopped": f"nothing to try: {setup.plain_pytorch[0]}",
-                "notes": [*result.notes, *setup.plain_pytorch],
-            }
-        )
-    record = run.save(result)
-    emit(Info(message=f"run saved to {shown_path(setup.run_dir)}"))
-    return record
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ def _set_up(
     if not gpu:
         notes.append(NO_GPU_NOTE)
     loop_settings = chosen.settings.model_copy(
-        update={"transforms": tuple(wanted), "verify_seed": _conversation_seed(chosen.config)}
+        update={"transforms": tuple(wanted), "verify_seed": conversation_seed(chosen.config)}
     )
     return _Setup(
         wl=wl,
@@ -208,74 +209,8 @@ def _set_up(
     )
 
 
-@dataclass(frozen=True)
-class ChosenRewriter:
-    """The rewriter a run uses, why, and the settings it needs."""
-
-    rewriter: Rewriter
-    name: str
-    reason: str
-    config: LLMConfig
-    settings: OptimizeSettings
-    """The run's settings, ``max_candidates`` raised to the LLM's samples."""
-
-
-def choose_rewriter(
-    settings: OptimizeSettings, llm_config: LLMConfig | None, emit: Progress
-) -> ChosenRewriter:
-    """The rewriter of ``settings.backend`` (``auto``: llm when configured, else recipes, said plainly).
-
-    Raises:
-        LLMError: ``backend='llm'`` and no endpoint is configured.
-    """
-    config = settings.with_samples(llm_config) if llm_config is not None else settings.llm_config()
-    name, reason = _choose_backend(settings.backend, config)
-    if name == "llm":
-        wanted = max(settings.max_candidates, config.samples, config.candidates)
-        settings = settings.model_copy(update={"max_candidates": wanted})
-    rewriter = get_rewriter(name, config=config)
-    if isinstance(rewriter, LLMRewriter):  # a slow model is never silent: waiting lines and retries
-        rewriter.progress = lambda message: emit(Info(message=message))
-    return ChosenRewriter(rewriter=rewriter, name=name, reason=reason, config=config, settings=settings)
-
-
-def conclude(
-    writer: RunWriter,
-    outcome: LoopResult,
-    summary: OptimizeBaseline,
-    diagnosis: KernelDiagnosis | None,
-    *,
-    apply: bool,
-) -> OptimizeResult:
-    """The run's result: the before/after table against the best, and the best written over the file
-    with ``apply`` (``perfagent.optimize.apply``)."""
-    best = next((c for c in outcome.candidates if c.id == outcome.best), None)
-    result = writer.result(outcome, before_after(summary, best, diagnosis))
-    if apply and best is not None:
-        return result.model_copy(update={"applied": apply_candidate(best)})
-    if apply:
-        return result.model_copy(
-            update={"notes": [*result.notes, "--apply: nothing was accepted, so no file was written"]}
-        )
-    return result
-
-
 def _ignore(_event: LoopEvent) -> None:
     """The progress callback of a run nobody watches."""
-
-
-def _conversation_seed(config: LLMConfig) -> int | None:
-    """The verification seed of a recorded or replayed LLM run (None otherwise): recording draws one and
-    keeps it in the cassette, replaying reads it back, so repair prompts repeat byte for byte."""
-    if not config.cassette:
-        return None
-    cassette = Cassette(Path(config.cassette), config.cassette_mode or "replay")
-    if config.cassette_mode == "record":
-        seed = secrets.randbelow(2**30)
-        cassette.remember("verify_seed", seed)
-        return seed
-    recorded = cassette.meta().get("verify_seed")
-    return int(recorded) if recorded is not None else None
 
 
 def _write_kernel(
@@ -308,20 +243,6 @@ def _nothing_to_try(wl: OptimizeWorkload, backend: str) -> list[str]:
         "next step: write a ModelNew with a Triton or CUDA kernel (e.g. examples/kernelbench/01_vector_add_triton.py) "
         f"and run `perfagent optimize MODELNEW.py --problem {wl.file.name}`",
     ]
-
-
-def _choose_backend(backend: str, config: LLMConfig) -> tuple[str, str]:
-    if backend == "auto":
-        return auto_choice(config)
-    if backend == "llm":
-        reason = config.availability()
-        if reason is not None:
-            raise LLMError(
-                reason,
-                hint=f"set {ENV_BASE_URL} and {ENV_MODEL} (or --llm-base-url / --llm-model), or use --backend recipes",
-            )
-        return "llm", f"asked for: {config.describe()}"
-    return "recipes", "asked for: deterministic recipes (offline)"
 
 
 def _run_dir(out: str | Path | None, force: bool) -> Path:
@@ -559,62 +480,3 @@ def _profile_summary(prof: Profile | None, kd: KernelDiagnosis | None) -> Profil
         else None,
         bound=roof.bound if roof else None,
     )
-
-
-# --------------------------------------------------------------------------------------------- table and apply
-
-
-def before_after(
-    base: OptimizeBaseline, best: CandidateOutcome | None, diagnosis: KernelDiagnosis | None
-) -> list[TableRow]:
-    """Original vs best: time, speed-up, % of roofline, % of DRAM peak, the best's targeted metric."""
-    none = "no candidate accepted"
-    rows = [
-        TableRow(
-            quantity="time (median)",
-            before=base.time_s,
-            after=best.time_s if best else None,
-            unit="s",
-            note=(base.timer or "not timed") if best else none,
-        ),
-        TableRow(
-            quantity="speed-up",
-            before=1.0 if base.time_s is not None else None,
-            after=best.speedup if best else None,
-            unit="x",
-            note="" if best else none,
-        ),
-        TableRow(
-            quantity="% of roofline",
-            before=base.pct_of_roofline,
-            after=best.pct_of_roofline if best else None,
-            unit="%",
-            note="speed-of-light time / measured time",
-        ),
-    ]
-    if base.pct_of_dram_peak is not None or (best and best.pct_of_dram_peak is not None):
-        rows.append(
-            TableRow(
-                quantity="% of DRAM peak",
-                before=base.pct_of_dram_peak,
-                after=best.pct_of_dram_peak if best else None,
-                unit="%",
-            )
-        )
-    if best is not None and best.metric:
-        before = metric_value(diagnosis.profile, best.metric) if diagnosis is not None else None
-        if before is None:
-            before = best.metrics_before.get(best.metric)
-        unit = "%" if best.metric.endswith("_pct") else ""
-        rows.append(
-            TableRow(
-                quantity=best.metric,
-                before=before,
-                after=best.metric_after,
-                unit=unit,
-                note=f"targeted by {best.transform} (expected {best.metric_direction})"
-                + ("" if best.metric_after is not None else "; not re-profiled")
-                + ("; did not move: won by another route" if best.route == "another" else ""),
-            )
-        )
-    return rows

@@ -223,6 +223,17 @@ def decide(
         detail = timing.error or "no comparison came back"
         checks.append(CheckRecord(name="speed-up", passed=False, detail=detail))
         return Decision("error", False, f"correct, but timing failed: {detail}", checks)
+    return _judge_speed(timing, metric, best_speedup, best_id, checks)
+
+
+def _judge_speed(
+    timing: Timing,
+    metric: MetricCheck | None,
+    best_speedup: float | None,
+    best_id: str | None,
+    checks: list[CheckRecord],
+) -> Decision:
+    """Steps 5-7 for a correct, timed candidate: plausible, faster beyond noise, faster than the best."""
     noise = timing.noise_threshold or 0.0
     ctx = f"noise threshold {noise * 100:.1f} %, {timing.timer or 'timer unknown'}"
     speed = f"{timing.speedup:.3g}x"

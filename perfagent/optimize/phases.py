@@ -43,8 +43,6 @@ from perfagent.optimize.api import (
     _nothing_to_try,
     _run_dir,
     _target_kernel,
-    choose_rewriter,
-    conclude,
 )
 from perfagent.optimize.events import Info
 from perfagent.optimize.loop_state import BaselineState, LoopResult, diagnose_one
@@ -67,6 +65,8 @@ from perfagent.optimize.phase_files import (
 )
 from perfagent.optimize.phase_loops import ProposeLoop, RecordingRewriter, ReplayLoop
 from perfagent.optimize.phased_writer import PhasedWriter
+from perfagent.optimize.result import conclude
+from perfagent.optimize.rewriter_choice import choose_rewriter
 from perfagent.optimize.run_writer import shown_path
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.optimize.workload import OptimizeWorkload, resolve

@@ -1,0 +1,89 @@
+"""The end of a run: the before/after table (original vs best) and ``apply`` of the best."""
+
+from __future__ import annotations
+
+from knowledge.transforms import metric_value
+from perfagent.models import KernelDiagnosis
+from perfagent.optimize.apply import apply_candidate
+from perfagent.optimize.loop_state import LoopResult
+from perfagent.optimize.run_writer import RunWriter
+from perfagent.records import CandidateOutcome, OptimizeBaseline, OptimizeResult, TableRow
+
+__all__ = ["before_after", "conclude"]
+
+
+def conclude(
+    writer: RunWriter,
+    outcome: LoopResult,
+    summary: OptimizeBaseline,
+    diagnosis: KernelDiagnosis | None,
+    *,
+    apply: bool,
+) -> OptimizeResult:
+    """The run's result: the before/after table against the best, and the best written over the file
+    with ``apply`` (``perfagent.optimize.apply``)."""
+    best = next((c for c in outcome.candidates if c.id == outcome.best), None)
+    result = writer.result(outcome, before_after(summary, best, diagnosis))
+    if apply and best is not None:
+        return result.model_copy(update={"applied": apply_candidate(best)})
+    if apply:
+        return result.model_copy(
+            update={"notes": [*result.notes, "--apply: nothing was accepted, so no file was written"]}
+        )
+    return result
+
+
+def before_after(
+    base: OptimizeBaseline, best: CandidateOutcome | None, diagnosis: KernelDiagnosis | None
+) -> list[TableRow]:
+    """Original vs best: time, speed-up, % of roofline, % of DRAM peak, the best's targeted metric."""
+    none = "no candidate accepted"
+    rows = [
+        TableRow(
+            quantity="time (median)",
+            before=base.time_s,
+            after=best.time_s if best else None,
+            unit="s",
+            note=(base.timer or "not timed") if best else none,
+        ),
+        TableRow(
+            quantity="speed-up",
+            before=1.0 if base.time_s is not None else None,
+            after=best.speedup if best else None,
+            unit="x",
+            note="" if best else none,
+        ),
+        TableRow(
+            quantity="% of roofline",
+            before=base.pct_of_roofline,
+            after=best.pct_of_roofline if best else None,
+            unit="%",
+            note="speed-of-light time / measured time",
+        ),
+    ]
+    if base.pct_of_dram_peak is not None or (best and best.pct_of_dram_peak is not None):
+        rows.append(
+            TableRow(
+                quantity="% of DRAM peak",
+                before=base.pct_of_dram_peak,
+                after=best.pct_of_dram_peak if best else None,
+                unit="%",
+            )
+        )
+    if best is not None and best.metric:
+        before = metric_value(diagnosis.profile, best.metric) if diagnosis is not None else None
+        if before is None:
+            before = best.metrics_before.get(best.metric)
+        unit = "%" if best.metric.endswith("_pct") else ""
+        rows.append(
+            TableRow(
+                quantity=best.metric,
+                before=before,
+                after=best.metric_after,
+                unit=unit,
+                note=f"targeted by {best.transform} (expected {best.metric_direction})"
+                + ("" if best.metric_after is not None else "; not re-profiled")
+                + ("; did not move: won by another route" if best.route == "another" else ""),
+            )
+        )
+    return rows
