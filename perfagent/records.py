@@ -263,11 +263,6 @@ class CandidateOutcome(Frozen):
         except OSError:
             return None
 
-    @property
-    def time_s_after(self) -> float | None:
-        """Alias of ``time_s`` (the TUI's before/after naming)."""
-        return self.time_s
-
 
 class TableRow(Frozen):
     """One row of the before/after table (original vs best)."""

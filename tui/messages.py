@@ -7,8 +7,9 @@ from pathlib import Path
 
 from textual.message import Message
 
-from perfagent.records import RunRecord
-from tui.optimize_bridge import Candidate, Capabilities, Outcome
+from perfagent.records import CandidateOutcome, RunRecord
+from tui.candidate_view import Outcome
+from tui.optimize_bridge import Capabilities
 
 
 class LoadProgress(Message):
@@ -82,7 +83,7 @@ class OptimizeFailed(Message):
 class CandidateAccepted(Message):
     """The user accepted a candidate: ``path`` was rewritten, the original kept at ``backup``."""
 
-    def __init__(self, candidate: Candidate, path: Path, backup: Path, backup_created: bool) -> None:
+    def __init__(self, candidate: CandidateOutcome, path: Path, backup: Path, backup_created: bool) -> None:
         super().__init__()
         self.candidate = candidate
         self.path = path
@@ -93,6 +94,6 @@ class CandidateAccepted(Message):
 class CandidateRejected(Message):
     """The user rejected a candidate; nothing was written."""
 
-    def __init__(self, candidate: Candidate) -> None:
+    def __init__(self, candidate: CandidateOutcome) -> None:
         super().__init__()
         self.candidate = candidate

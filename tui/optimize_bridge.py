@@ -1,95 +1,49 @@
-"""Adapter between the walkthrough screens and the optimize loop (``perfagent.optimize``, issue 4).
+"""The walkthrough's way to the optimize loop: ``perfagent.optimize`` through its public API.
 
-The loop is looked up at run time (``getattr(perfagent, "optimize", None)``): in a build without it the
-walkthrough says "the optimize loop is not available in this build" and offers what works without it
-(the findings' suggested transforms, the machine's capabilities). The screens only see this module's
-frozen dataclasses (``Candidate``, ``Check``, ``MetricChange``, ``Outcome``, ``Capabilities``), so wiring the
-real loop means touching this file alone.
-
-Expected interface of the loop
-==============================
-
-Call (made from a ``@work(thread=True)`` worker; never on the UI thread)::
-
-    result = perfagent.optimize(
-        target,                 # str: the source the record was diagnosed from (record.target: .cu/.py/...)
-        kernel=kernel_regex,    # str: regex selecting the kernel (the TUI passes '^' + re.escape(base_name) + '$')
-        finding=category,       # str: the finding's category id to target (taxonomy id, e.g. 'global-coalescing')
-        transforms=[transform], # list[str]: catalog ids to try, in order (the TUI passes the one the user chose)
-        backend=backend,        # str: 'recipes' (offline, always available) or 'llm' (OpenAI-compatible endpoint)
-        progress=callback,      # Callable[[str | event], None]: see below
-    )
-
-``progress``: called for every step with a human-readable line (a ``str``, as ``diagnose(progress=...)``), or
-with an event object carrying ``message: str`` and optionally ``step: int`` and ``total: int`` (drives the
-progress bar). The callback raises ``OptimizeCancelled`` when the user has left the screen; the loop must let
-it propagate (cleaning up in ``finally``) so that a cancelled run stops at its next step.
-
-``result``: any object (a ``RunRecord`` of kind 'optimize' is fine) with ``candidates``, a sequence in the
-order tried. Each candidate (attribute or mapping access) has:
-
-=================  ==============================================================================
-``id``             str, unique within the run ('c1', 'c2', ...)
-``transform``      str, the catalog id applied
-``backend``        str, 'recipes' or 'llm'
-``diff``           str, unified diff of the candidate against the original source
-``verdict``        str, the loop's verdict ('accepted', 'incorrect', 'not-faster', 'error'; 'metric-unmoved' in older records)
-``checks``         sequence of checks, each ``name: str``, ``passed: bool``, ``detail: str`` and optionally
-                   ``severity: str`` ('error', 'warning', 'inconclusive', 'skipped'): correctness,
-                   anti-cheat, speed-up beyond noise, targeted metric moved, ...
-``time_s_before``  float | None, median kernel time of the original, s (None when not timed, e.g. no GPU)
-``time_s_after``   float | None, median kernel time of the candidate, s
-``accepted``       bool, the loop's decision (correct, faster beyond measured noise, targeted metric moved)
-``reason``         str, one line: why accepted or rejected
-``source``         str | None, the candidate's full source text (what "accept" writes)
-``file``           str | Path | None, the user's file the candidate replaces (default: ``target``)
-``metrics_before`` optional ``Metrics`` (or mapping name -> number) of the original, for the before/after
-``metrics_after``  table; canonical names (``profilers.model.Metrics``); missing = not shown
-=================  ==============================================================================
-
-``result.notes`` (optional, sequence of str): plain-language remarks shown above the candidates (e.g. "no GPU:
-candidates were verified on CPU only; no timings").
+``run`` builds the run's ``OptimizeSettings`` from what the user chose (the kernel, the finding, the
+transform, the backend) over the CLI's options, and calls ``perfagent.optimize(target, settings=...,
+progress=...)`` from a thread worker (never on the UI thread). Every ``LoopEvent`` becomes a
+``ProgressEvent`` (its message, iteration and budget drive the log and the progress bar); the callback
+raises ``OptimizeCancelled`` when the user has left the screen, and the loop lets it propagate (the record
+keeps what was measured). The result is the run's ``RunRecord``: the review shows its
+``CandidateOutcome``s as they are (``tui.candidate_view``).
 
 Accept: ``accept()`` calls the one apply path of the CLI and the library,
-``perfagent.optimize.apply.apply_rewrite``: a fresh backup (``<file>.orig``, or ``<file>.orig.N`` when
-earlier backups exist; none is overwritten or silently reused), ``source`` written over ``file`` (temp file
-+ rename), and, for a win measured with ``-D`` macros or launch geometry (``defines`` / ``launch`` of the
-candidate), the launch spec holding them written beside the file. Reject writes nothing.
+``perfagent.optimize.apply.apply_candidate``: a fresh backup (``<file>.orig``, or ``<file>.orig.N`` when
+earlier backups exist; none is overwritten or silently reused), the candidate's source written over its
+file (temp file + rename), and, for a win measured with ``-D`` macros or launch geometry, the launch spec
+holding them written beside the file. Reject writes nothing.
 
-Without a GPU the loop is expected to verify correctness on CPU where the workload allows (Triton interpreter,
-CPU torch) and leave the timings None; without an LLM endpoint only the 'recipes' backend is offered.
+A bridge built without the loop (``OptimizeBridge(loop=False)``: a viewer of saved runs) says "the
+optimize loop is not available in this build" and offers what works without it.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import perfagent
 from perfagent.errors import BadInput
-from perfagent.optimize.apply import apply_rewrite, needs_settings_note
-from perfagent.optimize.measure import SPEC_COPY
-from perfagent.records import RunRecord
-from perfagent.render.units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_seconds, fmt_speedup
+from perfagent.optimize.apply import apply_candidate
+from perfagent.optimize.events import LoopEvent, ProgressCallback
+from perfagent.optimize.settings import OptimizeSettings
+from perfagent.records import CandidateOutcome, RunRecord
+from tui.candidate_view import Outcome, outcome_of
 
 __all__ = [
     "LOOP_UNAVAILABLE",
     "Accepted",
     "Capabilities",
-    "Candidate",
-    "Check",
-    "MetricChange",
     "OptimizeBridge",
     "OptimizeCancelled",
+    "OptimizeFunction",
     "OptimizeRequest",
     "OptimizeUnavailable",
-    "Outcome",
     "ProgressEvent",
-    "normalize_result",
     "recipe_languages",
     "source_languages",
 ]
@@ -99,97 +53,36 @@ BACKENDS = ("recipes", "llm")
 
 
 class OptimizeUnavailable(Exception):
-    """``perfagent.optimize`` does not exist in this build."""
+    """The bridge was built without the optimize loop."""
 
 
 class OptimizeCancelled(Exception):
     """Raised from the progress callback when the user left the walkthrough; the loop lets it propagate."""
 
 
+class OptimizeFunction(Protocol):
+    """The public signature of ``perfagent.optimize`` the bridge calls."""
+
+    def __call__(
+        self,
+        target: str | Path,
+        *,
+        settings: OptimizeSettings | None = ...,
+        progress: ProgressCallback | None = ...,
+    ) -> RunRecord: ...
+
+
 @dataclass(frozen=True)
 class ProgressEvent:
-    """One progress report of the loop, normalised."""
+    """One progress report of the loop, as the walkthrough logs it."""
 
     text: str
     step: int | None = None
     total: int | None = None
 
-
-@dataclass(frozen=True)
-class Check:
-    """One verification check of a candidate."""
-
-    name: str
-    passed: bool
-    detail: str = ""
-    severity: str = "error"
-    """'error' (a failure rejects), 'warning' (reported only), 'inconclusive', or 'skipped' (not run)."""
-
-    @property
-    def mark(self) -> str:
-        """✓ passed, ✗ failed, ! warning or inconclusive, – skipped."""
-        if self.severity == "skipped":
-            return "–"
-        if self.passed:
-            return "✓"
-        return "!" if self.severity in ("warning", "inconclusive") else "✗"
-
-
-@dataclass(frozen=True)
-class MetricChange:
-    """One row of the before/after table, already formatted."""
-
-    name: str
-    before: str
-    after: str
-    change: str
-    """``-42 %``, ``1.8×``, or '' when not comparable."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One candidate the loop produced, as the walkthrough shows it."""
-
-    id: str
-    transform: str
-    backend: str
-    diff: str
-    verdict: str
-    checks: tuple[Check, ...]
-    time_s_before: float | None
-    time_s_after: float | None
-    accepted: bool
-    reason: str
-    source: str | None = None
-    file: Path | None = None
-    metrics: tuple[MetricChange, ...] = ()
-    defines: Mapping[str, int] = field(default_factory=dict)
-    """``-D`` macros the candidate was measured with (they must travel with it: see ``settings_note``)."""
-    launch: Mapping[str, Any] = field(default_factory=dict)
-    """Launch geometry (grid / block / shared_mem) the candidate was measured with."""
-    spec_copy: Path | None = None
-    """The candidate's own launch spec in the run folder (the base of the spec written on accept)."""
-
-    @property
-    def settings_note(self) -> str | None:
-        """Why accepting also writes a launch spec (None: the source alone carries the win)."""
-        name = f"{self.file.stem}.launch.toml" if self.file is not None else "the launch spec"
-        return needs_settings_note(self.defines, self.launch, name)
-
-    @property
-    def speedup(self) -> float | None:
-        """time before / time after, or None when either is missing."""
-        if self.time_s_before and self.time_s_after:
-            return self.time_s_before / self.time_s_after
-        return None
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a run of the loop returned."""
-
-    candidates: tuple[Candidate, ...]
-    notes: tuple[str, ...] = ()
+    @classmethod
+    def of(cls, event: LoopEvent) -> ProgressEvent:
+        return cls(event.message, event.step, event.total)
 
 
 @dataclass(frozen=True)
@@ -221,7 +114,20 @@ class OptimizeRequest:
     transform: str
     backend: str
     options: Mapping[str, Any] = field(default_factory=dict)
-    """Extra keyword arguments for the loop (the CLI's profiling options)."""
+    """Further ``OptimizeSettings`` fields (the CLI's options)."""
+
+    def settings(self) -> OptimizeSettings:
+        """The run's settings: the user's choice over ``options``."""
+        return OptimizeSettings.build(
+            None,
+            **{
+                **dict(self.options),
+                "kernel": self.kernel_regex,
+                "finding": self.finding,
+                "transforms": (self.transform,),
+                "backend": self.backend,
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -239,114 +145,6 @@ class Accepted:
     """What the apply path said (an earlier backup present, the spec written and why)."""
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def _float(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
-
-
-def _fmt_metric(name: str, value: float | None) -> str:
-    if name.endswith("_pct"):
-        return fmt_pct(value)
-    if name.endswith("_s"):
-        return fmt_seconds(value)
-    if name.endswith("_bytes"):
-        return fmt_bytes(value)
-    if name.endswith(("_sectors", "_requests", "_instructions", "_conflicts", "_wavefronts")):
-        return fmt_count(value)
-    return fmt_number(value)
-
-
-def _metric_values(obj: Any) -> dict[str, float]:
-    if obj is None:
-        return {}
-    raw = obj if isinstance(obj, Mapping) else (obj.model_dump() if hasattr(obj, "model_dump") else vars(obj))
-    return {k: v for k, v in ((k, _float(v)) for k, v in raw.items()) if v is not None}
-
-
-def _change(before: float | None, after: float | None, name: str) -> str:
-    if before is None or after is None:
-        return ""
-    if name.endswith("_pct"):
-        return f"{after - before:+.3g} pt"
-    if before == 0:
-        return ""
-    return f"{(after - before) / before * 100:+.3g} %"
-
-
-def _metrics(c: Any) -> tuple[MetricChange, ...]:
-    rows = []
-    before_t, after_t = _float(_get(c, "time_s_before")), _float(_get(c, "time_s_after"))
-    if before_t is not None or after_t is not None:
-        speed = fmt_speedup(before_t / after_t) if before_t and after_t else ""
-        rows.append(MetricChange("time (median)", fmt_seconds(before_t), fmt_seconds(after_t), speed))
-    before, after = _metric_values(_get(c, "metrics_before")), _metric_values(_get(c, "metrics_after"))
-    for name in dict.fromkeys([*before, *after]):
-        b, a = before.get(name), after.get(name)
-        rows.append(MetricChange(name, _fmt_metric(name, b), _fmt_metric(name, a), _change(b, a, name)))
-    return tuple(rows)
-
-
-def _check(obj: Any) -> Check:
-    if isinstance(obj, tuple | list):
-        name, passed, *rest = obj
-        return Check(str(name), bool(passed), str(rest[0]) if rest else "")
-    return Check(
-        str(_get(obj, "name", "check")),
-        bool(_get(obj, "passed", False)),
-        str(_get(obj, "detail", "") or ""),
-        str(_get(obj, "severity", "error") or "error"),
-    )
-
-
-def normalize_result(result: Any, *, default_file: Path | None = None) -> Outcome:
-    """Turn whatever ``perfagent.optimize`` returned into an ``Outcome`` (see the module docstring)."""
-    candidates = []
-    for i, c in enumerate(_get(result, "candidates", None) or (), 1):
-        file = _get(c, "file")
-        source = _get(c, "source")
-        source_path = _get(c, "source_path")
-        candidates.append(
-            Candidate(
-                id=str(_get(c, "id", f"c{i}")),
-                transform=str(_get(c, "transform", "?")),
-                backend=str(_get(c, "backend", "?")),
-                diff=str(_get(c, "diff", "") or ""),
-                verdict=str(_get(c, "verdict", "") or ("accepted" if _get(c, "accepted") else "rejected")),
-                checks=tuple(_check(x) for x in (_get(c, "checks", None) or ())),
-                time_s_before=_float(_get(c, "time_s_before")),
-                time_s_after=_float(_get(c, "time_s_after")),
-                accepted=bool(_get(c, "accepted", False)),
-                reason=str(_get(c, "reason", "") or ""),
-                source=None if source is None else str(source),
-                file=Path(file) if file else default_file,
-                metrics=_metrics(c),
-                defines=dict(_get(c, "defines", None) or {}),
-                launch=dict(_get(c, "launch", None) or {}),
-                spec_copy=Path(source_path).parent / SPEC_COPY if source_path else None,
-            )
-        )
-    notes = tuple(str(n) for n in (_get(result, "notes", None) or ()))
-    return Outcome(candidates=tuple(candidates), notes=notes)
-
-
-def _event(item: Any) -> ProgressEvent:
-    if isinstance(item, str):
-        return ProgressEvent(item)
-    step, total = _get(item, "step"), _get(item, "total")
-    return ProgressEvent(
-        str(_get(item, "message", item)),
-        step if isinstance(step, int) else None,
-        total if isinstance(total, int) else None,
-    )
-
-
 def kernel_regex(base_name: str) -> str:
     """The ``kernel=`` regex that selects exactly this kernel by its base name."""
     return "^" + re.escape(base_name) + "$"
@@ -355,14 +153,13 @@ def kernel_regex(base_name: str) -> str:
 class OptimizeBridge:
     """The walkthrough's only way to the optimize loop. Subclass to pin capabilities in tests."""
 
-    def loop(self) -> Callable[..., Any] | None:
-        """``perfagent.optimize`` when this build has it."""
-        found = getattr(perfagent, "optimize", None)
-        return found if callable(found) else None
+    def __init__(self, *, loop: bool = True) -> None:
+        """``loop=False``: a build without the optimize loop (a viewer of saved runs)."""
+        self.optimize: OptimizeFunction | None = perfagent.optimize if loop else None
 
     def unavailable_reason(self) -> str | None:
         """None when the loop exists, else the sentence the walkthrough shows."""
-        return None if self.loop() is not None else LOOP_UNAVAILABLE
+        return None if self.optimize is not None else LOOP_UNAVAILABLE
 
     def probe(self, record: RunRecord) -> Capabilities:
         """What can run here (slow: runs the ``perfagent doctor`` probes; call from a worker)."""
@@ -395,39 +192,22 @@ class OptimizeBridge:
             OptimizeCancelled: the progress callback cancelled the run.
             PerfAgentError, ProfilerError: whatever the loop raises.
         """
-        loop = self.loop()
-        if loop is None:
+        if self.optimize is None:
             raise OptimizeUnavailable(LOOP_UNAVAILABLE)
-        result = loop(
+        record = self.optimize(
             request.target,
-            kernel=request.kernel_regex,
-            finding=request.finding,
-            transforms=[request.transform],
-            backend=request.backend,
-            progress=lambda item: progress(_event(item)),
-            **dict(request.options),
+            settings=request.settings(),
+            progress=lambda event: progress(ProgressEvent.of(event)),
         )
-        return normalize_result(result, default_file=Path(request.target))
+        return outcome_of(record)
 
-    def accept(self, candidate: Candidate) -> Accepted:
+    def accept(self, candidate: CandidateOutcome) -> Accepted:
         """Write the candidate over its file through the one apply path (``perfagent.optimize.apply``).
 
         Raises:
-            BadInput: the candidate has no file or no source, or a file cannot be written.
+            BadInput: the candidate's source is gone from the run folder, or a file cannot be written.
         """
-        if candidate.file is None or candidate.source is None:
-            raise BadInput(
-                f"candidate {candidate.id} has no source to write",
-                hint="the loop must return `source` and `file`",
-            )
-        applied = apply_rewrite(
-            candidate.file,
-            candidate.source,
-            candidate=candidate.id,
-            defines=candidate.defines,
-            launch=candidate.launch,
-            spec_copy=candidate.spec_copy,
-        )
+        applied = apply_candidate(candidate)
         return Accepted(
             path=Path(applied.path),
             backup=Path(applied.backup),
@@ -486,15 +266,3 @@ def progress_text(event: ProgressEvent) -> str:
     if event.step is not None and event.total:
         return f"[{event.step}/{event.total}] {event.text}"
     return event.text
-
-
-def speedup_text(candidate: Candidate) -> str:
-    """``1.8×`` or ``n/a``."""
-    return fmt_speedup(candidate.speedup)
-
-
-def summary_counts(candidates: Sequence[Candidate]) -> str:
-    """``3 candidates: 1 accepted by the loop, 2 rejected``."""
-    accepted = sum(c.accepted for c in candidates)
-    n = len(candidates)
-    return f"{n} candidate{'s' if n != 1 else ''}: {accepted} accepted by the loop, {n - accepted} rejected"

@@ -22,8 +22,9 @@ from tui_support import REPO, PinnedBridge, run_async, settle
 
 import perfagent
 from tui.app import LoadRequest, PerfAgentApp
+from tui.candidate_view import Outcome
 from tui.messages import CandidateAccepted, CandidateRejected, OptimizeFailed, OptimizeFinished
-from tui.optimize_bridge import OptimizeRequest, Outcome, ProgressEvent
+from tui.optimize_bridge import OptimizeRequest, ProgressEvent
 from tui.screens import KernelDetailScreen, KernelsScreen, WalkthroughScreen
 from tui.widgets import KernelTable
 
@@ -119,7 +120,7 @@ async def test_walkthrough_runs_the_real_loop_with_recipes_on_cpu(
         # The real loop's wording (perfagent/optimize/loop.py, outcome.py): built, not verified, not timed.
         assert not c.accepted and c.verdict == "not-verified"
         assert "not verified (no GPU)" in c.reason and "speed-up not measured" in c.reason
-        assert c.time_s_before is None and c.time_s_after is None
+        assert c.time_s_before is None and c.time_s is None
         assert any("no GPU" in n and "not timed" in n for n in screen.outcome.notes)
         assert "no GPU" in str(screen.query_one("#wt-status", Static).render())
 

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
 from tui_support import CANDIDATE, ORIGINAL, FakeLoop
 
-from perfagent.records import RunRecord
+from perfagent.records import CandidateOutcome, CheckRecord, RunRecord, VerificationSummary
 from perfagent.render.chart import BandwidthBar, ChartPlan, PlottedKernel, chart_plan
+from tui.candidate_view import check_mark, measured_speedup, metric_rows, outcome_of
 from tui.chart import draw_bandwidth, draw_roofline, shows_bandwidth
 from tui.optimize_bridge import (
     LOOP_UNAVAILABLE,
-    Candidate,
     OptimizeBridge,
     OptimizeRequest,
     OptimizeUnavailable,
     ProgressEvent,
     kernel_regex,
-    normalize_result,
     source_reason,
 )
 from tui.viewmodels import (
@@ -193,28 +193,25 @@ def test_roofline_chart_too_small() -> None:
     assert draw_roofline(plan, 1, 10, 4).message == "The window is too small for the roofline chart."
 
 
-def test_normalize_result_reads_the_documented_interface() -> None:
+def test_the_review_reads_the_core_outcomes() -> None:
     loop = FakeLoop()
-    result = loop("k.cu", transforms=["coalesce-access"], backend="recipes", progress=lambda _: None)
-    outcome = normalize_result(result, default_file=Path("k.cu"))
+    record = loop("k.cu", settings=OptimizeRequest("k.cu", "k", "f", "coalesce-access", "recipes").settings())
+    outcome = outcome_of(record)
     c1, c2 = outcome.candidates
     assert (c1.id, c1.transform, c1.backend, c1.accepted) == ("c1", "coalesce-access", "recipes", True)
     assert [(c.name, c.passed) for c in c1.checks] == [("correctness", True), ("faster beyond noise", True)]
-    assert c1.speedup == pytest.approx(4.0e-4 / 2.1e-4)
-    assert c1.file == Path("k.cu") and c1.source == CANDIDATE
-    metrics = {m.name: m for m in c1.metrics}
+    assert measured_speedup(c1) == pytest.approx(4.0e-4 / 2.1e-4)
+    assert c1.file == "k.cu" and c1.source == CANDIDATE
+    metrics = {m.name: m for m in metric_rows(c1)}
     assert metrics["time (median)"].change == "1.9×"
     assert metrics["dram_throughput_pct"].change == "-18 pt"
     assert metrics["global_load_bytes_per_sector"].change == "+300 %"
-    assert not c2.accepted and c2.verdict == "incorrect" and c2.speedup is None
+    assert not c2.accepted and c2.verdict == "incorrect" and measured_speedup(c2) is None
     assert outcome.notes == ("no GPU: timings come from the recorded run",)
 
 
-def test_bridge_without_loop_says_so(monkeypatch: pytest.MonkeyPatch, sgemm: RunRecord) -> None:
-    import perfagent
-
-    monkeypatch.delattr(perfagent, "optimize", raising=False)
-    bridge = OptimizeBridge()
+def test_bridge_without_loop_says_so(sgemm: RunRecord) -> None:
+    bridge = OptimizeBridge(loop=False)
     assert bridge.unavailable_reason() == LOOP_UNAVAILABLE
     request = OptimizeRequest("k.cu", kernel_regex("k"), "launch-config", "launch-config", "recipes")
     with pytest.raises(OptimizeUnavailable, match=LOOP_UNAVAILABLE):
@@ -244,8 +241,22 @@ def test_bridge_passes_the_request_and_forwards_progress(monkeypatch: pytest.Mon
     assert len(outcome.candidates) == 2
 
 
-def _candidate(file: Path, source: str) -> Candidate:
-    return Candidate("c1", "t", "recipes", "", "accepted", (), None, None, True, "", source=source, file=file)
+def _candidate(file: Path, source: str) -> CandidateOutcome:
+    source_path = Path(tempfile.mkdtemp(prefix="perfagent-candidate-")) / "candidate.cu"  # the run folder
+    source_path.write_text(source, encoding="utf-8")
+    return CandidateOutcome(
+        id="c1",
+        rewrite_id="r",
+        backend="recipes",
+        transform="t",
+        iteration=1,
+        verification=VerificationSummary(verdict="pass", reason=""),
+        verdict="accepted",
+        accepted=True,
+        reason="",
+        file=str(file),
+        source_path=str(source_path),
+    )
 
 
 def test_every_accept_makes_its_own_backup_and_never_overwrites_one(tmp_path: Path) -> None:
@@ -270,19 +281,10 @@ def test_source_reason(sgemm: RunRecord, source_record: RunRecord) -> None:
 
 
 def test_check_marks_follow_severity() -> None:
-    result = {
-        "candidates": [
-            {
-                "id": "c1",
-                "checks": [
-                    {"name": "correctness", "passed": True},
-                    {"name": "speed-up", "passed": False, "detail": "no GPU", "severity": "skipped"},
-                    {"name": "targeted-metric", "passed": False, "severity": "warning"},
-                    {"name": "static:no-streams", "passed": False},
-                ],
-            }
-        ]
-    }
-    (c,) = normalize_result(result).candidates
-    assert [check.mark for check in c.checks] == ["✓", "–", "!", "✗"]
-    assert c.verdict == "rejected" and not c.accepted and c.file is None
+    checks = [
+        CheckRecord(name="correctness", passed=True),
+        CheckRecord(name="speed-up", passed=False, detail="no GPU", severity="skipped"),
+        CheckRecord(name="targeted-metric", passed=False, severity="warning"),
+        CheckRecord(name="static:no-streams", passed=False),
+    ]
+    assert [check_mark(check) for check in checks] == ["✓", "–", "!", "✗"]

@@ -14,11 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from perfagent.records import RunRecord
+import perfagent
+from perfagent.optimize.events import Info, LoopEvent
+from perfagent.optimize.settings import OptimizeSettings
+from perfagent.records import (
+    CandidateOutcome,
+    CheckRecord,
+    OptimizeBaseline,
+    OptimizeResult,
+    RunRecord,
+    VerificationSummary,
+)
 from tui.optimize_bridge import Capabilities, OptimizeBridge, source_reason
 
 DATA = Path(__file__).parent / "data"
@@ -48,7 +59,11 @@ def load(path: Path) -> RunRecord:
 
 
 class PinnedBridge(OptimizeBridge):
-    """The real bridge with the machine probe pinned (no GPU, no LLM), so tests do not depend on the host."""
+    """The real bridge with the machine probe pinned (no GPU, no LLM), so tests do not depend on the host;
+    built without the loop when the ``no_loop`` fixture removed ``perfagent.optimize``."""
+
+    def __init__(self) -> None:
+        super().__init__(loop=hasattr(perfagent, "optimize"))
 
     def probe(self, record: RunRecord) -> Capabilities:
         return Capabilities(
@@ -76,58 +91,94 @@ LONG_CHECK_DETAIL = (
 
 
 class FakeLoop:
-    """A stand-in for ``perfagent.optimize`` that follows the interface documented in ``tui.optimize_bridge``.
+    """A stand-in for ``perfagent.optimize`` (its public signature: target, settings, progress).
 
-    It records its calls and returns one candidate the loop accepted and one it rejected.
+    It records its calls (the settings' fields flattened) and returns a record with one candidate the
+    loop accepted and one it rejected, their sources written into a folder of its own.
     """
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    def __call__(self, target: str, **kwargs: Any) -> dict[str, Any]:
-        self.calls.append({"target": target, **kwargs})
-        progress: Callable[[object], None] = kwargs["progress"]
-        progress("proposing candidates with the recipes backend")
-        progress({"message": "verifying c1", "step": 1, "total": 2})
-        progress(LONG_LOG_LINE)
-        progress({"message": "verifying c2", "step": 2, "total": 2})
+    def __call__(
+        self, target: str | Path, *, settings: OptimizeSettings | None = None, progress: Any = None
+    ) -> RunRecord:
+        chosen = settings or OptimizeSettings()
+        self.calls.append(
+            {
+                "target": target,
+                "settings": chosen,
+                "backend": chosen.backend,
+                "kernel": chosen.kernel,
+                "finding": chosen.finding,
+                "transforms": list(chosen.transforms),
+            }
+        )
+        tell: Callable[[LoopEvent], None] = progress or (lambda _e: None)
+        tell(Info(message="proposing candidates with the recipes backend"))
+        tell(Info(message="verifying c1", step=1, total=2))
+        tell(Info(message=LONG_LOG_LINE))
+        tell(Info(message="verifying c2", step=2, total=2))
+        return self._record(str(target), chosen)
+
+    def _record(self, target: str, settings: OptimizeSettings) -> RunRecord:
+        run = Path(tempfile.mkdtemp(prefix="perfagent-fake-run-"))
+        transform = settings.transforms[0]
         diff = "--- k.cu\n+++ k.cu\n@@ -1 +1 @@\n-" + ORIGINAL + "+" + CANDIDATE
-        return {
-            "candidates": [
-                {
-                    "id": "c1",
-                    "transform": kwargs["transforms"][0],
-                    "backend": kwargs["backend"],
-                    "diff": diff,
-                    "verdict": "accepted",
-                    "checks": [
-                        {"name": "correctness", "passed": True, "detail": "max abs err 0 vs reference"},
-                        ("faster beyond noise", True, "median 1.9× over 30 interleaved runs"),
-                    ],
-                    "time_s_before": 4.0e-4,
-                    "time_s_after": 2.1e-4,
-                    "accepted": True,
-                    "reason": "correct and 1.9× faster; global_load_bytes_per_sector rose",
-                    "source": CANDIDATE,
-                    "metrics_before": {"dram_throughput_pct": 80.0, "global_load_bytes_per_sector": 8.0},
-                    "metrics_after": {"dram_throughput_pct": 62.0, "global_load_bytes_per_sector": 32.0},
-                },
-                {
-                    "id": "c2",
-                    "transform": kwargs["transforms"][0],
-                    "backend": kwargs["backend"],
-                    "diff": "--- k.cu\n+++ k.cu\n",
-                    "verdict": "incorrect",
-                    "checks": [{"name": "correctness", "passed": False, "detail": LONG_CHECK_DETAIL}],
-                    "time_s_before": 4.0e-4,
-                    "time_s_after": None,
-                    "accepted": False,
-                    "reason": "output differs from the reference",
-                    "source": "broken\n",
-                },
-            ],
-            "notes": ["no GPU: timings come from the recorded run"],
+        common = {
+            "rewrite_id": "r",
+            "backend": settings.backend,
+            "transform": transform,
+            "iteration": 1,
+            "file": target,
         }
+        (run / "c1.cu").write_text(CANDIDATE, encoding="utf-8")
+        (run / "c2.cu").write_text("broken\n", encoding="utf-8")
+        c1 = CandidateOutcome(
+            id="c1",
+            diff=diff,
+            verdict="accepted",
+            checks=[
+                CheckRecord(name="correctness", passed=True, detail="max abs err 0 vs reference"),
+                CheckRecord(
+                    name="faster beyond noise", passed=True, detail="median 1.9× over 30 interleaved runs"
+                ),
+            ],
+            time_s_before=4.0e-4,
+            time_s=2.1e-4,
+            accepted=True,
+            reason="correct and 1.9× faster; global_load_bytes_per_sector rose",
+            source_path=str(run / "c1.cu"),
+            metrics_before={"dram_throughput_pct": 80.0, "global_load_bytes_per_sector": 8.0},
+            metrics_after={"dram_throughput_pct": 62.0, "global_load_bytes_per_sector": 32.0},
+            verification=VerificationSummary(verdict="pass", reason="correct"),
+            **common,
+        )
+        c2 = CandidateOutcome(
+            id="c2",
+            diff="--- k.cu\n+++ k.cu\n",
+            verdict="incorrect",
+            checks=[CheckRecord(name="correctness", passed=False, detail=LONG_CHECK_DETAIL)],
+            time_s_before=4.0e-4,
+            accepted=False,
+            reason="output differs from the reference",
+            source_path=str(run / "c2.cu"),
+            verification=VerificationSummary(verdict="fail", reason="output differs"),
+            **common,
+        )
+        result = OptimizeResult(
+            target=target,
+            workload="cuda-kernel",
+            language="cuda",
+            backend=settings.backend,
+            device="cpu",
+            gpu=False,
+            iterations=1,
+            baseline=OptimizeBaseline(file=target),
+            candidates=[c1, c2],
+            notes=["no GPU: timings come from the recorded run"],
+        )
+        return RunRecord(kind="optimize", target=target, tool="none", optimize=result, candidates=[c1, c2])
 
 
 async def settle(app: Any) -> None:

@@ -4,7 +4,6 @@ every candidate to review — the same review as after a live run, accept includ
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 from rich.console import Group
 from rich.table import Table
@@ -16,17 +15,15 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from perfagent.records import RunRecord
-from tui.optimize_bridge import OptimizeBridge, Outcome, normalize_result, summary_counts
+from tui.candidate_view import Outcome, outcome_of, summary_counts
+from tui.optimize_bridge import OptimizeBridge
 from tui.viewmodels import saved_run_facts
 from tui.widgets import CandidateReview
 
 
 def saved_outcome(record: RunRecord) -> Outcome:
     """The candidates of a saved optimize run, as the review shows them."""
-    result = record.optimize
-    found = result if result is not None else SimpleNamespace(candidates=record.candidates, notes=[])
-    target = result.target if result is not None else record.target
-    return normalize_result(found, default_file=Path(target))
+    return outcome_of(record)
 
 
 class OptimizeRunScreen(Screen[None]):

@@ -31,6 +31,7 @@ from perfagent.errors import one_line
 from perfagent.models import Finding
 from perfagent.records import RunRecord
 from perfagent.render.units import fmt_speedup
+from tui.candidate_view import Outcome, summary_counts
 from tui.messages import (
     CapabilitiesProbed,
     OptimizeFailed,
@@ -44,13 +45,11 @@ from tui.optimize_bridge import (
     OptimizeCancelled,
     OptimizeRequest,
     OptimizeUnavailable,
-    Outcome,
     ProgressEvent,
     kernel_regex,
     progress_text,
     recipe_languages,
     source_languages,
-    summary_counts,
 )
 from tui.viewmodels import severity_label, short_name
 from tui.widgets import CandidateReview

@@ -1,8 +1,8 @@
 """Reviewing an optimize run's candidates: the table, the highlighted one's reason, diff, checks and
 before/after, and accepting (through the one apply path) or rejecting it.
 
-Used by the walkthrough after a live run and by the saved-run screen; both only hand it ``Candidate``s
-(``tui.optimize_bridge``). Reasons and check details wrap to the pane: they are sentences, not codes.
+Used by the walkthrough after a live run and by the saved-run screen; both hand it the core's
+``CandidateOutcome``s (derived display values: ``tui.candidate_view``). Reasons and check details wrap to the pane: they are sentences, not codes.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from textual.content import Content
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from perfagent.errors import BadInput
-from perfagent.render.units import fmt_seconds, fmt_speedup
+from perfagent.records import CandidateOutcome
+from perfagent.render.units import fmt_seconds
+from tui.candidate_view import check_mark, metric_rows, settings_note, speedup_text
 from tui.messages import CandidateAccepted, CandidateRejected
-from tui.optimize_bridge import Candidate, OptimizeBridge
+from tui.optimize_bridge import OptimizeBridge
 from tui.widgets.diff import DiffView
 from tui.widgets.row_table import RowTable
 from tui.widgets.wrapped_log import WrappedLog
@@ -28,21 +30,23 @@ CANDIDATE_COLUMNS = ("Id", "Transform", "Backend", "Verdict", "Before", "After",
 MARK_COLOURS = {"✓": "green", "✗": "red", "!": "yellow"}
 
 
-def check_rows(c: Candidate) -> list[tuple[Text, str, str]]:
+def check_rows(c: CandidateOutcome) -> list[tuple[Text, str, str]]:
     """(mark, check, detail) rows of a candidate: its checks, or its reason when it reports none, and the
     launch settings a win needs."""
+    marks = [check_mark(ch) for ch in c.checks]
     rows = [
-        (Text(ch.mark, style=f"{MARK_COLOURS.get(ch.mark, '')} bold".strip()), ch.name, ch.detail)
-        for ch in c.checks
+        (Text(mark, style=f"{MARK_COLOURS.get(mark, '')} bold".strip()), ch.name, ch.detail)
+        for mark, ch in zip(marks, c.checks, strict=True)
     ]
     if not c.checks:
         rows.append((Text(""), "no checks reported", c.reason))
-    if c.settings_note:  # the source alone does not carry this win: accept writes the spec too
-        rows.append((Text("!", style="yellow bold"), "launch settings", c.settings_note))
+    note = settings_note(c)
+    if note:  # the source alone does not carry this win: accept writes the spec too
+        rows.append((Text("!", style="yellow bold"), "launch settings", note))
     return rows
 
 
-def reason_content(c: Candidate, decision: str = "") -> Content:
+def reason_content(c: CandidateOutcome, decision: str = "") -> Content:
     """The highlighted candidate in words: id, transform, the loop's verdict and why, the user's decision."""
     parts: list[Content | str | tuple[str, str]] = [
         (f"{c.id} ", "bold"),
@@ -58,7 +62,7 @@ def reason_content(c: Candidate, decision: str = "") -> Content:
 
 
 class CandidateReview(Vertical):
-    """Candidates of one run; the highlighted one's reason, diff, checks and measurements below."""
+    """CandidateOutcomes of one run; the highlighted one's reason, diff, checks and measurements below."""
 
     DEFAULT_CSS = """
     CandidateReview { height: 1fr; }
@@ -70,7 +74,7 @@ class CandidateReview(Vertical):
     def __init__(self, *, with_log: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
         self.with_log = with_log
-        self.candidates: tuple[Candidate, ...] = ()
+        self.candidates: tuple[CandidateOutcome, ...] = ()
         self.decisions: dict[str, str] = {}
         self._checks_width = 0
 
@@ -110,7 +114,7 @@ class CandidateReview(Vertical):
             self.query_one("#wt-log", WrappedLog).clear()
             self.query_one("#wt-tabs", TabbedContent).active = "tab-log"
 
-    def show(self, candidates: Sequence[Candidate]) -> None:
+    def show(self, candidates: Sequence[CandidateOutcome]) -> None:
         """Show ``candidates``, the first the loop accepted (else the first) highlighted, its diff open."""
         self.candidates = tuple(candidates)
         table = self.query_one("#wt-candidates", DataTable)
@@ -122,8 +126,8 @@ class CandidateReview(Vertical):
                 Text(c.backend),
                 Text(c.verdict, style="green" if c.accepted else "red"),
                 Text(fmt_seconds(c.time_s_before), justify="right"),
-                Text(fmt_seconds(c.time_s_after), justify="right"),
-                Text(fmt_speedup(c.speedup), justify="right"),
+                Text(fmt_seconds(c.time_s), justify="right"),
+                Text(speedup_text(c), justify="right"),
                 Text(self.decisions.get(c.id, "")),
                 key=c.id,
             )
@@ -135,7 +139,7 @@ class CandidateReview(Vertical):
         self.show_candidate(self.candidates[best])
         self.query_one("#wt-tabs", TabbedContent).active = "tab-diff"
 
-    def current(self) -> Candidate | None:
+    def current(self) -> CandidateOutcome | None:
         """The highlighted candidate, or None."""
         if not self.candidates:
             return None
@@ -150,7 +154,7 @@ class CandidateReview(Vertical):
         if self.size.width != self._checks_width:
             self.show_candidate(self.current())
 
-    def show_candidate(self, c: Candidate | None) -> None:
+    def show_candidate(self, c: CandidateOutcome | None) -> None:
         """The reason, diff, checks and before/after of ``c``."""
         if c is None:
             return
@@ -161,17 +165,18 @@ class CandidateReview(Vertical):
         self._fill_checks(c)
         metrics = self.query_one("#wt-metrics", DataTable)
         metrics.clear()
-        for m in c.metrics:
+        rows = metric_rows(c)
+        for m in rows:
             metrics.add_row(
                 Text(m.name),
                 Text(m.before, justify="right"),
                 Text(m.after, justify="right"),
                 Text(m.change, justify="right"),
             )
-        if not c.metrics:
+        if not rows:
             metrics.add_row(Text("no measurements"), Text(""), Text(""), Text(""))
 
-    def _fill_checks(self, c: Candidate) -> None:
+    def _fill_checks(self, c: CandidateOutcome) -> None:
         """The checks, the detail column as wide as the pane leaves it, its sentences wrapped."""
         checks = self.query_one("#wt-checks", DataTable)
         rows = check_rows(c)
@@ -224,7 +229,7 @@ class CandidateReview(Vertical):
         self.post_message(CandidateRejected(c))
         self._decide(c, "rejected")
 
-    def _decide(self, c: Candidate, decision: str) -> None:
+    def _decide(self, c: CandidateOutcome, decision: str) -> None:
         self.decisions[c.id] = decision
         table = self.query_one("#wt-candidates", DataTable)
         table.update_cell(c.id, table.ordered_columns[-1].key, Text(decision), update_width=True)
