@@ -11,7 +11,7 @@ import pytest
 
 import perfagent
 from perfagent.errors import BadInput
-from perfagent.optimize import api as optimize_api
+from perfagent.optimize import rewriter_choice
 from perfagent.optimize.apply import apply_rewrite
 from perfagent.optimize.measure import candidate_spec
 from perfagent.optimize.render import render_markdown, render_text
@@ -19,7 +19,8 @@ from perfagent.optimize.workload import resolve
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.workloads.detect import find_spec_for
 from perfagent.workloads.launch_spec import LaunchOverride, load_launch_spec, resolve_launch
-from tui.optimize_bridge import OptimizeBridge, normalize_result
+from tui.candidate_view import outcome_of, settings_note
+from tui.optimize_bridge import OptimizeBridge
 
 from .conftest import PADDED
 from .helpers import TRANSPOSE, ScriptedRewriter, copy_example
@@ -140,7 +141,7 @@ class _MacroRewriter(ScriptedRewriter):
 
 def _optimize(folder: Path, run: Path, monkeypatch: pytest.MonkeyPatch, *, apply: bool) -> Any:
     rewriter = _MacroRewriter([_padded(folder)], transform="smem-padding")
-    monkeypatch.setattr(optimize_api, "get_rewriter", lambda *a, **k: rewriter)
+    monkeypatch.setattr(rewriter_choice, "get_rewriter", lambda *a, **k: rewriter)
     return perfagent.optimize(
         folder / "slow.cu", backend="recipes", transform="smem-padding", iterations=1, out=run, apply=apply
     )
@@ -156,8 +157,9 @@ def test_a_win_that_needs_macros_says_so_in_every_view(
     needs = "this win was measured with -DBLOCK_ROWS=4, block = [32, 4]"
     assert needs in render_text(result) and "(--apply)" in render_text(result)
     assert needs in render_markdown(result) and needs in (tmp_path / "run" / "summary.md").read_text()
-    [tui_candidate] = normalize_result(record, default_file=folder / "slow.cu").candidates
-    assert tui_candidate.settings_note is not None and needs in tui_candidate.settings_note
+    [tui_candidate] = outcome_of(record).candidates
+    note = settings_note(tui_candidate)
+    assert note is not None and needs in note
     assert not (folder / "slow.launch.toml").exists()  # nothing written without --apply
 
 
@@ -173,7 +175,7 @@ def test_cli_apply_and_tui_accept_write_the_same_files(
 
     by_tui = copy_example(TRANSPOSE, tmp_path / "tui")
     shown = _optimize(by_tui, tmp_path / "run-tui", monkeypatch, apply=False)
-    [candidate] = normalize_result(shown, default_file=by_tui / "slow.cu").candidates
+    [candidate] = outcome_of(shown).candidates
     accepted = OptimizeBridge().accept(candidate)
     assert accepted.spec == by_tui / "slow.launch.toml" and accepted.backup == by_tui / "slow.cu.orig"
     assert any("written into slow.launch.toml" in n for n in accepted.notes)
