@@ -416,14 +416,7 @@ def source_view(
         read: reads a file's lines (None when unreadable); injectable for tests.
         bases: folders to resolve relative file names against (default: the target's folder, then cwd).
     """
-    kd = record.kernels[index]
-    marked: dict[tuple[str, int], tuple[str | None, float | None, str]] = {}
-    for sl in [*kd.profile.source_lines, *(s for f in kd.findings for s in f.source_lines)]:
-        key = (sl.file, sl.line)
-        old = marked.get(key)
-        note = sl.note or (old[2] if old else "")
-        samples = sl.samples if sl.samples is not None else (old[1] if old else None)
-        marked[key] = (sl.text or (old[0] if old else None), samples, note)
+    marked = _marked_lines(record.kernels[index])
     if not marked:
         return SourceView(
             caption="No source-level data in this report. Build with -lineinfo and profile with "
@@ -469,7 +462,27 @@ def source_view(
                 first_hot = len(rows)
             rows.append(SourceRow(n, shown, True, samples, share, note))
         shown_files += 1
-    total = len(marked)
+    caption = _source_caption(len(marked), shown_files, top, missing)
+    return SourceView(caption=caption, rows=tuple(rows), first_hot=first_hot)
+
+
+Marked = dict[tuple[str, int], tuple[str | None, float | None, str]]
+"""(file, line) -> (recorded text, samples, note) of every hot line."""
+
+
+def _marked_lines(kd: KernelDiagnosis) -> Marked:
+    """The kernel's hot lines: the profile's and its findings', merged per (file, line)."""
+    marked: Marked = {}
+    for sl in [*kd.profile.source_lines, *(s for f in kd.findings for s in f.source_lines)]:
+        key = (sl.file, sl.line)
+        old = marked.get(key)
+        note = sl.note or (old[2] if old else "")
+        samples = sl.samples if sl.samples is not None else (old[1] if old else None)
+        marked[key] = (sl.text or (old[0] if old else None), samples, note)
+    return marked
+
+
+def _source_caption(total: int, shown_files: int, top: float | None, missing: int) -> str:
     caption = (
         f"{total} hot line{'s' if total != 1 else ''} in {shown_files} file{'s' if shown_files != 1 else ''}"
     )
@@ -477,7 +490,7 @@ def source_view(
         caption += f"; hottest has {fmt_count(top)} samples"
     if missing:
         caption += " · not found here, recorded lines only"
-    return SourceView(caption=caption, rows=tuple(rows), first_hot=first_hot)
+    return caption
 
 
 def samples_text(samples: float | None) -> str:

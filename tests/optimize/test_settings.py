@@ -1,0 +1,58 @@
+"""``OptimizeSettings``: the one model behind the CLI's flags and the library's keywords."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from perfagent.commands.optimize import OptimizeCommand
+from perfagent.commands.settings_args import settings_from_args
+from perfagent.errors import BadInput
+from perfagent.optimize.settings import OptimizeSettings
+
+
+def _parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    OptimizeCommand().prepare_parser(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_the_flags_default_to_the_model() -> None:
+    assert settings_from_args(_parse("k.cu")) == OptimizeSettings()
+
+
+def test_flags_become_fields() -> None:
+    settings = settings_from_args(
+        _parse(
+            "k.cu", "--transform", "a", "--transform", "b", "--candidates", "2", "--timeout", "5", "--apply"
+        )
+    )
+    assert settings.transforms == ("a", "b") and settings.max_candidates == 2
+    assert settings.timeout_s == 5.0 and settings.apply
+
+
+def test_transform_and_transforms_fold_into_one_list() -> None:
+    assert OptimizeSettings.build(transform="a", transforms=["b", "a"]).transforms == ("a", "b")
+    base = OptimizeSettings.build(transforms=["x"])
+    assert OptimizeSettings.build(base, transform="y").transforms == ("y",)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"iterations": 0}, "iterations must be at least 1"),
+        ({"max_candidates": 0}, "candidates per iteration must be at least 1"),
+        ({"repairs": -1}, "repairs must be 0 or more"),
+        ({"language": "rust"}, "unknown kernel language 'rust'"),
+        ({"backend": "magic"}, "unknown backend 'magic'"),
+    ],
+)
+def test_a_bad_library_value_is_bad_input_naming_the_flag(options: dict[str, object], message: str) -> None:
+    with pytest.raises(BadInput, match=message):
+        OptimizeSettings.build(**options)
+
+
+def test_an_unknown_option_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="bogus"):
+        OptimizeSettings.build(bogus=1)
