@@ -12,9 +12,9 @@ from perfagent.commands.common import (
     check_writable_folder,
     progress_to_stderr,
 )
+from perfagent.commands.optimize_phases import add_phase_args, phased, propose_exit, run_phase
 from perfagent.commands.settings_args import add_settings_args, settings_from_args
 from perfagent.errors import ExitCode
-from perfagent.optimize.phase_cli import add_phase_args, phased, propose_exit, run_phase
 from perfagent.optimize.settings import LLM_GROUP, LOOP_GROUP, RESULTS_GROUP, VERIFY_GROUP
 
 

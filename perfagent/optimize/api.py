@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import shutil
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -28,7 +27,7 @@ from perfagent.errors import BadInput, PerfAgentError
 from perfagent.llm_client import LLMConfig
 from perfagent.models import KernelDiagnosis, Profile
 from perfagent.optimize import measure
-from perfagent.optimize.events import Info, LoopEvent
+from perfagent.optimize.events import Info, ProgressCallback, ignore_progress
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState, LoopResult, profile_pcts
 from perfagent.optimize.result import conclude
@@ -46,7 +45,7 @@ from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
 from perfagent.session import new_run_dir
 from profilers.errors import ProfilerError
 
-Progress = Callable[[LoopEvent], None]
+Progress = ProgressCallback
 NO_GPU_NOTE = "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"
 
 
@@ -80,7 +79,7 @@ def optimize(
         TypeError: an option that ``OptimizeSettings`` does not have.
     """
     chosen = OptimizeSettings.build(settings, **options)
-    emit = progress or _ignore
+    emit = progress or ignore_progress
     setup = _set_up(target, chosen, llm_config, emit)
     run = RunWriter(
         setup.run_dir,
@@ -207,10 +206,6 @@ def _set_up(
         plain_pytorch=plain_pytorch,
         notes=notes,
     )
-
-
-def _ignore(_event: LoopEvent) -> None:
-    """The progress callback of a run nobody watches."""
 
 
 def _write_kernel(

@@ -26,6 +26,7 @@ __all__ = [
     "Rejected",
     "Timed",
     "Verified",
+    "ignore_progress",
 ]
 
 
@@ -111,3 +112,7 @@ class Rejected(LoopEvent):
 
 
 ProgressCallback = Callable[[LoopEvent], None]
+
+
+def ignore_progress(_event: LoopEvent) -> None:
+    """The progress callback of a run nobody watches."""

@@ -39,12 +39,11 @@ from perfagent.optimize.api import (
     Progress,
     _Baseline,
     _baseline,
-    _ignore,
     _nothing_to_try,
     _run_dir,
     _target_kernel,
 )
-from perfagent.optimize.events import Info
+from perfagent.optimize.events import Info, ignore_progress
 from perfagent.optimize.loop_state import BaselineState, LoopResult, diagnose_one
 from perfagent.optimize.phase_files import (
     PROPOSE_DEVICE,
@@ -111,7 +110,7 @@ def propose(
         LLMError: ``backend='llm'`` and no endpoint is configured.
     """
     chosen = OptimizeSettings.build(settings, **options)
-    emit = progress or _ignore
+    emit = progress or ignore_progress
     start = _proposal_start(target, from_run, chosen)
     rewriter = choose_rewriter(chosen, llm_config, emit)
     if start.prior is not None and start.prior_dir is not None:
@@ -423,7 +422,7 @@ def evaluate(
             the target is missing or changed since the proposals were made (its hash).
     """
     chosen = OptimizeSettings.build(settings, **options)
-    emit = progress or _ignore
+    emit = progress or ignore_progress
     src = Path(run).absolute()
     record, info = _waiting_run(src)
     assert record.optimize is not None

@@ -17,8 +17,6 @@ from perfagent.rewrite.llm import LLMRewriter
 
 __all__ = ["ChosenRewriter", "choose_backend", "choose_rewriter", "conversation_seed"]
 
-Progress = ProgressCallback
-
 
 @dataclass(frozen=True)
 class ChosenRewriter:
@@ -33,7 +31,7 @@ class ChosenRewriter:
 
 
 def choose_rewriter(
-    settings: OptimizeSettings, llm_config: LLMConfig | None, emit: Progress
+    settings: OptimizeSettings, llm_config: LLMConfig | None, emit: ProgressCallback
 ) -> ChosenRewriter:
     """The rewriter of ``settings.backend`` (``auto``: llm when configured, else recipes, said plainly).
 
