@@ -21,7 +21,7 @@ from perfagent.errors import BadInput
 from perfagent.models import Profile
 from perfagent.records import RunRecord
 from perfagent.session import load_record, provisional_run_dir, save_record
-from perfagent.targets import Target, TargetKind, resolve_target
+from perfagent.workloads.targets import ProfileTarget, RecordedReport, SavedRun, resolve_target
 from profilers import get_profiler
 from profilers.base import ClockControl, Profiler, ProfileRequest
 from profilers.build import build_program
@@ -79,9 +79,9 @@ def profile(
     if profiler not in PROFILERS:
         raise BadInput(f"unknown profiler '{profiler}'", hint=f"use one of {', '.join(PROFILERS)}")
     tgt = resolve_target(target, command)
-    if tgt.kind is TargetKind.RUN_RECORD:
+    if isinstance(tgt, SavedRun):
         return load_record(tgt.path or Path()).profile()
-    if tgt.kind.is_recorded:
+    if isinstance(tgt, RecordedReport):
         return _read_recorded(tgt, profiler, kernel, progress)
     own_tmp = workdir is None
     # absolute: the profiler and the profiled program may run in other folders than this process
@@ -89,9 +89,7 @@ def profile(
     work.mkdir(parents=True, exist_ok=True)
     request = ProfileRequest(
         command=list(tgt.command),
-        source=tgt.path
-        if tgt.kind in (TargetKind.CUDA_PROGRAM, TargetKind.CUDA_KERNEL, TargetKind.HIP_PROGRAM)
-        else None,
+        source=tgt.source,
         workdir=work,
         kernel_regex=kernel,
         launch_skip=launch_skip,
@@ -110,14 +108,14 @@ def profile(
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _read_recorded(tgt: Target, profiler: str, kernel: str | None, progress: Progress) -> Profile:
+def _read_recorded(tgt: RecordedReport, profiler: str, kernel: str | None, progress: Progress) -> Profile:
     assert tgt.path is not None
     if profiler == "static":
         raise BadInput(
             f"{tgt.path} is a recorded report; static analysis needs a .cu source",
             hint="drop --profiler static",
         )
-    name = "ncu" if tgt.kind in (TargetKind.NCU_REPORT, TargetKind.NCU_CSV) else "rocprof"
+    name = tgt.tool
     if profiler not in ("auto", name):
         raise BadInput(
             f"{tgt.path} was written by {name}, not {profiler}", hint=f"use --profiler {name} or auto"
@@ -136,13 +134,13 @@ def _read_recorded(tgt: Target, profiler: str, kernel: str | None, progress: Pro
     return reader.read(tgt.path, kernel_regex=kernel)
 
 
-def _run(tgt: Target, request: ProfileRequest, profiler: str, progress: Progress) -> Profile:
-    if tgt.kind is TargetKind.HIP_PROGRAM or profiler == "rocprof":
+def _run(tgt: ProfileTarget, request: ProfileRequest, profiler: str, progress: Progress) -> Profile:
+    if tgt.default_profiler == "rocprof" or profiler == "rocprof":
         rocprof = get_profiler("rocprof")
         _require(rocprof)
         progress(f"profiling with {rocprof.name} …")
         return rocprof.profile(request)
-    if tgt.kind is TargetKind.CUDA_KERNEL and profiler in ("auto", "static"):
+    if tgt.default_profiler == "static" and profiler in ("auto", "static"):
         return _static(
             request, progress, f"{tgt.path} has no main(): analysed statically (compiler resource usage only)"
         )
@@ -162,7 +160,7 @@ def _run(tgt: Target, request: ProfileRequest, profiler: str, progress: Progress
             progress,
             f"ncu unavailable ({reason}): static analysis only — no durations or throughput",
         )
-    if tgt.kind is TargetKind.CUDA_PROGRAM and request.source is not None:
+    if tgt.is_built and request.source is not None:
         exe = request.workdir / request.source.stem
         progress(f"building {request.source} for {request.arch} (nvcc -O3 -lineinfo) …")
         build_program(request.source, exe, request.arch, request.timeout_s)
@@ -252,11 +250,11 @@ def diagnose(
         The RunRecord, kernels and findings in priority order.
     """
     tgt = resolve_target(target, command)
-    if tgt.kind is TargetKind.RUN_RECORD:
+    if isinstance(tgt, SavedRun):
         record = load_record(tgt.path or Path())
         prof = record.profile()
     else:
-        should_save = save if save is not None else (run_dir is not None or not tgt.kind.is_recorded)
+        should_save = save if save is not None else (run_dir is not None or not tgt.is_recorded)
         if should_save:
             with provisional_run_dir(run_dir) as work:  # a failed profile leaves no empty run folder behind
                 prof = profile(target, command=command, workdir=work, progress=progress, **profile_options)  # type: ignore[arg-type]
@@ -275,7 +273,7 @@ def diagnose(
         notes=prof.notes,
         kernels=classify(prof),
     )
-    if run_dir is not None and tgt.kind is not TargetKind.RUN_RECORD:
+    if run_dir is not None and not isinstance(tgt, SavedRun):
         path = save_record(record, run_dir)
         progress(f"run saved to {path}")
     return record
@@ -288,9 +286,9 @@ def load(path: str | Path) -> RunRecord | Profile:
         BadInput: the path is neither.
     """
     tgt = resolve_target(path)
-    if tgt.kind is TargetKind.RUN_RECORD:
+    if isinstance(tgt, SavedRun):
         return load_record(tgt.path or Path())
-    if tgt.kind.is_recorded:
+    if isinstance(tgt, RecordedReport):
         return _read_recorded(tgt, "auto", None, _quiet)
     raise BadInput(
         f"{path} is not a saved run or a report", hint="use perfagent.diagnose() to profile sources"

@@ -22,7 +22,7 @@ from textual.worker import get_current_worker
 import perfagent
 from perfagent.errors import PerfAgentError, exit_code_for
 from perfagent.records import RunRecord
-from perfagent.targets import TargetKind, resolve_target
+from perfagent.workloads.targets import SavedRun, resolve_target
 from profilers.errors import ProfilerError
 from tui.messages import LoadFailed, LoadProgress, RecordLoaded
 from tui.optimize_bridge import OptimizeBridge
@@ -55,7 +55,7 @@ class LoadRequest:
 
 def _load_or_diagnose(request: LoadRequest, progress: Callable[[str], None]) -> RunRecord:
     """A saved run is shown as saved (as ``perfagent report`` does); anything else goes through ``diagnose``."""
-    if request.target is not None and resolve_target(request.target).kind is TargetKind.RUN_RECORD:
+    if request.target is not None and isinstance(resolve_target(request.target), SavedRun):
         progress(f"loading saved run {request.target}")
         loaded = perfagent.load(request.target)
         if isinstance(loaded, RunRecord):

@@ -219,13 +219,13 @@ class OptimizeBridge:
 
 def source_reason(record: RunRecord) -> str | None:
     """None when the record's target is a source the loop can rewrite, else why it cannot."""
-    from perfagent.targets import resolve_target
+    from perfagent.workloads.targets import resolve_target
 
     try:
         target = resolve_target(record.target)
     except BadInput as exc:
         return f"not here: {exc.message}"
-    if target.kind.is_recorded:
+    if target.is_recorded:
         return f"{Path(record.target).name} is a recorded report — optimizing needs the kernel source (perfagent tui kernel.cu)"
     return None
 

@@ -12,6 +12,7 @@ from perfagent.render import OutputFormat, render, write_output
 from perfagent.session import load_record
 from perfagent.suite.render import render_suite
 from perfagent.suite.results import is_suite_dir, load_suite_results
+from perfagent.workloads.targets import RecordedReport, resolve_target
 
 
 class ReportCommand:
@@ -54,15 +55,13 @@ class ReportCommand:
 
 def _refuse_reports(path: Path) -> None:
     """A profiler report is not a saved run: say which command reads it (instead of failing to parse it)."""
-    from perfagent.targets import TargetKind, resolve_target
-
     if not path.exists():
         return  # load_record says so
     try:
-        kind = resolve_target(path).kind
+        target = resolve_target(path)
     except BadInput:
         return
-    if kind.is_recorded and kind is not TargetKind.RUN_RECORD:
+    if isinstance(target, RecordedReport):
         raise BadInput(
             f"{path} is a profiler report, not a saved run",
             hint=f"use `perfagent diagnose {path}` to read it (`report` re-renders run folders and record.json)",

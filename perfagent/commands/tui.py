@@ -7,7 +7,7 @@ import importlib
 
 from perfagent.commands.common import add_profile_args, add_target_args, profile_kwargs
 from perfagent.errors import ExitCode, ToolFailure
-from perfagent.targets import resolve_target
+from perfagent.workloads.targets import resolve_target
 
 
 class TuiCommand:

@@ -14,36 +14,30 @@ ever claimed that was not measured.
 
 from __future__ import annotations
 
-import re
 import shutil
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from perfagent._version import __version__
-from perfagent.classifier import classify
-from perfagent.errors import BadInput, PerfAgentError
+from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
-from perfagent.models import KernelDiagnosis, Profile
 from perfagent.optimize import measure
+from perfagent.optimize.baseline import Baseline, measure_baseline
 from perfagent.optimize.events import Info, ProgressCallback, ignore_progress
 from perfagent.optimize.loop import OptimizeLoop
-from perfagent.optimize.loop_state import BaselineState, LoopResult, profile_pcts
+from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter, conversation_seed
 from perfagent.optimize.run_writer import RunWriter, shown_path
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.records import (
-    FindingSummary,
-    OptimizeBaseline,
-    ProfileSummary,
     RunRecord,
 )
 from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
 from perfagent.session import new_run_dir
-from profilers.errors import ProfilerError
+from perfagent.workloads.detect import resolve
+from perfagent.workloads.optimizable import OptimizeWorkload
 
 Progress = ProgressCallback
 NO_GPU_NOTE = "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"
@@ -109,11 +103,11 @@ def optimize(
 
 def _measure_and_loop(
     setup: _Setup, settings: OptimizeSettings, run: RunWriter, emit: Progress, progress: Progress | None
-) -> tuple[_Baseline, LoopResult]:
+) -> tuple[Baseline, LoopResult]:
     """Measure the original, then run the loop; on Ctrl-C, an LLM or internal failure the record keeps
     what was measured."""
     try:
-        base = _baseline(
+        base = measure_baseline(
             setup.wl,
             gpu=setup.gpu,
             report=settings.report,
@@ -216,7 +210,7 @@ def _write_kernel(
     Raises:
         BadInput: ``write-kernel`` was asked for on a target that already has a kernel.
     """
-    plain = wl.kind == "kernelbench" and wl.language == "python" and not wl.has_model_new
+    plain = wl.is_plain_pytorch
     if WRITE_KERNEL in wanted and not plain:
         raise BadInput(
             f"write-kernel writes a first kernel for a plain-PyTorch KernelBench problem; {wl.file.name} has one",
@@ -229,7 +223,7 @@ def _write_kernel(
 
 def _nothing_to_try(wl: OptimizeWorkload, backend: str) -> list[str]:
     """Why a KernelBench run produced no candidate, and the next step (plain PyTorch: no kernel yet)."""
-    if wl.kind != "kernelbench" or wl.language != "python" or wl.has_model_new:
+    if not wl.is_plain_pytorch:
         return []
     return [
         f"{wl.file.name} is plain PyTorch (class Model, no ModelNew and no Triton or CUDA kernel): there is no kernel "
@@ -253,225 +247,3 @@ def _run_dir(out: str | Path | None, force: bool) -> Path:
         )
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-# --------------------------------------------------------------------------------------------- baseline
-
-
-@dataclass
-class _Baseline:
-    state: BaselineState
-    summary: OptimizeBaseline
-    profile: Profile | None
-    kernels: list[KernelDiagnosis]
-    diagnosis: KernelDiagnosis | None
-
-
-def _baseline(
-    wl: OptimizeWorkload,
-    *,
-    gpu: bool,
-    report: str | Path | None,
-    kernel: str | None,
-    run_dir: Path,
-    settings: OptimizeSettings,
-    emit: Progress,
-) -> _Baseline:
-    """Profile and diagnose the original, and time it on a GPU."""
-    from perfagent.api import diagnose, profile
-    from profilers import get_profiler
-
-    notes: list[str] = []
-    ncu_reason = get_profiler("ncu").availability() if gpu else "no GPU"
-    can_profile = gpu and ncu_reason is None
-    profile_note = (
-        None
-        if can_profile
-        else (f"ncu cannot run here: {ncu_reason}" if gpu else "no GPU: candidates are not re-profiled")
-    )
-    work = run_dir / "baseline"
-    work.mkdir(parents=True, exist_ok=True)
-    prof: Profile | None = None
-    kernels: list[KernelDiagnosis] = []
-    if can_profile:
-        if report is not None:
-            notes.append(
-                f"--report {report} was not used: the original was profiled here, on the GPU the candidates run on"
-            )
-        emit(Info(message="profiling the original with ncu …"))
-        rp = measure.reprofile(
-            wl,
-            wl.file,
-            wl.spec_path,
-            workdir=work,
-            target_kernel=None,
-            arch=settings.arch,
-            timeout_s=settings.profile_timeout_s,
-        )
-        prof = rp.profile
-        if rp.note:
-            notes.append(f"original: {rp.note}")
-    elif report is not None:
-        emit(Info(message=f"diagnosing the recorded report {report} …"))
-        recorded = diagnose(report, save=False)
-        prof, kernels = recorded.profile(), list(recorded.kernels)
-        notes.append(f"diagnosis from the recorded report {report} (not measured here)")
-    elif wl.kind == "cuda-kernel":
-        emit(Info(message="no GPU: static analysis of the original (nvcc/ptxas) …"))
-        try:
-            prof = profile(
-                wl.file,
-                profiler="static",
-                arch=settings.arch,
-                workdir=work,
-                timeout_s=settings.compile_timeout_s,
-            )
-        except (ProfilerError, PerfAgentError) as exc:
-            notes.append(f"static analysis failed: {exc.message}")
-    else:
-        notes.append(
-            "nothing was profiled (no GPU and no --report): the plan comes from the transforms the recipes can apply"
-        )
-    if prof is not None and not kernels:
-        kernels = classify(prof)
-    target = _target_kernel(kernels, wl, kernel)
-    measured = prof is not None and prof.mode == "counters"
-    state = BaselineState(
-        diagnosis=target,
-        measured=measured,
-        can_profile=can_profile,
-        profile_note=profile_note,
-        kernel_name=target.profile.base_name if target else None,
-    )
-    time_s = timer = pct = dram = compute = start = None
-    if gpu and wl.kind in ("cuda-kernel", "kernelbench"):
-        emit(Info(message=f"timing the original ({settings.runs} rounds, CUDA events) …"))
-        start_file = wl.file if (wl.kind == "kernelbench" and wl.has_model_new) else None
-        t = measure.bench_timing(
-            wl,
-            start_file,
-            wl.spec_path,
-            runs=settings.runs,
-            warmup=settings.warmup,
-            timeout_s=settings.timeout_s,
-            compile_timeout_s=settings.compile_timeout_s,
-        )
-        if t.bench is not None:
-            measure.write_json(work / "bench.json", t.bench)
-        if t.error:
-            notes.append(f"the original could not be timed: {t.error}")
-        else:
-            time_s, timer, pct, dram, compute = (
-                t.time_s,
-                t.timer,
-                t.pct_of_roofline,
-                t.pct_of_dram_peak,
-                t.pct_of_compute_peak,
-            )
-            if start_file is not None:
-                start = t.speedup
-                notes.append(
-                    f"the starting ModelNew runs at {t.speedup:.3g}x of the problem's Model; candidates must beat it"
-                )
-    elif (
-        gpu
-        and wl.kind == "triton-script"
-        and target is not None
-        and target.profile.metrics.duration_s is not None
-    ):
-        durations = [target.profile.metrics.duration_s]
-        emit(Info(message="profiling the original again (baseline noise for ncu-timed Triton scripts) …"))
-        again = measure.reprofile(
-            wl,
-            wl.file,
-            None,
-            workdir=work / "repeat",
-            target_kernel=state.kernel_name,
-            arch=settings.arch,
-            timeout_s=settings.profile_timeout_s,
-        )
-        if again.kernel is not None and again.kernel.metrics.duration_s is not None:
-            durations.append(again.kernel.metrics.duration_s)
-        state.script_durations = durations
-        time_s, timer = statistics.fmean(durations), "ncu"
-        pct, dram = profile_pcts(target.profile)
-    if (
-        pct is None
-        and target is not None
-        and target.roofline is not None
-        and target.roofline.fraction_of_sol is not None
-        and measured
-    ):
-        pct = target.roofline.fraction_of_sol * 100.0
-    state.time_s = time_s
-    state.start_speedup = start
-    summary = OptimizeBaseline(
-        file=str(wl.file),
-        kernel=target.profile.base_name if target else wl.entry,
-        time_s=time_s,
-        timer=timer,
-        pct_of_roofline=pct,
-        pct_of_dram_peak=dram,
-        pct_of_compute_peak=compute,
-        start_speedup=start,
-        profile=_profile_summary(prof, target),
-        findings=[
-            FindingSummary(
-                category=f.category, severity=f.severity, title=f.title, transforms=list(f.transforms)
-            )
-            for f in (target.findings if target else [])
-        ],
-        notes=notes,
-    )
-    if time_s is not None:
-        emit(
-            Info(
-                message=f"original: {time_s * 1e3:.4g} ms ({timer})"
-                + (f", {pct:.3g} % of roofline" if pct is not None else "")
-            )
-        )
-    return _Baseline(state=state, summary=summary, profile=prof, kernels=kernels, diagnosis=target)
-
-
-def _target_kernel(
-    kernels: list[KernelDiagnosis], wl: OptimizeWorkload, regex: str | None
-) -> KernelDiagnosis | None:
-    if not kernels:
-        return None
-    if regex:
-        pattern = re.compile(regex)
-        for k in kernels:
-            if pattern.search(k.profile.base_name) or pattern.search(k.name):
-                return k
-        raise BadInput(
-            f"no kernel of the diagnosis matches --kernel {regex!r}",
-            hint="kernels: " + ", ".join(k.profile.base_name for k in kernels[:8]),
-        )
-    names = {wl.entry} if wl.entry else set(wl.jit_kernels)
-    for k in kernels:
-        if k.profile.base_name in names:
-            return k
-    return kernels[0]
-
-
-def _profile_summary(prof: Profile | None, kd: KernelDiagnosis | None) -> ProfileSummary | None:
-    if prof is None:
-        return None
-    if kd is None:
-        return ProfileSummary(tool=prof.tool, mode=prof.mode)
-    m = kd.profile.metrics
-    roof = kd.roofline
-    return ProfileSummary(
-        tool=prof.tool,
-        mode=prof.mode,
-        kernel=kd.profile.base_name,
-        duration_s=m.duration_s,
-        dram_throughput_pct=m.dram_throughput_pct,
-        sm_throughput_pct=m.sm_throughput_pct,
-        memory_throughput_pct=m.memory_throughput_pct,
-        achieved_occupancy_pct=kd.profile.occupancy.achieved_pct,
-        fraction_of_sol_pct=roof.fraction_of_sol * 100.0
-        if roof and roof.fraction_of_sol is not None
-        else None,
-        bound=roof.bound if roof else None,
-    )

@@ -42,9 +42,9 @@ from perfagent.optimize.loop_state import (
 from perfagent.optimize.outcome import MetricCheck, beats_best, check_metric, decide
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.optimize.workload import OptimizeWorkload
 from perfagent.records import CandidateOutcome, VerificationSummary
 from perfagent.rewrite.base import Candidate
+from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
 
 
 @dataclass
@@ -143,7 +143,7 @@ class CandidateEvaluator:
             )
             return self.finish(outcome, staged.folder)
         st.seen[key] = staged.cid
-        if self.wl.kind == "cuda-kernel":  # the launch spec with the candidate's macros and geometry
+        if isinstance(self.wl, LaunchSpecTarget):  # the launch spec with the candidate's macros and geometry
             staged.spec = measure.candidate_spec(self.wl, staged.folder, f["defines"], f["launch"])
         measured = self._build_and_verify(staged)
         if measured.build.ok is not False and measured.verification.verdict == "pass" and self.gpu:
@@ -189,7 +189,7 @@ class CandidateEvaluator:
             return Measured(
                 build, VerificationSummary(verdict="not-verified", reason="not run: the build failed")
             )
-        if self.gpu or wl.kind != "cuda-kernel":
+        if self.gpu or wl.runs_on_cpu:
             self.tell(Info, f"{cid}: verifying against the original …", candidate=cid, transform=transform)
         clock = time.monotonic()
         result = measure.verify_candidate(
@@ -274,7 +274,7 @@ class CandidateEvaluator:
     ) -> tuple[measure.Timing, measure.Reprofile | None]:
         """The candidate against the baseline: CUDA events, or ncu kernel durations for a Triton script."""
         wl, s = self.wl, self.settings
-        if wl.kind == "triton-script":
+        if wl.timed_by == "ncu":
             return self._time_script(source, folder)
         self.tell(Info, f"{cid}: timing against the baseline ({s.runs} interleaved rounds) …", candidate=cid)
         timing = measure.bench_timing(

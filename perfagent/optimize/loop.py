@@ -38,10 +38,10 @@ from perfagent.optimize.loop_state import (
 )
 from perfagent.optimize.plan import PlannedTransform, make_plan
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.optimize.workload import OptimizeWorkload
 from perfagent.records import CandidateOutcome, PlanStep
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import Candidate, LaunchContext, Rewriter, RewriteRequest, launch_context
+from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
 
 __all__ = ["LLM_ATTEMPTS_PER_TRANSFORM", "LLM_ERRORS_TO_STOP", "OptimizeLoop"]
 
@@ -119,7 +119,7 @@ class OptimizeLoop(CandidateEvaluator):
 
     def launch_context(self) -> LaunchContext | None:
         """The oracle spec's launch geometry with the current best's overrides (cuda-kernel only)."""
-        if self.wl.kind != "cuda-kernel" or self.wl.spec_path is None:
+        if not isinstance(self.wl, LaunchSpecTarget) or self.wl.spec_path is None:
             return None
         if self._spec_data is None:
             self._spec_data = measure.oracle_spec_data(self.wl)
@@ -344,7 +344,7 @@ class OptimizeLoop(CandidateEvaluator):
         for round_ in range(1, self.settings.repairs + 1):
             last = out[-1]
             feedback = repair.feedback(last)
-            why_not = repair.machine_failure(last, cand.source, gpu=self.gpu, kind=self.wl.kind)
+            why_not = repair.machine_failure(last, cand.source, gpu=self.gpu, wl=self.wl)
             if feedback is None:
                 break
             if why_not is not None:

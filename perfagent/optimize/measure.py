@@ -21,13 +21,11 @@ from typing import Any
 from perfagent.errors import BadInput, InternalError, PerfAgentError
 from perfagent.models import KernelProfile, Profile
 from perfagent.optimize import toml_write
-from perfagent.optimize.workload import OptimizeWorkload
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
 from perfagent.workloads.launch_spec import LaunchSpec, load_launch_spec, override_for, resolve_launch
-from perfagent.workloads.model import absolute
-from profilers.base import workload_nvtx_include
+from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.errors import ProfilerError, ProfilerUnavailable
 
 Progress = Callable[[str], None]
@@ -36,11 +34,6 @@ CANDIDATE_CU = "source.cu"
 SPEC_COPY = "launch.toml"
 LAUNCH_KEYS = ("grid", "block", "shared_mem")
 """What a candidate may change in its launch (``Candidate.launch``)."""
-HARNESS = "perfagent.workloads.run_spec"
-PROFILE_REPEAT = 2
-"""Launches the harness makes under ncu (each is profiled and aggregated)."""
-SCRIPT_REPEAT = 3
-"""EXAMPLE_REPS for a Triton script under ncu (the examples read it; others ignore it)."""
 TRUSTED_FLAGS = (
     "below-speed-of-light",
     "above-peak-bandwidth",
@@ -227,35 +220,24 @@ def verify_candidate(
     """The verifier's verdict, or None when the workload cannot run here (launch-spec kernel, no GPU)."""
     from perfagent.verify import verify
 
-    if wl.kind == "cuda-kernel":
-        if not gpu:
-            return None
-        return verify(
-            wl.reference(spec),
-            wl.candidate(source, spec),
-            device="cuda",
-            seeds=seeds,
-            seed=seed,
-            timeout_s=timeout_s,
-            compile_timeout_s=compile_timeout_s,
-            progress=progress,
-        )
-    if wl.kind == "kernelbench":
+    if not (gpu or wl.runs_on_cpu):
+        return None
+    if wl.verified_by == "check-command":
         return verify(
             wl.reference(),
             wl.candidate(source),
-            device="cuda" if gpu else "cpu",
-            seeds=seeds,
-            seed=seed,
-            timeout_s=timeout_s,
-            compile_timeout_s=compile_timeout_s,
+            check_cmd=script_check_command(gpu),
+            timeout_s=max(timeout_s, compile_timeout_s),
             progress=progress,
         )
     return verify(
-        wl.reference(),
-        wl.candidate(source),
-        check_cmd=script_check_command(gpu),
-        timeout_s=max(timeout_s, compile_timeout_s),
+        wl.reference(spec),
+        wl.candidate(source, spec),
+        device="cuda" if gpu else "cpu",
+        seeds=seeds,
+        seed=seed,
+        timeout_s=timeout_s,
+        compile_timeout_s=compile_timeout_s,
         progress=progress,
     )
 
@@ -397,31 +379,13 @@ def _python() -> list[str]:
 
 def harness_command(wl: OptimizeWorkload, file: Path, spec: Path | None) -> list[str]:
     """The command ncu profiles for ``file`` (the original or a candidate)."""
-    if wl.kind == "cuda-kernel":
-        assert spec is not None
-        return [
-            *_python(),
-            "-m",
-            HARNESS,
-            absolute(str(spec)),
-            "--kernel-file",
-            absolute(str(file)),
-            "--repeat",
-            str(PROFILE_REPEAT),
-        ]
-    if wl.kind == "kernelbench":
-        assert wl.problem is not None
-        cmd = [*_python(), "-m", HARNESS, absolute(str(wl.problem)), "--repeat", str(PROFILE_REPEAT)]
-        if file != wl.problem or wl.has_model_new:
-            cmd += ["--candidate", absolute(str(file))]
-        return cmd
-    return ["env", f"EXAMPLE_REPS={SCRIPT_REPEAT}", sys.executable, absolute(str(file))]
+    return wl.harness_command(_python(), file, spec)
 
 
 def harness_nvtx_include(wl: OptimizeWorkload) -> list[str]:
     """ncu NVTX filters for ``harness_command``: KernelBench profiles only the ``forward()`` calls (the harness
     wraps each in ``WORKLOAD_NVTX_RANGE``), not the kernels that prepare inputs or build the model."""
-    return [workload_nvtx_include()] if wl.kind == "kernelbench" else []
+    return wl.nvtx_include()
 
 
 @dataclass

@@ -21,11 +21,12 @@ from perfagent.optimize.evaluate import CandidateEvaluator
 from perfagent.optimize.loop_state import candidate_key, diagnose_one
 from perfagent.optimize.run_writer import shown_path
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.records import CandidateOutcome, PhasesInfo, RunRecord
 from perfagent.rewrite.base import RewriteRequest, unified_diff
 from perfagent.rewrite.proposals import PROPOSAL_FILE, StoredProposal
 from perfagent.session import RECORD_FILE, load_record
+from perfagent.workloads.detect import resolve
+from perfagent.workloads.optimizable import OptimizeWorkload
 
 PROPOSALS = "proposals"
 """The run folder's sub-folder holding the proposals."""
@@ -49,23 +50,16 @@ def sha256_file(path: Path) -> str:
 
 def record_command(wl: OptimizeWorkload) -> str:
     """How to record a report of ``wl`` on the GPU machine, for ``--report``."""
-    start = "perfagent profile --save-report base.ncu-rep -- python3"
-    if wl.kind == "cuda-kernel":
-        return f"{start} -m {measure.HARNESS} {shown_path(wl.spec_path or wl.file)} --kernel-file {shown_path(wl.file)}"
-    if wl.kind == "kernelbench":
-        problem = shown_path(wl.problem or wl.file)
-        extra = f" --candidate {shown_path(wl.file)}" if wl.problem != wl.file or wl.has_model_new else ""
-        return f"{start} -m {measure.HARNESS} {problem}{extra}"
-    return f"{start} {shown_path(wl.file)}"
+    return wl.report_command(shown_path)
 
 
 def need_a_diagnosis(wl: OptimizeWorkload) -> None:
     """Raise unless this machine can diagnose ``wl`` without running it (static analysis of a .cu)."""
-    if wl.kind == "cuda-kernel" and shutil.which("nvcc") is not None:
+    if wl.statically_analysable and shutil.which("nvcc") is not None:
         return
     why = (
         "no --report, and static analysis of the .cu needs nvcc, which is not on PATH"
-        if wl.kind == "cuda-kernel"
+        if wl.statically_analysable
         else f"no --report, and a {wl.kind} target cannot be analysed without running it"
     )
     raise BadInput(

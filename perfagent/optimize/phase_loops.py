@@ -21,11 +21,11 @@ from perfagent.optimize.measure import CANDIDATE_CU
 from perfagent.optimize.phase_files import NOT_RUN, PROPOSALS, candidate_profile, proposed_reason
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.optimize.workload import OptimizeWorkload
 from perfagent.records import CandidateOutcome, VerificationSummary
 from perfagent.rewrite.base import Candidate, Rewriter, RewriteRequest
 from perfagent.rewrite.prompt import user_message
 from perfagent.rewrite.proposals import PROPOSAL_FILE, REQUEST_FILE, ProposalsRewriter, StoredProposal
+from perfagent.workloads.optimizable import OptimizeWorkload
 
 __all__ = ["ProposeLoop", "RecordingRewriter", "ReplayLoop"]
 

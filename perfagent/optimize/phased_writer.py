@@ -8,8 +8,8 @@ from typing import Any
 
 from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.run_writer import RunWriter, run_llm_usage
-from perfagent.optimize.workload import OptimizeWorkload
 from perfagent.records import CandidateOutcome, OptimizeResult, PhasesInfo, TableRow
+from perfagent.workloads.optimizable import OptimizeWorkload
 
 __all__ = ["PhasedWriter"]
 

@@ -37,12 +37,10 @@ from perfagent.optimize import measure
 from perfagent.optimize.api import (
     NO_GPU_NOTE,
     Progress,
-    _Baseline,
-    _baseline,
     _nothing_to_try,
     _run_dir,
-    _target_kernel,
 )
+from perfagent.optimize.baseline import Baseline, measure_baseline, target_kernel
 from perfagent.optimize.events import Info, ignore_progress
 from perfagent.optimize.loop_state import BaselineState, LoopResult, diagnose_one
 from perfagent.optimize.phase_files import (
@@ -68,9 +66,10 @@ from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter
 from perfagent.optimize.run_writer import shown_path
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.optimize.workload import OptimizeWorkload, resolve
 from perfagent.records import OptimizeBaseline, PhasesInfo, ProposalRound, RunRecord
 from perfagent.rewrite.proposals import ProposalsRewriter
+from perfagent.workloads.detect import resolve
+from perfagent.workloads.optimizable import OptimizeWorkload
 
 __all__ = ["evaluate", "propose"]
 
@@ -223,7 +222,7 @@ def _proposal_diagnosis(
     notes = ["proposals only: nothing was built, verified, timed or profiled here"]
     wl, prior, report = start.wl, start.prior, settings.report
     if prior is None or prior.optimize is None:
-        base = _baseline(
+        base = measure_baseline(
             wl,
             gpu=False,
             report=report,
@@ -266,7 +265,7 @@ def _prior_diagnosis(
     assert prior is not None and prior.optimize is not None
     profile = prior.profile() if prior.kernels else None
     kernels = list(prior.kernels)
-    diagnosis = _target_kernel(kernels, wl, settings.kernel) if kernels else None
+    diagnosis = target_kernel(kernels, wl, settings.kernel) if kernels else None
     measured = profile is not None and profile.mode == "counters"
     where = f"the baseline profile of {shown_path(start.prior_dir or run_dir)}" if diagnosis else "none"
     best = best_kernel(prior, run_dir, wl, diagnosis.profile.base_name if diagnosis else None)
@@ -274,7 +273,7 @@ def _prior_diagnosis(
         diagnosis, measured = diagnose_one(best), True
         where = f"the profile of {prior.best}, the best so far"
     if settings.report is not None:
-        rep = _baseline(
+        rep = measure_baseline(
             wl,
             gpu=False,
             report=settings.report,
@@ -494,11 +493,11 @@ def _replay(
     kernel: str | None,
     emit: Progress,
     progress: Progress | None,
-) -> tuple[_Baseline, LoopResult]:
+) -> tuple[Baseline, LoopResult]:
     """Measure the original (or take the run's diagnosis without a GPU), then every proposal."""
     try:
         if gpu:
-            base = _baseline(
+            base = measure_baseline(
                 wl, gpu=True, report=None, kernel=kernel, run_dir=writer.run_dir, settings=settings, emit=emit
             )
         else:
@@ -522,12 +521,12 @@ def _replay(
         raise
 
 
-def _recorded_baseline(record: RunRecord, wl: OptimizeWorkload, kernel: str | None) -> _Baseline:
+def _recorded_baseline(record: RunRecord, wl: OptimizeWorkload, kernel: str | None) -> Baseline:
     """No GPU here: the proposals run's own diagnosis (its report) stands for the original."""
     assert record.optimize is not None
     kernels = list(record.kernels)
     profile = record.profile() if kernels else None
-    diagnosis = _target_kernel(kernels, wl, kernel)
+    diagnosis = target_kernel(kernels, wl, kernel)
     state = BaselineState(
         diagnosis=diagnosis,
         measured=profile is not None and profile.mode == "counters",
@@ -535,6 +534,6 @@ def _recorded_baseline(record: RunRecord, wl: OptimizeWorkload, kernel: str | No
         profile_note="no GPU: candidates are not re-profiled",
         kernel_name=diagnosis.profile.base_name if diagnosis else None,
     )
-    return _Baseline(
+    return Baseline(
         state=state, summary=record.optimize.baseline, profile=profile, kernels=kernels, diagnosis=diagnosis
     )

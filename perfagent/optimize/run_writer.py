@@ -18,11 +18,11 @@ from perfagent.optimize.events import Accepted, LoopEvent, Rejected
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.render import render_markdown
-from perfagent.optimize.workload import OptimizeWorkload
 from perfagent.records import CandidateOutcome, OptimizeBaseline, OptimizeResult, RunRecord, TableRow
 from perfagent.rewrite.base import TokenUsage
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import save_record
+from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.errors import ProfilerError
 
 Progress = Callable[[LoopEvent], None]

@@ -21,6 +21,7 @@ from perfagent.suite.manifest import SuiteEntry
 from perfagent.suite.models import EntryResult, FailureCause, Job, JobOutcome, SuiteSettings
 from perfagent.timing.bench import bench
 from perfagent.verify.api import verify
+from perfagent.workloads.optimizable import kind_class
 from profilers.errors import ProfilerError
 
 Figures = dict[str, object]
@@ -132,13 +133,13 @@ class _JobFailed(Exception):
 def _plan(entry_jobs: list[Job], kind: str, has_candidate: bool) -> list[Job]:
     """The jobs that make sense for an entry: verify needs a candidate; a Triton script has no oracle
     pair to verify or time against (it is diagnosed and optimized on its own)."""
-    if kind == "triton-script":
+    if kind_class(kind).verified_by != "oracle":
         return [j for j in entry_jobs if j in ("diagnose", "optimize")]
     return [j for j in entry_jobs if j != "verify" or has_candidate]
 
 
 def _why_skipped(job: Job, kind: str) -> str:
-    if kind == "triton-script":
+    if kind_class(kind).verified_by != "oracle":
         return "a Triton script has no reference/candidate pair: only diagnose and optimize apply"
     return "no candidate to verify: give one in suite.toml, or use optimize"
 
@@ -152,7 +153,9 @@ def run_entry(entry: dict[str, object], settings: SuiteSettings, out: Path) -> E
     probe.start()
     actions: dict[Job, Callable[[], tuple[str, Figures]]] = {
         "diagnose": lambda: _diagnose(
-            e.candidate or e.target if e.kind == "kernelbench" else e.target, settings, o.kernel
+            e.candidate or e.target if kind_class(e.kind).kernels_in_candidate else e.target,
+            settings,
+            o.kernel,
         ),
         "verify": lambda: _verify(e.target, e.candidate or e.target, settings, o.seeds or settings.seeds),
         "bench": lambda: _bench(e.target, e.candidate, settings, o.runs or settings.runs),

@@ -13,7 +13,7 @@ from perfagent.timing.plausibility import flags_for, roofline, speedup_flags
 from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
 from perfagent.workloads.launch_spec import load_launch_spec
-from perfagent.workloads.model import Workload
+from perfagent.workloads.model import LaunchSpecKernel, RunnableWorkload
 from profilers.model import DevicePeaks
 
 DeviceChoice = Literal["cpu", "cuda", "auto"]
@@ -33,8 +33,8 @@ def peaks_for_device(device_name: str | None) -> DevicePeaks | None:
 
 
 def bench(
-    target: str | Path | Workload,
-    candidate: str | Path | Workload | None = None,
+    target: str | Path | RunnableWorkload,
+    candidate: str | Path | RunnableWorkload | None = None,
     *,
     device: DeviceChoice = "auto",
     runs: int = 100,
@@ -81,22 +81,24 @@ def bench(
         raise BadInput(f"--runs must be at least 3 (got {runs})", hint="use 100 or more for a stable median")
     if warmup < 0:
         raise BadInput("--warmup must be >= 0", hint="e.g. --warmup 10")
-    ref = target if isinstance(target, Workload) else detect_reference(target, spec=spec)
-    if ref.kind not in ("kernelbench", "cuda-kernel"):
+    ref = target if isinstance(target, RunnableWorkload) else detect_reference(target, spec=spec)
+    if ref.timed_by != "cuda-events":
         raise BadInput(
             f"cannot time a {ref.kind} itself",
             hint="give a KernelBench problem or a kernel with a launch spec (profile programs with `perfagent profile`)",
         )
-    if ref.kind == "cuda-kernel" and device == "cpu":
+    if not ref.runs_on_cpu and device == "cpu":
         raise BadInput(
             "launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine"
         )
     cand = None
     if candidate is not None:
         cand = (
-            candidate if isinstance(candidate, Workload) else detect_candidate(candidate, ref, kernel=kernel)
+            candidate
+            if isinstance(candidate, RunnableWorkload)
+            else detect_candidate(candidate, ref, kernel=kernel)
         )
-    if ref.kind == "cuda-kernel":
+    if isinstance(ref, LaunchSpecKernel):
         from perfagent.verify.api import preflight_launch_spec
 
         preflight_launch_spec(ref, cand)
@@ -143,8 +145,8 @@ def bench(
     )
 
 
-def _precision(ref: Workload) -> str:
-    if ref.kind == "cuda-kernel" and ref.spec_path:
+def _precision(ref: RunnableWorkload) -> str:
+    if isinstance(ref, LaunchSpecKernel) and ref.spec_path:
         try:
             return load_launch_spec(ref.spec_path).flops_precision
         except BadInput:
@@ -154,8 +156,8 @@ def _precision(ref: Workload) -> str:
 
 def build_result(
     samples: TimingSamples,
-    ref: Workload,
-    cand: Workload | None,
+    ref: RunnableWorkload,
+    cand: RunnableWorkload | None,
     *,
     runs: int,
     warmup: int,

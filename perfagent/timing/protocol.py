@@ -36,7 +36,7 @@ from perfagent.verify.harness import CandidateFailure, Harness, HarnessSnapshot,
 from perfagent.verify.inputs import clone_all, seed_everything, to_device
 from perfagent.verify.models import Check
 from perfagent.verify.protocol import WorkerResult
-from perfagent.workloads.model import Workload
+from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, RunnableWorkload
 
 MIN_FLUSH_BYTES = 128 * 1024 * 1024
 OVERHANG_SLACK_S = 50e-6
@@ -71,7 +71,7 @@ def _tensor_bytes(values: Any) -> int:
 
 
 def kernelbench_runner(
-    h: Harness, workload: Workload, *, module_name: str, who: str, modules: dict[str, Any]
+    h: Harness, workload: RunnableWorkload, *, module_name: str, who: str, modules: dict[str, Any]
 ) -> Runner:
     """A runner for a KernelBench ``Model`` (who='reference') or ``ModelNew`` (who='candidate')."""
     from perfagent.workloads.kernelbench import load_module
@@ -117,7 +117,7 @@ def kernelbench_runner(
     )
 
 
-def cuda_kernel_runner(h: Harness, workload: Workload, *, who: str) -> Runner:
+def cuda_kernel_runner(h: Harness, workload: RunnableWorkload, *, who: str) -> Runner:
     """A runner for a launch-spec kernel file (the spec's ``params``, declared inits)."""
     from perfagent.errors import BadInput
     from perfagent.workloads.cuda_launch import (
@@ -229,7 +229,7 @@ def run_bench(h: Harness) -> WorkerResult:
     snapshot = HarnessSnapshot.take()
     modules: dict[str, Any] = {}
     runners: dict[str, Runner] = {}
-    if req.reference.kind == "kernelbench":
+    if isinstance(req.reference, KernelBenchModel):
         runners["baseline"] = kernelbench_runner(
             h, req.reference, module_name="perfagent_reference", who="reference", modules=modules
         )
@@ -237,7 +237,7 @@ def run_bench(h: Harness) -> WorkerResult:
             runners["candidate"] = kernelbench_runner(
                 h, req.candidate, module_name="perfagent_candidate", who="candidate", modules=modules
             )
-    elif req.reference.kind == "cuda-kernel":
+    elif isinstance(req.reference, LaunchSpecKernel):
         if not h.device.startswith("cuda"):
             raise ReferenceFailure("launch-spec kernels need a CUDA device and torch sees none")
         runners["baseline"] = cuda_kernel_runner(h, req.reference, who="reference")

@@ -16,7 +16,7 @@ from perfagent.verify.static_checks import static_checks
 from perfagent.verify.verdict import decide
 from perfagent.workloads.detect import detect_candidate, detect_reference
 from perfagent.workloads.launch_spec import load_launch_spec, param_sets, resolve_launch
-from perfagent.workloads.model import Workload
+from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, RunnableWorkload
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import run_command
 
@@ -28,8 +28,8 @@ CHECK_CMD_NOTE = (
 
 
 def verify(
-    reference: str | Path | Workload,
-    candidate: str | Path | Workload | None = None,
+    reference: str | Path | RunnableWorkload,
+    candidate: str | Path | RunnableWorkload | None = None,
     *,
     device: DeviceChoice = "auto",
     seeds: int = 5,
@@ -80,8 +80,12 @@ def verify(
         raise BadInput(
             f"--timeout must be positive (got {timeout_s:g})", hint="give seconds, e.g. --timeout 60"
         )
-    ref = reference if isinstance(reference, Workload) else detect_reference(reference, spec=spec)
-    cand = candidate if isinstance(candidate, Workload) else detect_candidate(candidate, ref, kernel=kernel)
+    ref = reference if isinstance(reference, RunnableWorkload) else detect_reference(reference, spec=spec)
+    cand = (
+        candidate
+        if isinstance(candidate, RunnableWorkload)
+        else detect_candidate(candidate, ref, kernel=kernel)
+    )
     tol = (
         tolerance
         if isinstance(tolerance, Tolerance)
@@ -95,7 +99,7 @@ def verify(
     checks: list[Check] = []
     command = _split(check_cmd)
 
-    if ref.kind in ("cuda-program", "triton-script", "python-script"):
+    if ref.verified_by == "check-command":
         if not command:
             raise BadInput(
                 f"{Path(ref.path).name} is a {ref.kind} (no launch spec / KernelBench interface): perfagent cannot run and compare it itself",
@@ -117,7 +121,7 @@ def verify(
             elapsed_s=time.monotonic() - started,
         )
 
-    if ref.kind == "cuda-kernel":
+    if isinstance(ref, LaunchSpecKernel):
         preflight_launch_spec(ref, cand)
         if device == "cpu":
             raise BadInput(
@@ -167,7 +171,7 @@ def verify(
         distributions=worker.distributions if worker else [],
         input_sets=worker.input_sets if worker else 0,
         # Only a PyTorch reference can be rerun in float64; a launch-spec kernel is compiled for its dtypes.
-        tolerance=tol.describe(accuracy_rule=ref.kind == "kernelbench"),
+        tolerance=tol.describe(accuracy_rule=isinstance(ref, KernelBenchModel)),
         errors=worker.errors if worker else ErrorSummary(),
         sanitizer=sanitizer,
         notes=list(dict.fromkeys(notes)),
@@ -175,7 +179,7 @@ def verify(
     )
 
 
-def preflight_launch_spec(ref: Workload, cand: Workload | None) -> None:
+def preflight_launch_spec(ref: RunnableWorkload, cand: RunnableWorkload | None) -> None:
     """Resolve the spec for the reference and the candidate here, so that a bad spec, a bad
     expression or an ambiguous entry point is bad input (exit 2) before any worker starts.
 
@@ -208,7 +212,9 @@ def _split(check_cmd: str | Sequence[str] | None) -> list[str]:
     return list(check_cmd)
 
 
-def _run_check_command(command: list[str], ref: Workload, cand: Workload, timeout_s: float) -> Check:
+def _run_check_command(
+    command: list[str], ref: RunnableWorkload, cand: RunnableWorkload, timeout_s: float
+) -> Check:
     argv = [a.replace("{reference}", ref.path).replace("{candidate}", cand.path) for a in command]
     shown = shlex.join(argv)
     try:

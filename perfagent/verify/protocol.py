@@ -8,7 +8,7 @@ from pydantic import Field
 
 from perfagent.timing.models import TimingSamples
 from perfagent.verify.models import Check, ErrorSummary, Tolerance
-from perfagent.workloads.model import AbsolutePath, Workload
+from perfagent.workloads.model import AbsolutePath, AnyRunnable
 from profilers.model import Frozen
 
 Device = Literal["cpu", "cuda", "auto"]
@@ -18,8 +18,8 @@ class WorkerRequest(Frozen):
     """What the worker should do."""
 
     mode: Literal["verify", "bench"]
-    reference: Workload
-    candidate: Workload | None = None
+    reference: AnyRunnable
+    candidate: AnyRunnable | None = None
     device: Device = "auto"
     seeds: int = 5
     """Verification: number of seeds; each gives a get_inputs() draw and a re-drawn distribution."""

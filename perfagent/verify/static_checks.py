@@ -20,7 +20,7 @@ from pathlib import Path
 from perfagent.verify.models import Check
 from perfagent.workloads.kernelbench import inspect_python
 from perfagent.workloads.launch_spec import kernels_in_source
-from perfagent.workloads.model import Workload
+from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, RunnableWorkload
 from perfagent.workloads.triton_script import jit_kernels, launched_kernels
 
 _REFERENCE_PARTS = {"Model", "get_inputs", "get_init_inputs"}
@@ -103,11 +103,11 @@ _LOW_PRECISION_TOKENS = (
 )
 
 
-def static_checks(candidate: Workload, reference: Workload) -> list[Check]:
+def static_checks(candidate: RunnableWorkload, reference: RunnableWorkload) -> list[Check]:
     """Every static check for ``candidate`` (names start with ``static:``)."""
-    if candidate.kind == "kernelbench":
+    if isinstance(candidate, KernelBenchModel):
         return _python_checks(candidate, reference)
-    if candidate.kind == "cuda-kernel":
+    if isinstance(candidate, LaunchSpecKernel):
         return _cuda_file_checks(Path(candidate.path))
     return []
 
@@ -141,7 +141,7 @@ def _without_docstrings(tree: ast.Module) -> ast.Module:
     return clone
 
 
-def _python_checks(candidate: Workload, reference: Workload) -> list[Check]:
+def _python_checks(candidate: RunnableWorkload, reference: RunnableWorkload) -> list[Check]:
     info = inspect_python(candidate.path)
     same_file = Path(candidate.path).resolve() == Path(reference.path).resolve()
     tree = _pruned_tree(info.tree, same_file)

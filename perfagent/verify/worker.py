@@ -16,6 +16,7 @@ from pathlib import Path
 
 from perfagent.verify.harness import CandidateFailure, Harness, ReferenceFailure, write_result
 from perfagent.verify.protocol import WorkerRequest, WorkerResult
+from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel
 
 
 def resolve_device(requested: str) -> tuple[str, str | None]:
@@ -41,11 +42,11 @@ def _dispatch(h: Harness) -> WorkerResult:
         from perfagent.timing.protocol import run_bench
 
         return run_bench(h)
-    if req.reference.kind == "kernelbench":
+    if isinstance(req.reference, KernelBenchModel):
         from perfagent.verify.kernelbench_protocol import run_kernelbench
 
         return run_kernelbench(h)
-    if req.reference.kind == "cuda-kernel":
+    if isinstance(req.reference, LaunchSpecKernel):
         from perfagent.verify.cuda_protocol import run_cuda_kernel
 
         return run_cuda_kernel(h)

@@ -1,7 +1,14 @@
-"""Workloads: what perfagent runs to verify and time a kernel.
+"""Workloads: what the user pointed perfagent at, one ``Workload`` class per kind.
 
-- ``model.Workload`` — the resolved workload (kind, path, spec, entry, backend).
-- ``detect`` — paths → reference / candidate ``Workload`` (or ``BadInput`` with the next step).
+- ``base.Workload`` — the questions every kind answers (``describe``, ``is_recorded``, ``runs_on_cpu``,
+  ``verified_by``, ``timed_by``) instead of callers comparing ``kind`` strings.
+- ``model`` — what verification and timing run: ``KernelBenchModel``, ``LaunchSpecKernel``, ``CudaProgram``,
+  ``TritonScript``, ``PythonScript`` (pydantic: they cross into the worker).
+- ``targets`` — what ``profile``/``diagnose`` read or run (reports, saved runs, sources, commands) and
+  ``resolve_target``.
+- ``optimizable`` — what the optimize loop rewrites (``LaunchSpecTarget``, ``KernelBenchTarget``,
+  ``TritonScriptTarget``) with its oracle and candidates.
+- ``detect`` — paths → reference / candidate workloads and optimize targets (or ``BadInput`` with the next step).
 - ``launch_spec`` — the TOML launch contract of a bare ``__global__`` kernel; ``expr`` evaluates
   its expressions safely.
 - ``kernelbench`` / ``triton_script`` — static inspection of Python sources.
@@ -12,7 +19,20 @@ Nothing here imports torch, triton or cuda at import time.
 
 from __future__ import annotations
 
-from perfagent.workloads.detect import detect_candidate, detect_reference
-from perfagent.workloads.model import Workload, WorkloadKind
+from perfagent.workloads.base import Workload
+from perfagent.workloads.detect import detect_candidate, detect_reference, resolve
+from perfagent.workloads.model import RunnableWorkload, WorkloadKind
+from perfagent.workloads.optimizable import OptimizeWorkload
+from perfagent.workloads.targets import ProfileTarget, resolve_target
 
-__all__ = ["Workload", "WorkloadKind", "detect_candidate", "detect_reference"]
+__all__ = [
+    "OptimizeWorkload",
+    "ProfileTarget",
+    "RunnableWorkload",
+    "Workload",
+    "WorkloadKind",
+    "detect_candidate",
+    "detect_reference",
+    "resolve",
+    "resolve_target",
+]

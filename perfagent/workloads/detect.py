@@ -1,6 +1,7 @@
 """Turn the user's paths into ``Workload`` objects (reference and candidate), or say why not.
 
-Rules (all errors are ``BadInput`` with the next step):
+``detect_reference`` / ``detect_candidate`` give what verification and timing run; ``resolve`` gives what
+the optimize loop rewrites. Rules (all errors are ``BadInput`` with the next step):
 
 - ``*.py`` with ``class Model`` and ``get_inputs``: a KernelBench problem. Its candidate is a
   ``.py`` with ``class ModelNew`` (or the problem file itself, when it defines ``ModelNew``).
@@ -19,14 +20,27 @@ from pathlib import Path
 
 from perfagent.errors import BadInput
 from perfagent.workloads.kernelbench import inspect_python
-from perfagent.workloads.launch_spec import load_launch_spec
-from perfagent.workloads.model import Workload
+from perfagent.workloads.launch_spec import choose_entry, load_launch_spec, override_for
+from perfagent.workloads.model import (
+    CudaProgram,
+    KernelBenchModel,
+    LaunchSpecKernel,
+    PythonScript,
+    RunnableWorkload,
+    TritonScript,
+)
+from perfagent.workloads.optimizable import (
+    KernelBenchTarget,
+    LaunchSpecTarget,
+    OptimizeWorkload,
+    TritonScriptTarget,
+)
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
 _CUDA_SUFFIXES = (".cu", ".cuh")
 
 
-def detect_reference(path: str | Path, *, spec: str | Path | None = None) -> Workload:
+def detect_reference(path: str | Path, *, spec: str | Path | None = None) -> RunnableWorkload:
     """Resolve the reference (the oracle) from a path.
 
     Raises:
@@ -36,16 +50,14 @@ def detect_reference(path: str | Path, *, spec: str | Path | None = None) -> Wor
     suffix = p.suffix.lower()
     if suffix == ".toml":
         s = load_launch_spec(p)
-        return Workload(
-            kind="cuda-kernel", path=str((p.parent / s.source).resolve()), spec_path=str(p), backend="cuda"
-        )
+        return LaunchSpecKernel(path=str((p.parent / s.source).resolve()), spec_path=str(p), backend="cuda")
     if suffix in _CUDA_SUFFIXES:
         spec_path = Path(spec).resolve() if spec is not None else find_spec_for(p)
         if spec_path is not None:
             load_launch_spec(spec_path)
-            return Workload(kind="cuda-kernel", path=str(p), spec_path=str(spec_path), backend="cuda")
+            return LaunchSpecKernel(path=str(p), spec_path=str(spec_path), backend="cuda")
         if _MAIN.search(p.read_text(errors="replace")):
-            return Workload(kind="cuda-program", path=str(p), backend="cuda")
+            return CudaProgram(path=str(p), backend="cuda")
         raise BadInput(
             f"{p.name} is a kernel file without a launch spec",
             hint=f"write {p.stem}.launch.toml beside it (format: docs/verify.md) or pass --spec PATH",
@@ -53,7 +65,7 @@ def detect_reference(path: str | Path, *, spec: str | Path | None = None) -> Wor
     if suffix == ".py":
         info = inspect_python(p)
         if info.is_problem:
-            return Workload(kind="kernelbench", path=str(p), class_name="Model", backend=info.backend)
+            return KernelBenchModel(path=str(p), class_name="Model", backend=info.backend)
         if "ModelNew" in info.classes and "Model" not in info.classes:
             raise BadInput(
                 f"{p.name} defines ModelNew but no Model: it is a candidate, not a reference",
@@ -64,15 +76,17 @@ def detect_reference(path: str | Path, *, spec: str | Path | None = None) -> Wor
                 f"{p.name} defines Model but no get_inputs()",
                 hint="a KernelBench problem needs get_inputs() (and get_init_inputs() when Model takes arguments)",
             )
-        kind = "triton-script" if info.jit_kernels else "python-script"
-        return Workload(kind=kind, path=str(p), backend=info.backend)
+        script = TritonScript if info.jit_kernels else PythonScript
+        return script(path=str(p), backend=info.backend)
     raise BadInput(
         f"don't know how to verify {p.name}",
         hint="give a KernelBench problem (.py with Model), a launch spec (.launch.toml) or a .cu kernel file",
     )
 
 
-def detect_candidate(path: str | Path | None, reference: Workload, *, kernel: str | None = None) -> Workload:
+def detect_candidate(
+    path: str | Path | None, reference: RunnableWorkload, *, kernel: str | None = None
+) -> RunnableWorkload:
     """Resolve the candidate (a rewrite) against its reference.
 
     Args:
@@ -83,28 +97,24 @@ def detect_candidate(path: str | Path | None, reference: Workload, *, kernel: st
     Raises:
         BadInput: missing file, wrong kind for this reference, or no ``ModelNew``.
     """
-    if reference.kind == "kernelbench":
-        p = _existing(path) if path is not None else Path(reference.path)
-        info = inspect_python(p)
-        if "ModelNew" not in info.classes:
-            where = "the candidate" if path is not None else f"{p.name} (no CANDIDATE was given)"
-            raise BadInput(
-                f"{where} defines no class ModelNew",
-                hint="a KernelBench candidate is `class ModelNew(nn.Module)`",
-            )
-        return Workload(kind="kernelbench", path=str(p), class_name="ModelNew", backend=info.backend)
+    if isinstance(reference, KernelBenchModel):
+        return _model_new(path, reference)
     if path is None:
         raise BadInput("no CANDIDATE given", hint="pass the rewritten file after the reference")
-    p = _existing(path)
-    if reference.kind == "cuda-kernel":
-        if p.suffix.lower() not in _CUDA_SUFFIXES:
-            raise BadInput(
-                f"{p.name} is not a .cu file", hint="the candidate of a launch-spec kernel is a .cu rewrite"
-            )
-        return Workload(
-            kind="cuda-kernel", path=str(p), spec_path=reference.spec_path, kernel=kernel, backend="cuda"
+    return reference.candidate_for(_existing(path), kernel=kernel)
+
+
+def _model_new(path: str | Path | None, reference: KernelBenchModel) -> KernelBenchModel:
+    """The ``ModelNew`` of ``path`` (None: of the reference's own file)."""
+    p = _existing(path) if path is not None else Path(reference.path)
+    info = inspect_python(p)
+    if "ModelNew" not in info.classes:
+        where = "the candidate" if path is not None else f"{p.name} (no CANDIDATE was given)"
+        raise BadInput(
+            f"{where} defines no class ModelNew",
+            hint="a KernelBench candidate is `class ModelNew(nn.Module)`",
         )
-    return Workload(kind=reference.kind, path=str(p), backend=reference.backend)
+    return KernelBenchModel(path=str(p), class_name="ModelNew", backend=info.backend)
 
 
 def find_spec_for(kernel_file: Path) -> Path | None:
@@ -131,6 +141,101 @@ def find_spec_for(kernel_file: Path) -> Path | None:
             hint="choose one with --spec PATH",
         )
     return None
+
+
+def resolve(
+    target: str | Path, *, problem: str | Path | None = None, spec: str | Path | None = None
+) -> OptimizeWorkload:
+    """Resolve what the user pointed ``perfagent optimize`` at.
+
+    Args:
+        target: a ``.cu`` kernel file (launch spec beside it or ``spec``), a launch spec ``.toml``,
+            a KernelBench problem ``.py``, a ``ModelNew`` file (with ``problem``), or a Triton script.
+        problem: the KernelBench problem (oracle) for a ``ModelNew`` target.
+        spec: the launch spec of a ``.cu`` target when it is not found beside it.
+
+    Raises:
+        BadInput: the file is missing, or of a kind the loop cannot verify (a ``.cu`` program with
+            ``main()``, a plain Python script) — with the next step.
+    """
+    path = Path(target)
+    if not path.is_file():
+        raise BadInput(f"{path} does not exist or is not a file", hint="pass the kernel source to optimize")
+    suffix = path.suffix.lower()
+    if suffix in (*_CUDA_SUFFIXES, ".toml"):
+        return _launch_spec_target(path, spec)
+    if suffix != ".py":
+        raise BadInput(
+            f"cannot optimize {path.name}",
+            hint="give a .cu kernel with a launch spec, a KernelBench problem (.py), or a Triton script",
+        )
+    if problem is not None:
+        return _model_new_target(path, Path(problem))
+    return _python_target(path)
+
+
+def _launch_spec_target(path: Path, spec: str | Path | None) -> LaunchSpecTarget:
+    """A ``.cu`` kernel file or a launch spec: the kernel the spec launches from the user's file."""
+    ref = detect_reference(path, spec=spec)
+    if not isinstance(ref, LaunchSpecKernel) or ref.spec_path is None:
+        raise BadInput(
+            f"{path.name} is a CUDA program with main(): perfagent cannot launch and verify its kernels itself",
+            hint="optimize a kernel file with a launch spec (e.g. examples/cuda/02_*/slow.cu), see docs/verify.md",
+        )
+    spec_file = Path(ref.spec_path)
+    loaded = load_launch_spec(spec_file)
+    file = Path(ref.path).resolve()
+    own_variant = override_for(loaded, file) if file != (spec_file.parent / loaded.source).resolve() else None
+    entry = choose_entry(loaded, file, own_variant, None)
+    return LaunchSpecTarget(file=file, language="cuda", spec_path=spec_file.resolve(), entry=entry)
+
+
+def _model_new_target(path: Path, problem: Path) -> KernelBenchTarget:
+    """A ``ModelNew`` file optimized against the KernelBench ``problem`` (its ``Model`` is the oracle)."""
+    info = inspect_python(path)
+    if not inspect_python(problem).is_problem:
+        raise BadInput(
+            f"{problem.name} is not a KernelBench problem (no Model / get_inputs)",
+            hint="--problem takes the problem file",
+        )
+    if "ModelNew" not in info.classes:
+        raise BadInput(
+            f"{path.name} defines no ModelNew",
+            hint="the file to optimize is a KernelBench candidate (class ModelNew)",
+        )
+    jits = tuple(info.jit_kernels)
+    return KernelBenchTarget(
+        file=path.resolve(),
+        language="triton" if jits else "python",
+        problem=problem.resolve(),
+        jit_kernels=jits,
+        has_model_new=True,
+    )
+
+
+def _python_target(path: Path) -> KernelBenchTarget | TritonScriptTarget:
+    """A KernelBench problem (its own oracle) or a Triton script (its own check)."""
+    info = inspect_python(path)
+    jits = tuple(info.jit_kernels)
+    if info.is_problem:
+        return KernelBenchTarget(
+            file=path.resolve(),
+            language="triton" if jits else "python",
+            problem=path.resolve(),
+            jit_kernels=jits,
+            has_model_new="ModelNew" in info.classes,
+        )
+    if "ModelNew" in info.classes:
+        raise BadInput(
+            f"{path.name} defines ModelNew but no Model: the loop needs the problem as the oracle",
+            hint="pass the KernelBench problem with --problem PROBLEM.py",
+        )
+    if jits:
+        return TritonScriptTarget(file=path.resolve(), language="triton", jit_kernels=jits)
+    raise BadInput(
+        f"{path.name} is a Python script with no Triton kernel and no KernelBench interface",
+        hint="wrap it as a KernelBench problem (Model, get_inputs) so that candidates can be verified",
+    )
 
 
 def _existing(path: str | Path) -> Path:

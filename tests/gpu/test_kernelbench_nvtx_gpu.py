@@ -16,7 +16,8 @@ import pytest
 from perfagent.classifier import classify
 from perfagent.models import Profile
 from perfagent.optimize.measure import reprofile
-from perfagent.optimize.workload import OptimizeWorkload, resolve
+from perfagent.workloads.detect import resolve
+from perfagent.workloads.optimizable import OptimizeWorkload
 
 pytestmark = pytest.mark.gpu
 KB = Path(__file__).resolve().parents[2] / "examples" / "kernelbench"

@@ -18,9 +18,9 @@ from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState
 from perfagent.optimize.render import render_text
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.optimize.workload import resolve
 from perfagent.records import RunRecord
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
+from perfagent.workloads.detect import resolve
 
 pytestmark = pytest.mark.gpu
 

@@ -19,7 +19,7 @@ from perfagent.optimize.measure import (
     reprofile,
     script_check_command,
 )
-from perfagent.optimize.workload import resolve
+from perfagent.workloads.detect import resolve
 from profilers.base import WORKLOAD_NVTX_RANGE, ProfileRequest
 from profilers.ncu_argv import build_ncu_argv
 

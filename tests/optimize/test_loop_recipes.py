@@ -17,8 +17,8 @@ from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState
 from perfagent.optimize.measure import candidate_spec
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.optimize.workload import resolve
 from perfagent.rewrite.base import RewriteRequest
+from perfagent.workloads.detect import resolve
 from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
 
 from .helpers import EXAMPLES, TRANSPOSE, ScriptedRewriter, copy_example

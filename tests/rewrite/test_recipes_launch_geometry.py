@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from perfagent.optimize.measure import candidate_spec
-from perfagent.optimize.workload import resolve
 from perfagent.rewrite.base import RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RecipesRewriter, launch_geometry
+from perfagent.workloads.detect import resolve
 from perfagent.workloads.launch_spec import load_launch_spec
 
 from .helpers import EXAMPLES

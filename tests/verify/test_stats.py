@@ -10,7 +10,7 @@ from perfagent.timing.bench import build_result
 from perfagent.timing.models import TimingSamples
 from perfagent.timing.plausibility import flags_for, peak_flops, roofline, speedup_flags
 from perfagent.timing.stats import compare, noise_threshold, percentile, summarize
-from perfagent.workloads.model import Workload
+from perfagent.workloads.model import KernelBenchModel
 from profilers.model import DevicePeaks
 
 H100ISH = DevicePeaks(
@@ -94,8 +94,8 @@ def test_roofline_and_plausibility() -> None:
 
 
 def test_build_result_flags_excessive_and_cpu() -> None:
-    ref = Workload(kind="kernelbench", path="/x/p.py", class_name="Model")
-    cand = Workload(kind="kernelbench", path="/x/c.py", class_name="ModelNew")
+    ref = KernelBenchModel(path="/x/p.py", class_name="Model")
+    cand = KernelBenchModel(path="/x/c.py", class_name="ModelNew")
     gpu = TimingSamples(
         baseline=noisy(1e-3, 0.01, seed=1),
         baseline_repeat=noisy(1e-3, 0.01, seed=2),

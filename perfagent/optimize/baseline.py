@@ -1,0 +1,327 @@
+"""The original, before any rewrite: profiled and diagnosed, and timed on a GPU.
+
+Where the diagnosis comes from depends on the machine, not on the workload's kind: ncu through the harness
+on a GPU, else a recorded report, else static analysis when the workload allows it (a ``.cu`` file), else
+nothing. How the original is timed is the workload's answer (``timed_by``): CUDA events through
+``perfagent.timing.bench``, or ncu's kernel durations from a second profiled run (their disagreement is the
+noise a candidate must beat).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import profilers
+from perfagent.api import diagnose, profile
+from perfagent.classifier import classify
+from perfagent.errors import BadInput, PerfAgentError
+from perfagent.models import KernelDiagnosis, Profile
+from perfagent.optimize import measure
+from perfagent.optimize.events import Info, ProgressCallback
+from perfagent.optimize.loop_state import BaselineState, profile_pcts
+from perfagent.optimize.settings import OptimizeSettings
+from perfagent.records import FindingSummary, OptimizeBaseline, ProfileSummary
+from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.errors import ProfilerError
+
+Progress = ProgressCallback
+
+
+@dataclass
+class Baseline:
+    """The original as the loop starts from it, and as the record shows it."""
+
+    state: BaselineState
+    summary: OptimizeBaseline
+    profile: Profile | None
+    kernels: list[KernelDiagnosis]
+    diagnosis: KernelDiagnosis | None
+
+
+@dataclass
+class _Diagnosed:
+    """What profiling (or reading, or analysing) the original gave."""
+
+    profile: Profile | None = None
+    kernels: list[KernelDiagnosis] = field(default_factory=list)
+    can_profile: bool = False
+    """ncu can profile here (GPU and ncu usable)."""
+    profile_note: str | None = None
+    """Why candidates cannot be re-profiled, when they cannot."""
+
+
+@dataclass
+class _Timed:
+    """The original's time and how close to its ceilings it runs (all None: not timed)."""
+
+    time_s: float | None = None
+    timer: str | None = None
+    pct: float | None = None
+    dram: float | None = None
+    compute: float | None = None
+    start: float | None = None
+    """KernelBench: the starting ModelNew's speed-up over Model."""
+
+
+def measure_baseline(
+    wl: OptimizeWorkload,
+    *,
+    gpu: bool,
+    report: str | Path | None,
+    kernel: str | None,
+    run_dir: Path,
+    settings: OptimizeSettings,
+    emit: Progress,
+) -> Baseline:
+    """Profile and diagnose the original, and time it on a GPU.
+
+    Args:
+        wl: the optimize target.
+        gpu: a GPU is usable here (timing, ncu).
+        report: a recorded report to diagnose from when nothing can be profiled here.
+        kernel: regular expression choosing the kernel of the diagnosis to target.
+        run_dir: the run folder (``baseline/`` is written under it).
+        settings: the loop's settings (arch, limits, timing rounds).
+        emit: receives progress events.
+
+    Raises:
+        BadInput: ``kernel`` matches no kernel of the diagnosis.
+    """
+    notes: list[str] = []
+    work = run_dir / "baseline"
+    work.mkdir(parents=True, exist_ok=True)
+    seen = _diagnose_original(
+        wl, gpu=gpu, report=report, work=work, settings=settings, emit=emit, notes=notes
+    )
+    target = target_kernel(seen.kernels, wl, kernel)
+    measured = seen.profile is not None and seen.profile.mode == "counters"
+    state = BaselineState(
+        diagnosis=target,
+        measured=measured,
+        can_profile=seen.can_profile,
+        profile_note=seen.profile_note,
+        kernel_name=target.profile.base_name if target else None,
+    )
+    timed = _Timed()
+    if gpu and wl.timed_by == "cuda-events":
+        timed = _time_with_events(wl, work, settings, emit, notes)
+    elif (
+        gpu and wl.timed_by == "ncu" and target is not None and target.profile.metrics.duration_s is not None
+    ):
+        timed = _time_with_ncu(wl, target, state, work, settings, emit)
+    if timed.pct is None and measured and target is not None and target.roofline is not None:
+        if target.roofline.fraction_of_sol is not None:
+            timed.pct = target.roofline.fraction_of_sol * 100.0
+    state.time_s, state.start_speedup = timed.time_s, timed.start
+    summary = _summary(wl, seen.profile, target, timed, notes)
+    if timed.time_s is not None:
+        emit(
+            Info(
+                message=f"original: {timed.time_s * 1e3:.4g} ms ({timed.timer})"
+                + (f", {timed.pct:.3g} % of roofline" if timed.pct is not None else "")
+            )
+        )
+    return Baseline(
+        state=state, summary=summary, profile=seen.profile, kernels=seen.kernels, diagnosis=target
+    )
+
+
+def _diagnose_original(
+    wl: OptimizeWorkload,
+    *,
+    gpu: bool,
+    report: str | Path | None,
+    work: Path,
+    settings: OptimizeSettings,
+    emit: Progress,
+    notes: list[str],
+) -> _Diagnosed:
+    """ncu on a GPU, else the recorded report, else static analysis, else nothing (said in ``notes``)."""
+    ncu_reason = profilers.get_profiler("ncu").availability() if gpu else "no GPU"
+    out = _Diagnosed(can_profile=gpu and ncu_reason is None)
+    if not out.can_profile:
+        out.profile_note = (
+            f"ncu cannot run here: {ncu_reason}" if gpu else "no GPU: candidates are not re-profiled"
+        )
+    if out.can_profile:
+        if report is not None:
+            notes.append(
+                f"--report {report} was not used: the original was profiled here, on the GPU the candidates run on"
+            )
+        emit(Info(message="profiling the original with ncu …"))
+        rp = measure.reprofile(
+            wl,
+            wl.file,
+            wl.spec_path,
+            workdir=work,
+            target_kernel=None,
+            arch=settings.arch,
+            timeout_s=settings.profile_timeout_s,
+        )
+        out.profile = rp.profile
+        if rp.note:
+            notes.append(f"original: {rp.note}")
+    elif report is not None:
+        emit(Info(message=f"diagnosing the recorded report {report} …"))
+        recorded = diagnose(report, save=False)
+        out.profile, out.kernels = recorded.profile(), list(recorded.kernels)
+        notes.append(f"diagnosis from the recorded report {report} (not measured here)")
+    elif wl.statically_analysable:
+        out.profile = _static_analysis(wl, work, settings, emit, notes)
+    else:
+        notes.append(
+            "nothing was profiled (no GPU and no --report): the plan comes from the transforms the recipes can apply"
+        )
+    if out.profile is not None and not out.kernels:
+        out.kernels = classify(out.profile)
+    return out
+
+
+def _static_analysis(
+    wl: OptimizeWorkload, work: Path, settings: OptimizeSettings, emit: Progress, notes: list[str]
+) -> Profile | None:
+    """nvcc/ptxas facts about the original (no GPU); None, said in ``notes``, when the build fails."""
+    emit(Info(message="no GPU: static analysis of the original (nvcc/ptxas) …"))
+    try:
+        return profile(
+            wl.file, profiler="static", arch=settings.arch, workdir=work, timeout_s=settings.compile_timeout_s
+        )
+    except (ProfilerError, PerfAgentError) as exc:
+        notes.append(f"static analysis failed: {exc.message}")
+        return None
+
+
+def _time_with_events(
+    wl: OptimizeWorkload, work: Path, settings: OptimizeSettings, emit: Progress, notes: list[str]
+) -> _Timed:
+    """CUDA-event timing of the oracle (and of a starting ModelNew, whose speed-up candidates must beat)."""
+    emit(Info(message=f"timing the original ({settings.runs} rounds, CUDA events) …"))
+    start_file = wl.start_file
+    t = measure.bench_timing(
+        wl,
+        start_file,
+        wl.spec_path,
+        runs=settings.runs,
+        warmup=settings.warmup,
+        timeout_s=settings.timeout_s,
+        compile_timeout_s=settings.compile_timeout_s,
+    )
+    if t.bench is not None:
+        measure.write_json(work / "bench.json", t.bench)
+    if t.error:
+        notes.append(f"the original could not be timed: {t.error}")
+        return _Timed()
+    out = _Timed(t.time_s, t.timer, t.pct_of_roofline, t.pct_of_dram_peak, t.pct_of_compute_peak)
+    if start_file is not None:
+        out.start = t.speedup
+        notes.append(
+            f"the starting ModelNew runs at {t.speedup:.3g}x of the problem's Model; candidates must beat it"
+        )
+    return out
+
+
+def _time_with_ncu(
+    wl: OptimizeWorkload,
+    target: KernelDiagnosis,
+    state: BaselineState,
+    work: Path,
+    settings: OptimizeSettings,
+    emit: Progress,
+) -> _Timed:
+    """ncu kernel durations of two profiled runs: their mean is the time, their disagreement the noise."""
+    assert target.profile.metrics.duration_s is not None
+    durations = [target.profile.metrics.duration_s]
+    emit(Info(message="profiling the original again (baseline noise for ncu-timed Triton scripts) …"))
+    again = measure.reprofile(
+        wl,
+        wl.file,
+        None,
+        workdir=work / "repeat",
+        target_kernel=state.kernel_name,
+        arch=settings.arch,
+        timeout_s=settings.profile_timeout_s,
+    )
+    if again.kernel is not None and again.kernel.metrics.duration_s is not None:
+        durations.append(again.kernel.metrics.duration_s)
+    state.script_durations = durations
+    pct, dram = profile_pcts(target.profile)
+    return _Timed(time_s=statistics.fmean(durations), timer="ncu", pct=pct, dram=dram)
+
+
+def _summary(
+    wl: OptimizeWorkload,
+    prof: Profile | None,
+    target: KernelDiagnosis | None,
+    timed: _Timed,
+    notes: list[str],
+) -> OptimizeBaseline:
+    return OptimizeBaseline(
+        file=str(wl.file),
+        kernel=target.profile.base_name if target else wl.entry,
+        time_s=timed.time_s,
+        timer=timed.timer,
+        pct_of_roofline=timed.pct,
+        pct_of_dram_peak=timed.dram,
+        pct_of_compute_peak=timed.compute,
+        start_speedup=timed.start,
+        profile=_profile_summary(prof, target),
+        findings=[
+            FindingSummary(
+                category=f.category, severity=f.severity, title=f.title, transforms=list(f.transforms)
+            )
+            for f in (target.findings if target else [])
+        ],
+        notes=notes,
+    )
+
+
+def target_kernel(
+    kernels: list[KernelDiagnosis], wl: OptimizeWorkload, regex: str | None
+) -> KernelDiagnosis | None:
+    """The kernel of the diagnosis the loop targets: ``regex``'s, else the workload's own, else the first.
+
+    Raises:
+        BadInput: ``regex`` matches no kernel.
+    """
+    if not kernels:
+        return None
+    if regex:
+        pattern = re.compile(regex)
+        for k in kernels:
+            if pattern.search(k.profile.base_name) or pattern.search(k.name):
+                return k
+        raise BadInput(
+            f"no kernel of the diagnosis matches --kernel {regex!r}",
+            hint="kernels: " + ", ".join(k.profile.base_name for k in kernels[:8]),
+        )
+    names = {wl.entry} if wl.entry else set(wl.jit_kernels)
+    for k in kernels:
+        if k.profile.base_name in names:
+            return k
+    return kernels[0]
+
+
+def _profile_summary(prof: Profile | None, kd: KernelDiagnosis | None) -> ProfileSummary | None:
+    if prof is None:
+        return None
+    if kd is None:
+        return ProfileSummary(tool=prof.tool, mode=prof.mode)
+    m = kd.profile.metrics
+    roof = kd.roofline
+    return ProfileSummary(
+        tool=prof.tool,
+        mode=prof.mode,
+        kernel=kd.profile.base_name,
+        duration_s=m.duration_s,
+        dram_throughput_pct=m.dram_throughput_pct,
+        sm_throughput_pct=m.sm_throughput_pct,
+        memory_throughput_pct=m.memory_throughput_pct,
+        achieved_occupancy_pct=kd.profile.occupancy.achieved_pct,
+        fraction_of_sol_pct=roof.fraction_of_sol * 100.0
+        if roof and roof.fraction_of_sol is not None
+        else None,
+        bound=roof.bound if roof else None,
+    )
