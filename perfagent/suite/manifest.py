@@ -26,6 +26,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from perfagent.errors import BadInput
+from perfagent.workloads.optimizable import KernelBenchTarget, LaunchSpecTarget, TritonScriptTarget
 from profilers.model import Frozen
 
 SUITE_FILE = "suite.toml"
@@ -77,9 +78,9 @@ class _TomlSuite(Frozen):
 def kind_of(target: Path) -> str:
     """The entry kind of a target path (by extension and content)."""
     if target.suffix in {".cu", ".cuh"} or target.name.endswith(".launch.toml"):
-        return "cuda-kernel"
+        return LaunchSpecTarget.kind
     if target.suffix == ".py":
-        return "kernelbench" if _defines(target, "Model") else "triton-script"
+        return KernelBenchTarget.kind if _defines(target, "Model") else TritonScriptTarget.kind
     raise BadInput(
         f"{target} is not a suite target", hint="targets are .py problems/scripts, .cu kernels or specs"
     )
@@ -174,9 +175,11 @@ def _kernelbench_entries(root: Path) -> Iterator[SuiteEntry]:
             and _defines(p, "ModelNew")
         ]
         if not candidates:
-            yield SuiteEntry(name=_rel(root, problem), target=problem, kind="kernelbench")
+            yield SuiteEntry(name=_rel(root, problem), target=problem, kind=KernelBenchTarget.kind)
         for cand in candidates:
-            yield SuiteEntry(name=_rel(root, cand), target=problem, candidate=cand, kind="kernelbench")
+            yield SuiteEntry(
+                name=_rel(root, cand), target=problem, candidate=cand, kind=KernelBenchTarget.kind
+            )
 
 
 def _cuda_entries(root: Path) -> Iterator[SuiteEntry]:
@@ -189,11 +192,11 @@ def _cuda_entries(root: Path) -> Iterator[SuiteEntry]:
                 name=_rel(root, slow),
                 target=slow,
                 candidate=fixed if fixed.is_file() else None,
-                kind="cuda-kernel",
+                kind=LaunchSpecTarget.kind,
             )
             continue
         for cu in sorted(folder.glob("*.cu")):
-            yield SuiteEntry(name=_rel(root, cu), target=cu, kind="cuda-kernel")
+            yield SuiteEntry(name=_rel(root, cu), target=cu, kind=LaunchSpecTarget.kind)
             break
 
 
@@ -209,7 +212,7 @@ def _triton_entries(root: Path) -> Iterator[SuiteEntry]:
         except (UnicodeDecodeError, OSError):
             continue
         if _TRITON_JIT.search(text):
-            yield SuiteEntry(name=_rel(root, p), target=p, kind="triton-script")
+            yield SuiteEntry(name=_rel(root, p), target=p, kind=TritonScriptTarget.kind)
 
 
 def load_suite(path: Path) -> list[SuiteEntry]:
