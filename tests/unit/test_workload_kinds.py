@@ -1,0 +1,124 @@
+"""The one Workload type: each kind is a class that answers the questions callers used to ask of ``kind``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perfagent.errors import BadInput
+from perfagent.verify.protocol import WorkerRequest
+from perfagent.workloads import Workload, detect_candidate, detect_reference, resolve, resolve_target
+from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, TritonScript
+from perfagent.workloads.optimizable import (
+    KernelBenchTarget,
+    LaunchSpecTarget,
+    TritonScriptTarget,
+    kind_class,
+)
+from perfagent.workloads.targets import CommandLine, CudaKernelSource, CudaProgramSource, SavedRun, ScriptRun
+
+REPO = Path(__file__).resolve().parents[2]
+KB = REPO / "examples" / "kernelbench"
+TRANSPOSE = REPO / "examples" / "cuda" / "02_transpose_bank_conflicts"
+SCRIPT = REPO / "examples" / "triton" / "02_softmax_small_block.py"
+
+
+def test_every_kind_is_a_workload_and_keeps_its_serialized_name() -> None:
+    ref = detect_reference(KB / "01_vector_add.py")
+    assert isinstance(ref, KernelBenchModel) and isinstance(ref, Workload)
+    assert (ref.kind, ref.verified_by, ref.timed_by, ref.runs_on_cpu) == (
+        "kernelbench",
+        "oracle",
+        "cuda-events",
+        True,
+    )
+    cand = detect_candidate(KB / "01_vector_add_triton.py", ref)
+    assert isinstance(cand, KernelBenchModel) and cand.describe() == "01_vector_add_triton.py:ModelNew"
+
+    spec_ref = detect_reference(TRANSPOSE / "slow.cu")
+    assert (
+        isinstance(spec_ref, LaunchSpecKernel) and spec_ref.kind == "cuda-kernel" and not spec_ref.runs_on_cpu
+    )
+
+    script = detect_reference(SCRIPT)
+    assert (
+        isinstance(script, TritonScript) and script.verified_by == "check-command" and script.timed_by is None
+    )
+
+
+def test_the_worker_request_reads_each_kind_back_as_its_class() -> None:
+    ref = detect_reference(TRANSPOSE / "slow.cu")
+    cand = detect_candidate(TRANSPOSE / "fixed.cu", ref, kernel="k")
+    request = WorkerRequest(
+        mode="verify",
+        reference=ref,
+        candidate=cand,
+        device="cpu",
+        result_path="r.json",
+        progress_path="p.log",
+    )
+    back = WorkerRequest.model_validate_json(request.model_dump_json())
+    assert type(back.reference) is LaunchSpecKernel and back.candidate == cand
+    # the wire keeps every field of the old single model
+    assert set(request.model_dump()["reference"]) == {
+        "kind",
+        "path",
+        "class_name",
+        "spec_path",
+        "kernel",
+        "backend",
+    }
+
+
+def test_a_launch_spec_candidate_must_be_a_cu_file(tmp_path: Path) -> None:
+    ref = detect_reference(TRANSPOSE / "slow.cu")
+    other = tmp_path / "x.py"
+    other.write_text("print(1)\n")
+    with pytest.raises(BadInput, match="not a .cu file"):
+        detect_candidate(other, ref)
+
+
+def test_optimize_targets_answer_for_the_loop() -> None:
+    cu = resolve(TRANSPOSE / "slow.cu")
+    assert isinstance(cu, LaunchSpecTarget) and not cu.runs_on_cpu and cu.statically_analysable
+    assert isinstance(cu.reference(), LaunchSpecKernel)
+
+    problem = resolve(KB / "01_vector_add.py")
+    assert isinstance(problem, KernelBenchTarget) and problem.is_plain_pytorch and problem.start_file is None
+    started = resolve(KB / "01_vector_add_triton.py", problem=KB / "01_vector_add.py")
+    assert isinstance(started, KernelBenchTarget) and started.start_file == started.file
+    assert not started.is_plain_pytorch and started.kernels_in_candidate
+
+    script = resolve(SCRIPT)
+    assert (
+        isinstance(script, TritonScriptTarget)
+        and script.timed_by == "ncu"
+        and script.verified_by == "check-command"
+    )
+    assert kind_class("triton-script") is TritonScriptTarget
+    with pytest.raises(BadInput):
+        kind_class("cuda-program")
+
+
+def test_profile_targets_are_workloads_too(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "record.json").write_text("{}")
+    assert (
+        isinstance(resolve_target(tmp_path / "run"), SavedRun)
+        and resolve_target(tmp_path / "run").is_recorded
+    )
+    program = tmp_path / "p.cu"
+    program.write_text("int main() { return 0; }\n")
+    assert isinstance(resolve_target(program), CudaProgramSource) and resolve_target(program).is_built
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("__global__ void k() {}\n")
+    static = resolve_target(kernel)
+    assert (
+        isinstance(static, CudaKernelSource)
+        and static.default_profiler == "static"
+        and static.source == kernel
+    )
+    assert isinstance(resolve_target(SCRIPT), ScriptRun) and resolve_target(SCRIPT).source is None
+    command = resolve_target(None, ["./app", "--n", "3"])
+    assert isinstance(command, CommandLine) and command.describe() == "./app --n 3"
