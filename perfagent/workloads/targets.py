@@ -59,15 +59,19 @@ class SavedRun(ProfileTarget):
 
 @dataclass(frozen=True)
 class RecordedReport(ProfileTarget):
-    """A report written by ncu or rocprof: read by the tool that wrote it."""
+    """A report written by a profiler: read by the tool that wrote it, never run."""
+
+    is_recorded: ClassVar[bool] = True
+    tool: ClassVar[Literal["ncu", "rocprof"]]
+    """The profiler that wrote (and reads) it."""
+
+
+@dataclass(frozen=True)
+class NcuReport(RecordedReport):
+    """An Nsight Compute report (``.ncu-rep``)."""
 
     kind: ClassVar[str] = "ncu-report"
-    is_recorded: ClassVar[bool] = True
-
-    @property
-    def tool(self) -> Literal["ncu", "rocprof"]:
-        """The profiler that wrote (and reads) it."""
-        return "ncu"
+    tool: ClassVar[Literal["ncu", "rocprof"]] = "ncu"
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ class NcuCsv(RecordedReport):
     """``ncu --csv`` output (raw or details page)."""
 
     kind: ClassVar[str] = "ncu-csv"
+    tool: ClassVar[Literal["ncu", "rocprof"]] = "ncu"
 
 
 @dataclass(frozen=True)
@@ -82,11 +87,8 @@ class RocprofOutput(RecordedReport):
     """rocprof output: a CSV, a rocpd database or a rocprof-compute workload folder."""
 
     kind: ClassVar[str] = "rocprof-output"
+    tool: ClassVar[Literal["ncu", "rocprof"]] = "rocprof"
     default_profiler: ClassVar[Literal["ncu", "rocprof", "static"]] = "rocprof"
-
-    @property
-    def tool(self) -> Literal["ncu", "rocprof"]:
-        return "rocprof"
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,7 @@ def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> Pr
         )
     suffix = path.suffix.lower()
     if suffix in (".ncu-rep", ".ncu-repz"):
-        return RecordedReport(path=path)
+        return NcuReport(path=path)
     if suffix == ".csv":
         return _csv_kind(path)(path=path)
     if suffix in (".db", ".sqlite"):
