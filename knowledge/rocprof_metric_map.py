@@ -5,7 +5,7 @@ reader-supplied context variables (clock, CU count, XCD count, peaks) and earlie
 This module validates the file (every formula parses into the small arithmetic language below, every
 lower-case name is declared before it is used, targets are well formed, the per-architecture collection
 lists name only counters the formulas use) and offers the parsed trees; evaluating them against real
-counters is the profiler's job (``profilers.rocprof_metrics``). It imports nothing of the project beyond
+counters is the profiler's job (``profilers.rocprof.metrics``). It imports nothing of the project beyond
 ``knowledge``.
 
 Formula language: numbers, names, ``+ - * /``, unary minus, parentheses and the functions ``pos``,

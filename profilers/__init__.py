@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 
 # name -> "module:factory"
 _BUILTIN: dict[str, str] = {
-    "ncu": "profilers.ncu:NcuProfiler",
-    "static": "profilers.static:StaticProfiler",
-    "rocprof": "profilers.rocprof:RocprofProfiler",
+    "ncu": "profilers.ncu.profiler:NcuProfiler",
+    "static": "profilers.static.profiler:StaticProfiler",
+    "rocprof": "profilers.rocprof.profiler:RocprofProfiler",
 }
 
 

@@ -54,7 +54,7 @@ class ProfileRequest(Frozen):
     """Collect per-source-line counters (needs a -lineinfo build; costs replay passes)."""
     tensor_counters: bool = True
     """Collect the tensor-pipe counters (False when the code certainly has no tensor-core instruction:
-    they cost replay passes; see ``profilers.sass_scan``)."""
+    they cost replay passes; see ``profilers.static.sass_scan``)."""
     arch: str = "sm_90"
     """Target architecture for static analysis and builds."""
     timeout_s: float = 600.0

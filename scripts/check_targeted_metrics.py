@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from profilers.ncu_argv import targeted_metrics
-from profilers.ncu_locate import import_ncu_report
+from profilers.ncu.argv import targeted_metrics
+from profilers.ncu.locate import import_ncu_report
 
 
 def main(path: str) -> int:

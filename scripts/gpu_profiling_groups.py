@@ -4,7 +4,7 @@
 
 Profiles the program's first kernel (`-c 1`) with ncu: the whole targeted run, then the run without
 one metric group at a time, and prints the passes each group costs (passes(all) - passes(all - group))
-and the wall time. Groups are regexes over the metric names of `profilers.ncu_argv.targeted_metrics()`.
+and the wall time. Groups are regexes over the metric names of `profilers.ncu.argv.targeted_metrics()`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from profilers.ncu_argv import targeted_metrics, targeted_sections
+from profilers.ncu.argv import targeted_metrics, targeted_sections
 
 GROUPS = {
     "stall reasons (smsp__average_warps_issue_stalled_*)": r"issue_stalled",

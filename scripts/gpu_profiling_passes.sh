@@ -18,7 +18,7 @@ work=$(mktemp -d)
 mkdir -p "$OUT"
 nvcc -arch=sm_90 -O3 -lineinfo -o "$work/prog" "$src" || exit 1
 "$work/prog" >/dev/null
-metrics=$(python3 -c "from profilers.ncu_argv import targeted_metrics; print(','.join(targeted_metrics()))")
+metrics=$(python3 -c "from profilers.ncu.argv import targeted_metrics; print(','.join(targeted_metrics()))")
 common=(--clock-control none --target-processes all --kernel-name-base function -f)
 
 run() {  # label, ncu options... : median wall of $reps runs and the passes ncu reports

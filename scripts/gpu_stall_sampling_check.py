@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from profilers.ncu_argv import targeted_metrics, targeted_sections
+from profilers.ncu.argv import targeted_metrics, targeted_sections
 
 RATIO = re.compile(r"smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio")
 
@@ -54,7 +54,7 @@ def main() -> None:
     log, t = ncu([*sections, "--metrics", ",".join(metrics)], prog, work / "ratio")
     print(f"ratios (today): {sorted(set(re.findall(r'(\\d+) pass', log)))} passes, {t:.1f} s\n")
     sys.path.insert(0, "/opt/nvidia/nsight-compute/2025.3.1/extras/python")
-    from profilers.ncu_locate import import_ncu_report
+    from profilers.ncu.locate import import_ncu_report
 
     ncu_report = import_ncu_report()
     ctx = ncu_report.load_report(str(work / "both.ncu-rep"))

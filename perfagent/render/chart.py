@@ -27,7 +27,7 @@ from perfagent.models import DevicePeaks, KernelDiagnosis
 from perfagent.records import RunRecord
 from perfagent.render.units import fmt_bandwidth, fmt_flops, fmt_pct, fmt_share
 from perfagent.render.view import level_rates, pick_point
-from profilers.ncu_tensor import uncounted_tensor_work
+from profilers.ncu.tensor import uncounted_tensor_work
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -114,7 +114,7 @@ WMMA = textwrap.dedent(
 
 def test_tensor_counters_are_skipped_only_for_code_without_tensor_instructions(tmp_path: Path) -> None:
     from profilers.build import build_program
-    from profilers.sass_scan import no_tensor_code
+    from profilers.static.sass_scan import no_tensor_code
 
     plain = build_program(EXAMPLES / "suite" / "main.cu", tmp_path / "suite", "sm_90", timeout_s=300)
     (tmp_path / "wmma.cu").write_text(WMMA)

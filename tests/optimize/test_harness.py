@@ -21,7 +21,7 @@ from perfagent.optimize.measure import (
 )
 from perfagent.workloads.detect import resolve
 from profilers.base import WORKLOAD_NVTX_RANGE, ProfileRequest
-from profilers.ncu_argv import build_ncu_argv
+from profilers.ncu.argv import build_ncu_argv
 
 from .helpers import EXAMPLES, KB, ROOT, TRANSPOSE
 

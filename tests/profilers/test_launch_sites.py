@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from profilers.launch_sites import analyze_launches
+from profilers.static.launch_sites import analyze_launches
 
 SOURCE = r"""
 #define BLOCK 128 // threads per block

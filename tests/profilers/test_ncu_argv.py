@@ -12,8 +12,8 @@ from typing import Any
 
 from knowledge.metric_maps import expression_metrics
 from profilers.base import ProfileRequest
-from profilers.ncu_argv import build_ncu_argv, targeted_metrics, targeted_sections
-from profilers.ncu_mapping import ncu_metric_map
+from profilers.ncu.argv import build_ncu_argv, targeted_metrics, targeted_sections
+from profilers.ncu.mapping import ncu_metric_map
 
 REPORT = Path("/w/run/perfagent-ncu-1.ncu-rep")
 LOG = Path("/w/run/perfagent-ncu-1.log")
@@ -296,7 +296,7 @@ def _metrics_of(line: list[str]) -> set[str]:
 def test_no_tensor_code_is_never_claimed_without_proof(tmp_path: Path) -> None:
     import sys
 
-    from profilers.sass_scan import no_tensor_code
+    from profilers.static.sass_scan import no_tensor_code
 
     assert no_tensor_code([sys.executable, "-c", "pass"]) is None  # an interpreter: its kernels are unknown
     assert no_tensor_code([str(tmp_path / "missing")]) is None

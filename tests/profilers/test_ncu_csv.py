@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from profilers.errors import BadReport
-from profilers.ncu import NcuProfiler
-from profilers.ncu_csv import looks_like_ncu_csv, parse_number, read_ncu_csv
+from profilers.ncu.csv import looks_like_ncu_csv, parse_number, read_ncu_csv
+from profilers.ncu.profiler import NcuProfiler
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "ncu-public"
 CSV = FIXTURES / "derived-csv-ncu2025.3.1"
@@ -66,7 +66,7 @@ def test_sgemm_csv_matches_report() -> None:
 
 def test_memcpy_csv_matches_report() -> None:
     pytest.importorskip("ncu_report")
-    from profilers.ncu_report_reader import read_ncu_rep
+    from profilers.ncu.report_reader import read_ncu_rep
 
     from_csv = read_ncu_csv(MEMCPY_CSV).kernels[0]
     from_rep = read_ncu_rep(

@@ -24,9 +24,9 @@ from profilers.errors import (
     ProfilerUnavailable,
     ToolTimeout,
 )
-from profilers.ncu import NcuProfiler
-from profilers.ncu_argv import build_ncu_argv
-from profilers.ncu_errors import parse_available_kernels
+from profilers.ncu.argv import build_ncu_argv
+from profilers.ncu.profiler import NcuProfiler
+from profilers.ncu.run_errors import parse_available_kernels
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "ncu-public"
 VEC_ADD = FIXTURES / "gtx1660s_vec_add_ncu2024.1.1_full.ncu-rep"

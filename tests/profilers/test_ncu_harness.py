@@ -12,7 +12,7 @@ from perfagent.classifier import HARNESS_REASON, classify
 from perfagent.optimize.measure import pick_kernel
 from perfagent.render import OutputFormat, render
 from perfagent.render.chart import chart_plan
-from profilers.ncu_report_reader import read_ncu_rep
+from profilers.ncu.report_reader import read_ncu_rep
 from tests.conftest import EXAMPLE_REPORTS
 
 NVTX = EXAMPLE_REPORTS / "nvtx_harness_h100.ncu-rep"

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from profilers.errors import BadReport, NoKernelsProfiled
-from profilers.ncu import NcuProfiler
-from profilers.ncu_isolated import read_ncu_rep_isolated
-from profilers.ncu_report_reader import read_ncu_rep
+from profilers.ncu.isolated import read_ncu_rep_isolated
+from profilers.ncu.profiler import NcuProfiler
+from profilers.ncu.report_reader import read_ncu_rep
 from tests.conftest import ncu_fixture
 
 

@@ -15,7 +15,7 @@ from knowledge.metric_maps import (
     parse_expression,
 )
 from profilers.model import Metrics
-from profilers.ncu_mapping import (
+from profilers.ncu.mapping import (
     LaunchRecord,
     base_name_from_demangled,
     build_kernel,
@@ -25,7 +25,7 @@ from profilers.ncu_mapping import (
     to_base_values,
     unknown_targets,
 )
-from profilers.ncu_units import to_base_units, unit_factor
+from profilers.ncu.units import to_base_units, unit_factor
 
 
 def tiny_map(**fields: Any) -> MetricMap:

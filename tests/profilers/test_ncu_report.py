@@ -8,8 +8,8 @@ import pytest
 
 from profilers.errors import EXIT_BAD_INPUT, BadReport, NoKernelsProfiled
 from profilers.model import KernelProfile, Profile
-from profilers.ncu import NcuProfiler
-from profilers.ncu_report_reader import clean_markup, read_ncu_rep
+from profilers.ncu.profiler import NcuProfiler
+from profilers.ncu.report_reader import clean_markup, read_ncu_rep
 
 pytest.importorskip("ncu_report", reason="the ncu-report package reads .ncu-rep files")
 

@@ -14,9 +14,9 @@ import pytest
 import perfagent
 from perfagent.render import OutputFormat, render
 from perfagent.render.chart import chart_plan
-from profilers.ncu_mapping import evaluate_fields, ncu_metric_map, to_base_values
-from profilers.ncu_report_reader import opcode_counts, read_ncu_rep
-from profilers.ncu_tensor import SASS_TENSOR_FLOP, tensor_flop_from_opcodes, uncounted_tensor_work
+from profilers.ncu.mapping import evaluate_fields, ncu_metric_map, to_base_values
+from profilers.ncu.report_reader import opcode_counts, read_ncu_rep
+from profilers.ncu.tensor import SASS_TENSOR_FLOP, tensor_flop_from_opcodes, uncounted_tensor_work
 from tests.conftest import EXAMPLE_REPORTS, ncu_fixture
 
 H100 = EXAMPLE_REPORTS / "tensor_mma_h100.ncu-rep"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from profilers.demangle import base_name
-from profilers.ptxas import parse_ptxas_output
+from profilers.static.demangle import base_name
+from profilers.static.ptxas import parse_ptxas_output
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ptxas"
 

@@ -26,15 +26,15 @@ from profilers.errors import (
     ProfilerUnavailable,
 )
 from profilers.process import CompletedCommand
-from profilers.rocprof import RocprofProfiler
-from profilers.rocprof_argv import (
+from profilers.rocprof.argv import (
     hipcc_argv,
     rocprof_compute_analyze_argv,
     rocprof_compute_profile_argv,
     rocprofv3_counter_argv,
     rocprofv3_trace_argv,
 )
-from profilers.rocprof_passes import block_of, plan_passes
+from profilers.rocprof.passes import block_of, plan_passes
+from profilers.rocprof.profiler import RocprofProfiler
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "rocprof"
 LIMITS = rocprof_metric_map().block_limits
@@ -232,8 +232,8 @@ def tools(monkeypatch: pytest.MonkeyPatch) -> FakeTools:
     if not FIXTURES.is_dir():
         pytest.skip(f"shared rocprof fixtures not found at {FIXTURES} (../shared is absent)")
     fake = FakeTools()
-    monkeypatch.setattr("profilers.rocprof.run_command", fake)
-    monkeypatch.setattr("profilers.rocprof.shutil.which", lambda name: f"/opt/rocm/bin/{name}")
+    monkeypatch.setattr("profilers.rocprof.profiler.run_command", fake)
+    monkeypatch.setattr("profilers.rocprof.profiler.shutil.which", lambda name: f"/opt/rocm/bin/{name}")
     return fake
 
 
@@ -317,7 +317,7 @@ def test_nothing_to_run(tools: FakeTools, tmp_path: Path) -> None:
 
 
 def test_unavailable_without_rocprofv3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr("profilers.rocprof.shutil.which", lambda name: None)
+    monkeypatch.setattr("profilers.rocprof.profiler.shutil.which", lambda name: None)
     profiler = RocprofProfiler()
     assert (
         profiler.availability() == "rocprofv3 not on PATH (install ROCm >= 6.2 or add /opt/rocm/bin to PATH)"

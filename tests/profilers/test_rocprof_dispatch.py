@@ -6,7 +6,7 @@ test_rocprof_fixtures.py.
 
 from __future__ import annotations
 
-from profilers.rocprof_dispatch import GROSS_RATIO, WARMUP_RATIO, drop_note, format_ns, split_outliers
+from profilers.rocprof.dispatch import GROSS_RATIO, WARMUP_RATIO, drop_note, format_ns, split_outliers
 
 
 def test_first_dispatch_700x_slower_is_dropped() -> None:

@@ -16,9 +16,10 @@ import pytest
 
 from profilers.errors import BadReport, NoKernelsProfiled
 from profilers.model import Profile
-from profilers.rocprof import RocprofProfiler, detect_format, read_rocprof
-from profilers.rocprof_compute import read_pmc_perf, read_roofline, read_roofline_peaks, read_sysinfo
-from profilers.rocprof_metrics import evaluate
+from profilers.rocprof.compute import read_pmc_perf, read_roofline, read_roofline_peaks, read_sysinfo
+from profilers.rocprof.metrics import evaluate
+from profilers.rocprof.profiler import RocprofProfiler
+from profilers.rocprof.reader import detect_format, read_rocprof
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "rocprof"
 if not FIXTURES.is_dir():

@@ -6,8 +6,8 @@ import pytest
 
 from knowledge.rocprof_metric_map import RocprofMetricMap, parse_formula, rocprof_metric_map
 from profilers.model import Metrics
-from profilers.rocprof_metrics import evaluate, lookup_counter, split_targets
-from profilers.rocprof_passes import block_of
+from profilers.rocprof.metrics import evaluate, lookup_counter, split_targets
+from profilers.rocprof.passes import block_of
 
 
 def test_map_loads_and_is_versioned() -> None:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from profilers.rocprof_names import base_name, display_name, is_runtime_kernel, matches
+from profilers.rocprof.names import base_name, display_name, is_runtime_kernel, matches
 
 
 @pytest.mark.parametrize(

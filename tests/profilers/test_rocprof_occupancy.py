@@ -1,6 +1,6 @@
 """Theoretical wavefront occupancy on CDNA against hand-computed cases.
 
-Rules (profilers/rocprof_occupancy.py, LLVM AMDGPU model for gfx90a): 4 SIMDs x 8 waves = 32 waves/CU;
+Rules (profilers/rocprof/occupancy.py, LLVM AMDGPU model for gfx90a): 4 SIMDs x 8 waves = 32 waves/CU;
 waves/SIMD = min(8, 512 // roundup(arch + accum VGPRs, 8)); SGPR limit 800 // roundup(sgpr, 16);
 LDS 64 KiB per CU (gfx90a/gfx942) split between workgroups; at most 16 multi-wave workgroups per CU.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from profilers.rocprof_occupancy import theoretical_occupancy
+from profilers.rocprof.occupancy import theoretical_occupancy
 
 
 def test_small_kernel_is_full() -> None:

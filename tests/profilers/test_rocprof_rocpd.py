@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from profilers.errors import BadReport
-from profilers.rocprof import RocprofProfiler, detect_format
-from profilers.rocprof_rocpd import is_rocpd, read_rocpd
+from profilers.rocprof.profiler import RocprofProfiler
+from profilers.rocprof.reader import detect_format
+from profilers.rocprof.rocpd import is_rocpd, read_rocpd
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "rocprof"
 REAL_DATABASES = sorted(FIXTURES.glob("*.db")) if FIXTURES.is_dir() else []

@@ -6,7 +6,7 @@ import pytest
 
 from knowledge import load_toml
 from knowledge.gpus import GpuSpec, spec_by_id, spec_for
-from profilers.rocprof_device import DeviceFacts, device_info, resolve_spec
+from profilers.rocprof.device import DeviceFacts, device_info, resolve_spec
 
 AMD_IDS = ["mi210", "mi250x-gcd", "mi250-gcd", "mi300a", "mi300x", "mi325x", "mi350x", "mi355x"]
 

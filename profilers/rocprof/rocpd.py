@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profilers.errors import BadReport
-from profilers.rocprof_dispatch import Dispatch
+from profilers.rocprof.dispatch import Dispatch
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -92,6 +92,27 @@ class RocpdData:
     metadata: dict[str, str]
 
 
+_KERNEL_COLUMNS = (
+    "name",
+    "dispatch_id",
+    "start",
+    "end",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "workgroup_x",
+    "workgroup_y",
+    "workgroup_z",
+    "lds_size",
+    "scratch_size",
+    "vgpr_count",
+    "accum_vgpr_count",
+    "sgpr_count",
+    "agent_abs_index",
+)
+"""Columns of the ``kernels`` view read per dispatch, in the order ``_dispatch`` unpacks them."""
+
+
 def read_rocpd(path: Path) -> RocpdData:
     """Dispatches (with counters from ``pmc_events``), GPU agents and metadata of a rocpd database.
 
@@ -108,76 +129,64 @@ def read_rocpd(path: Path) -> RocpdData:
                 f"{path} has no 'kernels' view (not a rocpd database, or an unsupported schema)",
                 hint="convert it with `rocpd convert -i FILE --output-format csv` and read the CSV files",
             )
-        cols = _columns(conn, "kernels")
-        wanted = [
-            "name",
-            "dispatch_id",
-            "start",
-            "end",
-            "grid_x",
-            "grid_y",
-            "grid_z",
-            "workgroup_x",
-            "workgroup_y",
-            "workgroup_z",
-            "lds_size",
-            "scratch_size",
-            "vgpr_count",
-            "accum_vgpr_count",
-            "sgpr_count",
-            "agent_abs_index",
-        ]
-        select = ", ".join(f"`{c}`" if c in cols else "NULL" for c in wanted)
-        order = "`start`" if "start" in cols else "rowid"
-        try:
-            rows = conn.execute(f"SELECT {select} FROM `kernels` ORDER BY {order}").fetchall()
-        except sqlite3.Error as exc:
-            raise BadReport(f"cannot query the kernels view of {path}: {exc}") from exc
-
-        counters: dict[int, dict[str, float]] = {}
-        if "pmc_events" in names:
-            try:
-                for dispatch_id, counter, value in conn.execute(
-                    "SELECT dispatch_id, counter_name, counter_value FROM `pmc_events`"
-                ):
-                    did = _int(dispatch_id)
-                    if did is None or counter is None or value is None:
-                        continue
-                    bucket = counters.setdefault(did, {})
-                    bucket[str(counter)] = bucket.get(str(counter), 0.0) + float(value)
-            except sqlite3.Error:
-                counters = {}
-
+        rows = _kernel_rows(conn, path)
+        counters = _pmc_counters(conn) if "pmc_events" in names else {}
         agents = _agents(conn, names)
         metadata = _metadata(conn, names)
-
-    dispatches: list[Dispatch] = []
-    for index, row in enumerate(rows):
-        (name, did, start, end, gx, gy, gz, wx, wy, wz, lds, scratch, vgpr, agpr, sgpr, agent) = row
-        if name is None:
-            continue
-        dispatch_id = _int(did)
-        grid = (_int(gx), _int(gy), _int(gz))
-        wg = (_int(wx), _int(wy), _int(wz))
-        dispatches.append(
-            Dispatch(
-                kernel=str(name),
-                index=index,
-                dispatch_id=dispatch_id,
-                start_ns=_int(start),
-                end_ns=_int(end),
-                grid=(grid[0], grid[1] or 1, grid[2] or 1) if grid[0] is not None else None,
-                workgroup=(wg[0], wg[1] or 1, wg[2] or 1) if wg[0] is not None else None,
-                lds_bytes=_int(lds),
-                scratch_bytes=_int(scratch),
-                arch_vgpr=_int(vgpr),
-                accum_vgpr=_int(agpr),
-                sgpr=_int(sgpr),
-                agent=None if agent is None else str(agent),
-                counters=counters.get(dispatch_id, {}) if dispatch_id is not None else {},
-            )
-        )
+    dispatches = [_dispatch(index, row, counters) for index, row in enumerate(rows) if row[0] is not None]
     return RocpdData(dispatches=dispatches, agents=agents, metadata=metadata)
+
+
+def _kernel_rows(conn: sqlite3.Connection, path: Path) -> list[tuple[object, ...]]:
+    """The ``kernels`` view's rows in start order (a column the view lacks reads as NULL)."""
+    cols = _columns(conn, "kernels")
+    select = ", ".join(f"`{c}`" if c in cols else "NULL" for c in _KERNEL_COLUMNS)
+    order = "`start`" if "start" in cols else "rowid"
+    try:
+        return [tuple(r) for r in conn.execute(f"SELECT {select} FROM `kernels` ORDER BY {order}").fetchall()]
+    except sqlite3.Error as exc:
+        raise BadReport(f"cannot query the kernels view of {path}: {exc}") from exc
+
+
+def _pmc_counters(conn: sqlite3.Connection) -> dict[int, dict[str, float]]:
+    """Counter values per dispatch id from ``pmc_events`` (summed over repeats; {} when unreadable)."""
+    counters: dict[int, dict[str, float]] = {}
+    try:
+        for dispatch_id, counter, value in conn.execute(
+            "SELECT dispatch_id, counter_name, counter_value FROM `pmc_events`"
+        ):
+            did = _int(dispatch_id)
+            if did is None or counter is None or value is None:
+                continue
+            bucket = counters.setdefault(did, {})
+            bucket[str(counter)] = bucket.get(str(counter), 0.0) + float(value)
+    except sqlite3.Error:
+        return {}
+    return counters
+
+
+def _dispatch(index: int, row: tuple[object, ...], counters: dict[int, dict[str, float]]) -> Dispatch:
+    """One row of ``kernels`` (columns in ``_KERNEL_COLUMNS`` order) as a ``Dispatch``."""
+    (name, did, start, end, gx, gy, gz, wx, wy, wz, lds, scratch, vgpr, agpr, sgpr, agent) = row
+    dispatch_id = _int(did)
+    grid = (_int(gx), _int(gy), _int(gz))
+    wg = (_int(wx), _int(wy), _int(wz))
+    return Dispatch(
+        kernel=str(name),
+        index=index,
+        dispatch_id=dispatch_id,
+        start_ns=_int(start),
+        end_ns=_int(end),
+        grid=(grid[0], grid[1] or 1, grid[2] or 1) if grid[0] is not None else None,
+        workgroup=(wg[0], wg[1] or 1, wg[2] or 1) if wg[0] is not None else None,
+        lds_bytes=_int(lds),
+        scratch_bytes=_int(scratch),
+        arch_vgpr=_int(vgpr),
+        accum_vgpr=_int(agpr),
+        sgpr=_int(sgpr),
+        agent=None if agent is None else str(agent),
+        counters=counters.get(dispatch_id, {}) if dispatch_id is not None else {},
+    )
 
 
 def _agents(conn: sqlite3.Connection, names: set[str]) -> list[RocpdAgent]:

@@ -1,8 +1,8 @@
 """Turn the dispatches one AMD run recorded into the canonical ``Profile``.
 
 Per kernel (grouped by display name, in order of first dispatch): drop warm-up and gross outlier
-dispatches (``rocprof_dispatch``), take the median kept duration, average the counters of the kept
-dispatches, evaluate the metric map on them (``rocprof_metrics``), and attach the device and the
+dispatches (``dispatch``), take the median kept duration, average the counters of the kept
+dispatches, evaluate the metric map on them (``metrics``), and attach the device and the
 theoretical occupancy. Everything dropped, estimated or assumed is said in ``Profile.notes``.
 """
 
@@ -25,11 +25,11 @@ from profilers.model import (
     Profile,
     ToolFinding,
 )
-from profilers.rocprof_device import DEFAULT_MAX_WAVES_PER_CU, DeviceFacts, device_info
-from profilers.rocprof_dispatch import Dispatch, drop_note, split_outliers
-from profilers.rocprof_metrics import Evaluation, evaluate, split_targets
-from profilers.rocprof_names import base_name, display_name, is_runtime_kernel, matches
-from profilers.rocprof_occupancy import theoretical_occupancy
+from profilers.rocprof.device import DEFAULT_MAX_WAVES_PER_CU, DeviceFacts, device_info
+from profilers.rocprof.dispatch import Dispatch, drop_note, split_outliers
+from profilers.rocprof.metrics import Evaluation, evaluate, split_targets
+from profilers.rocprof.names import base_name, display_name, is_runtime_kernel, matches
+from profilers.rocprof.occupancy import theoretical_occupancy
 
 
 @dataclass

@@ -1,10 +1,7 @@
 """The Nsight Compute (``ncu``) backend: runs ncu with a targeted metric list and reads its reports.
 
-Pieces: ``ncu_argv`` (the command line), ``ncu_errors`` (exit code and log → typed errors),
-``ncu_report_reader`` (``.ncu-rep`` via ``ncu_report``), ``ncu_csv`` (raw-page CSV exports),
-``ncu_mapping`` + ``knowledge/data/metric_maps/ncu.toml`` (raw metric names → canonical model),
-``ncu_units`` (units → SI), ``ncu_locate`` (finding ncu and ``ncu_report``). Importing this module runs
-nothing and changes nothing; ncu is looked for when a method needs it.
+The pieces are the sibling modules of ``profilers.ncu`` (see the package docstring). Importing this
+module runs nothing and changes nothing; ncu is looked for when a method needs it.
 """
 
 from __future__ import annotations
@@ -18,13 +15,13 @@ from pathlib import Path
 from profilers.base import ProfileRequest
 from profilers.errors import ProfilerFailed, ProfilerUnavailable
 from profilers.model import Profile
-from profilers.ncu_argv import build_ncu_argv
-from profilers.ncu_csv import looks_like_ncu_csv, read_ncu_csv
-from profilers.ncu_errors import check_ncu_run
-from profilers.ncu_isolated import read_ncu_rep_isolated
-from profilers.ncu_locate import DEFAULT_SEARCH_GLOBS, find_ncu
+from profilers.ncu.argv import build_ncu_argv
+from profilers.ncu.csv import looks_like_ncu_csv, read_ncu_csv
+from profilers.ncu.isolated import read_ncu_rep_isolated
+from profilers.ncu.locate import DEFAULT_SEARCH_GLOBS, find_ncu
+from profilers.ncu.run_errors import check_ncu_run
 from profilers.process import run_command
-from profilers.sass_scan import no_tensor_code
+from profilers.static.sass_scan import no_tensor_code
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 VERSION_TIMEOUT_S = 60.0

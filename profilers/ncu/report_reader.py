@@ -2,10 +2,10 @@
 
 Every range and every action (one action per profiled launch) becomes a ``LaunchRecord``: only the metric
 names the map needs are fetched (``metric_by_name`` per name, not all ~1000 metrics), values keep the
-unit the metric carries and are converted by ``profilers.ncu_mapping``. ncu's rule results become
+unit the metric carries and are converted by ``profilers.ncu.mapping``. ncu's rule results become
 ``ToolFinding``s; source markers and per-PC warp samples (``smsp__pcsamp_sample_count``, present when the
 SourceCounters section was collected) become ``SourceLine``s when the report maps PCs to source lines.
-Per-opcode SASS counts (InstructionStats) are priced into tensor-core FLOPs (``profilers.ncu_tensor``), which
+Per-opcode SASS counts (InstructionStats) are priced into tensor-core FLOPs (``profilers.ncu.tensor``), which
 the map uses when the report has no tensor FLOP counter. In reports recorded with ``--nvtx``, launches outside
 perfagent's workload range (``profilers.base.WORKLOAD_NVTX_RANGE``) are marked as the harness's.
 
@@ -24,8 +24,8 @@ from typing import Any, Literal
 from profilers.base import workload_nvtx_include
 from profilers.errors import BadReport, ProfilerError
 from profilers.model import Profile, SourceLine, ToolFinding
-from profilers.ncu_locate import import_ncu_report
-from profilers.ncu_mapping import (
+from profilers.ncu.locate import import_ncu_report
+from profilers.ncu.mapping import (
     LaunchRecord,
     RawValue,
     build_profile,
@@ -33,7 +33,7 @@ from profilers.ncu_mapping import (
     ncu_metric_map,
     to_base_values,
 )
-from profilers.ncu_tensor import SASS_OPCODE_METRIC, SASS_TENSOR_FLOP, tensor_flop_from_opcodes
+from profilers.ncu.tensor import SASS_OPCODE_METRIC, SASS_TENSOR_FLOP, tensor_flop_from_opcodes
 
 FindingKind = Literal["optimization", "warning", "info", "error"]
 SpeedupScope = Literal["local", "global"]

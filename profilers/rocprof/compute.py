@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profilers.model import DevicePeaks
-from profilers.rocprof_csv import first, iter_rows, norm, numeric_columns, read_header, to_float, to_int
-from profilers.rocprof_dispatch import Dispatch
+from profilers.rocprof.csv import first, iter_rows, norm, numeric_columns, read_header, to_float, to_int
+from profilers.rocprof.dispatch import Dispatch
 
 PMC_PERF = "pmc_perf.csv"
 SYSINFO = "sysinfo.csv"

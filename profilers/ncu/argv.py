@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from profilers.base import ProfileRequest
-from profilers.ncu_mapping import ncu_metric_map
+from profilers.ncu.mapping import ncu_metric_map
 
 
 @cache

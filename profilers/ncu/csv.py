@@ -21,7 +21,7 @@ from pathlib import Path
 
 from profilers.errors import BadReport
 from profilers.model import Profile
-from profilers.ncu_mapping import (
+from profilers.ncu.mapping import (
     LaunchRecord,
     RawValue,
     base_name_from_demangled,

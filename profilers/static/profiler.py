@@ -18,13 +18,13 @@ from knowledge import KnowledgeError
 from knowledge.arch import ArchLimits, limits_for, normalize_arch
 from profilers.base import ProfileRequest
 from profilers.build import NVCC, compile_cubin, nvcc_arch
-from profilers.demangle import base_name, demangle
 from profilers.errors import BadReport, NoKernelsInSource, NoKernelsProfiled, ProfilerError
-from profilers.launch_sites import LaunchSite, SourceLaunches, analyze_launches
 from profilers.model import DeviceInfo, KernelProfile, LaunchConfig, Occupancy, Profile, SourceLine
 from profilers.occupancy import theoretical_occupancy
 from profilers.process import run_command
-from profilers.ptxas import PtxasKernel, parse_ptxas_output
+from profilers.static.demangle import base_name, demangle
+from profilers.static.launch_sites import LaunchSite, SourceLaunches, analyze_launches
+from profilers.static.ptxas import PtxasKernel, parse_ptxas_output
 
 DEFAULT_BLOCK_SIZE = 256
 STATIC_NOTE = (

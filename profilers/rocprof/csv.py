@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from profilers.errors import BadReport
-from profilers.rocprof_dispatch import Dispatch
+from profilers.rocprof.dispatch import Dispatch
 
 # Large fields: rocprof-compute's joined pmc_perf.csv has 2,718 columns and PyTorch kernel names run to KBs.
 csv.field_size_limit(1 << 26)

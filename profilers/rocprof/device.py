@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 
 from knowledge.gpus import GpuSpec, all_gpus, spec_for
 from profilers.model import DeviceInfo, DevicePeaks
-from profilers.rocprof_compute import SysInfo
-from profilers.rocprof_csv import AgentRow
-from profilers.rocprof_rocpd import RocpdAgent
+from profilers.rocprof.compute import SysInfo
+from profilers.rocprof.csv import AgentRow
+from profilers.rocprof.rocpd import RocpdAgent
 
 LDS_BYTES_PER_CU = {"gfx90a": 64 * 1024, "gfx940": 64 * 1024, "gfx941": 64 * 1024, "gfx942": 64 * 1024}
 """LDS per CU where the files do not say (gfx950: 160 KiB, reported by agent info)."""

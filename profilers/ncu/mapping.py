@@ -1,7 +1,7 @@
 """Raw ncu metrics → canonical model, shared by the ``.ncu-rep`` and CSV readers.
 
 Each reader turns one profiled launch into ``{metric name: (value, unit)}``; this module converts units
-(``profilers.ncu_units``), evaluates the versioned metric map (``knowledge/data/metric_maps/ncu.toml``) into
+(``profilers.ncu.units``), evaluates the versioned metric map (``knowledge/data/metric_maps/ncu.toml``) into
 flat canonical keys (``metrics.dram_bytes``, ``launch.grid.x``, ...), groups launches into kernels and
 assembles ``KernelProfile`` objects. No ncu metric name appears here: they all live in the map.
 
@@ -33,8 +33,8 @@ from profilers.model import (
     SourceLine,
     ToolFinding,
 )
-from profilers.ncu_tensor import uncounted_tensor_work
-from profilers.ncu_units import to_base_units
+from profilers.ncu.tensor import uncounted_tensor_work
+from profilers.ncu.units import to_base_units
 
 RawValue = float | int | str | None
 """A value as a reader found it (numbers possibly in a scaled unit)."""

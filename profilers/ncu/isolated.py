@@ -3,7 +3,7 @@
 The ``ncu_report`` module is native code (SWIG over NVIDIA's libraries). On the H200 test machine it
 segfaulted once inside ``IMetric.unit()`` while the same report read cleanly from the CLI, so a
 native crash must not take perfagent down with it: the report is read by
-``python -m profilers.ncu_isolated REPORT`` and the canonical ``Profile`` comes back as JSON. Typed
+``python -m profilers.ncu.isolated REPORT`` and the canonical ``Profile`` comes back as JSON. Typed
 errors (bad report, no kernels) cross the boundary as JSON too; a crash becomes ``ProfilerFailed``.
 """
 
@@ -40,7 +40,7 @@ def read_ncu_rep_isolated(
         ProfilerFailed: the reader crashed (e.g. a segfault in ``ncu_report``).
         ToolTimeout: reading took longer than ``timeout_s``.
     """
-    argv = [sys.executable, "-m", "profilers.ncu_isolated", str(path)]
+    argv = [sys.executable, "-m", "profilers.ncu.isolated", str(path)]
     if kernel_regex:
         argv += ["--kernel", kernel_regex]
     if ncu_path:
@@ -75,7 +75,7 @@ def read_ncu_rep_isolated(
 
 
 def _main(argv: list[str]) -> int:
-    from profilers.ncu_report_reader import read_ncu_rep
+    from profilers.ncu.report_reader import read_ncu_rep
 
     path = Path(argv[0])
     kernel = argv[argv.index("--kernel") + 1] if "--kernel" in argv else None

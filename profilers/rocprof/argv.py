@@ -80,7 +80,7 @@ def rocprofv3_counter_argv(
     iteration_range: str | None = None,
     formats: Sequence[OutputFormat] = ("csv",),
 ) -> list[str]:
-    """One counter-collection pass (the counters must fit one pass: see ``rocprof_passes``).
+    """One counter-collection pass (the counters must fit one pass: see ``passes``).
 
     Raises:
         ValueError: no counters.
