@@ -37,8 +37,8 @@ def test_headless_modules_do_not_load_tui_or_textual(module: str) -> None:
 def test_leaf_packages_never_load_perfagent(leaf: str) -> None:
     code = (
         "import json, sys, importlib, pkgutil, " + leaf + "\n"
-        "for m in pkgutil.iter_modules(" + leaf + ".__path__):\n"
-        "    importlib.import_module('" + leaf + ".' + m.name)\n"
+        "for m in pkgutil.walk_packages(" + leaf + ".__path__, '" + leaf + ".'):\n"
+        "    importlib.import_module(m.name)\n"
         "print(json.dumps(sorted(sys.modules)))"
     )
     out = subprocess.run(
