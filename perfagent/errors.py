@@ -3,37 +3,27 @@
 Codes: 0 ok, 1 the tool failed, 2 bad usage or bad input, 3 profiler unavailable or failed,
 4 verification failed, 5 LLM unavailable or failed, 130 interrupted. Every error carries a one-line
 cause and a ``hint`` with the next step; the CLI prints both and hides the traceback unless --debug.
+The root ``PerfAgentError`` and ``ExitCode`` live in ``profilers.errors`` (the leaf below everything,
+so that the profiler layer's errors share the root); this module adds the core's own subclasses.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
+from profilers.errors import ExitCode, PerfAgentError
 
-from profilers.errors import ProfilerError
-
-
-class ExitCode(IntEnum):
-    OK = 0
-    FAILURE = 1
-    USAGE = 2
-    PROFILER = 3
-    VERIFICATION = 4
-    LLM = 5
-    INTERRUPTED = 130
-
-
-class PerfAgentError(Exception):
-    """Root of perfagent's own errors."""
-
-    exit_code: ExitCode = ExitCode.FAILURE
-
-    def __init__(self, message: str, *, hint: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-    def __str__(self) -> str:
-        return f"{self.message} — {self.hint}" if self.hint else self.message
+__all__ = [
+    "NOTE_PREFIX",
+    "BadInput",
+    "ExitCode",
+    "InternalError",
+    "LLMError",
+    "PerfAgentError",
+    "ToolFailure",
+    "VerificationFailed",
+    "exit_code_for",
+    "one_line",
+    "saved_note",
+]
 
 
 class BadInput(PerfAgentError):
@@ -74,8 +64,6 @@ def exit_code_for(exc: BaseException) -> int:
         return ExitCode.INTERRUPTED
     if isinstance(exc, PerfAgentError):
         return int(exc.exit_code)
-    if isinstance(exc, ProfilerError):
-        return int(exc.exit_code)
     return ExitCode.FAILURE
 
 
@@ -85,7 +73,7 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, ToolFailure):
         prefix = "perfagent failed: "
         text = exc.message + (f" — {exc.hint}" if exc.hint else "")
-    elif isinstance(exc, (PerfAgentError, ProfilerError)):
+    elif isinstance(exc, PerfAgentError):
         text = exc.message + (f" — {exc.hint}" if exc.hint else "")
     else:
         prefix = "perfagent failed: "

@@ -1,22 +1,33 @@
-"""Errors raised by the profiler layer.
+"""The project's one exception tree: its root, the exit-code contract, and the profiler layer's errors.
 
-Every error carries a one-line ``message`` (the cause) and a ``hint`` (the next step), and the
-CLI exit code it maps to. ``profilers`` may not import ``perfagent``, so this is the profiler
-layer's own small tree; ``perfagent.errors.exit_code_for`` knows both trees.
+``profilers`` is a leaf that may not import ``perfagent``, so the root every caller catches
+(``PerfAgentError``) and the documented exit codes live here, at the bottom of the layers;
+``perfagent.errors`` re-exports both and adds the core's own subclasses. Every error carries a one-line
+``message`` (the cause) and a ``hint`` (the next step), and the CLI exit code it maps to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-EXIT_BAD_INPUT = 2
-EXIT_PROFILER = 3
+from enum import IntEnum
 
 
-class ProfilerError(Exception):
-    """Root of the profiler layer's errors (exit code 3 unless a subclass says otherwise)."""
+class ExitCode(IntEnum):
+    """The CLI's exit codes (docs and ``perfagent --help`` name them)."""
 
-    exit_code = EXIT_PROFILER
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+    PROFILER = 3
+    VERIFICATION = 4
+    LLM = 5
+    INTERRUPTED = 130
+
+
+class PerfAgentError(Exception):
+    """Root of every error perfagent raises on purpose, the profiler layer's included."""
+
+    exit_code: ExitCode = ExitCode.FAILURE
 
     def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
@@ -25,6 +36,12 @@ class ProfilerError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message} — {self.hint}" if self.hint else self.message
+
+
+class ProfilerError(PerfAgentError):
+    """The profiler layer's errors (exit code 3 unless a subclass says otherwise)."""
+
+    exit_code = ExitCode.PROFILER
 
 
 class ProfilerUnavailable(ProfilerError):
@@ -46,7 +63,7 @@ class NoKernelsProfiled(ProfilerError):
 class NoKernelsInSource(NoKernelsProfiled):
     """The source file itself defines no kernel (bad input: exit code 2; nothing was wrong with the tool)."""
 
-    exit_code = EXIT_BAD_INPUT
+    exit_code = ExitCode.USAGE
 
 
 class ApplicationFailed(ProfilerError):
@@ -68,10 +85,10 @@ class ToolTimeout(ProfilerError):
 class BadReport(ProfilerError):
     """The input file is not a report we can read (bad input: exit code 2)."""
 
-    exit_code = EXIT_BAD_INPUT
+    exit_code = ExitCode.USAGE
 
 
 class BuildFailed(ProfilerError):
     """nvcc (or hipcc) could not compile the source (bad input: exit code 2)."""
 
-    exit_code = EXIT_BAD_INPUT
+    exit_code = ExitCode.USAGE

@@ -33,7 +33,7 @@ def run_tui(
         0 when the user quit normally.
 
     Raises:
-        PerfAgentError, ProfilerError: loading the target failed (after the UI showed why and was closed).
+        PerfAgentError: loading the target failed (after the UI showed why and was closed).
     """
     from tui.app import LoadRequest, PerfAgentApp
 

@@ -23,7 +23,6 @@ import perfagent
 from perfagent.errors import PerfAgentError, exit_code_for
 from perfagent.records import RunRecord
 from perfagent.workloads.targets import SavedRun, resolve_target
-from profilers.errors import ProfilerError
 from tui.messages import LoadFailed, LoadProgress, RecordLoaded
 from tui.optimize_bridge import OptimizeBridge
 from tui.screens import (
@@ -74,7 +73,7 @@ def first_screen(record: RunRecord) -> Screen[None]:
 
 def split_error(exc: BaseException) -> tuple[str, str]:
     """(cause, next step) of an error, as the CLI's one-line message says them."""
-    if isinstance(exc, PerfAgentError | ProfilerError):
+    if isinstance(exc, PerfAgentError):
         return exc.message, exc.hint
     return f"internal error: {type(exc).__name__}: {exc}", "rerun `perfagent tui --debug` and report it"
 

@@ -190,7 +190,7 @@ class OptimizeBridge:
         Raises:
             OptimizeUnavailable: no loop in this build.
             OptimizeCancelled: the progress callback cancelled the run.
-            PerfAgentError, ProfilerError: whatever the loop raises.
+            PerfAgentError: whatever the loop raises (profiler errors included).
         """
         if self.optimize is None:
             raise OptimizeUnavailable(LOOP_UNAVAILABLE)

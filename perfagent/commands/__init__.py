@@ -1,7 +1,7 @@
 """CLI subcommands: one module, one ``Command`` class each.
 
 A command's class docstring's first line is its help text. ``prepare_parser`` adds its options;
-``run`` does the work and returns an exit code, raising ``PerfAgentError``/``ProfilerError`` for
+``run`` does the work and returns an exit code, raising ``PerfAgentError`` (profiler errors included) for
 failures (never ``sys.exit``).
 """
 

@@ -25,7 +25,6 @@ from perfagent.optimize.loop_state import BaselineState, profile_pcts
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import FindingSummary, OptimizeBaseline, ProfileSummary
 from perfagent.workloads.optimizable import OptimizeWorkload
-from profilers.errors import ProfilerError
 
 Progress = ProgressCallback
 
@@ -189,7 +188,7 @@ def _static_analysis(
         return profile(
             wl.file, profiler="static", arch=settings.arch, workdir=work, timeout_s=settings.compile_timeout_s
         )
-    except (ProfilerError, PerfAgentError) as exc:
+    except PerfAgentError as exc:
         notes.append(f"static analysis failed: {exc.message}")
         return None
 

@@ -425,7 +425,7 @@ def reprofile(
             workdir=workdir,
             progress=progress,
         )
-    except (ProfilerError, PerfAgentError) as exc:
+    except PerfAgentError as exc:
         return Reprofile(note=f"not re-profiled: {exc.message}")
     (workdir / "profile.json").write_text(prof.model_dump_json(indent=2), encoding="utf-8")
     if not prof.kernels:

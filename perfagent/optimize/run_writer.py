@@ -23,7 +23,6 @@ from perfagent.rewrite.base import TokenUsage
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import save_record
 from perfagent.workloads.optimizable import OptimizeWorkload
-from profilers.errors import ProfilerError
 
 Progress = Callable[[LoopEvent], None]
 
@@ -41,7 +40,7 @@ def stop_reason(exc: BaseException) -> str:
     """Why a run ended early, in words, for ``OptimizeResult.stopped``."""
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted (Ctrl-C): the record holds the candidates finished before it"
-    if isinstance(exc, (PerfAgentError, ProfilerError)):
+    if isinstance(exc, PerfAgentError):
         return f"stopped by an error: {one_line(exc).split(': ', 1)[-1]}"
     return f"stopped by an internal error: {type(exc).__name__}: {exc}"
 

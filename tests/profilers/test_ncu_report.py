@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from profilers.errors import EXIT_BAD_INPUT, BadReport, NoKernelsProfiled
+from profilers.errors import BadReport, ExitCode, NoKernelsProfiled
 from profilers.model import KernelProfile, Profile
 from profilers.ncu.profiler import NcuProfiler
 from profilers.ncu.report_reader import clean_markup, read_ncu_rep
@@ -207,7 +207,7 @@ def test_non_report_file_is_bad_report(tmp_path: Path) -> None:
     fake.write_text("this is a text file, not a report\n")
     with pytest.raises(BadReport, match="is not an Nsight Compute report") as info:
         read_ncu_rep(fake)
-    assert info.value.exit_code == EXIT_BAD_INPUT
+    assert info.value.exit_code == ExitCode.USAGE
     assert "--export" in info.value.hint
 
 
