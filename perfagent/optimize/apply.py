@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from perfagent.errors import BadInput
-from perfagent.optimize import toml_write
 from perfagent.optimize.measure import CANDIDATE_CU, LAUNCH_KEYS, SPEC_COPY
 from perfagent.records import AppliedChange, CandidateOutcome
-from perfagent.workloads.launch_spec import load_launch_spec
+from perfagent.workloads.launch_spec import dump_launch_spec, load_launch_spec
 
 
 def settings_text(defines: Mapping[str, int], launch: Mapping[str, Any]) -> str:
@@ -162,7 +161,7 @@ def apply_rewrite(
         header = (
             f"# perfagent: launch spec for {file.name} as candidate {candidate} was measured ({settings})\n"
         )
-        spec_backup = write_with_backup(spec_target, header + toml_write.dumps(spec_data))
+        spec_backup = write_with_backup(spec_target, header + dump_launch_spec(spec_data))
         spec_written = spec_target
         load_launch_spec(spec_target)  # it must read back
         notes.append(

@@ -20,11 +20,16 @@ from typing import Any
 
 from perfagent.errors import BadInput, InternalError, PerfAgentError
 from perfagent.models import KernelProfile, Profile
-from perfagent.optimize import toml_write
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
-from perfagent.workloads.launch_spec import LaunchSpec, load_launch_spec, override_for, resolve_launch
+from perfagent.workloads.launch_spec import (
+    LaunchSpec,
+    dump_launch_spec,
+    load_launch_spec,
+    override_for,
+    resolve_launch,
+)
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.errors import ProfilerError, ProfilerUnavailable
 
@@ -115,7 +120,7 @@ def candidate_spec(
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / SPEC_COPY
     header = f"# perfagent: launch spec for this candidate, derived from {wl.spec_path}\n"
-    path.write_text(header + toml_write.dumps(data), encoding="utf-8")
+    path.write_text(header + dump_launch_spec(data), encoding="utf-8")
     load_launch_spec(path)  # it must read back
     return path
 

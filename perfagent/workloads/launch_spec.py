@@ -48,8 +48,9 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+import tomli_w
 from pydantic import Field, ValidationError, model_validator
 
 from perfagent.errors import BadInput
@@ -294,6 +295,27 @@ def load_launch_spec(path: str | Path) -> LaunchSpec:
     if not (p.parent / spec.source).is_file():
         raise BadInput(f"launch spec {p}: source {spec.source!r} not found beside it", hint="fix `source`")
     return spec
+
+
+def dump_launch_spec(data: Mapping[str, Any]) -> str:
+    """``data`` (a spec's tables, e.g. ``LaunchSpec.model_dump(mode="json")``) as TOML that
+    ``load_launch_spec`` reads back. None values are left out: TOML has no null.
+
+    Raises:
+        TypeError: a value TOML cannot hold.
+    """
+    return tomli_w.dumps(_without_none(data))
+
+
+def _without_none(data: Mapping[str, Any]) -> dict[str, Any]:
+    def clean(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return _without_none(value)
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    return {key: clean(value) for key, value in data.items() if value is not None}
 
 
 def override_for(spec: LaunchSpec, source: Path) -> LaunchOverride | None:
