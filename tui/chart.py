@@ -123,6 +123,60 @@ def _blank(width: int, height: int, message: str) -> ChartGrid:
     )
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """The plot area of a roofline chart: log10 bounds of both axes and the size in cells and dots."""
+
+    lx0: float
+    lx1: float
+    ly0: float
+    ly1: float
+    label_w: int
+    """Cells left of the y axis, for the tick labels."""
+    plot_w: int
+    plot_h: int
+
+    def to_px(self, lx: float) -> float:
+        return (lx - self.lx0) / (self.lx1 - self.lx0) * (self.plot_w * 2 - 1)
+
+    def to_py(self, ly: float) -> float:
+        ph = self.plot_h * 4
+        return (ph - 1) - (ly - self.ly0) / (self.ly1 - self.ly0) * (ph - 1)
+
+    def cell_of(self, lx: float, ly: float) -> tuple[int, int]:
+        return int(self.to_px(lx)) // 2, int(self.to_py(ly)) // 4
+
+    def y_ticks(self) -> list[float]:
+        return [10.0**k for k in range(math.ceil(self.ly0), math.floor(self.ly1) + 1)]
+
+
+_Placed = tuple[int, int, str, bool]
+"""A kernel marker: (row, column, label, is it the selected kernel)."""
+_LabelSpots = tuple[str, list[tuple[int, int]]]
+"""A roof label and the (row, column) spots to try for it, best first."""
+
+
+def _frame(plan: ChartPlan, width: int, height: int) -> _Frame:
+    """Axes spanning every point and roof corner with a margin, at least two decades each."""
+    memory = [bw for _, bw in plan.memory_roofs]
+    xs = [p.intensity for p in plan.points]
+    ys = [p.flops_per_s for p in plan.points]
+    for _, peak in plan.compute_roofs:
+        ys.append(peak)
+        xs.extend(peak / bw for bw in memory)
+    lx0, lx1 = math.log10(min(xs) / 4), math.log10(max(xs) * 4)
+    ly0, ly1 = math.log10(min(ys) / 4), math.log10(max(ys) * 2.5)
+    if lx1 - lx0 < 2:
+        mid = (lx0 + lx1) / 2
+        lx0, lx1 = mid - 1, mid + 1
+    if ly1 - ly0 < 2:
+        mid = (ly0 + ly1) / 2
+        ly0, ly1 = mid - 1, mid + 1
+    y_ticks = [10.0**k for k in range(math.ceil(ly0), math.floor(ly1) + 1)]
+    label_w = max((len(_decade_label(v)) for v in y_ticks), default=1)
+    return _Frame(lx0, lx1, ly0, ly1, label_w=label_w, plot_w=width - label_w - 1, plot_h=height - 2)
+
+
 def draw_roofline(plan: ChartPlan, selected: int | None, width: int, height: int) -> ChartGrid:
     """Draw the roofline chart into ``width`` × ``height`` cells.
 
@@ -143,130 +197,136 @@ def draw_roofline(plan: ChartPlan, selected: int | None, width: int, height: int
         return _blank(width, height, f"Nothing to place on the roofline — {reasons}")
     if width < MIN_WIDTH or height < MIN_HEIGHT:
         return _blank(width, height, "The window is too small for the roofline chart.")
+    frame = _frame(plan, width, height)
+    canvas = _Canvas(frame.plot_w, frame.plot_h)
+    memory_labels = _draw_memory_roofs(canvas, frame, plan)
+    compute_labels = _draw_compute_roofs(canvas, frame, plan)
+    placed = _draw_points(canvas, frame, plan, selected)
+    _place_labels(canvas, placed, compute_labels + memory_labels)
+    grid = _with_axes(canvas, frame, width)
+    message = None
+    if selected is not None and not any(sel for *_, sel in placed):
+        why = dict(plan.not_plotted)
+        reason = next((w for n, w in why.items() if n.startswith(f"[{selected}] ")), "not placed")
+        message = f"This kernel is not on the chart: {reason}."
+    return ChartGrid(rows=tuple(tuple(r) for r in grid), message=message)
 
+
+def _draw_memory_roofs(canvas: _Canvas, frame: _Frame, plan: ChartPlan) -> list[_LabelSpots]:
+    """Memory roofs: log y = log x + log bw, from the left edge to where they meet the top compute roof.
+
+    Each memory roof's label sits beside its line: the lowest roof's below-right of it (nothing is under
+    it), the others' above-left; rows nearest the middle of the line first.
+    """
     memory = [bw for _, bw in plan.memory_roofs]
-    compute = [peak for _, peak in plan.compute_roofs]
-    top_compute = max(compute, default=None)
-    top_memory = max(memory, default=None)
-    xs = [p.intensity for p in plan.points]
-    ys = [p.flops_per_s for p in plan.points]
-    for peak in compute:
-        ys.append(peak)
-        xs.extend(peak / bw for bw in memory)
-    lx0, lx1 = math.log10(min(xs) / 4), math.log10(max(xs) * 4)
-    ly0, ly1 = math.log10(min(ys) / 4), math.log10(max(ys) * 2.5)
-    if lx1 - lx0 < 2:
-        mid = (lx0 + lx1) / 2
-        lx0, lx1 = mid - 1, mid + 1
-    if ly1 - ly0 < 2:
-        mid = (ly0 + ly1) / 2
-        ly0, ly1 = mid - 1, mid + 1
-
-    y_ticks = [10.0**k for k in range(math.ceil(ly0), math.floor(ly1) + 1)]
-    y_labels = [_decade_label(v) for v in y_ticks]
-    label_w = max((len(t) for t in y_labels), default=1)
-    plot_w = width - label_w - 1
-    plot_h = height - 2
-    canvas = _Canvas(plot_w, plot_h)
-    pw, ph = plot_w * 2, plot_h * 4
-
-    def to_px(lx: float) -> float:
-        return (lx - lx0) / (lx1 - lx0) * (pw - 1)
-
-    def to_py(ly: float) -> float:
-        return (ph - 1) - (ly - ly0) / (ly1 - ly0) * (ph - 1)
-
-    def cell_of(lx: float, ly: float) -> tuple[int, int]:
-        return int(to_px(lx)) // 2, int(to_py(ly)) // 4
-
-    # Memory roofs: log y = log x + log bw, from the left edge to where they meet the top compute roof.
-    # Each memory roof's label sits beside its line: the lowest roof's below-right of it (nothing is under
-    # it), the others' above-left; rows nearest the middle of the line first.
-    memory_labels: list[tuple[str, list[tuple[int, int]]]] = []
+    top_compute = max((peak for _, peak in plan.compute_roofs), default=None)
     lowest = min(memory, default=None)
+    labels: list[_LabelSpots] = []
     for (label, bw), lbw in zip(plan.memory_roofs, (math.log10(b) for b in memory), strict=True):
-        end = math.log10(top_compute / bw) if top_compute else lx1
-        start, stop = max(lx0, ly0 - lbw), min(end, lx1, ly1 - lbw)
+        end = math.log10(top_compute / bw) if top_compute else frame.lx1
+        start, stop = max(frame.lx0, frame.ly0 - lbw), min(end, frame.lx1, frame.ly1 - lbw)
         if start >= stop:
             continue
         span = canvas.line(
-            (to_px(start), to_py(start + lbw)), (to_px(stop), to_py(stop + lbw)), "memory-roof"
+            (frame.to_px(start), frame.to_py(start + lbw)),
+            (frame.to_px(stop), frame.to_py(stop + lbw)),
+            "memory-roof",
         )
         text = f"{label} {fmt_bandwidth(bw)}"
         rows = sorted(span, key=lambda r: abs(r - (min(span) + max(span)) / 2))
         below = [(r, span[r][1] + 2) for r in rows]
         above = [(r, span[r][0] - len(text) - 1) for r in rows]
-        memory_labels.append((text, below + above if bw == lowest else above + below))
-    roof_labels: list[tuple[str, int, int, str]] = []
-    # Compute roofs: horizontal, from where they meet the top memory roof to the right edge.
+        labels.append((text, below + above if bw == lowest else above + below))
+    return labels
+
+
+def _draw_compute_roofs(canvas: _Canvas, frame: _Frame, plan: ChartPlan) -> list[_LabelSpots]:
+    """Compute roofs: horizontal, from where they meet the top memory roof to the right edge."""
+    top_memory = max((bw for _, bw in plan.memory_roofs), default=None)
+    labels: list[_LabelSpots] = []
     for label, peak in plan.compute_roofs:
         lp = math.log10(peak)
-        start = max(lx0, math.log10(peak / top_memory)) if top_memory else lx0
-        if not (ly0 <= lp <= ly1) or start >= lx1:
+        start = max(frame.lx0, math.log10(peak / top_memory)) if top_memory else frame.lx0
+        if not (frame.ly0 <= lp <= frame.ly1) or start >= frame.lx1:
             continue
-        canvas.line((to_px(start), to_py(lp)), (to_px(lx1), to_py(lp)), "compute-roof")
-        col, row = cell_of(lx1, lp)
-        roof_labels.append((f"{label} {fmt_flops(peak)}", row, min(col, plot_w - 1), "compute"))
+        canvas.line(
+            (frame.to_px(start), frame.to_py(lp)), (frame.to_px(frame.lx1), frame.to_py(lp)), "compute-roof"
+        )
+        col, row = frame.cell_of(frame.lx1, lp)
+        col = min(col, frame.plot_w - 1)
+        text = f"{label} {fmt_flops(peak)}"
+        labels.append((text, [(row - 1, col - len(text) + 1), (row + 1, col - len(text) + 1)]))
+    return labels
 
-    # Points: the selected kernel last, so it wins a shared cell.
+
+def _draw_points(canvas: _Canvas, frame: _Frame, plan: ChartPlan, selected: int | None) -> list[_Placed]:
+    """Kernel markers, the selected kernel last so that it wins a shared cell."""
     prefix = f"[{selected}] " if selected is not None else None
     ordered = sorted(plan.points, key=lambda p: prefix is not None and p.label.startswith(prefix))
-    placed: list[tuple[int, int, str, bool]] = []
+    placed: list[_Placed] = []
     for p in ordered:
         is_sel = prefix is not None and p.label.startswith(prefix)
-        col, row = cell_of(math.log10(p.intensity), math.log10(p.flops_per_s))
-        col, row = min(max(col, 0), plot_w - 1), min(max(row, 0), plot_h - 1)
+        col, row = frame.cell_of(math.log10(p.intensity), math.log10(p.flops_per_s))
+        col, row = min(max(col, 0), frame.plot_w - 1), min(max(row, 0), frame.plot_h - 1)
         canvas.put(row, col, "●" if is_sel else "○", "point" if is_sel else "point-other")
         placed.append((row, col, p.label, is_sel))
+    return placed
 
-    # Labels go only into empty cells: the selected point's first, then the roofs', then the other points'.
+
+def _place_labels(canvas: _Canvas, placed: list[_Placed], roof_labels: list[_LabelSpots]) -> None:
+    """Labels go only into empty cells: the selected point's first, then the roofs', then the other points'."""
     markers = {(row, col) for row, col, _, _ in placed}
-
-    def label_point(row: int, col: int, label: str, is_sel: bool) -> None:
-        tag = label.split(" ", 1)[0]
-        for text in [label, tag] if is_sel else [tag]:
-            n = len(text)
-            spots = (
-                (row, col + 2),
-                (row - 1, col + 1),
-                (row + 1, col + 1),
-                (row, col - n - 1),
-                (row - 1, col - n),
-            )
-            for r, c in spots:
-                # Two cells clear of any other marker on the row, so a label is never read as a neighbour's.
-                near = {(r, x) for x in (c - 2, c - 1, c + n, c + n + 1)} - {(row, col)}
-                if canvas.free(r, c, n) and not near & markers:
-                    canvas.put(r, c, text, "point-label" if is_sel else "point-other")
-                    return
-
     for row, col, label, is_sel in placed:
         if is_sel:
-            label_point(row, col, label, True)
-    compute_spots = [
-        (text, [(row - 1, col - len(text) + 1), (row + 1, col - len(text) + 1)])
-        for text, row, col, _ in roof_labels
-    ]
-    for text, spots in compute_spots + memory_labels:
+            _label_point(canvas, markers, (row, col), label, True)
+    for text, spots in roof_labels:
         spot = next(((r, c) for r, c in spots if canvas.free(r, c, len(text))), None)
         if spot is not None:
             canvas.put(spot[0], spot[1], text, "roof-label")
     for row, col, label, is_sel in placed:
         if not is_sel:
-            label_point(row, col, label, False)
+            _label_point(canvas, markers, (row, col), label, False)
 
+
+def _label_point(
+    canvas: _Canvas, markers: set[tuple[int, int]], at: tuple[int, int], label: str, is_sel: bool
+) -> None:
+    """Write a point's label (the selected one's in full, else its ``[rank]`` tag) in the first free spot."""
+    row, col = at
+    tag = label.split(" ", 1)[0]
+    for text in [label, tag] if is_sel else [tag]:
+        n = len(text)
+        spots = (
+            (row, col + 2),
+            (row - 1, col + 1),
+            (row + 1, col + 1),
+            (row, col - n - 1),
+            (row - 1, col - n),
+        )
+        for r, c in spots:
+            # Two cells clear of any other marker on the row, so a label is never read as a neighbour's.
+            near = {(r, x) for x in (c - 2, c - 1, c + n, c + n + 1)} - {(row, col)}
+            if canvas.free(r, c, n) and not near & markers:
+                canvas.put(r, c, text, "point-label" if is_sel else "point-other")
+                return
+
+
+def _with_axes(canvas: _Canvas, frame: _Frame, width: int) -> list[list[Cell]]:
+    """The canvas with the y axis and its decade ticks on the left, the x axis and its labels below."""
+    label_w, plot_w = frame.label_w, frame.plot_w
+    y_ticks = frame.y_ticks()
+    tick_rows = {int(frame.to_py(math.log10(v))) // 4: _decade_label(v) for v in y_ticks}
     grid: list[list[Cell]] = []
-    tick_rows = {int(to_py(math.log10(v))) // 4: lab for v, lab in zip(y_ticks, y_labels, strict=True)}
     for r, row_cells in enumerate(canvas.cells()):
         lab = tick_rows.get(r)
         left: list[Cell] = [(ch, "tick") for ch in (lab or "").rjust(label_w)]
         left.append(("┤" if lab else "│", "axis"))
         grid.append(left + row_cells)
-    x_ticks = [10.0**k for k in range(math.ceil(lx0), math.floor(lx1) + 1)]
+    x_ticks = [10.0**k for k in range(math.ceil(frame.lx0), math.floor(frame.lx1) + 1)]
     axis: list[Cell] = [(" ", "")] * label_w + [("└", "axis")] + [("─", "axis")] * plot_w
     labels: list[Cell] = [(" ", "")] * width
     for v in x_ticks:
-        col = int(to_px(math.log10(v))) // 2
+        col = int(frame.to_px(math.log10(v))) // 2
         axis[label_w + 1 + col] = ("┬", "axis")
         text = _decade_label(v) if v >= 1 else sig(v)
         start = min(max(label_w + 1 + col - len(text) // 2, 0), width - len(text))
@@ -281,13 +341,7 @@ def draw_roofline(plan: ChartPlan, selected: int | None, width: int, height: int
             labels[width - len(title) + i] = (ch, "tick")
     grid.append(axis[:width])
     grid.append(labels[:width])
-
-    message = None
-    if selected is not None and not any(sel for *_, sel in placed):
-        why = dict(plan.not_plotted)
-        reason = next((w for n, w in why.items() if n.startswith(f"[{selected}] ")), "not placed")
-        message = f"This kernel is not on the chart: {reason}."
-    return ChartGrid(rows=tuple(tuple(r) for r in grid), message=message)
+    return grid
 
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
