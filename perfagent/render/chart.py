@@ -207,7 +207,25 @@ def chart_plan(record: RunRecord) -> ChartPlan:
         device = first_bar.profile.device.name if first_bar else None
         return ChartPlan(points=(), not_plotted=tuple(skipped), device=device, bars=tuple(bars))
 
-    peaks: DevicePeaks = reference.profile.device.peaks
+    memory_roofs, compute_roofs = _roofs(record, reference.profile.device.peaks, used_precisions)
+    return ChartPlan(
+        points=tuple(points),
+        not_plotted=tuple(skipped),
+        memory_roofs=memory_roofs,
+        compute_roofs=compute_roofs,
+        device=reference.profile.device.name,
+        bars=tuple(bars),
+    )
+
+
+def _roofs(
+    record: RunRecord, peaks: DevicePeaks, used_precisions: set[str]
+) -> tuple[tuple[tuple[str, float], ...], tuple[tuple[str, float], ...]]:
+    """(memory roofs, compute roofs) as (label, peak) pairs, in level and precision order.
+
+    The device peaks of the first plotted kernel come first; the peaks stored on the roofline points fill
+    the gaps (the roofline may have completed the report's peaks from the datasheet table).
+    """
     memory: dict[str, float] = {}
     compute: dict[str, float] = {}
     for level, label in _LEVELS:
@@ -218,8 +236,6 @@ def chart_plan(record: RunRecord) -> ChartPlan:
         peak = peaks.flops_per_s.get(precision)
         if peak:
             compute[precision.upper()] = peak
-    # Fall back to the peaks stored on the roofline points: the roofline may have completed the
-    # report's peaks from the datasheet table.
     for kd in record.kernels:
         for p in kd.roofline.points if kd.roofline else []:
             level_label = dict(_LEVELS)[p.level]
@@ -229,13 +245,9 @@ def chart_plan(record: RunRecord) -> ChartPlan:
                 compute[p.precision.upper()] = p.peak_flops_per_s
     order = [label for _, label in _LEVELS]
     precision_order = [p.upper() for p in _PRECISION_ORDER]
-    return ChartPlan(
-        points=tuple(points),
-        not_plotted=tuple(skipped),
-        memory_roofs=tuple(sorted(memory.items(), key=lambda kv: order.index(kv[0]))),
-        compute_roofs=tuple(sorted(compute.items(), key=lambda kv: (precision_order + [kv[0]]).index(kv[0]))),
-        device=reference.profile.device.name,
-        bars=tuple(bars),
+    return (
+        tuple(sorted(memory.items(), key=lambda kv: order.index(kv[0]))),
+        tuple(sorted(compute.items(), key=lambda kv: (precision_order + [kv[0]]).index(kv[0]))),
     )
 
 
