@@ -111,12 +111,15 @@ def build_server(root: Path | None = None) -> MCPServer:
     server = MCPServer(
         name="perfagent", version=__version__, instructions=agent_instructions(), log_level="WARNING"
     )
-    _register_measuring_tools(server, base)
+    _register_profiling_tools(server, base)
+    _register_candidate_tools(server, base)
     _register_reading_tools(server, base)
     return server
 
 
-def _register_measuring_tools(server: MCPServer, root: Path) -> None:
+def _register_profiling_tools(server: MCPServer, root: Path) -> None:
+    """The tools that measure the user's kernel: diagnose and profile."""
+
     @server.tool(annotations=MEASURES, title="Diagnose a kernel")
     async def diagnose(
         target: str, kernel: str | None = None, profiler: str = "auto", ctx: Context | None = None
@@ -137,6 +140,10 @@ def _register_measuring_tools(server: MCPServer, root: Path) -> None:
         return await _run(
             ctx, lambda p: tools.profile_target(target, root, kernel=kernel, profiler=profiler, progress=p)
         )
+
+
+def _register_candidate_tools(server: MCPServer, root: Path) -> None:
+    """The tools that run rewrites: verify, bench and optimize (they measure too)."""
 
     @server.tool(annotations=MEASURES, title="Verify a rewrite")
     async def verify(
