@@ -50,74 +50,9 @@ class VerifyCommand:
             help="the rewrite (.py with ModelNew, or .cu); default: the reference's ModelNew",
         )
         g = parser.add_argument_group("verification")
-        g.add_argument(
-            "--device",
-            choices=("cpu", "cuda", "auto"),
-            default="auto",
-            help="where to run (cpu runs Triton through its interpreter; default auto)",
-        )
-        g.add_argument(
-            "--timeout",
-            type=positive_float,
-            default=60.0,
-            metavar="SECONDS",
-            help="limit per candidate run (default 60; build and first call get --compile-timeout)",
-        )
-        g.add_argument(
-            "--compile-timeout",
-            type=positive_float,
-            default=600.0,
-            metavar="SECONDS",
-            help="limit for import/build/JIT compilation (default 600)",
-        )
-        g.add_argument(
-            "--seeds",
-            type=positive_int,
-            default=5,
-            metavar="N",
-            help="fresh seeds; each gives a get_inputs() draw and a re-drawn distribution (default 5)",
-        )
-        g.add_argument(
-            "--seed",
-            type=int,
-            default=None,
-            metavar="S",
-            help="first seed (default random; printed for reproduction)",
-        )
-        g.add_argument(
-            "--tolerance",
-            type=_non_negative_float,
-            default=None,
-            metavar="TOL",
-            help="atol = rtol = TOL (default per dtype: fp32 1e-4, fp16/bf16 1e-2, integers exact)",
-        )
-        g.add_argument(
-            "--atol",
-            type=_non_negative_float,
-            default=None,
-            help="absolute tolerance (overrides --tolerance)",
-        )
-        g.add_argument(
-            "--rtol",
-            type=_non_negative_float,
-            default=None,
-            help="relative tolerance (overrides --tolerance)",
-        )
-        g.add_argument(
-            "--sanitizer", action="store_true", help="also run under compute-sanitizer --tool memcheck (CUDA)"
-        )
-        g.add_argument(
-            "--check-cmd",
-            metavar="CMD",
-            help="a command whose exit status decides correctness ({reference}/{candidate} are replaced); "
-            "the only way to verify a .cu program with main()",
-        )
-        g.add_argument(
-            "--spec", metavar="PATH", help="launch spec for a .cu reference (default: found beside it)"
-        )
-        g.add_argument(
-            "--kernel", metavar="NAME", help="entry point of a .cu candidate (default: from the spec)"
-        )
+        _add_run_options(g)
+        _add_tolerance_options(g)
+        _add_cuda_options(g)
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
@@ -153,3 +88,81 @@ class VerifyCommand:
             return ExitCode.OK
         print(f"perfagent: verification {result.verdict}: {result.reason}", file=sys.stderr)
         return ExitCode.VERIFICATION
+
+
+def _add_run_options(g: argparse._ArgumentGroup) -> None:
+    """Where and how long the candidate runs, and with which seeds."""
+    g.add_argument(
+        "--device",
+        choices=("cpu", "cuda", "auto"),
+        default="auto",
+        help="where to run (cpu runs Triton through its interpreter; default auto)",
+    )
+    g.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="limit per candidate run (default 60; build and first call get --compile-timeout)",
+    )
+    g.add_argument(
+        "--compile-timeout",
+        type=positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="limit for import/build/JIT compilation (default 600)",
+    )
+    g.add_argument(
+        "--seeds",
+        type=positive_int,
+        default=5,
+        metavar="N",
+        help="fresh seeds; each gives a get_inputs() draw and a re-drawn distribution (default 5)",
+    )
+    g.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="first seed (default random; printed for reproduction)",
+    )
+
+
+def _add_tolerance_options(g: argparse._ArgumentGroup) -> None:
+    """How close the candidate's outputs must be to the reference's."""
+    g.add_argument(
+        "--tolerance",
+        type=_non_negative_float,
+        default=None,
+        metavar="TOL",
+        help="atol = rtol = TOL (default per dtype: fp32 1e-4, fp16/bf16 1e-2, integers exact)",
+    )
+    g.add_argument(
+        "--atol",
+        type=_non_negative_float,
+        default=None,
+        help="absolute tolerance (overrides --tolerance)",
+    )
+    g.add_argument(
+        "--rtol",
+        type=_non_negative_float,
+        default=None,
+        help="relative tolerance (overrides --tolerance)",
+    )
+
+
+def _add_cuda_options(g: argparse._ArgumentGroup) -> None:
+    """Options for CUDA references: sanitizer, an external check, the launch spec and entry point."""
+    g.add_argument(
+        "--sanitizer", action="store_true", help="also run under compute-sanitizer --tool memcheck (CUDA)"
+    )
+    g.add_argument(
+        "--check-cmd",
+        metavar="CMD",
+        help="a command whose exit status decides correctness ({reference}/{candidate} are replaced); "
+        "the only way to verify a .cu program with main()",
+    )
+    g.add_argument(
+        "--spec", metavar="PATH", help="launch spec for a .cu reference (default: found beside it)"
+    )
+    g.add_argument("--kernel", metavar="NAME", help="entry point of a .cu candidate (default: from the spec)")
