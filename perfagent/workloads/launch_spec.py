@@ -371,35 +371,15 @@ def resolve_launch(
     Raises:
         BadInput: an expression cannot be evaluated, or a size is not positive.
     """
-    base = Path(spec_path).parent
-    src = Path(source) if source is not None else base / spec.source
-    if not src.is_absolute():
-        src = (Path.cwd() / src) if source is not None else src
-    src = src.resolve()
-    reference_file = (base / spec.source).resolve()
+    src = _kernel_file(spec, spec_path, source)
+    reference_file = (Path(spec_path).parent / spec.source).resolve()
     override = None if src == reference_file else override_for(spec, src)
     entry = choose_entry(spec, src, override, kernel)
-
-    names: dict[str, Number] = dict(DEFAULT_DEVICE_ATTRS)
-    names.update(device_attrs or {})
-    merged_params: dict[str, float | int] = dict(spec.params)
-    merged_params.update(params or {})
-    names.update(merged_params)
-    define_exprs = dict(spec.defines)
-    if override is not None and override.defines:
-        define_exprs.update(override.defines)
-    defines: dict[str, str] = {}
+    merged_params: dict[str, float | int] = {**spec.params, **(params or {})}
+    names: dict[str, Number] = {**DEFAULT_DEVICE_ATTRS, **(device_attrs or {}), **merged_params}
     try:
-        for key, expr in define_exprs.items():
-            value = evaluate(expr, names)
-            names[key] = value
-            defines[key] = _c_literal(value)
-        grid_e = (override.grid if override and override.grid else None) or spec.grid
-        block_e = (override.block if override and override.block else None) or spec.block
-        smem_e = override.shared_mem if override and override.shared_mem is not None else spec.shared_mem
-        grid = _dims(grid_e, names, "grid")
-        block = _dims(block_e, names, "block")
-        shared_mem = evaluate_int(smem_e, names, what="shared_mem")
+        defines = _evaluate_defines(spec, override, names)
+        grid, block, shared_mem = _geometry(spec, override, names)
         args = [_resolve_arg(a, names) for a in spec.args]
         atol = rtol = None
         if spec.tolerance is not None:
@@ -429,6 +409,51 @@ def resolve_launch(
         flops=flops,
         bytes=nbytes,
     )
+
+
+def _kernel_file(spec: LaunchSpec, spec_path: str | Path, source: str | Path | None) -> Path:
+    """The kernel file to launch, absolute: ``source`` (relative to the working directory) or the spec's
+    own ``source`` (relative to the spec's folder)."""
+    base = Path(spec_path).parent
+    src = Path(source) if source is not None else base / spec.source
+    if not src.is_absolute():
+        src = (Path.cwd() / src) if source is not None else src
+    return src.resolve()
+
+
+def _evaluate_defines(
+    spec: LaunchSpec, override: LaunchOverride | None, names: dict[str, Number]
+) -> dict[str, str]:
+    """The ``-D`` macros as C literals, in order; each value is bound in ``names`` for later expressions.
+
+    Raises:
+        ExpressionError: a define's expression cannot be evaluated.
+    """
+    define_exprs = dict(spec.defines)
+    if override is not None and override.defines:
+        define_exprs.update(override.defines)
+    defines: dict[str, str] = {}
+    for key, expr in define_exprs.items():
+        value = evaluate(expr, names)
+        names[key] = value
+        defines[key] = _c_literal(value)
+    return defines
+
+
+def _geometry(
+    spec: LaunchSpec, override: LaunchOverride | None, names: Mapping[str, Number]
+) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+    """(grid, block, dynamic shared memory bytes), the variant's expressions winning over the spec's.
+
+    Raises:
+        ExpressionError: an expression cannot be evaluated or a size is not positive.
+    """
+    grid_e = (override.grid if override and override.grid else None) or spec.grid
+    block_e = (override.block if override and override.block else None) or spec.block
+    smem_e = override.shared_mem if override and override.shared_mem is not None else spec.shared_mem
+    grid = _dims(grid_e, names, "grid")
+    block = _dims(block_e, names, "block")
+    return grid, block, evaluate_int(smem_e, names, what="shared_mem")
 
 
 def param_sets(spec: LaunchSpec) -> list[dict[str, float | int]]:
