@@ -137,6 +137,112 @@ def _template_index(tree: Tree, kernel: str, param: str) -> int | None:
     return None
 
 
+class _KnobFinder:
+    """Collects the knobs of one parsed source, keyed by constant name or ``block@line``."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self.consts = _cuda.constants(tree)
+        self.env: Env = dict(self.consts)
+        self.knobs: dict[str, _Knob] = {}
+        self.all_kernels = _cuda.kernels(tree)
+
+    def users_of(self, name: str) -> list[Node]:
+        return [fn for fn in self.all_kernels if name in _cuda.identifiers_in(fn)]
+
+    def add_constant(self, name: str, priority: int) -> None:
+        """A knob for the named constant (when it holds a positive value); a lower ``priority`` wins."""
+        const = self.consts.get(name)
+        if const is None:
+            return
+        value = _cuda.evaluate(const.expr, self.env)
+        if value is None or value <= 0:
+            return
+        if name in self.knobs:
+            self.knobs[name].priority = min(self.knobs[name].priority, priority)
+            return
+        self.knobs[name] = _Knob(
+            label=f"{KIND_LABEL[const.kind]} {name} (line {_cuda.line_of(const.value_node)})",
+            key=name,
+            current=value,
+            edits=_const_edits(self.tree, const),
+            constant=const,
+            users=self.users_of(name),
+            priority=priority,
+        )
+
+    def add_launch(self, call: Node) -> None:
+        """Knobs of one launch: constants its block argument (or dim3 variable) names, and its literals."""
+        config = _cuda.launch_config_args(call)
+        if len(config) < 2:
+            return
+        grid, block = config[0], config[1]
+        scope = _cuda.enclosing(call, "function_definition")
+        dim_nodes = _block_dims(block, scope)
+        grid_dims = _grid_dims(grid, scope)
+        for index, node in enumerate(dim_nodes):
+            for ident in sorted(_cuda.identifiers_in(node)):
+                if ident in self.consts:
+                    self.add_constant(ident, 0)
+                    if ident in self.knobs:
+                        self.knobs[ident].launches.append(call)
+            if node.type == "number_literal":
+                related = grid_dims[index : index + 1] if len(dim_nodes) > 1 else grid_dims
+                self._add_literal(call, node, index if len(dim_nodes) > 1 else None, related)
+
+    def _add_literal(self, call: Node, node: Node, axis_index: int | None, grid_dims: list[Node]) -> None:
+        """A knob for a literal block dimension (``axis_index`` of a dim3, None for a plain block size)."""
+        value = _cuda.evaluate(_cuda.text(node), {})
+        if value is None:
+            return
+        axis = f".{'xyz'[axis_index]}" if axis_index is not None and axis_index < 3 else ""
+        key = f"block{axis}@{_cuda.line_of(node)}"
+        launched = _cuda.launched_name(call)
+        kernel_fn = [fn for fn in self.all_kernels if _cuda.function_name(fn) == launched]
+        if key in self.knobs:  # one dim3 variable used by several launches
+            self.knobs[key].launches.append(call)
+            self.knobs[key].users.extend(fn for fn in kernel_fn if fn not in self.knobs[key].users)
+            return
+        self.knobs[key] = _Knob(
+            label=f"literal block size {value} of the {launched} launch (line {_cuda.line_of(node)})",
+            key=key,
+            current=value,
+            edits=_literal_edits(node, value, grid_dims),
+            launches=[call],
+            users=kernel_fn,
+            priority=0,
+        )
+
+
+def _block_dims(block: Node, scope: Node | None) -> list[Node]:
+    """The expressions of a launch's block argument: dim3 call arguments, a dim3 variable's, or itself."""
+    if block.type == "call_expression":
+        return _cuda.call_args(block)
+    if block.type == "identifier" and scope is not None:
+        init = _dim3_initializer(_cuda.text(block), scope)
+        if init is not None:
+            return init
+    return [block]
+
+
+def _grid_dims(grid: Node, scope: Node | None) -> list[Node]:
+    """The expressions of a launch's grid argument (a dim3 variable's initialiser, or its plain value)."""
+    if grid.type == "call_expression":
+        return _cuda.call_args(grid)
+    if grid.type == "identifier" and scope is not None:
+        init_value = _initializer_node(_cuda.text(grid), scope)
+        return _dim3_initializer(_cuda.text(grid), scope) or (
+            [init_value] if init_value is not None else [grid]
+        )
+    return [grid]
+
+
+_NO_KNOB = (
+    "no compile-time block size found: no <<<grid, block>>> launch with a constant block, no "
+    "__launch_bounds__(NAME) and no constant named like a block size (BLOCK, BLOCK_SIZE, THREADS, *_BLOCK, BLOCK_ROWS)"
+)
+
+
 def _scan(request: RewriteRequest) -> tuple[list[_Knob], str | None, Tree | None, Env]:
     if request.language != "cuda":
         return (
@@ -149,113 +255,30 @@ def _scan(request: RewriteRequest) -> tuple[list[_Knob], str | None, Tree | None
         tree = _cuda.require_clean(request.source)
     except _cuda.ParseError as exc:
         return [], str(exc), None, {}
-    consts = _cuda.constants(tree)
-    env: Env = dict(consts)
-    knobs: dict[str, _Knob] = {}
-    all_kernels = _cuda.kernels(tree)
+    finder = _KnobFinder(tree)
     targets = _cuda.kernels(tree, request.kernel)
     if request.kernel is not None and not targets:
-        return [], f"no __global__ function named {request.kernel} in the source", tree, env
-
-    def users_of(name: str) -> list[Node]:
-        return [fn for fn in all_kernels if name in _cuda.identifiers_in(fn)]
-
-    def const_knob(name: str, priority: int) -> None:
-        const = consts.get(name)
-        if const is None:
-            return
-        value = _cuda.evaluate(const.expr, env)
-        if value is None or value <= 0:
-            return
-        if name not in knobs:
-            knobs[name] = _Knob(
-                label=f"{KIND_LABEL[const.kind]} {name} (line {_cuda.line_of(const.value_node)})",
-                key=name,
-                current=value,
-                edits=_const_edits(tree, const),
-                constant=const,
-                users=users_of(name),
-                priority=priority,
-            )
-        else:
-            knobs[name].priority = min(knobs[name].priority, priority)
-
+        return [], f"no __global__ function named {request.kernel} in the source", tree, finder.env
     # 1. launches: the block argument (and dim3 variables) names constants or holds literals.
     for call in _cuda.launch_sites(tree):
-        if request.kernel is not None and _cuda.launched_name(call) != request.kernel:
-            continue
-        config = _cuda.launch_config_args(call)
-        if len(config) < 2:
-            continue
-        grid, block = config[0], config[1]
-        scope = _cuda.enclosing(call, "function_definition")
-        dim_nodes: list[Node] = [block]
-        if block.type == "call_expression":
-            dim_nodes = _cuda.call_args(block)
-        elif block.type == "identifier" and scope is not None:
-            init = _dim3_initializer(_cuda.text(block), scope)
-            if init is not None:
-                dim_nodes = init
-        grid_dims: list[Node] = [grid]
-        if grid.type == "call_expression":
-            grid_dims = _cuda.call_args(grid)
-        elif grid.type == "identifier" and scope is not None:
-            init_value = _initializer_node(_cuda.text(grid), scope)
-            grid_dims = _dim3_initializer(_cuda.text(grid), scope) or (
-                [init_value] if init_value is not None else [grid]
-            )
-        for index, node in enumerate(dim_nodes):
-            for ident in sorted(_cuda.identifiers_in(node)):
-                if ident in consts:
-                    const_knob(ident, 0)
-                    if ident in knobs:
-                        knobs[ident].launches.append(call)
-            if node.type == "number_literal":
-                value = _cuda.evaluate(_cuda.text(node), {})
-                if value is None:
-                    continue
-                axis = f".{'xyz'[index]}" if len(dim_nodes) > 1 and index < 3 else ""
-                key = f"block{axis}@{_cuda.line_of(node)}"
-                kernel_fn = [fn for fn in all_kernels if _cuda.function_name(fn) == _cuda.launched_name(call)]
-                if key in knobs:  # one dim3 variable used by several launches
-                    knobs[key].launches.append(call)
-                    knobs[key].users.extend(fn for fn in kernel_fn if fn not in knobs[key].users)
-                    continue
-                knobs[key] = _Knob(
-                    label=f"literal block size {value} of the {_cuda.launched_name(call)} launch (line {_cuda.line_of(node)})",
-                    key=key,
-                    current=value,
-                    edits=_literal_edits(
-                        node, value, grid_dims[index : index + 1] if len(dim_nodes) > 1 else grid_dims
-                    ),
-                    launches=[call],
-                    users=kernel_fn,
-                    priority=0,
-                )
+        if request.kernel is None or _cuda.launched_name(call) == request.kernel:
+            finder.add_launch(call)
     # 2. __launch_bounds__(NAME) and 3. block-size names.
     for fn in targets:
         bounds = _cuda.launch_bounds(fn)
         if bounds is not None:
             args = [c for c in bounds.named_children if c.type != "comment"]
             if args and args[0].type == "identifier":
-                const_knob(_cuda.text(args[0]), 1)
-    for name in consts:
+                finder.add_constant(_cuda.text(args[0]), 1)
+    for name in finder.consts:
         if BLOCK_NAME.match(name) and (
             request.kernel is None or any(name in _cuda.identifiers_in(fn) for fn in targets)
         ):
-            const_knob(name, 2)
-    _merge_template_launches(tree, knobs)
-    if not knobs:
-        return (
-            [],
-            (
-                "no compile-time block size found: no <<<grid, block>>> launch with a constant block, no "
-                "__launch_bounds__(NAME) and no constant named like a block size (BLOCK, BLOCK_SIZE, THREADS, *_BLOCK, BLOCK_ROWS)"
-            ),
-            tree,
-            env,
-        )
-    return sorted(knobs.values(), key=lambda k: (k.priority, k.key)), None, tree, env
+            finder.add_constant(name, 2)
+    _merge_template_launches(tree, finder.knobs)
+    if not finder.knobs:
+        return [], _NO_KNOB, tree, finder.env
+    return sorted(finder.knobs.values(), key=lambda k: (k.priority, k.key)), None, tree, finder.env
 
 
 def _merge_template_launches(tree: Tree, knobs: dict[str, _Knob]) -> None:
