@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
@@ -137,58 +138,15 @@ def _scan(request: RewriteRequest) -> tuple[list[_Launch], list[_Autotune], str 
             None,
         )
     module_consts = _python.assignments(tree.body)
-    autotunes: list[_Autotune] = []
-    for fn in jit.values():
-        for deco in fn.decorator_list:
-            if not (_python.is_autotune(deco) and isinstance(deco, ast.Call)):
-                continue
-            configs = next(
-                (kw.value for kw in deco.keywords if kw.arg == "configs"), deco.args[0] if deco.args else None
-            )
-            if isinstance(configs, ast.Name) and configs.id in module_consts:
-                configs = module_consts[configs.id].value
-            if isinstance(configs, ast.List):
-                keys, existing = _existing_configs(configs, _python.constexpr_params(fn))
-                autotunes.append(_Autotune(fn.name, configs, keys, existing))
+    autotunes = _autotunes(jit.values(), module_consts)
     autotuned = {a.kernel for a in autotunes}
     launches: list[_Launch] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
             continue
         kname = _python.dotted(node.func.value).split(".")[-1]
-        if kname not in jit or kname in autotuned:
-            continue
-        launch = _Launch(kname, node)
-        enclosing = _python.enclosing_function(tree, node)
-        local_consts = _python.assignments(enclosing.body) if enclosing is not None else {}
-        params = set(_python.constexpr_params(jit[kname]))
-        for kw in node.keywords:
-            role = role_of(kw.arg) if kw.arg is not None else None
-            if kw.arg is None or role is None or (kw.arg not in params and kw.arg not in LAUNCH_OPTIONS):
-                continue
-            site = _python.keyword_int_site(tree, node, kw.arg)
-            if site is None:
-                launch.fixed.add(role)  # computed at run time: left alone
-                continue
-            value, holder, where = site
-            launch.sites[role] = _Site(role, kw.arg, value, smap.span(holder), where)
-        for option in LAUNCH_OPTIONS:
-            if option not in launch.sites and option not in launch.fixed:
-                where = f"{kname} launch at line {node.lineno} (default {TRITON_DEFAULTS[option]})"
-                launch.sites[option] = _Site(option, option, TRITON_DEFAULTS[option], None, where)
-        grid = node.func.slice
-        launch.grid_exprs = [grid]
-        if isinstance(grid, ast.Name):
-            bound = local_consts.get(grid.id) or module_consts.get(grid.id)
-            if bound is not None:
-                launch.grid_exprs = [bound.value]
-        last = max(
-            [*node.args, *[kw.value for kw in node.keywords]],
-            key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0),
-            default=None,
-        )
-        launch.insert_at = smap.span(last)[1] if last is not None else smap.span(node)[1] - 1
-        launches.append(launch)
+        if kname in jit and kname not in autotuned:
+            launches.append(_launch(tree, smap, node, jit[kname], module_consts))
     if not launches and not autotunes:
         return (
             [],
@@ -200,6 +158,68 @@ def _scan(request: RewriteRequest) -> tuple[list[_Launch], list[_Autotune], str 
             smap,
         )
     return launches, autotunes, None, smap
+
+
+def _autotunes(kernels: Iterable[ast.FunctionDef], module_consts: dict[str, ast.Assign]) -> list[_Autotune]:
+    """The ``triton.Config`` lists of the kernels' ``@triton.autotune`` decorators (inline or named)."""
+    autotunes: list[_Autotune] = []
+    for fn in kernels:
+        for deco in fn.decorator_list:
+            if not (_python.is_autotune(deco) and isinstance(deco, ast.Call)):
+                continue
+            configs = next(
+                (kw.value for kw in deco.keywords if kw.arg == "configs"), deco.args[0] if deco.args else None
+            )
+            if isinstance(configs, ast.Name) and configs.id in module_consts:
+                configs = module_consts[configs.id].value
+            if isinstance(configs, ast.List):
+                keys, existing = _existing_configs(configs, _python.constexpr_params(fn))
+                autotunes.append(_Autotune(fn.name, configs, keys, existing))
+    return autotunes
+
+
+def _launch(
+    tree: ast.Module,
+    smap: SourceMap,
+    node: ast.Call,
+    kernel: ast.FunctionDef,
+    module_consts: dict[str, ast.Assign],
+) -> _Launch:
+    """One ``kernel[grid](...)`` launch: its swept keyword sites (Triton's defaults for absent launch
+    options), the grid expression and where missing keywords go."""
+    assert isinstance(node.func, ast.Subscript)
+    kname = kernel.name
+    launch = _Launch(kname, node)
+    enclosing = _python.enclosing_function(tree, node)
+    local_consts = _python.assignments(enclosing.body) if enclosing is not None else {}
+    params = set(_python.constexpr_params(kernel))
+    for kw in node.keywords:
+        role = role_of(kw.arg) if kw.arg is not None else None
+        if kw.arg is None or role is None or (kw.arg not in params and kw.arg not in LAUNCH_OPTIONS):
+            continue
+        site = _python.keyword_int_site(tree, node, kw.arg)
+        if site is None:
+            launch.fixed.add(role)  # computed at run time: left alone
+            continue
+        value, holder, where = site
+        launch.sites[role] = _Site(role, kw.arg, value, smap.span(holder), where)
+    for option in LAUNCH_OPTIONS:
+        if option not in launch.sites and option not in launch.fixed:
+            where = f"{kname} launch at line {node.lineno} (default {TRITON_DEFAULTS[option]})"
+            launch.sites[option] = _Site(option, option, TRITON_DEFAULTS[option], None, where)
+    grid = node.func.slice
+    launch.grid_exprs = [grid]
+    if isinstance(grid, ast.Name):
+        bound = local_consts.get(grid.id) or module_consts.get(grid.id)
+        if bound is not None:
+            launch.grid_exprs = [bound.value]
+    last = max(
+        [*node.args, *[kw.value for kw in node.keywords]],
+        key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0),
+        default=None,
+    )
+    launch.insert_at = smap.span(last)[1] if last is not None else smap.span(node)[1] - 1
+    return launch
 
 
 def _existing_configs(configs: ast.List, params: list[str]) -> tuple[dict[str, str], list[Point]]:
