@@ -1,0 +1,440 @@
+"""The cooperative-row recipe's precondition, proven on one kernel's parse tree (see ``cooperative_row``).
+
+``analyse`` returns the plan the rewrite follows (the row index, each loop's reductions and resets, the
+scalar stores lane 0 makes) or why the kernel is outside the precondition.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._coop_row_syntax import (
+    Loop,
+    Plan,
+    Refused,
+    ancestors,
+    bound_ok,
+    declared_names,
+    inside,
+    is_written,
+    is_zero,
+    loop_counter,
+    names_read,
+    normal_form,
+    reduction,
+    row_index,
+    statements,
+    store_statement,
+    subscript_index,
+    unit_stride,
+    unwrap,
+)
+
+LANE = "coop_lane"
+"""The lane variable the rewrite declares (a kernel that already has one is refused)."""
+FORBIDDEN = ("__shared__", "__syncthreads", "atomic", "__shfl", "__syncwarp")
+LOOPS = ("for_statement", "while_statement", "do_statement")
+
+
+class Analysis:
+    """One pass over the kernel: pointers, loops, memory accesses; ``Refused`` on the first failure."""
+
+    def __init__(self, kernel: Node, row_var: str, row_init: Node) -> None:
+        self.kernel = kernel
+        self.body = kernel.child_by_field_name("body") or kernel
+        self.row_var = row_var
+        self.plan = Plan(row_init=row_init)
+        self.pointers: dict[str, str] = {}
+        """Pointer parameters (-> themselves) and row pointers into them (-> their parameter)."""
+        self.alias_values: list[tuple[int, int]] = []
+        self.outer_names: set[str] = set()
+        self.assigned: set[str] = set()
+        """Names assigned or updated anywhere in the kernel (loop counters' own steps aside)."""
+        self.declared: dict[str, int] = {}
+        """How many times each name is declared in the kernel and its parameters."""
+
+    # ---------------------------------------------------------------------------------------- setup
+
+    def params(self) -> None:
+        decl = _cuda.function_declarator(self.kernel)
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        for p in plist.named_children if plist is not None else []:
+            idents = [n for n in _cuda.walk(p) if n.type == "identifier"]
+            if not idents:
+                continue
+            name = _cuda.text(idents[-1])
+            self.outer_names.add(name)
+            self.declared[name] = self.declared.get(name, 0) + 1
+            if any(n.type in ("pointer_declarator", "array_declarator") for n in _cuda.walk(p)):
+                self.pointers[name] = name
+
+    def aliases(self, loops: list[Node]) -> None:
+        """Row pointers: ``T* p = base + e`` / ``= &base[e]`` / ``= base`` declared outside the loops."""
+        for node in _cuda.walk(self.body):
+            if node.type != "init_declarator" or any(inside(node, lp) for lp in loops):
+                continue
+            decl, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+            if decl is None or value is None:
+                continue
+            idents = [n for n in _cuda.walk(decl) if n.type == "identifier"]
+            name = _cuda.text(idents[-1]) if idents else ""
+            if decl.type == "identifier":
+                self.outer_names.add(name)
+                continue
+            if decl.type != "pointer_declarator":
+                continue
+            base = self._alias_base(value)
+            if base is None:
+                raise Refused(
+                    f"the pointer {name} on line {_cuda.line_of(node)} is not a parameter plus an offset "
+                    "(base + e, &base[e]): its buffer is unknown"
+                )
+            self.pointers[name] = self.pointers[base]
+            self.outer_names.add(name)
+            self.alias_values.append((value.start_byte, value.end_byte))
+
+    def _alias_base(self, value: Node) -> str | None:
+        value = unwrap(value)
+        if value.type == "identifier" and _cuda.text(value) in self.pointers:
+            return _cuda.text(value)
+        if (
+            value.type == "binary_expression"
+            and _cuda.text(value.child_by_field_name("operator") or value) == "+"
+        ):
+            sides = [
+                unwrap(s)
+                for s in (value.child_by_field_name("left"), value.child_by_field_name("right"))
+                if s is not None
+            ]
+            found = [(s, b) for s in sides if (b := self._alias_base(s)) is not None]
+            others = [s for s in sides if all(s.id != f.id for f, _ in found)]
+            if len(found) == 1 and not any(self.pointers.keys() & _cuda.identifiers_in(o) for o in others):
+                return found[0][1]  # p + e, e + p, (p + e) + f
+        if (
+            value.type == "pointer_expression"
+            and _cuda.text(value.child_by_field_name("operator") or value) == "&"
+        ):
+            arg = value.child_by_field_name("argument")
+            arg = unwrap(arg) if arg is not None else None
+            if arg is not None and arg.type == "subscript_expression":
+                base = arg.child_by_field_name("argument")
+                if base is not None and base.type == "identifier" and _cuda.text(base) in self.pointers:
+                    return _cuda.text(base)
+        return None
+
+    # ---------------------------------------------------------------------------------------- loops
+
+    def loop(self, node: Node) -> Loop:
+        var = loop_counter(node)
+        if isinstance(var, str):
+            raise Refused(var)
+        name, start = var
+        if name == self.row_var:
+            raise Refused(f"the loop on line {_cuda.line_of(node)} counts the row index itself")
+        why = bound_ok(node, name)
+        if why is not None:
+            raise Refused(why)
+        loop = Loop(node=node, var=name, start=start)
+        updates: dict[str, Node] = {}
+        allowed: set[int] = set()
+        body = node.child_by_field_name("body")
+        for stmt in statements(body) if body is not None else []:
+            self._statement(loop, stmt, updates, allowed)
+        for n in _cuda.walk(node):
+            if n.type == "identifier" and _cuda.text(n) in loop.reductions and n.id not in allowed:
+                acc = _cuda.text(n)
+                raise Refused(
+                    f"the loop on line {_cuda.line_of(node)} reads {acc} (line {_cuda.line_of(n)}) while it accumulates it "
+                    f"(line {_cuda.line_of(updates[acc])}): a running value such as a prefix sum is a loop-carried "
+                    "dependency, not an associative reduction the lanes can split"
+                )
+        return loop
+
+    def _statement(self, loop: Loop, stmt: Node, updates: dict[str, Node], allowed: set[int]) -> None:
+        where = f"the loop on line {_cuda.line_of(loop.node)}"
+        if stmt.type in ("compound_statement", "if_statement", "else_clause"):
+            for child in stmt.named_children:  # an if's condition is an expression, checked by the reads
+                if child.type not in ("comment", "condition_clause"):
+                    self._statement(loop, child, updates, allowed)
+            return
+        if stmt.type == "comment" or (stmt.type == "expression_statement" and not stmt.named_children):
+            return
+        if stmt.type == "declaration":
+            self._local(loop, stmt)
+            return
+        if stmt.type != "expression_statement":
+            raise Refused(
+                f"{where} holds a {stmt.type.replace('_', ' ')} (line {_cuda.line_of(stmt)}): only scalar "
+                "declarations, element stores, reductions and if/else are split among lanes"
+            )
+        expr = stmt.named_children[0]
+        target = expr.child_by_field_name("left") if expr.type == "assignment_expression" else None
+        if expr.type == "update_expression":
+            target = expr.child_by_field_name("argument")
+        if target is None:
+            raise Refused(
+                f"{where} has a statement that is neither an assignment nor an update (line {_cuda.line_of(stmt)}): "
+                f"{_cuda.text(stmt)}"
+            )
+        target = unwrap(target)
+        if target.type == "subscript_expression":
+            return  # an element store: the memory pass checks its subscript
+        if target.type != "identifier":
+            raise Refused(
+                f"{where} stores through {_cuda.text(target)} (line {_cuda.line_of(stmt)}): only subscripts are followed"
+            )
+        name = _cuda.text(target)
+        if name == loop.var:
+            raise Refused(f"{where} assigns its counter {name} in its body (line {_cuda.line_of(stmt)})")
+        if name in loop.locals:
+            raise Refused(f"{where} reassigns its per-iteration value {name} (line {_cuda.line_of(stmt)})")
+        if name in self.pointers or name == self.row_var:
+            raise Refused(f"{where} moves {name} (line {_cuda.line_of(stmt)})")
+        red = reduction(expr)
+        if red is None:
+            raise Refused(
+                f"{where} updates {name}: not an associative reduction or an element-wise pass "
+                f"(line {_cuda.line_of(stmt)}: {_cuda.text(stmt)})"
+            )
+        acc, combine, nodes = red
+        if loop.reductions.setdefault(acc, combine) != combine:
+            raise Refused(f"{where} combines {acc} with both {loop.reductions[acc]} and {combine}")
+        updates.setdefault(acc, stmt)
+        allowed.update(n.id for n in nodes)
+
+    def _local(self, loop: Loop, decl: Node) -> None:
+        where = f"the loop on line {_cuda.line_of(loop.node)}"
+        for child in decl.named_children:
+            if child.type != "init_declarator":
+                if child.type in ("identifier", "array_declarator", "pointer_declarator"):
+                    raise Refused(
+                        f"{where} declares {_cuda.text(child)} without a value (line {_cuda.line_of(decl)})"
+                    )
+                continue
+            ident, value = child.child_by_field_name("declarator"), child.child_by_field_name("value")
+            if ident is None or value is None or ident.type != "identifier":
+                raise Refused(
+                    f"{where} declares {_cuda.text(child)} (line {_cuda.line_of(decl)}): only scalars with a value"
+                )
+            name = _cuda.text(ident)
+            if name in _cuda.identifiers_in(value):
+                raise Refused(f"{where} declares {name} from itself (line {_cuda.line_of(decl)})")
+            if name in self.outer_names or name in loop.locals or name == loop.var:
+                raise Refused(
+                    f"{where} declares {name} again (line {_cuda.line_of(decl)}), shadowing another name"
+                )
+            loop.locals[name] = value
+
+    # --------------------------------------------------------------------------------------- memory
+
+    def memory(self, loops: list[Loop]) -> None:
+        """Every subscript: whose buffer, written or read, in which loop, at which index."""
+        by_node = {lp.node.id: lp for lp in loops}
+        accesses: dict[str, list[tuple[Node, Loop | None, bool, str]]] = {}
+        for n in _cuda.walk(self.body):
+            if n.type == "identifier" and _cuda.text(n) in self.pointers:
+                self._bare_pointer(n)
+            op = n.child_by_field_name("operator") if n.type == "pointer_expression" else None
+            if (
+                op is not None
+                and _cuda.text(op) == "&"
+                and not any(s <= n.start_byte < e for s, e in self.alias_values)
+            ):
+                raise Refused(
+                    f"{_cuda.text(n)} on line {_cuda.line_of(n)} takes an address: what is written through it is unknown"
+                )
+            if op is not None and _cuda.text(op) == "*":
+                raise Refused(
+                    f"{_cuda.text(n)} on line {_cuda.line_of(n)} dereferences a pointer: only subscripts are followed"
+                )
+            if n.type != "subscript_expression":
+                continue
+            base = n.child_by_field_name("argument")
+            if base is None or base.type != "identifier" or _cuda.text(base) not in self.pointers:
+                raise Refused(
+                    f"{_cuda.text(n)} on line {_cuda.line_of(n)}: {_cuda.text(base) if base is not None else '?'} is "
+                    "neither a pointer parameter nor a row pointer into one"
+                )
+            if any(s <= n.start_byte < e for s, e in self.alias_values):
+                continue  # &p[row * n] in a row pointer's value: an address, not an access
+            loop = next((by_node[a.id] for a in ancestors(n) if a.id in by_node), None)
+            index = subscript_index(n)
+            if index is None:
+                raise Refused(f"{_cuda.text(n)} on line {_cuda.line_of(n)} has no single index")
+            pattern = f"{_cuda.text(base)}[{normal_form(index, loop)}]"
+            accesses.setdefault(self.pointers[_cuda.text(base)], []).append((n, loop, is_written(n), pattern))
+        for buffer, uses in accesses.items():
+            if not any(w for _, _, w, _ in uses):
+                continue
+            if any(lp is None for _, lp, _, _ in uses):
+                self._scalar_buffer(buffer, uses)
+                continue
+            first, first_loop, _, pattern = uses[0]
+            assert first_loop is not None
+            for n, lp, _, other in uses:
+                assert lp is not None
+                for part, scope, what in (
+                    (n, lp, "the subscript"),
+                    (lp.start, None, "the start of its loop"),
+                ):
+                    for name in names_read(part, scope):
+                        if name in self.assigned or self.declared.get(name, 0) > 1:
+                            raise Refused(
+                                f"{buffer} is stored in a loop and {what} {_cuda.text(part)} (line {_cuda.line_of(part)}) "
+                                f"uses {name}, which is assigned or declared more than once: the same text "
+                                "may name other elements in another pass"
+                            )
+                if other != pattern:
+                    raise Refused(
+                        f"{buffer} is stored in a loop and reached as {_cuda.text(first)} (line {_cuda.line_of(first)}) "
+                        f"and {_cuda.text(n)} (line {_cuda.line_of(n)}): lanes would share its elements"
+                    )
+                if normal_form(lp.start, None) != normal_form(first_loop.start, None):
+                    raise Refused(
+                        f"{buffer} is stored in the loops on lines {_cuda.line_of(first_loop.node)} and "
+                        f"{_cuda.line_of(lp.node)}, which start at {_cuda.text(first_loop.start)} and "
+                        f"{_cuda.text(lp.start)}: its elements would change lanes between the passes"
+                    )
+                index = subscript_index(n)
+                assert index is not None
+                if not unit_stride(index, lp):
+                    raise Refused(
+                        f"{_cuda.text(n)} on line {_cuda.line_of(n)} is stored in a loop but its index is not "
+                        f"offset + {lp.var}: lanes could store the same element"
+                    )
+
+    def _scalar_buffer(self, buffer: str, uses: list[tuple[Node, Loop | None, bool, str]]) -> None:
+        for n, lp, _, _ in uses:
+            if lp is not None:
+                raise Refused(
+                    f"{buffer} is stored outside the loops and reached in the loop on line {_cuda.line_of(lp.node)}: "
+                    "lane 0 alone stores it"
+                )
+            stmt = store_statement(n)
+            if stmt is None:
+                raise Refused(
+                    f"{buffer} is stored outside the loops and read on line {_cuda.line_of(n)} outside that store: "
+                    "lane 0 alone stores it"
+                )
+            if all(s.id != stmt.id for s in self.plan.scalar_stores):
+                self.plan.scalar_stores.append(stmt)
+
+    def _bare_pointer(self, ident: Node) -> None:
+        parent = ident.parent
+        if (
+            parent is not None
+            and parent.type == "subscript_expression"
+            and parent.child_by_field_name("argument") == ident
+        ):
+            return
+        if any(s <= ident.start_byte < e for s, e in self.alias_values):
+            return
+        if parent is not None and parent.type in ("pointer_declarator", "init_declarator"):
+            if parent.child_by_field_name("declarator") == ident:
+                return
+        raise Refused(
+            f"the pointer {_cuda.text(ident)} is used on line {_cuda.line_of(ident)} other than by subscript "
+            f"({_cuda.text(parent) if parent is not None else ''})"
+        )
+
+    # ---------------------------------------------------------------------------------------- resets
+
+    def resets(self, loops: list[Loop]) -> None:
+        """Sum accumulators whose incoming value is not a literal zero: lanes other than 0 zero them."""
+        for lp in loops:
+            for acc, combine in lp.reductions.items():
+                if combine == "+" and not self._zero_before(acc, lp.node):
+                    lp.resets.append(acc)
+
+    def _zero_before(self, acc: str, loop: Node) -> bool:
+        decls = [
+            n
+            for n in _cuda.walk(self.body)
+            if n.type == "init_declarator"
+            and (d := n.child_by_field_name("declarator")) is not None
+            and d.type == "identifier"
+            and _cuda.text(d) == acc
+        ]
+        if len(decls) != 1 or decls[0].end_byte > loop.start_byte:
+            return False
+        value = decls[0].child_by_field_name("value")
+        if value is None or not is_zero(value):
+            return False
+        return not any(
+            n.type == "identifier"
+            and _cuda.text(n) == acc
+            and decls[0].end_byte <= n.start_byte < loop.start_byte
+            for n in _cuda.walk(self.body)
+        )
+
+    def others(self, loops: list[Node]) -> None:
+        """Names declared and assigned; the row and the pointers never reassigned, no assignment inside
+        another expression, no call made for its side effects."""
+        updates = {u.id for lp in loops if (u := lp.child_by_field_name("update")) is not None}
+        for n in _cuda.walk(self.body):
+            if n.type == "init_declarator" or (n.type == "declaration" and n.parent is not None):
+                for ident in declared_names(n):
+                    self.declared[ident] = self.declared.get(ident, 0) + 1
+            if n.type in ("assignment_expression", "update_expression"):
+                parent = n.parent
+                if n.id not in updates and (parent is None or parent.type != "expression_statement"):
+                    raise Refused(
+                        f"the assignment {_cuda.text(n)} on line {_cuda.line_of(n)} is inside another expression "
+                        "(a hidden update of its own)"
+                    )
+                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
+                target = unwrap(target) if target is not None else None
+                if target is not None and target.type == "identifier":
+                    name = _cuda.text(target)
+                    if n.id not in updates:
+                        self.assigned.add(name)
+                    if name == self.row_var:
+                        raise Refused(f"the row index {name} is changed on line {_cuda.line_of(n)}")
+                    if name in self.pointers:
+                        raise Refused(f"the pointer {name} is moved on line {_cuda.line_of(n)}")
+            if (
+                n.type == "expression_statement"
+                and n.named_children
+                and n.named_children[0].type == "call_expression"
+            ):
+                raise Refused(
+                    f"the call {_cuda.text(n.named_children[0])} on line {_cuda.line_of(n)} is made for its side effects"
+                )
+
+
+def analyse(kernel: Node) -> Plan | str:
+    """The kernel's cooperative plan, or why it does not apply."""
+    whole = _cuda.text(kernel)
+    for word in FORBIDDEN:
+        if word in whole:
+            return f"the kernel uses {word}: its threads already cooperate"
+    if LANE in whole:
+        return f"the kernel already has a variable named {LANE}"
+    row = row_index(kernel)
+    if isinstance(row, str):
+        return row
+    row_var, row_init = row
+    nodes = [n for n in _cuda.walk(kernel) if n.type in LOOPS]
+    if not nodes:
+        return "the kernel has no loop over the row"
+    for loop in nodes:
+        if loop.type != "for_statement":
+            return f"the loop on line {_cuda.line_of(loop)} is not a counted for loop"
+        if any(a.type in LOOPS for a in ancestors(loop)):
+            return f"the loop on line {_cuda.line_of(loop)} is nested: only single loops over the row are rewritten"
+    analysis = Analysis(kernel, row_var, row_init)
+    try:
+        analysis.params()
+        analysis.aliases(nodes)
+        loops = [analysis.loop(n) for n in nodes]
+        analysis.others(nodes)
+        analysis.memory(loops)
+        analysis.resets(loops)
+    except Refused as exc:
+        return str(exc)
+    plan = analysis.plan
+    plan.loops = loops
+    if not plan.reductions:
+        return "no loop reduces over the row (nothing for a warp to share)"
+    return plan
