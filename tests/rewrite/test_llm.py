@@ -15,7 +15,8 @@ from perfagent.llm_client import PLACEHOLDER_KEY, LLMConfig, make_client, probe
 from perfagent.models import DeviceInfo, Evidence, Finding
 from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.base import RewriteRequest
-from perfagent.rewrite.llm import LLMRewriter, parse_reply
+from perfagent.rewrite.llm import LLMRewriter
+from perfagent.rewrite.llm_reply import parse_reply
 from perfagent.rewrite.recipes import RecipesRewriter
 
 from .llm_server import MODEL, ReplayServer, Reply, fenced, structured

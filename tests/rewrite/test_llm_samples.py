@@ -11,7 +11,8 @@ import pytest
 
 from perfagent.llm_client import LLMConfig
 from perfagent.rewrite.base import RewriteRequest
-from perfagent.rewrite.llm import LLMRewriter, normalised
+from perfagent.rewrite.llm import LLMRewriter
+from perfagent.rewrite.llm_reply import normalised
 
 from .helpers import EXAMPLES
 from .llm_server import MODEL, ReplayServer, Reply, fenced, structured
