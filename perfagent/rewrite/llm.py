@@ -9,9 +9,10 @@ new source (``perfagent.rewrite.llm_reply`` parses and checks replies); anything
 with a repair message, at most ``reply_retries`` times with doubling backoff. Transport problems
 (timeouts, connection errors, 408/409/429, 5xx) are retried here, ``max_retries`` times, each retry
 announced through ``progress``; while a request is in flight ``progress`` hears "waiting for the model
-(N s)" every ``WAIT_TICK_S``, so a stalled endpoint is never silent. A reply that is not an OpenAI chat-completions response (not JSON, wrong shape) is an
-``LLMError`` too. Token usage of every reply is summed into the candidate. Failures raise ``LLMError``
-(exit code 5) with the cause and the next step, never the API key.
+(N s)" every ``WAIT_TICK_S``, so a stalled endpoint is never silent. A reply that is not an OpenAI
+chat-completions response (not JSON, wrong shape) is an ``LLMError`` too. Token usage of every reply is
+summed into the candidate. Failures raise ``LLMError`` (exit code 5) with the cause and the next step,
+never the API key.
 """
 
 from __future__ import annotations
