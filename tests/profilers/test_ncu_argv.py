@@ -312,7 +312,7 @@ from tests/data/sass/{wmma,gemma}.cu."""
 
 
 def test_a_wmma_kernel_listing_holds_tensor_instructions() -> None:
-    from profilers.sass_scan import has_tensor_instruction
+    from profilers.static.sass_scan import has_tensor_instruction
 
     listing = (SASS / "wmma_sm90.sass").read_text()
     assert "HMMA.16816.F32" in listing
@@ -320,7 +320,7 @@ def test_a_wmma_kernel_listing_holds_tensor_instructions() -> None:
 
 
 def test_a_kernel_named_like_an_opcode_is_not_tensor_code() -> None:
-    from profilers.sass_scan import has_tensor_instruction
+    from profilers.static.sass_scan import has_tensor_instruction
 
     listing = (SASS / "gemma_sm90.sass").read_text()
     assert "gemma_scale" in listing and "FMUL" in listing
@@ -331,7 +331,7 @@ def test_a_kernel_named_like_an_opcode_is_not_tensor_code() -> None:
 def test_an_fma_on_the_mma_pipe_is_not_a_tensor_instruction() -> None:
     """The H100 build of examples/cuda/suite/main.cu is full of ``HFMA2.MMA`` (register moves issued on
     the FMA pipe's MMA port) and has no tensor-core opcode."""
-    from profilers.sass_scan import has_tensor_instruction
+    from profilers.static.sass_scan import has_tensor_instruction
 
     listing = gzip.decompress((SASS / "suite_sm90.sass.gz").read_bytes()).decode()
     assert "HFMA2.MMA" in listing
