@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,8 +64,6 @@ def run_command(
         ProfilerUnavailable: the program does not exist or is not executable.
         ToolTimeout: the command ran past ``timeout_s``.
     """
-    import time
-
     args = [os.fspath(a) for a in argv]
     start = time.monotonic()
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from profilers.errors import BadReport, NoKernelsProfiled, ProfilerError, ProfilerFailed, ProfilerUnavailable
 from profilers.model import Profile
+from profilers.ncu.report_reader import read_ncu_rep
 from profilers.process import run_command
 
 READ_TIMEOUT_S = 300.0
@@ -75,8 +76,6 @@ def read_ncu_rep_isolated(
 
 
 def _main(argv: list[str]) -> int:
-    from profilers.ncu.report_reader import read_ncu_rep
-
     path = Path(argv[0])
     kernel = argv[argv.index("--kernel") + 1] if "--kernel" in argv else None
     ncu = argv[argv.index("--ncu") + 1] if "--ncu" in argv else None
