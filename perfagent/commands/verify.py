@@ -13,9 +13,6 @@ from perfagent.commands.common import (
     progress_to_stderr,
 )
 from perfagent.errors import ExitCode
-from perfagent.render import write_output
-from perfagent.verify import Tolerance, verify
-from perfagent.verify.render import render_text
 
 
 def _non_negative_float(text: str) -> float:
@@ -59,6 +56,10 @@ class VerifyCommand:
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
+        from perfagent.render import write_output
+        from perfagent.verify import Tolerance, verify
+        from perfagent.verify.render import render_text
+
         check_output_path(args)
         tolerance = None
         if args.tolerance is not None or args.atol is not None or args.rtol is not None:
