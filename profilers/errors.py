@@ -13,7 +13,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """The CLI's exit codes (docs and ``perfagent --help`` name them)."""
+    """The CLI's documented exit codes (``perfagent.errors`` says what each means)."""
 
     OK = 0
     FAILURE = 1
