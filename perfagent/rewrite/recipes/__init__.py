@@ -21,6 +21,7 @@ from perfagent.rewrite.recipes import (
     restrict_pointers,
     sequential_reduction,
     smem_padding,
+    smem_tiling,
     thread_map_swap,
     triton_config,
     vectorize_access,
@@ -47,6 +48,7 @@ RECIPES: dict[str, Recipe] = {
         thread_map_swap.RECIPE,
         cooperative_row.RECIPE,
         sequential_reduction.RECIPE,
+        smem_tiling.RECIPE,
     )
 }
 """Every recipe by name."""
