@@ -233,6 +233,7 @@ def _tiled(plan: _Plan, tile: int, pad: str) -> str:
     )
     if body.type != "compound_statement":
         inner = "{ " + inner + " }"
+    inner = inner.replace("\n", "\n    ")
     lines = [
         f"__shared__ {nest.a_type} {ta}[{tile}][{tile}];  // smem-tiling: one {tile}-wide slice of A's rows",
         f"__shared__ {nest.b_type} {tb}[{tile}][{tile}];  // and of B's columns per step",

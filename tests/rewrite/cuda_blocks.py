@@ -1,0 +1,236 @@
+"""Run 2-D CUDA kernels with ``__shared__`` memory and ``__syncthreads()`` on the CPU, block by block.
+
+``cuda_cpu.py`` runs threads one after another and ``cuda_lanes.py`` one warp at a time; neither can run
+a kernel whose threads meet at block barriers. Here every thread of a block is a fiber
+(``ucontext``): the scheduler resumes each fiber until it reaches ``__syncthreads()`` or returns, and
+starts the next round only when all of them have, so a barrier holds for the whole block exactly as on
+a GPU. Rounds alternate the fiber order (forward, then backward), so a rewrite that reads a shared
+tile before a barrier that should have protected it sees another thread's stale or future data.
+A round that ends with some fibers at a barrier and others returned is a divergent barrier (undefined
+on a GPU) and fails the run. ``__shared__`` arrays are function statics: blocks run one after another,
+so one copy per kernel is one copy per block, and it is not cleared between blocks.
+
+Kernels are compiled as host C++ (g++) on top of ``data/cuda_cpu_emu.h`` (built-ins, ``__half``,
+``__nv_bfloat16``), with ``__half`` arithmetic operators that round every result to half as the
+device does. Buffers have guard words on both sides (a store out of range fails the run), are filled
+with the same pseudo-random values for both kernels, and are compared after both launches: floating
+values within ``atol + rtol * |original|``, guard words bit for bit.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from profilers.process import run_command
+
+EMU = Path(__file__).resolve().parent / "data" / "cuda_cpu_emu.h"
+STUB_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", "cuda.h")
+
+PRELUDE = r"""
+#include "cuda_cpu_emu.h"
+#include <ucontext.h>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+#define __restrict__ __restrict
+#define __shared__ static
+using std::fma; using std::fmaf; using std::fmaxf; using std::fminf;
+template <class A, class B> static inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
+template <class A, class B> static inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
+
+static inline __half operator*(__half a, __half b) { return __half((float)a * (float)b); }
+static inline __half operator+(__half a, __half b) { return __half((float)a + (float)b); }
+static inline __half &operator+=(__half &a, __half b) { a = __half((float)a + (float)b); return a; }
+static inline __nv_bfloat16 operator*(__nv_bfloat16 a, __nv_bfloat16 b) { return __nv_bfloat16((float)a * (float)b); }
+static inline __nv_bfloat16 operator+(__nv_bfloat16 a, __nv_bfloat16 b) { return __nv_bfloat16((float)a + (float)b); }
+static inline __nv_bfloat16 &operator+=(__nv_bfloat16 &a, __nv_bfloat16 b) { a = __nv_bfloat16((float)a + (float)b); return a; }
+
+struct Fiber {
+    ucontext_t ctx;
+    std::vector<char> stack;
+    perfagent_dim3 tid;
+    bool done = false;
+};
+static ucontext_t g_main;
+static std::vector<Fiber> g_fibers;
+static int g_current = 0;
+static std::function<void()> g_body;
+static int g_divergent = 0;
+
+static void __syncthreads() { swapcontext(&g_fibers[g_current].ctx, &g_main); }
+static void fiber_entry() {
+    g_body();
+    g_fibers[g_current].done = true;
+    swapcontext(&g_fibers[g_current].ctx, &g_main);
+}
+
+template <class F> static void launch(unsigned gx, unsigned gy, unsigned bx, unsigned by, F body) {
+    gridDim = {gx, gy, 1};
+    blockDim = {bx, by, 1};
+    g_body = body;
+    const int n = (int)(bx * by);
+    g_fibers.assign(n, Fiber{});
+    for (auto &f : g_fibers) f.stack.resize(64 * 1024);
+    for (unsigned b = 0; b < gx * gy; ++b) {
+        blockIdx = {b % gx, b / gx, 0};
+        for (int t = 0; t < n; ++t) {
+            Fiber &f = g_fibers[t];
+            f.done = false;
+            f.tid = {(unsigned)t % bx, (unsigned)t / bx, 0};
+            getcontext(&f.ctx);
+            f.ctx.uc_stack.ss_sp = f.stack.data();
+            f.ctx.uc_stack.ss_size = f.stack.size();
+            f.ctx.uc_link = nullptr;
+            makecontext(&f.ctx, fiber_entry, 0);
+        }
+        for (int round = 0;; ++round) {
+            int waiting = 0, finished = 0;
+            for (int i = 0; i < n; ++i) {
+                int t = (round % 2 == 0) ? i : n - 1 - i;
+                Fiber &f = g_fibers[t];
+                if (f.done) continue;
+                g_current = t;
+                threadIdx = f.tid;
+                swapcontext(&g_main, &f.ctx);
+                if (f.done) ++finished; else ++waiting;
+            }
+            if (waiting == 0) break;
+            if (finished) ++g_divergent;
+        }
+    }
+}
+
+static const int GUARD = 16;
+template <class T> struct Buffer {
+    std::vector<T> mem;
+    size_t n;
+    Buffer(size_t n_, unsigned seed) : mem(n_ + 2 * GUARD), n(n_) {
+        for (size_t i = 0; i < mem.size(); ++i) {
+            unsigned h = (unsigned)(i * 2654435761u) ^ (seed * 40503u);
+            h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+            mem[i] = T((float)((double)(h % 2001u) / 1000.0 - 1.0));
+        }
+    }
+    T *data() { return mem.data() + GUARD; }
+};
+
+static int g_failures = 0;
+template <class T> static void compare(const char *what, Buffer<T> &a, Buffer<T> &b, double rtol, double atol) {
+    int shown = 0;
+    for (size_t i = 0; i < a.mem.size(); ++i) {
+        bool guard = i < (size_t)GUARD || i >= a.n + GUARD;
+        double x = (double)(float)a.mem[i], y = (double)(float)b.mem[i];
+        if (std::is_same_v<T, double>) { x = (double)a.mem[i]; y = (double)b.mem[i]; }
+        bool same = guard ? std::memcmp(&a.mem[i], &b.mem[i], sizeof(T)) == 0
+                          : ((std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= atol + rtol * std::fabs(x));
+        if (!same) {
+            if (shown++ < 5)
+                std::printf("%s: element %lld%s differs: original %.9g rewritten %.9g\n", what,
+                            (long long)i - GUARD, guard ? " (guard)" : "", x, y);
+            ++g_failures;
+        }
+    }
+}
+"""
+
+
+@dataclass(frozen=True)
+class Buf:
+    """A buffer argument: element type and element count."""
+
+    ctype: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Case:
+    """One comparison: kernel arguments (``Buf`` or C++ scalar text) and both launches ((gx, gy), (bx, by))."""
+
+    args: tuple[Buf | str, ...]
+    original: tuple[tuple[int, int], tuple[int, int]]
+    rewritten: tuple[tuple[int, int], tuple[int, int]]
+    name: str = ""
+
+
+_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[^\n]*\n?", re.M)
+
+
+def host_unit(cuda: str, namespace: str) -> str:
+    """``cuda`` as host C++ in ``namespace``: includes dropped (the prelude has them), no C linkage."""
+    body = _INCLUDE.sub("", cuda).replace('extern "C"', "")
+    return f"namespace {namespace} {{\n{body}\n}}  // namespace {namespace}\n"
+
+
+def program(original: str, rewritten: str, kernel: str, cases: list[Case], rtol: float, atol: float) -> str:
+    """The C++ program comparing the two kernels over ``cases`` (prints OK when every case agrees)."""
+    lines = [PRELUDE, host_unit(original, "original_"), host_unit(rewritten, "rewritten_"), "int main() {"]
+    for c, case in enumerate(cases):
+        label = case.name or f"case {c}"
+        lines.append("    {")
+        call: dict[str, list[str]] = {"o": [], "r": []}
+        for a, arg in enumerate(case.args):
+            if isinstance(arg, Buf):
+                for side in ("o", "r"):
+                    lines.append(f"        Buffer<{arg.ctype}> {side}{a}({arg.size}, {c * 31 + a}u);")
+                    call[side].append(f"{side}{a}.data()")
+            else:
+                call["o"].append(arg)
+                call["r"].append(arg)
+        for side, ((gx, gy), (bx, by)) in (("o", case.original), ("r", case.rewritten)):
+            ns = "original_" if side == "o" else "rewritten_"
+            lines.append(
+                f"        launch({gx}u, {gy}u, {bx}u, {by}u, [&] {{ {ns}::{kernel}({', '.join(call[side])}); }});"
+            )
+        for a, arg in enumerate(case.args):
+            if isinstance(arg, Buf):
+                lines.append(f'        compare("{label}, argument {a}", o{a}, r{a}, {rtol!r}, {atol!r});')
+        lines.append("    }")
+    lines += [
+        '    if (g_divergent) std::printf("%d rounds ended with threads at a barrier and threads returned\\n", g_divergent);',
+        '    std::printf(g_failures || g_divergent ? "FAILED\\n" : "OK\\n");',
+        "    return g_failures || g_divergent;",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def run(
+    tmp: Path,
+    original: str,
+    rewritten: str,
+    kernel: str,
+    cases: list[Case],
+    rtol: float = 1e-5,
+    atol: float = 1e-5,
+) -> tuple[bool, str]:
+    """Build and run the comparison; (every case agreed, the program's output)."""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("g++ is not installed (the CPU emulation compiles the kernels as host C++)")
+    for stub in STUB_HEADERS:
+        (tmp / stub).write_text("#pragma once\n")
+    (tmp / "cuda_cpu_emu.h").write_text(EMU.read_text())
+    (tmp / "main.cpp").write_text(program(original, rewritten, kernel, cases, rtol, atol))
+    built = run_command(
+        [gxx, "-std=c++17", "-O1", "-ffp-contract=off", "-w", "-I", str(tmp), "main.cpp", "-o", "emulate"],
+        cwd=tmp,
+        timeout_s=300,
+    )
+    assert built.ok, built.tail()
+    ran = run_command([str(tmp / "emulate")], cwd=tmp, timeout_s=300)
+    return ran.ok and ran.stdout.strip().endswith("OK"), ran.stdout[-3000:] + ran.stderr[-1000:]
+
+
+def assert_same(
+    tmp: Path, original: str, rewritten: str, kernel: str, cases: list[Case], **tol: float
+) -> None:
+    """The rewrite computes what the original computes, in every case (within the tolerance)."""
+    ok, out = run(tmp, original, rewritten, kernel, cases, **tol)
+    assert ok, out
