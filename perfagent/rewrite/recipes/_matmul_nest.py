@@ -33,9 +33,7 @@ ELEMENT_TYPES = {
     "nv_bfloat16": "__float2bfloat16(0.0f)",
 }
 """Element types a tile may hold, with the zero an out-of-range load writes."""
-CONVERSIONS = frozenset(
-    {"__half2float", "__bfloat162float", "float", "double", "static_cast"}
-)
+CONVERSIONS = frozenset({"__half2float", "__bfloat162float", "float", "double", "static_cast"})
 """Calls a factor may pass through on its way to the product (each maps 0 to 0)."""
 _FMA = frozenset({"fmaf", "fma", "__fmaf_rn", "__fma_rn", "__hfma"})
 _MUL = frozenset({"__hmul", "__fmul_rn", "__dmul_rn"})
@@ -84,6 +82,10 @@ class MatmulNest:
     k_bound: Node
     a: Ref
     b: Ref
+    a_kind: str
+    """'a' (A[row * lda + k]) or 'at' (A[k * lda + row])."""
+    b_kind: str
+    """'b' (B[k * ldb + col]) or 'bt' (B[col * ldb + k])."""
     a_type: str
     b_type: str
     guard: str
@@ -226,13 +228,12 @@ class _Scan:
     def uniform(self, node: Node) -> bool:
         """Whether ``node`` has the same value in every thread: literals, unassigned scalar parameters, constants."""
         for n in _cuda.walk(node):
-            if n.type in (
-                "call_expression",
-                "subscript_expression",
-                "field_expression",
-                "pointer_expression",
-            ):
+            if n.type in ("call_expression", "subscript_expression", "pointer_expression"):
                 return False
+            if n.type == "field_expression":
+                op = n.child_by_field_name("operator")
+                if op is None or _cuda.text(op) != "." or builtin_axis(n) is not None:
+                    return False  # p->f reads memory; threadIdx.x differs per thread
             if n.type == "identifier":
                 name = _cuda.text(n)
                 if name in self.assigned or (name not in self.scalars and name not in self.constants):
@@ -377,7 +378,7 @@ def _loop_body(loop: Node, pointers: dict[str, str]) -> _Body | str:
         if one is None:
             return (
                 f"line {_cuda.line_of(stmt)}: the loop body is not one accumulation `s += a * b` "
-                "(or s = s + a * b, s = fmaf(a, b, s)) of two loads"
+                "(or s = s + a * b, s = fmaf(a, b, s)) whose a and b load pointer parameters P[index]"
             )
         found = one
     if found is None:
@@ -430,26 +431,56 @@ def _counter(loop: Node, scan: _Scan) -> tuple[str, str, Node] | str:
 
 
 def _classify(ref: Ref, counter: str, row: str, col: str, scan: _Scan) -> str | None:
-    """'a' for P[row * s + k], 'b' for P[k * s + col] (s uniform), else None."""
+    """How a load is indexed (s uniform): 'a' ``P[row * s + k]``, 'b' ``P[k * s + col]``, and the
+    transposed layouts 'at' ``P[k * s + row]`` (A stored K x M) and 'bt' ``P[col * s + k]`` (B stored N x K)."""
     t = terms(ref.index)
     if len(t) != 2:
         return None
     unit = [x for x in t if _ident(x) is not None]
-    if len(unit) != 1:
+    if not unit:
         return None
-    strided = t[0] if t[1] == unit[0] else t[1]
-    fs = factors(strided)
-    if len(fs) != 2:
-        return None
-    u = _ident(unit[0])
-    for lead, stride in ((fs[0], fs[1]), (fs[1], fs[0])):
-        if not scan.uniform(stride):
+    for u_node in unit:
+        strided = t[0] if t[1] == u_node else t[1]
+        fs = factors(strided)
+        if len(fs) != 2:
             continue
-        if _ident(lead) == row and u == counter:
-            return "a"
-        if _ident(lead) == counter and u == col:
-            return "b"
+        u = _ident(u_node)
+        for lead, stride in ((fs[0], fs[1]), (fs[1], fs[0])):
+            if not scan.uniform(stride):
+                continue
+            kind = {
+                (row, counter): "a",
+                (counter, col): "b",
+                (counter, row): "at",
+                (col, counter): "bt",
+            }.get((_ident(lead) or "", u or ""))
+            if kind is not None:
+                return kind
     return None
+
+
+def _store_map(stores: list[Node], names: set[str], scan: _Scan) -> tuple[str, str] | str:
+    """(row, col) of the stores ``C[row * ldc + col]`` (all at the same element), else why not."""
+    if not stores:
+        return "the kernel stores nothing through a subscript: no C[row * ldc + col] to compute"
+    found: set[tuple[str, str]] = set()
+    for target in stores:
+        idx = subscript_index(target) if target.type == "subscript_expression" else None
+        pair: tuple[str, str] | None = None
+        if idx is not None and len(terms(idx)) == 2:
+            for unit, strided in (terms(idx), reversed(terms(idx))):
+                fs = factors(strided)
+                lead = [f for f in fs if _ident(f) in names]
+                if _ident(unit) in names and len(fs) == 2 and len(lead) == 1:
+                    other = fs[0] if fs[1] == lead[0] else fs[1]
+                    if scan.uniform(other) and _ident(lead[0]) != _ident(unit):
+                        pair = (_ident(lead[0]) or "", _ident(unit) or "")
+        if pair is None:
+            return f"line {_cuda.line_of(target)}: the store {_cuda.text(target)} is not `C[row * ldc + col]` with the thread's row and column"
+        found.add(pair)
+    if len(found) != 1:
+        return "the kernel stores at more than one (row, col) element"
+    return found.pop()
 
 
 def _stores(nodes: list[Node], pointers: dict[str, str]) -> list[Node]:
@@ -579,22 +610,23 @@ def analyse(kernel: Node, block: dict[str, int | None], constants: dict[str, int
     names = {derived["x"][0], derived["y"][0]}
     if names & scan.assigned:
         return f"the row/column index {sorted(names & scan.assigned)[0]} is reassigned"
-    x, y = derived["x"][0], derived["y"][0]
+    mapped = _store_map(_stores([body], scan.pointers), names, scan)
+    if isinstance(mapped, str):
+        return mapped
+    row, col = mapped
     first, second = acc_body.refs
-    roles: tuple[str, str, Ref, Ref] | None = None
-    for row, col in ((x, y), (y, x)):
-        for a, b in ((first, second), (second, first)):
-            if _classify(a, counter, row, col, scan) == "a" and _classify(b, counter, row, col, scan) == "b":
-                roles = (row, col, a, b)
-                break
-        if roles is not None:
-            break
-    if roles is None:
+    kinds = [_classify(r, counter, row, col, scan) for r in (first, second)]
+    pairs = {("a", "b"), ("a", "bt"), ("at", "b"), ("at", "bt")}
+    if (kinds[0], kinds[1]) in pairs:
+        a, b, a_kind, b_kind = first, second, kinds[0], kinds[1]
+    elif (kinds[1], kinds[0]) in pairs:
+        a, b, a_kind, b_kind = second, first, kinds[1], kinds[0]
+    else:
         return (
-            f"line {_cuda.line_of(loop)}: the operands are not A[row * lda + {counter}] and "
-            f"B[{counter} * ldb + col] (row-major A and B, row and column from the thread map)"
+            f"line {_cuda.line_of(loop)}: the operands are not A[{row} * lda + {counter}] (or A[{counter} * lda + {row}]) "
+            f"and B[{counter} * ldb + {col}] (or B[{col} * ldb + {counter}]) for the stored element C[{row} * ldc + {col}]"
         )
-    row, col, a, b = roles
+    assert a_kind is not None and b_kind is not None
     for ref in (a, b):
         if ref.pointer not in scan.pointers:
             return f"{ref.pointer} is not a pointer parameter"
@@ -635,19 +667,7 @@ def analyse(kernel: Node, block: dict[str, int | None], constants: dict[str, int
     stores = _stores(post, scan.pointers)
     if not stores:
         return "no store after the loop: the result is not written to a (row, col) element"
-    for target in stores:
-        idx = subscript_index(target) if target.type == "subscript_expression" else None
-        if idx is None:
-            return f"line {_cuda.line_of(target)}: a store after the loop is not `C[row * ldc + col]`"
-        t = terms(idx)
-        unit = [x for x in t if _ident(x) == col]
-        rest = [x for x in t if x not in unit]
-        if len(t) != 2 or len(unit) != 1 or not any(_ident(f) == row for f in factors(rest[0])):
-            return f"line {_cuda.line_of(target)}: the store {_cuda.text(target)} is not at the thread's (row {row}, col {col})"
-        if len(factors(rest[0])) != 2 or not all(
-            scan.uniform(f) for f in factors(rest[0]) if _ident(f) != row
-        ):
-            return f"line {_cuda.line_of(target)}: the store {_cuda.text(target)} is not `C[{row} * ldc + {col}]`"
+    for target in _stores([body], scan.pointers):
         arr = target.child_by_field_name("argument")
         if arr is not None and _cuda.text(arr) in (a.pointer, b.pointer):
             return f"line {_cuda.line_of(target)}: the kernel stores into the operand {_cuda.text(arr)}"
@@ -670,6 +690,8 @@ def analyse(kernel: Node, block: dict[str, int | None], constants: dict[str, int
         k_bound=k_bound,
         a=a,
         b=b,
+        a_kind=a_kind,
+        b_kind=b_kind,
         a_type=a_type,
         b_type=b_type,
         guard=guard,

@@ -37,6 +37,8 @@ Distinct pointer parameters are taken not to overlap.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tree_sitter import Node
 
 from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
@@ -96,7 +98,9 @@ def _constants(tree_source: str) -> dict[str, int]:
     return out
 
 
-def _spec_expr(bound: Node, nest: MatmulNest, launch: LaunchContext, constants: dict[str, int]) -> Expr | None:
+def _spec_expr(
+    bound: Node, nest: MatmulNest, launch: LaunchContext, constants: dict[str, int]
+) -> Expr | None:
     """The launch-spec expression of a bound written in the kernel (a parameter, a constant, a literal)."""
     node = strip(bound)
     text = _cuda.text(node)
@@ -140,11 +144,20 @@ def _coverage_param(nest: MatmulNest, launch: LaunchContext, axis: int) -> tuple
     return found[0]
 
 
+@dataclass
 class _Plan:
     """Everything ``propose`` writes: the nest, the in-range conditions and the launch extents."""
 
-    def __init__(self, nest: MatmulNest, row_ok: str, col_ok: str, rows: Expr, cols: Expr) -> None:
-        self.nest, self.row_ok, self.col_ok, self.rows, self.cols = nest, row_ok, col_ok, rows, cols
+    nest: MatmulNest
+    row_ok: str
+    """The row's in-range condition as the source writes it (``x < (unsigned int)M``)."""
+    col_ok: str
+    row_limit: str
+    """The row bound's text (``(unsigned int)M``): transposed loads compare another row with it."""
+    col_limit: str
+    rows: Expr
+    """The rows of C as a launch-spec expression."""
+    cols: Expr
 
 
 def _plan(request: RewriteRequest) -> _Plan | str:
@@ -170,8 +183,18 @@ def _plan(request: RewriteRequest) -> _Plan | str:
         cols = _spec_expr(nest.col_bound.bound, nest, launch, constants)
         if rows is None or cols is None:
             which = nest.row_bound if rows is None else nest.col_bound
-            return f"the bound in `{which.text}` is not a kernel parameter or constant the launch spec can name"
-        return _Plan(nest, nest.row_bound.text, nest.col_bound.text, rows, cols)
+            return (
+                f"the bound in `{which.text}` is not a kernel parameter or constant the launch spec can name"
+            )
+        return _Plan(
+            nest,
+            nest.row_bound.text,
+            nest.col_bound.text,
+            _cuda.text(nest.row_bound.bound),
+            _cuda.text(nest.col_bound.bound),
+            rows,
+            cols,
+        )
     row_axis = 0 if nest.row_axis == "x" else 1
     found_rows = _coverage_param(nest, launch, row_axis)
     found_cols = _coverage_param(nest, launch, 1 - row_axis)
@@ -180,7 +203,13 @@ def _plan(request: RewriteRequest) -> _Plan | str:
     if isinstance(found_cols, str):
         return found_cols
     return _Plan(
-        nest, f"{nest.row} < {found_rows[0]}", f"{nest.col} < {found_cols[0]}", found_rows[1], found_cols[1]
+        nest,
+        f"{nest.row} < {found_rows[0]}",
+        f"{nest.col} < {found_cols[0]}",
+        found_rows[0],
+        found_cols[0],
+        found_rows[1],
+        found_cols[1],
     )
 
 
@@ -201,9 +230,10 @@ def _replace_in(node: Node, swaps: list[tuple[Node, str]]) -> str:
     return data.decode("utf-8")
 
 
-def _counter_in(node: Node, counter: str, new: str) -> str:
-    uses = [n for n in _cuda.walk(node) if n.type == "identifier" and _cuda.text(n) == counter]
-    return _replace_in(node, [(n, new) for n in uses])
+def _subst(node: Node, names: dict[str, str]) -> str:
+    """``node``'s text with every identifier named in ``names`` replaced by its text."""
+    uses = [n for n in _cuda.walk(node) if n.type == "identifier" and _cuda.text(n) in names]
+    return _replace_in(node, [(n, names[_cuda.text(n)]) for n in uses])
 
 
 def _fresh(kernel: Node, base: str) -> str:
@@ -219,13 +249,40 @@ def _paren(text: str) -> str:
 
 
 def _tiled(plan: _Plan, tile: int, pad: str) -> str:
-    """The shared tiles and the tiled loop, indented by ``pad``."""
+    """The shared tiles and the tiled loop, indented by ``pad``.
+
+    Tile a holds A[row0 + r][k0 + kk] at [r][kk], tile b holds B[k0 + kk][col0 + c] at [kk][c]. Row-major
+    operands are loaded with threadIdx.x along the contiguous index ([ty][tx]); a transposed operand
+    (A stored K x M, B stored N x K) is contiguous along the other index, so its load swaps the roles
+    ([tx][ty], a padded tile against bank conflicts) and reads at the row or column of another thread
+    of the block (``row - threadIdx.y + threadIdx.x``).
+    """
     nest = plan.nest
     ta, tb = _fresh(nest.kernel, "pa_tile_a"), _fresh(nest.kernel, "pa_tile_b")
     t, kk = _fresh(nest.kernel, "pa_k0"), _fresh(nest.kernel, "pa_kk")
     bound = _paren(_cuda.text(nest.k_bound))
-    a_load = _counter_in(nest.a.node, nest.counter, f"({t} + threadIdx.x)")
-    b_load = _counter_in(nest.b.node, nest.counter, f"({t} + threadIdx.y)")
+    zero_a, zero_b = ELEMENT_TYPES[nest.a_type], ELEMENT_TYPES[nest.b_type]
+    lines = []
+    if nest.a_kind == "a":
+        a_load = _subst(nest.a.node, {nest.counter: f"({t} + threadIdx.x)"})
+        a_line = f"{ta}[threadIdx.y][threadIdx.x] = ({plan.row_ok} && {t} + threadIdx.x < {bound}) ? {a_load} : {zero_a};"
+        a_dims = f"[{tile}][{tile}]"
+    else:
+        other = _fresh(nest.kernel, "pa_row_t")
+        lines.append(f"const decltype({nest.row}) {other} = {nest.row} - threadIdx.y + threadIdx.x;")
+        a_load = _subst(nest.a.node, {nest.counter: f"({t} + threadIdx.y)", nest.row: other})
+        a_line = f"{ta}[threadIdx.x][threadIdx.y] = ({other} < {plan.row_limit} && {t} + threadIdx.y < {bound}) ? {a_load} : {zero_a};"
+        a_dims = f"[{tile}][{tile + 1}]"
+    if nest.b_kind == "b":
+        b_load = _subst(nest.b.node, {nest.counter: f"({t} + threadIdx.y)"})
+        b_line = f"{tb}[threadIdx.y][threadIdx.x] = ({t} + threadIdx.y < {bound} && {plan.col_ok}) ? {b_load} : {zero_b};"
+        b_dims = f"[{tile}][{tile}]"
+    else:
+        other = _fresh(nest.kernel, "pa_col_t")
+        lines.append(f"const decltype({nest.col}) {other} = {nest.col} - threadIdx.x + threadIdx.y;")
+        b_load = _subst(nest.b.node, {nest.counter: f"({t} + threadIdx.x)", nest.col: other})
+        b_line = f"{tb}[threadIdx.x][threadIdx.y] = ({t} + threadIdx.x < {bound} && {other} < {plan.col_limit}) ? {b_load} : {zero_b};"
+        b_dims = f"[{tile}][{tile + 1}]"
     body = nest.loop.child_by_field_name("body")
     assert body is not None
     inner = _replace_in(
@@ -234,19 +291,20 @@ def _tiled(plan: _Plan, tile: int, pad: str) -> str:
     if body.type != "compound_statement":
         inner = "{ " + inner + " }"
     inner = inner.replace("\n", "\n    ")
-    lines = [
-        f"__shared__ {nest.a_type} {ta}[{tile}][{tile}];  // smem-tiling: one {tile}-wide slice of A's rows",
-        f"__shared__ {nest.b_type} {tb}[{tile}][{tile}];  // and of B's columns per step",
+    out = [
+        f"__shared__ {nest.a_type} {ta}{a_dims};  // smem-tiling: one {tile}-wide slice of A's rows",
+        f"__shared__ {nest.b_type} {tb}{b_dims};  // and of B's columns per step",
+        *lines,
         f"for ({nest.counter_type} {t} = 0; {t} < {bound}; {t} += {tile}) {{",
-        f"    {ta}[threadIdx.y][threadIdx.x] = ({plan.row_ok} && {t} + threadIdx.x < {bound}) ? {a_load} : {ELEMENT_TYPES[nest.a_type]};",
-        f"    {tb}[threadIdx.y][threadIdx.x] = ({t} + threadIdx.y < {bound} && {plan.col_ok}) ? {b_load} : {ELEMENT_TYPES[nest.b_type]};",
+        f"    {a_line}",
+        f"    {b_line}",
         "    __syncthreads();",
         "#pragma unroll",
         f"    for (int {kk} = 0; {kk} < {tile}; ++{kk}) {inner}",
         "    __syncthreads();",
         "}",
     ]
-    return "\n".join((pad + line) if not line.startswith("#") else line for line in lines)
+    return "\n".join((pad + line) if not line.startswith("#") else line for line in out)
 
 
 def _span(source: bytes, nodes: list[Node]) -> str:

@@ -1,5 +1,6 @@
-// Naive HGEMM reading B K-major (B[i + col * K], i.e. B^T stored row-major), as Bruce-Lee-LY/cuda_hgemm
-// src/simt/simt_naive.cu does. Refused by smem-tiling (B is not indexed row-major by (k, col)).
+// Naive HGEMM reading B K-major (B[i + col * K]: B^T stored row-major, an "NT" GEMM), as
+// Bruce-Lee-LY/cuda_hgemm src/simt/simt_naive.cu (simtNaiveKernel) does, with `||` in its early return
+// (the original writes `&&`). smem-tiling loads B's tile along k (coalesced) into a padded tile.
 #include <cuda_fp16.h>
 
 __global__ void simtNaiveKernel(const half *__restrict__ A, const half *__restrict__ B, half *__restrict__ C,
