@@ -444,23 +444,46 @@ def test_transposed_a_equals_the_original(tmp_path: Path) -> None:
     _emulate(tmp_path, A_T, "mm_tn", launch, {"M": 45, "N": 37, "K": 70}, request)
 
 
-def test_the_emulator_catches_a_missing_barrier(tmp_path: Path) -> None:
-    """The CPU run is a real check: the tiled kernel without its second barrier fails it."""
-    request = RewriteRequest(source=GUARDED, language="cuda", transform="smem-tiling", launch=MM_LAUNCH)
+def test_transposed_output_equals_the_original(tmp_path: Path) -> None:
+    request = RewriteRequest(source=C_T, language="cuda", transform="smem-tiling", launch=MM_LAUNCH)
     [cand, _] = smem_tiling.propose(request)
-    racy = cand.source[::-1].replace(";)(sdaerhtcnys__", "", 1)[::-1]
-    assert racy.count("__syncthreads()") == 1
-    launch = MM_LAUNCH.model_copy(
+    assert cand.parameters["a"] == "B" and cand.parameters["b"] == "A"
+    _emulate(tmp_path, C_T, "mm_ct", _float_launch(), {"M": 45, "N": 37, "K": 70}, request)
+
+
+def _float_launch() -> LaunchContext:
+    shapes = (["M", "K"], ["K", "N"], ["M", "N"])
+    return MM_LAUNCH.model_copy(
         update={
             "args": [
                 *[
                     a.model_copy(update={"shape": s, "dtype": "float32"})
-                    for a, s in zip(MM_ARGS[:3], (["M", "K"], ["K", "N"], ["M", "N"]), strict=True)
+                    for a, s in zip(MM_ARGS[:3], shapes, strict=True)
                 ],
                 *[a.model_copy(update={"dtype": "int32"}) for a in MM_ARGS[3:]],
             ]
         }
     )
-    case = _case(launch, {"M": 40, "N": 40, "K": 70}, cand.launch)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        [("__syncthreads();\n    }", "\n    }")],  # no barrier before the next tile overwrites this one
+        [(" && pa_k0 + threadIdx.x < K)", ")"), ("(pa_k0 + threadIdx.y < K && ", "(")],  # no k edge guards
+    ],
+    ids=["missing-barrier", "missing-edge-guards"],
+)
+def test_the_emulator_catches_a_broken_tiling(broken: list[tuple[str, str]], tmp_path: Path) -> None:
+    """The CPU run is a real check: the tiled kernel without its second barrier, or without its edge
+    guards along k (one zero side is enough for a padded product to vanish; both gone, it does not),
+    differs from the original on ragged sizes."""
+    request = RewriteRequest(source=GUARDED, language="cuda", transform="smem-tiling", launch=MM_LAUNCH)
+    [cand, _] = smem_tiling.propose(request)
+    racy = cand.source
+    for old, new in broken:
+        assert old in racy
+        racy = racy.replace(old, new, 1)
+    case = _case(_float_launch(), {"M": 40, "N": 40, "K": 70}, cand.launch)
     ok, out = cuda_blocks.run(tmp_path, GUARDED, racy, "g", [case])
     assert not ok and "differs" in out
