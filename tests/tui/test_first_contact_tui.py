@@ -196,7 +196,8 @@ def test_source_languages_of_the_examples() -> None:
     assert source_languages(EXAMPLES / "kernelbench" / "01_vector_add.py") == {"python"}
     assert source_languages(EXAMPLES / "reports" / "suite.ncu-rep") == frozenset()
     assert recipe_languages("grid-swizzle") == {"triton", "python"}
-    assert recipe_languages("smem-tiling") == frozenset()
+    assert recipe_languages("smem-tiling") == {"cuda"}
+    assert recipe_languages("register-tiling") == frozenset()
 
 
 def _lines(widget: Widget) -> list[str]:
