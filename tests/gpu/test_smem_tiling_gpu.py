@@ -48,7 +48,8 @@ def _check(record: RunRecord) -> None:
     ]
     best = max((c.speedup or 0.0) for c in tiled)
     assert best > 1.0, [(c.id, c.speedup, c.reason) for c in tiled]
-    assert record.best is not None and record.best.startswith("smem-tiling/")
+    best_cand = next(c for c in record.candidates if c.id == record.best)
+    assert best_cand.transform == "smem-tiling" and best_cand.accepted, best_cand.reason
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_KERNELS))
