@@ -346,10 +346,8 @@ def _accumulate(stmt: Node, temps: dict[str, Ref], pointers: dict[str, str]) -> 
         args = right.child_by_field_name("arguments")
         parts = [c for c in args.named_children if c.type != "comment"] if args is not None else []
         if fn is not None and _cuda.text(fn) in _FMA and len(parts) == 3 and _ident(parts[2]) == acc:
-            refs = [_factor_ref(p, temps, pointers) for p in parts[:2]]
-            if all(isinstance(r, Ref) for r in refs):
-                return _Body(acc=acc, refs=[r for r in refs if isinstance(r, Ref)])
-            return None
+            loads = [r for p in parts[:2] if isinstance(r := _factor_ref(p, temps, pointers), Ref)]
+            return _Body(acc=acc, refs=loads) if len(loads) == 2 else None
     if product is None:
         return None
     refs = _product(product, temps, pointers)
@@ -631,9 +629,9 @@ def analyse(kernel: Node, block: dict[str, int | None], constants: dict[str, int
         if ref.pointer not in scan.pointers:
             return f"{ref.pointer} is not a pointer parameter"
     a_type, b_type = _element(scan.pointers[a.pointer]), _element(scan.pointers[b.pointer])
-    for name, typ in ((a.pointer, a_type), (b.pointer, b_type)):
+    for pointer, typ in ((a.pointer, a_type), (b.pointer, b_type)):
         if typ not in ELEMENT_TYPES:
-            return f"{name} holds {typ or 'an unknown type'}: tiles are built for {', '.join(sorted(ELEMENT_TYPES))}"
+            return f"{pointer} holds {typ or 'an unknown type'}: tiles are built for {', '.join(sorted(ELEMENT_TYPES))}"
     counter_uses = [n for n in _cuda.walk(loop) if n.type == "identifier" and _cuda.text(n) == counter]
     inside = [
         n for n in counter_uses if any(r.index.start_byte <= n.start_byte < r.index.end_byte for r in (a, b))
