@@ -18,6 +18,7 @@ from perfagent.rewrite.recipes import (
     launch_config,
     launch_geometry,
     loop_unroll,
+    register_tiling,
     restrict_pointers,
     sequential_reduction,
     smem_padding,
@@ -49,6 +50,7 @@ RECIPES: dict[str, Recipe] = {
         cooperative_row.RECIPE,
         sequential_reduction.RECIPE,
         smem_tiling.RECIPE,
+        register_tiling.RECIPE,
     )
 }
 """Every recipe by name."""

@@ -1,0 +1,236 @@
+"""register-tiling: the naive matmul nest as shared-memory tiles plus a strip of outputs per thread.
+
+The step after ``smem-tiling`` (siboehm kernel 4, "1-D block tiling"): each thread of a 32 x 8 block
+computes ROWS = 4 outputs of one column, rows ``row + 8 * i``, from register accumulators. Per k of a
+tile it reads B's element once from shared memory and A's four, so a shared-memory load feeds more
+FMAs and the block of 256 threads still covers a 32 x 32 tile of C.
+
+The precondition is smem-tiling's (``_matmul_nest.analyse``), restricted to row-major A and B (the
+transposed layouts are tiled by smem-tiling only), plus an accumulator declared once with a value
+before the loop. The rewrite tiles as smem-tiling does, each thread loading 4 elements of each tile,
+keeps the loop body per row with the accumulator replaced by ``pa_acc[i]``, and runs the original
+epilogue once per row in a scope where the row variable and the accumulator hold that row's values.
+The summation order of every output is unchanged. The candidate's launch: block (32, 8), grid
+(ceil_div(N, 32), ceil_div(M, 32)). The recipe reads the naive nest: on a kernel smem-tiling already
+rewrote it says so (the loop keeps whichever of the two is faster).
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
+from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest
+from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes.smem_tiling import (
+    _ceil,
+    _fresh,
+    _indent,
+    _loop_start,
+    _paren,
+    _Plan,
+    _plan,
+    _replace_in,
+    _span,
+    _subst,
+)
+from perfagent.workloads.launch_spec import LaunchOverride
+
+NAME = "register-tiling"
+TILE = 32
+ROWS = 4
+"""Outputs per thread (rows ``row + STEP * i``); the block is TILE x (TILE / ROWS)."""
+STEP = TILE // ROWS
+
+
+def _accumulator(nest: MatmulNest, acc: str) -> tuple[Node, str, str] | str:
+    """(declaration, type, initial value) of the accumulator, declared once before the loop."""
+    found = []
+    for n in _cuda.walk(nest.body):
+        if n.type != "declaration" or n.start_byte >= nest.loop.start_byte:
+            continue
+        for d in n.children_by_field_name("declarator"):
+            if d.type == "init_declarator":
+                name, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+                if name is not None and value is not None and _cuda.text(name) == acc:
+                    found.append((n, _cuda.element_type(n), _cuda.text(value)))
+    if len(found) != 1:
+        return f"the accumulator {acc} is not declared once with a value before the loop"
+    return found[0]
+
+
+def _acc_name(nest: MatmulNest) -> str:
+    body = nest.loop.child_by_field_name("body")
+    assert body is not None
+    for n in _cuda.walk(body):
+        if n.type == "assignment_expression":
+            left = n.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                return _cuda.text(left)
+    raise AssertionError("analyse proved an accumulation")
+
+
+def _check(request: RewriteRequest) -> tuple[_Plan, str, tuple[Node, str, str]] | str:
+    plan = _plan(request)
+    if isinstance(plan, str):
+        if "already uses __shared__" in plan:
+            return plan + " (register-tiling rewrites the naive nest; the loop keeps the faster of the two)"
+        return plan
+    nest = plan.nest
+    if nest.a_kind != "a" or nest.b_kind != "b":
+        return "a transposed operand: register tiling covers row-major A[row * lda + k] and B[k * ldb + col] only"
+    acc = _acc_name(nest)
+    decl = _accumulator(nest, acc)
+    if isinstance(decl, str):
+        return decl
+    if decl[1].startswith("const") or "static" in _cuda.text(decl[0]).split():
+        return f"the accumulator {acc} is const or static"
+    if TILE * TILE * sum(_cuda.ELEMENT_BYTES.get(t, 4) for t in (nest.a_type, nest.b_type)) > (
+        _cuda.STATIC_SHARED_LIMIT
+    ):
+        return "the tiles do not fit 48 KiB of static shared memory"
+    return plan, acc, decl
+
+
+def applies(request: RewriteRequest) -> str | None:
+    got = _check(request)
+    return got if isinstance(got, str) else None
+
+
+def _body(plan: _Plan, acc: str, ta: str, tb: str, kk: str, i: str) -> str:
+    nest = plan.nest
+    body = nest.loop.child_by_field_name("body")
+    assert body is not None
+    accs = [n for n in _cuda.walk(body) if n.type == "identifier" and _cuda.text(n) == acc]
+    swaps = [
+        (nest.a.node, f"{ta}[threadIdx.y + {i} * {STEP}][{kk}]"),
+        (nest.b.node, f"{tb}[{kk}][threadIdx.x]"),
+        *[(n, f"pa_acc[{i}]") for n in accs],
+    ]
+    text = _replace_in(body, swaps)
+    return text if body.type == "compound_statement" else "{ " + text + " }"
+
+
+def rewrite(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) -> str:
+    """The source with the nest register-tiled (TILE x TILE tiles, ROWS outputs per thread)."""
+    nest = plan.nest
+    data = source.encode("utf-8")
+    kernel = nest.kernel
+    ta, tb = _fresh(kernel, "pa_tile_a"), _fresh(kernel, "pa_tile_b")
+    t, kk, i = _fresh(kernel, "pa_k0"), _fresh(kernel, "pa_kk"), _fresh(kernel, "pa_i")
+    r = _fresh(kernel, "pa_row")
+    bound = _paren(_cuda.text(nest.k_bound))
+    row, col = nest.row, nest.col
+    a_load = _subst(nest.a.node, {nest.counter: f"({t} + threadIdx.x)", row: r})
+    b_load = _subst(nest.b.node, {nest.counter: f"({t} + threadIdx.y + {i} * {STEP})"})
+    if nest.guard == "if":
+        assert nest.guard_stmt is not None
+        cond = nest.guard_stmt.child_by_field_name("condition")
+        assert cond is not None
+        in_range = _cuda.text(cond)
+    elif nest.guard == "return":
+        assert nest.guard_stmt is not None
+        cond = nest.guard_stmt.child_by_field_name("condition")
+        assert cond is not None
+        in_range = f"(!{_cuda.text(cond)})"
+    else:
+        in_range = f"({plan.row_ok} && {plan.col_ok})"
+    inner = _body(plan, acc, ta, tb, kk, i).replace("\n", "\n        ")
+    post = _span(data, nest.post).replace("\n", "\n        ")
+    lines = [
+        f"{acc_type} pa_acc[{ROWS}];  // register-tiling: rows {row} + {STEP} * i of column {col}",
+        "#pragma unroll",
+        f"for (int {i} = 0; {i} < {ROWS}; ++{i}) pa_acc[{i}] = {acc_init};",
+        f"__shared__ {nest.a_type} {ta}[{TILE}][{TILE}];",
+        f"__shared__ {nest.b_type} {tb}[{TILE}][{TILE}];",
+        f"for ({nest.counter_type} {t} = 0; {t} < {bound}; {t} += {TILE}) {{",
+        "#pragma unroll",
+        f"    for (int {i} = 0; {i} < {ROWS}; ++{i}) {{",
+        f"        const decltype({row}) {r} = {row} + {i} * {STEP};",
+        f"        {ta}[threadIdx.y + {i} * {STEP}][threadIdx.x] = ({r} < {plan.row_limit} && {t} + threadIdx.x < {bound}) ? {a_load} : {ELEMENT_TYPES[nest.a_type]};",
+        f"        {tb}[threadIdx.y + {i} * {STEP}][threadIdx.x] = ({t} + threadIdx.y + {i} * {STEP} < {bound} && {plan.col_ok}) ? {b_load} : {ELEMENT_TYPES[nest.b_type]};",
+        "    }",
+        "    __syncthreads();",
+        "#pragma unroll",
+        f"    for (int {kk} = 0; {kk} < {TILE}; ++{kk}) {{",
+        "#pragma unroll",
+        f"        for (int {i} = 0; {i} < {ROWS}; ++{i}) {inner}",
+        "    }",
+        "    __syncthreads();",
+        "}",
+        "#pragma unroll",
+        f"for (int {i} = 0; {i} < {ROWS}; ++{i}) {{",
+        f"    const decltype({row}) {r} = {row} + {i} * {STEP};",
+        "    {",
+        f"        const decltype({row}) {row} = {r};",
+        f"        {acc_type} {acc} = pa_acc[{i}];",
+        f"        if {in_range} {{",
+        f"            {post}",
+        "        }",
+        "    }",
+        "}",
+    ]
+    edits = [
+        _cuda.Edit(nest.row_decl.start_byte, nest.row_decl.end_byte, f"blockIdx.y * {TILE} + threadIdx.y"),
+        _cuda.Edit(nest.col_decl.start_byte, nest.col_decl.end_byte, f"blockIdx.x * {TILE} + threadIdx.x"),
+    ]
+    if nest.guard in ("if", "return"):
+        assert nest.guard_stmt is not None
+        start, end = (
+            nest.guard_stmt.start_byte,
+            (nest.guard_stmt.end_byte if nest.guard == "if" else nest.post[-1].end_byte),
+        )
+        pad = _indent(data, nest.guard_stmt)
+        pre = _span(data, nest.pre)
+    else:
+        start, end = _loop_start(nest).start_byte, nest.post[-1].end_byte
+        pad = _indent(data, nest.loop)
+        pre = ""
+    text = "\n".join((pad + line) if not line.startswith("#") else line for line in lines).lstrip()
+    text = (pre + "\n" + pad if pre else "") + text
+    if text.startswith("#"):
+        text = "\n" + text
+    edits.append(_cuda.Edit(start, end, text))
+    return _cuda.apply_edits(source, edits)
+
+
+def propose(request: RewriteRequest) -> list[Candidate]:
+    got = _check(request)
+    if isinstance(got, str):
+        return []
+    assert request.launch is not None
+    plan, acc, (_decl, acc_type, acc_init) = got
+    acc_type = " ".join(w for w in acc_type.split() if w != "const")
+    source = rewrite(request.source, plan, acc, acc_type, acc_init)
+    extra = [1] if len(request.launch.grid) == 3 else []
+    launch = LaunchOverride(
+        grid=[_ceil(plan.cols, TILE), _ceil(plan.rows, TILE), *extra],
+        block=[TILE, STEP, *extra],
+    )
+    nest = plan.nest
+    return [
+        make_candidate(
+            request,
+            backend="recipes",
+            recipe=NAME,
+            source=source,
+            description=(
+                f"register tiling: {TILE}x{TILE} shared tiles of {nest.a.pointer} and {nest.b.pointer}, each "
+                f"thread of a {TILE}x{STEP} block computes {ROWS} rows ({nest.row} + {STEP} * i) of column "
+                f"{nest.col} in registers; block ({TILE}, {STEP})"
+            ),
+            parameters={"tile": TILE, "rows_per_thread": ROWS, "a": nest.a.pointer, "b": nest.b.pointer},
+            launch=launch,
+        )
+    ][: request.max_candidates]
+
+
+RECIPE = Recipe(
+    name=NAME,
+    transforms=("register-tiling",),
+    languages=("cuda",),
+    applies=applies,
+    propose=propose,
+    summary="naive matmul loop nests: 32x32 shared tiles and 4 outputs per thread of a 32x8 block (register tile)",
+)

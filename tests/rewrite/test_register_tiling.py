@@ -1,0 +1,108 @@
+"""register-tiling: the naive matmul nest as 32x32 shared tiles with 4 rows of C per thread (32x8 block).
+
+Same test set as smem-tiling (``test_smem_tiling.py``): the structure on the parse tree, nvcc builds, and a
+block-synchronous CPU run against the original on ragged sizes for every kernel it applies to.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perfagent.rewrite.base import RewriteRequest
+from perfagent.rewrite.recipes import RECIPES, RecipesRewriter, register_tiling
+from perfagent.workloads.launch_spec import load_launch_spec
+from tests.rewrite import cuda_blocks
+from tests.rewrite.helpers import assert_clean_cuda, assert_compiled, nvcc_compile
+from tests.rewrite.test_smem_tiling import (
+    EMBEDDED,
+    GUARDED,
+    MM_LAUNCH,
+    SPEC_CASES,
+    _case,
+    _embedded,
+    _float_launch,
+    _kernels_only,
+    _spec_request,
+)
+
+TRANSPOSED = {"hgemm-b-k-major"}
+"""Cases with a transposed operand: smem-tiling only."""
+APPLIES = sorted(set(SPEC_CASES) - TRANSPOSED)
+
+
+def _request(name: str) -> RewriteRequest:
+    return _spec_request(name).model_copy(update={"transform": "register-tiling"})
+
+
+def test_registered_with_the_catalog_transform() -> None:
+    assert RECIPES["register-tiling"].transforms == ("register-tiling",)
+
+
+@pytest.mark.parametrize("name", APPLIES)
+def test_applies_with_a_32_by_8_block(name: str) -> None:
+    request = _request(name)
+    assert RecipesRewriter().applies(request) is None
+    [cand] = RecipesRewriter().propose(request)
+    assert cand.recipe == "register-tiling" and cand.parameters["rows_per_thread"] == 4
+    assert cand.launch is not None and cand.launch.block == [32, 8]
+    assert_clean_cuda(cand.source)
+    assert cand.source.count("__syncthreads()") == 2 and "pa_acc[4]" in cand.source
+
+
+def test_refused_forms() -> None:
+    why = register_tiling.applies(_request("hgemm-b-k-major"))
+    assert why is not None and "row-major" in why
+    tiled = register_tiling.propose(_request("unseen-08-row-from-x"))[0].source
+    again = _request("unseen-08-row-from-x").model_copy(update={"source": tiled})
+    assert "register-tiling rewrites the naive nest" in (register_tiling.applies(again) or "")
+    request = RewriteRequest(source=GUARDED, language="cuda", transform="register-tiling", launch=MM_LAUNCH)
+    assert register_tiling.applies(request) is None
+
+
+def test_embedded_candidates_write_the_wrapper_launch() -> None:
+    for name in sorted(EMBEDDED):
+        path, _ = EMBEDDED[name]
+        request = RewriteRequest(
+            source=path.read_text(), path=str(path), language="python", transform="register-tiling"
+        )
+        [cand] = RecipesRewriter().propose(request)
+        compile(cand.source, str(path), "exec")
+        assert "dim3(32, 8)" in cand.source, name
+
+
+def test_every_candidate_compiles_with_nvcc(tmp_path: Path) -> None:
+    sources = {name: register_tiling.propose(_request(name))[0].source for name in APPLIES}
+    for name in EMBEDDED:
+        inner = _embedded(name).inner.model_copy(update={"transform": "register-tiling"})
+        sources[name] = _kernels_only(register_tiling.propose(inner)[0].source)
+    sources = {k: "#include <cuda_fp16.h>\n" + v for k, v in sources.items()}
+    assert_compiled(nvcc_compile(sources, tmp_path))
+
+
+def _emulate(tmp: Path, original: str, kernel: str, request: RewriteRequest, small: dict[str, int]) -> None:
+    assert request.launch is not None
+    [cand] = register_tiling.propose(request)
+    case = _case(request.launch, small, cand.launch)
+    cuda_blocks.assert_same(tmp, original, _kernels_only(cand.source), kernel, [case], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", APPLIES)
+def test_register_tiled_kernel_equals_the_original(name: str, tmp_path: Path) -> None:
+    path, spec_path, small = SPEC_CASES[name]
+    kernel = load_launch_spec(spec_path).kernel
+    _emulate(tmp_path, _kernels_only(path.read_text()), kernel, _request(name), small)
+
+
+def test_guarded_square_tile_edges(tmp_path: Path) -> None:
+    """Sizes around one block: fewer rows than the 8 a thread's strip spans, and exactly 32."""
+    request = RewriteRequest(
+        source=GUARDED, language="cuda", transform="register-tiling", launch=_float_launch()
+    )
+    [cand] = register_tiling.propose(request)
+    cases = [
+        _case(_float_launch(), small, cand.launch)
+        for small in ({"M": 5, "N": 3, "K": 1}, {"M": 32, "N": 32, "K": 32}, {"M": 41, "N": 9, "K": 33})
+    ]
+    cuda_blocks.assert_same(tmp_path, GUARDED, cand.source, "g", cases, rtol=1e-6, atol=1e-6)
