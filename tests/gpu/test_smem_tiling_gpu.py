@@ -3,6 +3,7 @@
 ``optimize --backend recipes --transform smem-tiling`` on every naive matmul of the recipe's test set
 (the repo's examples, the unseen set, the public-style variants under tests/data/smem_tiling and the
 KernelBench square matmul): a tiled candidate must verify against the original and be faster.
+The same for ``--transform register-tiling`` (4 rows of C per thread) on the row-major ones.
 Every test prints the loop's table (``-s``).
 """
 
@@ -38,10 +39,10 @@ def _need_gpu() -> None:
     pytest.importorskip("cuda.core")
 
 
-def _check(record: RunRecord, *, accepted: bool = True) -> None:
+def _check(record: RunRecord, *, accepted: bool = True, transform: str = "smem-tiling") -> None:
     assert record.optimize is not None
     print("\n" + render_text(record.optimize))
-    tiled = [c for c in record.candidates if c.transform == "smem-tiling"]
+    tiled = [c for c in record.candidates if c.transform == transform]
     assert tiled, "the recipe proposed nothing"
     assert all(c.verification.verdict == "pass" for c in tiled if c.verification is not None), [
         (c.id, c.reason) for c in tiled
@@ -50,7 +51,7 @@ def _check(record: RunRecord, *, accepted: bool = True) -> None:
     assert best > 1.0, [(c.id, c.speedup, c.reason) for c in tiled]
     if accepted:
         best_cand = next(c for c in record.candidates if c.id == record.best)
-        assert best_cand.transform == "smem-tiling" and best_cand.accepted, best_cand.reason
+        assert best_cand.transform == transform and best_cand.accepted, best_cand.reason
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_KERNELS))
@@ -90,3 +91,28 @@ def test_kernelbench_square_matmul_is_tiled_verified_and_faster(tmp_path: Path) 
     # recorded them 'not-faster' ("correct, but slower: 1.69x"): a timing-verdict question of the
     # KernelBench route, not of the recipe, so acceptance is not asserted here.
     _check(record, accepted=False)
+
+
+REGISTER = sorted(n for n in SPEC_KERNELS if n != "hgemm_b_k_major")
+"""register-tiling covers row-major operands only."""
+
+
+@pytest.mark.parametrize("name", REGISTER)
+def test_register_tiling_is_verified_and_faster(name: str, tmp_path: Path) -> None:
+    folder, file = SPEC_KERNELS[name]
+    work = tmp_path / "k"
+    work.mkdir()
+    stem = Path(file).stem
+    for path in folder.iterdir():
+        if path.name == file or path.suffix == ".toml" and (path.name.startswith(stem) or folder != DATA):
+            shutil.copy(path, work / path.name)
+    record = perfagent.optimize(
+        work / file,
+        backend="recipes",
+        transform="register-tiling",
+        iterations=1,
+        device="cuda",
+        out=tmp_path / "run",
+        **FAST,  # type: ignore[arg-type]
+    )
+    _check(record, transform="register-tiling")
