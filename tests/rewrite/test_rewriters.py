@@ -44,6 +44,8 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "thread-map-swap",
         "cooperative-row",
         "sequential-reduction",
+        "smem-tiling",
+        "register-tiling",
     }
     for recipe in RECIPES.values():
         assert recipe.transforms and all(t in catalog() for t in recipe.transforms)
