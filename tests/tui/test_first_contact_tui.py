@@ -197,7 +197,8 @@ def test_source_languages_of_the_examples() -> None:
     assert source_languages(EXAMPLES / "reports" / "suite.ncu-rep") == frozenset()
     assert recipe_languages("grid-swizzle") == {"triton", "python"}
     assert recipe_languages("smem-tiling") == {"cuda"}
-    assert recipe_languages("register-tiling") == frozenset()
+    assert recipe_languages("register-tiling") == {"cuda"}
+    assert recipe_languages("use-tensor-cores") == frozenset()
 
 
 def _lines(widget: Widget) -> list[str]:
