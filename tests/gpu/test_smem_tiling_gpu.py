@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import perfagent
-from perfagent.models import RunRecord
 from perfagent.optimize.render import render_text
+from perfagent.records import RunRecord
 
 pytestmark = pytest.mark.gpu
 
