@@ -289,11 +289,8 @@ class CandidateEvaluator:
         if timing.bench is not None:
             measure.write_json(folder / "bench.json", timing.bench)
         start = self.baseline.start_speedup
-        if (
-            start and timing.speedup is not None
-        ):  # KernelBench: against Model, normalised to the starting ModelNew
-            timing.speedup /= start
-            timing.time_s_before = self.baseline.time_s
+        if start:  # KernelBench: timed against Model, judged against the starting ModelNew
+            timing = measure.relative_to_start(timing, start, self.baseline.time_s)
         return timing, None
 
     def _time_script(self, source: Path, folder: Path) -> tuple[measure.Timing, measure.Reprofile | None]:

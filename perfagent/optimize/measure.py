@@ -10,6 +10,7 @@ Nothing here decides: ``outcome`` does.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import statistics
 import sys
@@ -343,6 +344,22 @@ def timing_from_bench(result: BenchResult) -> Timing:
     return out
 
 
+def relative_to_start(timing: Timing, start_speedup: float, start_time_s: float | None) -> Timing:
+    """A KernelBench candidate timed against ``Model``, restated against the starting ``ModelNew``: the
+    speed-up divided by the start's, and the verdict and significance recomputed on that ratio with the
+    measurement's own noise threshold (a candidate 1.7x faster than a slow solution is "faster", even when
+    both stay slower than PyTorch)."""
+    if timing.speedup is None or start_speedup <= 0:
+        return timing
+    speedup = timing.speedup / start_speedup
+    threshold = timing.noise_threshold if timing.noise_threshold is not None else NOISE_FLOOR
+    significant = speedup > 0 and abs(math.log(speedup)) > math.log1p(threshold)
+    timing.speedup, timing.significant = speedup, significant
+    timing.verdict = ("faster" if speedup > 1 else "slower") if significant else "no-change"
+    timing.time_s_before = start_time_s
+    return timing
+
+
 def profile_timing(baseline: list[float], candidate: float) -> Timing:
     """Compare profiler-measured kernel durations (Triton scripts: no interleaved CUDA-event harness).
 
@@ -353,8 +370,6 @@ def profile_timing(baseline: list[float], candidate: float) -> Timing:
     drift = abs(baseline[0] / baseline[-1] - 1.0) if len(baseline) > 1 and baseline[-1] > 0 else 0.0
     threshold = max(NOISE_FLOOR, 2.0 * drift)
     speedup = base / candidate if candidate > 0 else float("inf")
-    import math
-
     significant = speedup > 0 and abs(math.log(speedup)) > math.log1p(threshold)
     verdict = ("faster" if speedup > 1 else "slower") if significant else "no-change"
     flags = ["excessive-speedup"] if speedup > 10 else []

@@ -6,7 +6,7 @@ import pytest
 
 import perfagent
 from knowledge.transforms import transform
-from perfagent.optimize.measure import BuildOutcome, Timing, profile_timing
+from perfagent.optimize.measure import BuildOutcome, Timing, profile_timing, relative_to_start
 from perfagent.optimize.outcome import MetricCheck, check_metric, decide
 from perfagent.records import NOT_TIMED, CandidateOutcome, VerificationSummary
 
@@ -214,3 +214,28 @@ def test_excessive_speedup_is_accepted_but_flagged_for_review() -> None:
     )
     assert d.accepted and "FLAGGED FOR REVIEW" in d.reason
     assert any(c.name == "plausibility" and c.severity == "warning" for c in d.checks)
+
+
+def test_a_kernelbench_candidate_is_judged_against_the_starting_modelnew() -> None:
+    """Seen on an H100 (tests/gpu/smem_tiling_h100.md): a tiled matmul ModelNew 1.69x faster than the slow
+    solution it came from, but still 0.1x of PyTorch's cuBLAS Model, was rejected as "slower" — the verdict
+    was the comparison with Model while the speed-up had been divided by the start's."""
+    against_model = Timing(
+        time_s=1.0e-3,
+        time_s_before=0.1e-3,
+        speedup=0.1,
+        noise_threshold=0.02,
+        significant=True,
+        verdict="slower",
+    )
+    t = relative_to_start(against_model, start_speedup=0.1 / 1.69, start_time_s=1.69e-3)
+    assert t.speedup == pytest.approx(1.69) and t.significant and t.verdict == "faster"
+    assert t.time_s_before == pytest.approx(1.69e-3)
+    d = decide(build=BUILT, verification=PASS, timing=t, metric=None)
+    assert d.accepted, d.reason
+    within_noise = Timing(
+        time_s=1e-3, speedup=0.101, noise_threshold=0.02, significant=True, verdict="slower"
+    )
+    assert relative_to_start(within_noise, start_speedup=0.1, start_time_s=1e-3).verdict == "no-change"
+    slower = Timing(time_s=1e-3, speedup=0.05, noise_threshold=0.02, significant=True, verdict="slower")
+    assert relative_to_start(slower, start_speedup=0.1, start_time_s=1e-3).verdict == "slower"
