@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from perfagent.errors import BadInput
-from perfagent.sandbox.runner import run_worker
+from perfagent.sandbox.runner import WorkerOutcome, run_worker
 from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
 from perfagent.verify.static_checks import static_checks
@@ -91,7 +91,57 @@ def verify(
     if sanitizer:  # memcheck slows kernels (and the Python around them) by one to two orders of magnitude
         timeout_s, compile_timeout_s = timeout_s * 20, compile_timeout_s * 3
         notes.append("compute-sanitizer memcheck: per-call time limits were multiplied by 20")
-    fields: dict[str, object] = {
+    fields = _request_fields(ref, cand, device, seeds, seed, tol, timeout_s, compile_timeout_s)
+    backstop = 3 * compile_timeout_s + timeout_s * (8 * seeds + 10) + 60
+    outcome = run_worker(fields, backstop_s=backstop, sanitizer=sanitizer, progress=progress)
+    worker = outcome.result
+    checks, notes = _checks_and_notes(outcome, ref, cand, command, timeout_s, notes)
+    return _result(
+        checks,
+        notes,
+        ref,
+        cand,
+        device=_device_label(worker.device if worker else device, worker.device_name if worker else None),
+        # Only a PyTorch reference can be rerun in float64; a launch-spec kernel is compiled for its dtypes.
+        tolerance=tol.describe(accuracy_rule=isinstance(ref, KernelBenchModel)),
+        started=started,
+        worker=worker,
+        sanitizer=sanitizer,
+    )
+
+
+def _checks_and_notes(
+    outcome: WorkerOutcome,
+    ref: RunnableWorkload,
+    cand: RunnableWorkload,
+    command: list[str],
+    timeout_s: float,
+    notes: list[str],
+) -> tuple[list[Check], list[str]]:
+    """Every check (the worker's, the runner's, the static ones, the check command's) and the notes after ``notes``."""
+    worker = outcome.result
+    notes = [*notes, *(worker.notes if worker else [])]
+    checks = [*(worker.checks if worker else []), *outcome.checks, *static_checks(cand, ref)]
+    if command:
+        checks.append(_run_check_command(command, ref, cand, timeout_s))
+        notes.append("the check command was run in addition to perfagent's own checks")
+    if worker is not None and worker.device == "cpu":
+        notes.append("ran on the CPU: CUDA-only checks (launch errors, stream sync, sanitizer) did not apply")
+    return checks, notes
+
+
+def _request_fields(
+    ref: RunnableWorkload,
+    cand: RunnableWorkload,
+    device: DeviceChoice,
+    seeds: int,
+    seed: int | None,
+    tol: Tolerance,
+    timeout_s: float,
+    compile_timeout_s: float,
+) -> dict[str, object]:
+    """The worker request (but its file paths) for verifying ``cand`` against ``ref``."""
+    return {
         "job": "verify-cuda-kernel" if isinstance(ref, LaunchSpecKernel) else "verify-kernelbench",
         "reference": ref,
         "candidate": cand,
@@ -102,15 +152,6 @@ def verify(
         "timeout_s": timeout_s,
         "compile_timeout_s": compile_timeout_s,
     }
-    backstop = 3 * compile_timeout_s + timeout_s * (8 * seeds + 10) + 60
-    outcome = run_worker(fields, backstop_s=backstop, sanitizer=sanitizer, progress=progress)
-    worker = outcome.result
-    notes.extend(worker.notes if worker else [])
-    checks = [*(worker.checks if worker else []), *outcome.checks, *static_checks(cand, ref)]
-    if command:
-        checks.append(_run_check_command(command, ref, cand, timeout_s))
-        notes.append("the check command was run in addition to perfagent's own checks")
-    return _result(worker, checks, notes, ref, cand, device, tol, sanitizer, started)
 
 
 def _check_limits(seeds: int, timeout_s: float) -> None:
@@ -172,38 +213,30 @@ def _verify_by_command(
             hint='pass --check-cmd "..." (exit 0 = correct), write a launch spec, or wrap it as a KernelBench problem',
         )
     checks = [_run_check_command(command, ref, cand, timeout_s)]
-    verdict, reason = decide(checks)
-    return VerificationResult(
-        verdict=verdict,
-        reason=reason,
-        checks=checks,
-        reference=ref.describe(),
-        candidate=cand.describe(),
-        kind=ref.kind,
+    return _result(
+        checks,
+        [CHECK_CMD_NOTE],
+        ref,
+        cand,
         device="n/a (check command)",
         tolerance="decided by the check command",
-        notes=[CHECK_CMD_NOTE],
-        elapsed_s=time.monotonic() - started,
+        started=started,
     )
 
 
 def _result(
-    worker: WorkerResult | None,
     checks: list[Check],
     notes: list[str],
     ref: RunnableWorkload,
     cand: RunnableWorkload,
+    *,
     device: str,
-    tol: Tolerance,
-    sanitizer: bool,
+    tolerance: str,
     started: float,
+    worker: WorkerResult | None = None,
+    sanitizer: bool = False,
 ) -> VerificationResult:
-    """The verdict on ``checks``, with what the worker reported (None: it left no result)."""
-    if worker is not None and worker.device == "cpu":
-        notes = [
-            *notes,
-            "ran on the CPU: CUDA-only checks (launch errors, stream sync, sanitizer) did not apply",
-        ]
+    """The verdict on ``checks``, with what the worker reported (None: no worker ran, or it left no result)."""
     verdict, reason = decide(checks)
     return VerificationResult(
         verdict=verdict,
@@ -212,12 +245,11 @@ def _result(
         reference=ref.describe(),
         candidate=cand.describe(),
         kind=ref.kind,
-        device=_device_label(worker.device if worker else device, worker.device_name if worker else None),
+        device=device,
         seeds=worker.seeds if worker else [],
         distributions=worker.distributions if worker else [],
         input_sets=worker.input_sets if worker else 0,
-        # Only a PyTorch reference can be rerun in float64; a launch-spec kernel is compiled for its dtypes.
-        tolerance=tol.describe(accuracy_rule=isinstance(ref, KernelBenchModel)),
+        tolerance=tolerance,
         errors=worker.errors if worker else ErrorSummary(),
         sanitizer=sanitizer,
         notes=list(dict.fromkeys(notes)),

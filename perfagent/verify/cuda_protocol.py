@@ -17,6 +17,7 @@ Every launch is prepared by ``perfagent.workloads.launch_prep`` (as timing and p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,7 @@ from perfagent.workloads.launch_spec import (
     param_sets,
     resolve_launch,
 )
+from perfagent.workloads.model import RunnableWorkload
 
 DECLARED = "declared init"
 
@@ -129,44 +131,35 @@ class KernelVerifier(VerifierState):
         params: dict[str, float | int],
         attrs: dict[str, float | int],
     ) -> None:
-        ps = self._param_set(spec, spec_path, pi, params, attrs)
+        def resolve(workload: RunnableWorkload) -> ResolvedLaunch:
+            return resolve_launch(
+                spec,
+                spec_path,
+                source=workload.path,
+                kernel=workload.kernel,
+                params=params,
+                device_attrs=attrs,
+            )
+
+        ps = self._param_set(pi, params, resolve)
         req = self.h.request
         n_seeds = req.seeds if pi == 0 else max(1, min(2, req.seeds))
         for i in range(n_seeds):
             self._run_seed(ps, i)
 
     def _param_set(
-        self,
-        spec: LaunchSpec,
-        spec_path: str,
-        pi: int,
-        params: dict[str, float | int],
-        attrs: dict[str, float | int],
+        self, pi: int, params: dict[str, float | int], resolve: Callable[[RunnableWorkload], ResolvedLaunch]
     ) -> ParamSet:
-        """Resolve and compile both kernels for ``params`` (a bad spec is the reference's fault,
-        an entry the spec cannot launch the candidate's)."""
+        """Resolve and compile both kernels for ``params`` (a spec that does not resolve is the
+        reference's fault, an entry the spec cannot launch the candidate's)."""
         req = self.h.request
         assert req.candidate is not None
         try:
-            ref_l = resolve_launch(
-                spec,
-                spec_path,
-                source=req.reference.path,
-                kernel=req.reference.kernel,
-                params=params,
-                device_attrs=attrs,
-            )
+            ref_l = resolve(req.reference)
         except BadInput as exc:
             raise ReferenceFailure(str(exc)) from None
         try:
-            cand_l = resolve_launch(
-                spec,
-                spec_path,
-                source=req.candidate.path,
-                kernel=req.candidate.kernel,
-                params=params,
-                device_attrs=attrs,
-            )
+            cand_l = resolve(req.candidate)
         except BadInput as exc:
             raise CandidateFailure(
                 Check(

@@ -63,16 +63,7 @@ KERNELS: dict[str, Callable[..., None]] = {
 
 
 @pytest.fixture
-def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        cuda_launch,
-        "compile_kernel",
-        lambda source, kernel, defines: CompiledKernel(
-            kernel=kernel, name=kernel, source=source, defines=defines
-        ),
-    )
-    monkeypatch.setattr(cuda_launch, "device_attributes", dict)
-    monkeypatch.setattr(cuda_launch, "current_stream", lambda: None)
+def fake_gpu(fake_nvrtc: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         cuda_launch,
         "kernel_args",
@@ -173,7 +164,9 @@ def test_poisons_differ_between_launches() -> None:
     assert bool(is_poison(t, 2).all()) and bool(torch.isfinite(t).all())
 
 
-def test_bench_runner_for_launch_spec_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bench_runner_for_launch_spec_kernels(
+    tmp_path: Path, fake_nvrtc: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The timing runner of a launch-spec kernel: fresh input contents per call, spec flops/bytes."""
     from perfagent.timing import runners
 
@@ -182,15 +175,6 @@ def test_bench_runner_for_launch_spec_kernels(tmp_path: Path, monkeypatch: pytes
     def fake_launch(compiled: CompiledKernel, resolved: Any, args: Any, stream: Any) -> None:
         launches.append(compiled.name)
 
-    monkeypatch.setattr(
-        cuda_launch,
-        "compile_kernel",
-        lambda source, kernel, defines: CompiledKernel(
-            kernel=kernel, name=kernel, source=source, defines=defines
-        ),
-    )
-    monkeypatch.setattr(cuda_launch, "device_attributes", dict)
-    monkeypatch.setattr(cuda_launch, "current_stream", lambda: None)
     monkeypatch.setattr(cuda_launch, "launch", fake_launch)
     ref = detect_reference(_spec(tmp_path))
     request = WorkerRequest(

@@ -13,7 +13,6 @@ import torch
 
 from perfagent.sandbox.jobs import JOBS, entry_point
 from perfagent.sandbox.wire import WorkerRequest
-from perfagent.workloads import cuda_launch
 from perfagent.workloads.cuda_launch import CompiledKernel, is_poison
 from perfagent.workloads.detect import detect_reference
 from perfagent.workloads.launch_prep import build_launch, input_buffers, prepare_launch, seeded_inputs
@@ -43,18 +42,7 @@ def _small_spec(tmp_path: Path) -> Path:
     return path
 
 
-def test_prepare_launch_seeds_inputs_poisons_outputs_and_refills(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(
-        cuda_launch,
-        "compile_kernel",
-        lambda source, kernel, defines: CompiledKernel(
-            kernel=kernel, name=kernel, source=source, defines=defines
-        ),
-    )
-    monkeypatch.setattr(cuda_launch, "device_attributes", dict)
-    monkeypatch.setattr(cuda_launch, "current_stream", lambda: None)
+def test_prepare_launch_seeds_inputs_poisons_outputs_and_refills(tmp_path: Path, fake_nvrtc: None) -> None:
     labels: list[str] = []
 
     def build(label: str, step: Any) -> CompiledKernel:
