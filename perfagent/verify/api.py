@@ -76,12 +76,7 @@ def verify(
     """
     started = time.monotonic()
     _check_limits(seeds, timeout_s)
-    ref = reference if isinstance(reference, RunnableWorkload) else detect_reference(reference, spec=spec)
-    cand = (
-        candidate
-        if isinstance(candidate, RunnableWorkload)
-        else detect_candidate(candidate, ref, kernel=kernel)
-    )
+    ref, cand = _workloads(reference, candidate, spec=spec, kernel=kernel)
     tol = _tolerance(tolerance)
     command = _split(check_cmd)
     if ref.verified_by == "check-command":
@@ -152,6 +147,24 @@ def _request_fields(
         "timeout_s": timeout_s,
         "compile_timeout_s": compile_timeout_s,
     }
+
+
+def _workloads(
+    reference: str | Path | RunnableWorkload,
+    candidate: str | Path | RunnableWorkload | None,
+    *,
+    spec: str | Path | None,
+    kernel: str | None,
+) -> tuple[RunnableWorkload, RunnableWorkload]:
+    """The reference and the candidate as workloads (paths detected; ``candidate`` None: the reference's own).
+
+    Raises:
+        BadInput: as ``detect_reference`` / ``detect_candidate``.
+    """
+    ref = reference if isinstance(reference, RunnableWorkload) else detect_reference(reference, spec=spec)
+    if isinstance(candidate, RunnableWorkload):
+        return ref, candidate
+    return ref, detect_candidate(candidate, ref, kernel=kernel)
 
 
 def _check_limits(seeds: int, timeout_s: float) -> None:
