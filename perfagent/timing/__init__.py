@@ -1,7 +1,8 @@
 """Timing: CUDA-event benchmarks with warm-up, L2 flush, interleaving, medians, IQR and a noise threshold.
 
-``bench(target, candidate=None, ...)`` → ``BenchResult`` (``bench``); the worker side is
-``protocol``; ``stats`` holds the statistics and ``plausibility`` the speed-of-light checks.
+``bench(target, candidate=None, ...)`` → ``BenchResult`` (``bench``); the worker side is the
+``bench_job`` (run in ``perfagent.sandbox``'s worker) with its ``runners``; ``stats`` holds the
+statistics and ``plausibility`` the speed-of-light checks.
 Importing this package does not import torch.
 """
 

@@ -7,12 +7,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from knowledge.gpus import spec_for
 from perfagent.errors import BadInput, VerificationFailed
+from perfagent.roofline import datasheet_peaks
+from perfagent.sandbox.runner import run_worker
+from perfagent.sandbox.wire import Check
 from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, TimingSamples
 from perfagent.timing.plausibility import flags_for, roofline, speedup_flags
 from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
-from perfagent.workloads.launch_spec import load_launch_spec
+from perfagent.workloads.launch_spec import load_launch_spec, preflight_launch_spec
 from perfagent.workloads.model import LaunchSpecKernel, RunnableWorkload
 from profilers.model import DevicePeaks
 
@@ -22,11 +26,6 @@ DeviceChoice = Literal["cpu", "cuda", "auto"]
 def peaks_for_device(device_name: str | None) -> DevicePeaks | None:
     """Datasheet peaks from the knowledge GPU table, or None when the GPU is not listed."""
     if not device_name:
-        return None
-    try:
-        from knowledge.gpus import spec_for
-        from perfagent.roofline import datasheet_peaks
-    except ImportError:  # pragma: no cover - the knowledge package is part of perfagent
         return None
     spec = spec_for(device_name)
     return datasheet_peaks(spec) if spec is not None else None
@@ -77,10 +76,79 @@ def bench(
         VerificationFailed: the candidate crashed, hung or raised while being timed.
     """
     started = time.monotonic()
+    _check_counts(runs, warmup)
+    ref, cand = _workloads(target, candidate, device=device, spec=spec, kernel=kernel)
+    fields: dict[str, object] = {
+        "job": "bench",
+        "reference": ref,
+        "candidate": cand,
+        "device": device,
+        "base_seed": seed,
+        "timeout_s": timeout_s,
+        "compile_timeout_s": compile_timeout_s,
+        "runs": runs,
+        "warmup": warmup,
+        "flush_l2": flush_l2,
+    }
+    calls = runs * 3 + warmup * 2 + 4
+    samples, notes, failed = _time_in_worker(fields, 4 * compile_timeout_s + timeout_s * calls + 60, progress)
+    if peaks is None and samples.device.startswith("cuda"):
+        peaks = peaks_for_device(samples.device_name)
+    return build_result(
+        samples,
+        ref,
+        cand,
+        runs=runs,
+        warmup=warmup,
+        peaks=peaks,
+        precision=_precision(ref),
+        extra_flags=["work-after-end-event"]
+        if any(c.name == "runtime:work-after-end-event" for c in failed)
+        else [],
+        checks_failed=[f"{c.name}: {c.detail}" for c in failed],
+        noise_floor=noise_floor,
+        elapsed_s=time.monotonic() - started,
+        notes=notes,
+    )
+
+
+def _check_counts(runs: int, warmup: int) -> None:
     if runs < 3:
         raise BadInput(f"--runs must be at least 3 (got {runs})", hint="use 100 or more for a stable median")
     if warmup < 0:
         raise BadInput("--warmup must be >= 0", hint="e.g. --warmup 10")
+
+
+def _time_in_worker(
+    fields: dict[str, object], backstop_s: float, progress: Callable[[str], None] | None
+) -> tuple[TimingSamples, list[str], list[Check]]:
+    """The timing worker's samples and notes, and every check that failed on the way.
+
+    Raises:
+        VerificationFailed: no samples came back (the candidate crashed, hung or raised).
+    """
+    outcome = run_worker(fields, backstop_s=backstop_s, progress=progress)
+    result = outcome.result
+    failed = [c for c in (result.checks if result else []) + outcome.checks if not c.passed]
+    if result is None or result.timing is None:
+        detail = failed[0].detail if failed else "the timing worker returned no samples"
+        raise VerificationFailed(f"timing failed: {detail}", hint="run `perfagent verify` on the pair first")
+    return result.timing, result.notes, failed
+
+
+def _workloads(
+    target: str | Path | RunnableWorkload,
+    candidate: str | Path | RunnableWorkload | None,
+    *,
+    device: DeviceChoice,
+    spec: str | Path | None,
+    kernel: str | None,
+) -> tuple[RunnableWorkload, RunnableWorkload | None]:
+    """The baseline and the candidate to time, with a launch spec resolved here first.
+
+    Raises:
+        BadInput: a kind that cannot be timed, a launch-spec kernel on the CPU, or a bad spec.
+    """
     ref = target if isinstance(target, RunnableWorkload) else detect_reference(target, spec=spec)
     if ref.timed_by != "cuda-events":
         raise BadInput(
@@ -99,50 +167,8 @@ def bench(
             else detect_candidate(candidate, ref, kernel=kernel)
         )
     if isinstance(ref, LaunchSpecKernel):
-        from perfagent.verify.api import preflight_launch_spec
-
         preflight_launch_spec(ref, cand)
-    fields: dict[str, object] = {
-        "mode": "bench",
-        "reference": ref,
-        "candidate": cand,
-        "device": device,
-        "base_seed": seed,
-        "timeout_s": timeout_s,
-        "compile_timeout_s": compile_timeout_s,
-        "runs": runs,
-        "warmup": warmup,
-        "flush_l2": flush_l2,
-    }
-    from perfagent.verify.runner import run_worker  # here: perfagent.verify imports perfagent.timing.models
-
-    calls = runs * 3 + warmup * 2 + 4
-    outcome = run_worker(fields, backstop_s=4 * compile_timeout_s + timeout_s * calls + 60, progress=progress)
-    result = outcome.result
-    failed = [c for c in (result.checks if result else []) + outcome.checks if not c.passed]
-    if result is None or result.timing is None:
-        detail = failed[0].detail if failed else "the timing worker returned no samples"
-        raise VerificationFailed(f"timing failed: {detail}", hint="run `perfagent verify` on the pair first")
-    samples = result.timing
-    precision = _precision(ref)
-    if peaks is None and samples.device.startswith("cuda"):
-        peaks = peaks_for_device(samples.device_name)
-    return build_result(
-        samples,
-        ref,
-        cand,
-        runs=runs,
-        warmup=warmup,
-        peaks=peaks,
-        precision=precision,
-        extra_flags=["work-after-end-event"]
-        if any(c.name == "runtime:work-after-end-event" for c in failed)
-        else [],
-        checks_failed=[f"{c.name}: {c.detail}" for c in failed],
-        noise_floor=noise_floor,
-        elapsed_s=time.monotonic() - started,
-        notes=result.notes,
-    )
+    return ref, cand
 
 
 def _precision(ref: RunnableWorkload) -> str:

@@ -1,4 +1,7 @@
-"""Timing results: pydantic, frozen, ``extra="forbid"``. Times in seconds, rates per second."""
+"""Timing results: pydantic, frozen, ``extra="forbid"``. Times in seconds, rates per second.
+
+The worker's raw ``TimingSamples`` are part of the wire format (``perfagent.sandbox.wire``), re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +9,21 @@ from typing import Literal
 
 from pydantic import Field
 
+from perfagent.sandbox.wire import Timer, TimingSamples
 from profilers.model import Frozen
 
 SCHEMA_VERSION = 1
-Timer = Literal["cuda-events", "perf_counter"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "BenchEntry",
+    "BenchResult",
+    "Comparison",
+    "PlausibilityFlag",
+    "RooflineEstimate",
+    "Timer",
+    "TimingSamples",
+    "TimingStats",
+]
 PlausibilityFlag = Literal[
     "below-speed-of-light",
     "above-peak-bandwidth",
@@ -41,31 +55,6 @@ class TimingStats(Frozen):
     max_s: float
     samples_s: list[float] = Field(default_factory=list)
     """Every timed call, s, in run order."""
-
-
-class TimingSamples(Frozen):
-    """Raw samples from the timing worker (before statistics)."""
-
-    baseline: list[float]
-    """Baseline call times, s."""
-    baseline_repeat: list[float] = Field(default_factory=list)
-    """A second, interleaved baseline series (for the noise threshold), s."""
-    candidate: list[float] | None = None
-    """Candidate call times, s."""
-    timer: Timer
-    l2_flush_bytes: int = 0
-    """Bytes zeroed between calls to flush L2 (0 = no flush)."""
-    baseline_flops: float | None = None
-    """FLOP per baseline call (spec or problem), when known."""
-    baseline_bytes: float | None = None
-    """Minimum DRAM bytes per call, byte."""
-    candidate_flops: float | None = None
-    candidate_bytes: float | None = None
-    device: str
-    """'cpu' or 'cuda:0'."""
-    device_name: str | None = None
-    environment: dict[str, str] = Field(default_factory=dict)
-    """torch / CUDA / driver versions, clocks when readable."""
 
 
 class RooflineEstimate(Frozen):

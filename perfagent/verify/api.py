@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Literal
 
 from perfagent.errors import BadInput
+from perfagent.sandbox.runner import WorkerOutcome, run_worker
+from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
-from perfagent.verify.runner import run_worker
 from perfagent.verify.static_checks import static_checks
 from perfagent.verify.verdict import decide
 from perfagent.workloads.detect import detect_candidate, detect_reference
-from perfagent.workloads.launch_spec import load_launch_spec, param_sets, resolve_launch
+from perfagent.workloads.launch_spec import preflight_launch_spec
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, RunnableWorkload
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import run_command
@@ -74,53 +75,115 @@ def verify(
             reference that raises or crashes, a .cu program without ``check_cmd``).
     """
     started = time.monotonic()
+    _check_limits(seeds, timeout_s)
+    ref, cand = _workloads(reference, candidate, spec=spec, kernel=kernel)
+    tol = _tolerance(tolerance)
+    command = _split(check_cmd)
+    if ref.verified_by == "check-command":
+        return _verify_by_command(command, ref, cand, timeout_s, started)
+    notes: list[str] = []
+    _check_device(ref, cand, device, sanitizer)
+    if sanitizer:  # memcheck slows kernels (and the Python around them) by one to two orders of magnitude
+        timeout_s, compile_timeout_s = timeout_s * 20, compile_timeout_s * 3
+        notes.append("compute-sanitizer memcheck: per-call time limits were multiplied by 20")
+    fields = _request_fields(ref, cand, device, seeds, seed, tol, timeout_s, compile_timeout_s)
+    backstop = 3 * compile_timeout_s + timeout_s * (8 * seeds + 10) + 60
+    outcome = run_worker(fields, backstop_s=backstop, sanitizer=sanitizer, progress=progress)
+    worker = outcome.result
+    checks, notes = _checks_and_notes(outcome, ref, cand, command, timeout_s, notes)
+    return _result(
+        checks,
+        notes,
+        ref,
+        cand,
+        device=_device_label(worker.device if worker else device, worker.device_name if worker else None),
+        # Only a PyTorch reference can be rerun in float64; a launch-spec kernel is compiled for its dtypes.
+        tolerance=tol.describe(accuracy_rule=isinstance(ref, KernelBenchModel)),
+        started=started,
+        worker=worker,
+        sanitizer=sanitizer,
+    )
+
+
+def _checks_and_notes(
+    outcome: WorkerOutcome,
+    ref: RunnableWorkload,
+    cand: RunnableWorkload,
+    command: list[str],
+    timeout_s: float,
+    notes: list[str],
+) -> tuple[list[Check], list[str]]:
+    """Every check (the worker's, the runner's, the static ones, the check command's) and the notes after ``notes``."""
+    worker = outcome.result
+    notes = [*notes, *(worker.notes if worker else [])]
+    checks = [*(worker.checks if worker else []), *outcome.checks, *static_checks(cand, ref)]
+    if command:
+        checks.append(_run_check_command(command, ref, cand, timeout_s))
+        notes.append("the check command was run in addition to perfagent's own checks")
+    if worker is not None and worker.device == "cpu":
+        notes.append("ran on the CPU: CUDA-only checks (launch errors, stream sync, sanitizer) did not apply")
+    return checks, notes
+
+
+def _request_fields(
+    ref: RunnableWorkload,
+    cand: RunnableWorkload,
+    device: DeviceChoice,
+    seeds: int,
+    seed: int | None,
+    tol: Tolerance,
+    timeout_s: float,
+    compile_timeout_s: float,
+) -> dict[str, object]:
+    """The worker request (but its file paths) for verifying ``cand`` against ``ref``."""
+    return {
+        "job": "verify-cuda-kernel" if isinstance(ref, LaunchSpecKernel) else "verify-kernelbench",
+        "reference": ref,
+        "candidate": cand,
+        "device": device,
+        "seeds": seeds,
+        "base_seed": seed if seed is not None else secrets.randbelow(2**30),
+        "tolerance": tol,
+        "timeout_s": timeout_s,
+        "compile_timeout_s": compile_timeout_s,
+    }
+
+
+def _workloads(
+    reference: str | Path | RunnableWorkload,
+    candidate: str | Path | RunnableWorkload | None,
+    *,
+    spec: str | Path | None,
+    kernel: str | None,
+) -> tuple[RunnableWorkload, RunnableWorkload]:
+    """The reference and the candidate as workloads (paths detected; ``candidate`` None: the reference's own).
+
+    Raises:
+        BadInput: as ``detect_reference`` / ``detect_candidate``.
+    """
+    ref = reference if isinstance(reference, RunnableWorkload) else detect_reference(reference, spec=spec)
+    if isinstance(candidate, RunnableWorkload):
+        return ref, candidate
+    return ref, detect_candidate(candidate, ref, kernel=kernel)
+
+
+def _check_limits(seeds: int, timeout_s: float) -> None:
     if seeds < 1:
         raise BadInput(f"--seeds must be at least 1 (got {seeds})", hint="use the default 5 or more")
     if timeout_s <= 0:
         raise BadInput(
             f"--timeout must be positive (got {timeout_s:g})", hint="give seconds, e.g. --timeout 60"
         )
-    ref = reference if isinstance(reference, RunnableWorkload) else detect_reference(reference, spec=spec)
-    cand = (
-        candidate
-        if isinstance(candidate, RunnableWorkload)
-        else detect_candidate(candidate, ref, kernel=kernel)
-    )
-    tol = (
-        tolerance
-        if isinstance(tolerance, Tolerance)
-        else Tolerance(atol=tolerance, rtol=tolerance)
-        if tolerance is not None
-        else Tolerance()
-    )
-    if tol.atol is not None and tol.atol < 0 or tol.rtol is not None and tol.rtol < 0:
-        raise BadInput("tolerances must be >= 0", hint="e.g. --tolerance 1e-3")
-    notes: list[str] = []
-    checks: list[Check] = []
-    command = _split(check_cmd)
 
-    if ref.verified_by == "check-command":
-        if not command:
-            raise BadInput(
-                f"{Path(ref.path).name} is a {ref.kind} (no launch spec / KernelBench interface): perfagent cannot run and compare it itself",
-                hint='pass --check-cmd "..." (exit 0 = correct), write a launch spec, or wrap it as a KernelBench problem',
-            )
-        checks.append(_run_check_command(command, ref, cand, timeout_s))
-        notes.append(CHECK_CMD_NOTE)
-        verdict, reason = decide(checks)
-        return VerificationResult(
-            verdict=verdict,
-            reason=reason,
-            checks=checks,
-            reference=ref.describe(),
-            candidate=cand.describe(),
-            kind=ref.kind,
-            device="n/a (check command)",
-            tolerance="decided by the check command",
-            notes=notes,
-            elapsed_s=time.monotonic() - started,
-        )
 
+def _check_device(
+    ref: RunnableWorkload, cand: RunnableWorkload, device: DeviceChoice, sanitizer: bool
+) -> None:
+    """Launch-spec kernels and the sanitizer need CUDA; a launch spec must resolve (before a worker starts).
+
+    Raises:
+        BadInput: either needs CUDA but ``device`` is the CPU, or the spec does not resolve.
+    """
     if isinstance(ref, LaunchSpecKernel):
         preflight_launch_spec(ref, cand)
         if device == "cpu":
@@ -130,34 +193,63 @@ def verify(
             )
     if sanitizer and device == "cpu":
         raise BadInput("--sanitizer needs a CUDA device", hint="drop --sanitizer or use --device cuda")
-    if sanitizer:  # memcheck slows kernels (and the Python around them) by one to two orders of magnitude
-        timeout_s, compile_timeout_s = timeout_s * 20, compile_timeout_s * 3
-        notes.append("compute-sanitizer memcheck: per-call time limits were multiplied by 20")
-    base_seed = seed if seed is not None else secrets.randbelow(2**30)
-    fields: dict[str, object] = {
-        "mode": "verify",
-        "reference": ref,
-        "candidate": cand,
-        "device": device,
-        "seeds": seeds,
-        "base_seed": base_seed,
-        "tolerance": tol,
-        "timeout_s": timeout_s,
-        "compile_timeout_s": compile_timeout_s,
-    }
-    backstop = 3 * compile_timeout_s + timeout_s * (8 * seeds + 10) + 60
-    outcome = run_worker(fields, backstop_s=backstop, sanitizer=sanitizer, progress=progress)
-    worker = outcome.result
-    if worker is not None:
-        checks.extend(worker.checks)
-        notes.extend(worker.notes)
-    checks.extend(outcome.checks)
-    checks.extend(static_checks(cand, ref))
-    if command:
-        checks.append(_run_check_command(command, ref, cand, timeout_s))
-        notes.append("the check command was run in addition to perfagent's own checks")
-    if worker is not None and worker.device == "cpu":
-        notes.append("ran on the CPU: CUDA-only checks (launch errors, stream sync, sanitizer) did not apply")
+
+
+def _tolerance(tolerance: float | Tolerance | None) -> Tolerance:
+    """One number means atol = rtol; None the per-dtype default.
+
+    Raises:
+        BadInput: a negative tolerance.
+    """
+    if isinstance(tolerance, Tolerance):
+        tol = tolerance
+    elif tolerance is not None:
+        tol = Tolerance(atol=tolerance, rtol=tolerance)
+    else:
+        tol = Tolerance()
+    if tol.atol is not None and tol.atol < 0 or tol.rtol is not None and tol.rtol < 0:
+        raise BadInput("tolerances must be >= 0", hint="e.g. --tolerance 1e-3")
+    return tol
+
+
+def _verify_by_command(
+    command: list[str], ref: RunnableWorkload, cand: RunnableWorkload, timeout_s: float, started: float
+) -> VerificationResult:
+    """A program or script perfagent cannot run itself: the check command's exit status decides.
+
+    Raises:
+        BadInput: there is no check command.
+    """
+    if not command:
+        raise BadInput(
+            f"{Path(ref.path).name} is a {ref.kind} (no launch spec / KernelBench interface): perfagent cannot run and compare it itself",
+            hint='pass --check-cmd "..." (exit 0 = correct), write a launch spec, or wrap it as a KernelBench problem',
+        )
+    checks = [_run_check_command(command, ref, cand, timeout_s)]
+    return _result(
+        checks,
+        [CHECK_CMD_NOTE],
+        ref,
+        cand,
+        device="n/a (check command)",
+        tolerance="decided by the check command",
+        started=started,
+    )
+
+
+def _result(
+    checks: list[Check],
+    notes: list[str],
+    ref: RunnableWorkload,
+    cand: RunnableWorkload,
+    *,
+    device: str,
+    tolerance: str,
+    started: float,
+    worker: WorkerResult | None = None,
+    sanitizer: bool = False,
+) -> VerificationResult:
+    """The verdict on ``checks``, with what the worker reported (None: no worker ran, or it left no result)."""
     verdict, reason = decide(checks)
     return VerificationResult(
         verdict=verdict,
@@ -166,33 +258,16 @@ def verify(
         reference=ref.describe(),
         candidate=cand.describe(),
         kind=ref.kind,
-        device=_device_label(worker.device if worker else device, worker.device_name if worker else None),
+        device=device,
         seeds=worker.seeds if worker else [],
         distributions=worker.distributions if worker else [],
         input_sets=worker.input_sets if worker else 0,
-        # Only a PyTorch reference can be rerun in float64; a launch-spec kernel is compiled for its dtypes.
-        tolerance=tol.describe(accuracy_rule=isinstance(ref, KernelBenchModel)),
+        tolerance=tolerance,
         errors=worker.errors if worker else ErrorSummary(),
         sanitizer=sanitizer,
         notes=list(dict.fromkeys(notes)),
         elapsed_s=time.monotonic() - started,
     )
-
-
-def preflight_launch_spec(ref: RunnableWorkload, cand: RunnableWorkload | None) -> None:
-    """Resolve the spec for the reference and the candidate here, so that a bad spec, a bad
-    expression or an ambiguous entry point is bad input (exit 2) before any worker starts.
-
-    Raises:
-        BadInput: as ``resolve_launch``.
-    """
-    assert ref.spec_path is not None
-    spec = load_launch_spec(ref.spec_path)
-    for workload in (ref, cand):
-        if workload is None:
-            continue
-        for params in param_sets(spec):
-            resolve_launch(spec, ref.spec_path, source=workload.path, kernel=workload.kernel, params=params)
 
 
 def _device_label(device: str, name: str | None) -> str:

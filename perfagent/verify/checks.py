@@ -15,6 +15,9 @@ from typing import Any
 import torch
 
 from perfagent.verify.models import Check, ErrorSummary, Severity, Tolerance
+from perfagent.workloads.inputs import (
+    flatten_outputs as flatten_outputs,  # re-exported: the protocols use C.flatten_outputs
+)
 
 # Default tolerances by dtype (evaluation reference §1.2: fp32 1e-4, fp16/bf16 1e-2).
 _DTYPE_TOL: dict[Any, float] = {
@@ -37,21 +40,6 @@ def tolerance_for(dtype: Any, override: Tolerance | None = None) -> tuple[float,
     atol = override.atol if override is not None and override.atol is not None else default
     rtol = override.rtol if override is not None and override.rtol is not None else default
     return float(atol), float(rtol)
-
-
-def flatten_outputs(value: Any, path: str = "output") -> list[tuple[str, Any]]:
-    """Leaves of a forward() result: tensors and numbers, with their path ('output[1]')."""
-    if isinstance(value, tuple | list):
-        leaves: list[tuple[str, Any]] = []
-        for i, item in enumerate(value):
-            leaves.extend(flatten_outputs(item, f"{path}[{i}]"))
-        return leaves
-    if isinstance(value, dict):
-        leaves = []
-        for key in sorted(value, key=str):
-            leaves.extend(flatten_outputs(value[key], f"{path}[{key!r}]"))
-        return leaves
-    return [(path, value)]
 
 
 def describe_leaf(value: Any) -> str:

@@ -11,42 +11,74 @@ For every parameter set (``params``, then each ``check_params`` shape) and seed:
 5. every written argument (outputs and inouts) of both candidate launches is compared with the
    reference; an element that still holds poison 1 after launch 1 *and* poison 2 after launch 2
    was never written; inputs must be unchanged; CUDA errors after each launch fail the run.
+
+Every launch is prepared by ``perfagent.workloads.launch_prep`` (as timing and profiling prepare theirs).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from perfagent.errors import BadInput
+from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
+from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify import checks as C
-from perfagent.verify.harness import CandidateFailure, Harness, ReferenceFailure
-from perfagent.verify.inputs import DISTRIBUTIONS
 from perfagent.verify.models import Check, Tolerance
-from perfagent.verify.protocol import WorkerResult
 from perfagent.verify.verifier_state import VerifierState
-from perfagent.workloads.cuda_launch import (
-    CompiledKernel,
-    compile_kernel,
-    current_stream,
-    device_attributes,
-    is_poison,
-    kernel_args,
-    launch,
-    make_arg_tensor,
-    poison_,
-    torch_dtype,
+from perfagent.workloads import cuda_launch
+from perfagent.workloads.cuda_launch import CompiledKernel, is_poison
+from perfagent.workloads.inputs import DISTRIBUTIONS, enable_uninitialized_fill
+from perfagent.workloads.launch_prep import (
+    PreparedLaunch,
+    compile_launch,
+    input_buffers,
+    prepare_launch,
+    seeded_inputs,
 )
 from perfagent.workloads.launch_spec import (
     LaunchSpec,
+    ResolvedArg,
     ResolvedLaunch,
     load_launch_spec,
     param_sets,
     resolve_launch,
 )
+from perfagent.workloads.model import RunnableWorkload
 
 DECLARED = "declared init"
+
+
+@dataclass
+class ParamSet:
+    """One parameter set of the spec, resolved and compiled for the reference and the candidate."""
+
+    index: int
+    """0 for ``params``, then one per ``check_params`` entry."""
+    label: str
+    """'width=64, height=64': how messages name the shape."""
+    ref: ResolvedLaunch
+    cand: ResolvedLaunch
+    ref_kernel: CompiledKernel
+    cand_kernel: CompiledKernel
+    cand_inputs: dict[str, Any]
+    """The candidate's input buffers, which live across seeds: same pointers, new contents."""
+    tolerance: Tolerance
+
+    @property
+    def in_args(self) -> list[ResolvedArg]:
+        return [a for a in self.ref.args if not a.is_scalar and a.role in ("input", "inout")]
+
+    @property
+    def written(self) -> list[ResolvedArg]:
+        return [a for a in self.ref.args if not a.is_scalar and a.role in ("output", "inout")]
+
+
+def _clones(tensors: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.clone() for k, v in tensors.items()}
 
 
 class KernelVerifier(VerifierState):
@@ -58,13 +90,10 @@ class KernelVerifier(VerifierState):
     def compiled(self, resolved: ResolvedLaunch, *, reference: bool) -> CompiledKernel:
         key = (resolved.source, resolved.kernel, tuple(sorted(resolved.defines.items())))
         if key not in self._compiled:
-            label = f"NVRTC build of {resolved.source.rsplit('/', 1)[-1]}:{resolved.kernel}"
-
-            def build() -> CompiledKernel:
-                return compile_kernel(resolved.source, resolved.kernel, resolved.defines)
-
             guard = self.h.reference if reference else self.h.candidate
-            self._compiled[key] = guard(label, build, phase="build")
+            self._compiled[key] = compile_launch(
+                resolved, lambda label, step: guard(label, step, phase="build")
+            )
         return self._compiled[key]
 
     def tolerance(self, resolved: ResolvedLaunch) -> Tolerance:
@@ -74,19 +103,11 @@ class KernelVerifier(VerifierState):
             rtol=asked.rtol if asked.rtol is not None else resolved.rtol,
         )
 
-    def run_launch(
-        self, who: str, kernel: CompiledKernel, resolved: ResolvedLaunch, buffers: dict[str, Any], label: str
-    ) -> None:
-        args = kernel_args(resolved, buffers)
-        stream = current_stream()
-
-        def go() -> None:
-            launch(kernel, resolved, args, stream)
-
+    def run_launch(self, who: str, launch: PreparedLaunch, label: str) -> None:
         if who == "reference":
-            self.h.reference(label, go)
+            self.h.reference(label, launch.launch)
         else:
-            self.h.candidate(label, go, phase="first" if self.launches == 0 else "call")
+            self.h.candidate(label, launch.launch, phase="first" if self.launches == 0 else "call")
             self.launches += 1
 
     def run(self) -> None:
@@ -97,7 +118,7 @@ class KernelVerifier(VerifierState):
             spec = load_launch_spec(spec_path)
         except BadInput as exc:
             raise ReferenceFailure(str(exc)) from None
-        attrs = device_attributes()
+        attrs = cuda_launch.device_attributes()
         for pi, params in enumerate(param_sets(spec)):
             self.run_params(spec, spec_path, pi, params, attrs)
         self._degenerate()
@@ -110,124 +131,127 @@ class KernelVerifier(VerifierState):
         params: dict[str, float | int],
         attrs: dict[str, float | int],
     ) -> None:
+        def resolve(workload: RunnableWorkload) -> ResolvedLaunch:
+            return resolve_launch(
+                spec,
+                spec_path,
+                source=workload.path,
+                kernel=workload.kernel,
+                params=params,
+                device_attrs=attrs,
+            )
+
+        ps = self._param_set(pi, params, resolve)
+        req = self.h.request
+        n_seeds = req.seeds if pi == 0 else max(1, min(2, req.seeds))
+        for i in range(n_seeds):
+            self._run_seed(ps, i)
+
+    def _param_set(
+        self, pi: int, params: dict[str, float | int], resolve: Callable[[RunnableWorkload], ResolvedLaunch]
+    ) -> ParamSet:
+        """Resolve and compile both kernels for ``params`` (a spec that does not resolve is the
+        reference's fault, an entry the spec cannot launch the candidate's)."""
         req = self.h.request
         assert req.candidate is not None
         try:
-            ref_l = resolve_launch(
-                spec,
-                spec_path,
-                source=req.reference.path,
-                kernel=req.reference.kernel,
-                params=params,
-                device_attrs=attrs,
-            )
+            ref_l = resolve(req.reference)
         except BadInput as exc:
             raise ReferenceFailure(str(exc)) from None
         try:
-            cand_l = resolve_launch(
-                spec,
-                spec_path,
-                source=req.candidate.path,
-                kernel=req.candidate.kernel,
-                params=params,
-                device_attrs=attrs,
-            )
+            cand_l = resolve(req.candidate)
         except BadInput as exc:
             raise CandidateFailure(
                 Check(
                     name="candidate-runs", passed=False, detail=f"cannot launch the candidate: {exc.message}"
                 )
             ) from None
-        ref_k = self.compiled(ref_l, reference=True)
-        cand_k = self.compiled(cand_l, reference=False)
+        return ParamSet(
+            index=pi,
+            label=", ".join(f"{k}={v}" for k, v in params.items()),
+            ref=ref_l,
+            cand=cand_l,
+            ref_kernel=self.compiled(ref_l, reference=True),
+            cand_kernel=self.compiled(cand_l, reference=False),
+            cand_inputs=input_buffers(ref_l, self.h.device),
+            tolerance=self.tolerance(ref_l),
+        )
+
+    def _run_seed(self, ps: ParamSet, i: int) -> None:
+        """Candidate, reference, candidate again on one seed's inputs; then compare what they wrote."""
         device = self.h.device
-        tensor_args = [a for a in ref_l.args if not a.is_scalar]
-        in_args = [a for a in tensor_args if a.role in ("input", "inout")]
-        written = [a for a in tensor_args if a.role in ("output", "inout")]
-        # The candidate's input buffers live across seeds: same pointers, new contents.
-        cand_inputs = {
-            a.name: torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=device) for a in in_args
-        }
-        n_seeds = req.seeds if pi == 0 else max(1, min(2, req.seeds))
-        shape_label = ", ".join(f"{k}={v}" for k, v in params.items())
-        tol = self.tolerance(ref_l)
-        for i in range(n_seeds):
-            seed = req.base_seed + i + 1000 * pi
-            dist = None if i == 0 else DISTRIBUTIONS[(i - 1) % len(DISTRIBUTIONS)]
-            tag = dist or DECLARED
-            where = f"{shape_label} / seed {seed} / {tag} inputs"
-            masters = {a.name: make_arg_tensor(a, seed, dist, device) for a in in_args}
+        seed = self.h.request.base_seed + i + 1000 * ps.index
+        dist = None if i == 0 else DISTRIBUTIONS[(i - 1) % len(DISTRIBUTIONS)]
+        tag = dist or DECLARED
+        where = f"{ps.label} / seed {seed} / {tag} inputs"
+        masters = seeded_inputs(ps.ref, seed=seed, device=device, dist=dist)
+        # 1. candidate, first poison, before the reference
+        c1 = self._candidate_launch(ps, masters, 1, f"launch on {where} (before the reference)")
+        self._inputs_unchanged(ps.in_args, masters, c1, f"candidate launch on {where}")
+        # 2. reference
+        ref_launch = prepare_launch(ps.ref, ps.ref_kernel, inputs=_clones(masters), poison=1, device=device)
+        self.run_launch("reference", ref_launch, f"launch on {where}")
+        ref_out = {a.name: ref_launch.buffers[a.name].clone() for a in ps.written}
+        if ps.index == 0 and i == 0:
+            self._reference_writes(ps, masters, ref_out, where)
+        # 3. candidate, second poison, after the reference
+        c2 = self._candidate_launch(ps, masters, 2, f"second launch on {where} (after the reference)")
+        self._inputs_unchanged(ps.in_args, masters, c2, f"second candidate launch on {where}")
 
-            def fresh_outputs(which: int) -> dict[str, Any]:
-                return {
-                    a.name: poison_(torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=device), which)
-                    for a in tensor_args
-                    if a.role == "output"
-                }
+        self.sets += 1
+        if tag not in self.distributions:
+            self.distributions.append(tag)
+        if ps.index == 0:
+            self.ref_samples.append(torch.cat([C.subsample(t) for t in ref_out.values()]))
+        for a in ps.written:
+            self._compare_written(a, ps.tolerance, ref_out[a.name], (c1[a.name], c2[a.name]), where)
 
-            # 1. candidate, first poison, before the reference
-            for name, t in masters.items():
-                cand_inputs[name].copy_(t)
-            bufs1 = {**cand_inputs, **fresh_outputs(1)}
-            self.run_launch("candidate", cand_k, cand_l, bufs1, f"launch on {where} (before the reference)")
-            c1 = {a.name: bufs1[a.name].clone() for a in written}
-            self._inputs_unchanged(in_args, masters, bufs1, f"candidate launch on {where}")
-            # 2. reference
-            ref_bufs = {**{k: v.clone() for k, v in masters.items()}, **fresh_outputs(1)}
-            self.run_launch("reference", ref_k, ref_l, ref_bufs, f"launch on {where}")
-            ref_out = {a.name: ref_bufs[a.name].clone() for a in written}
-            if pi == 0 and i == 0:
-                self._reference_writes(ref_k, ref_l, masters, tensor_args, written, ref_out, where)
-            # 3. candidate, second poison, after the reference
-            for name, t in masters.items():
-                cand_inputs[name].copy_(t)
-            bufs2 = {**cand_inputs, **fresh_outputs(2)}
-            self.run_launch(
-                "candidate", cand_k, cand_l, bufs2, f"second launch on {where} (after the reference)"
+    def _candidate_launch(
+        self, ps: ParamSet, masters: dict[str, Any], poison: int, label: str
+    ) -> dict[str, Any]:
+        """Launch the candidate on ``masters`` copied into its own input buffers, outputs holding
+        ``poison``; returns its buffers after the launch (written arguments cloned)."""
+        launch = prepare_launch(
+            ps.cand, ps.cand_kernel, inputs=masters, poison=poison, device=self.h.device, into=ps.cand_inputs
+        )
+        self.run_launch("candidate", launch, label)
+        written = {a.name for a in ps.written}
+        return {k: v.clone() if k in written else v for k, v in launch.buffers.items()}
+
+    def _compare_written(
+        self, a: ResolvedArg, tol: Tolerance, expected: Any, got: tuple[Any, Any], where: str
+    ) -> None:
+        """Both candidate launches' ``a`` against the reference's, and (outputs) every element written."""
+        # The dtype rule alone: the oracle is a CUDA kernel compiled for its declared dtypes
+        # and a spec names no PyTorch reference, so there is no float64 run of the original
+        # for the accuracy rule (accuracy.py); a spec sets [tolerance] for reordered sums.
+        atol, rtol = C.tolerance_for(expected.dtype, tol)
+        for run_label, value in (("launch 1", got[0]), ("launch 2", got[1])):
+            cmp = C.compare_tensors(value, expected, atol, rtol)
+            self.errors.add(cmp)
+            if cmp.ok:
+                self.book.ok("correctness")
+            else:
+                self.book.fail("correctness", C.describe_mismatch(a.name, cmp, f"{where} ({run_label})"))
+            self.book.record(
+                "no-nan-inf",
+                C.describe_nonfinite(a.name, cmp, f"{where} ({run_label})") if cmp.nonfinite else None,
             )
-            c2 = {a.name: bufs2[a.name].clone() for a in written}
-            self._inputs_unchanged(in_args, masters, bufs2, f"second candidate launch on {where}")
-
-            self.sets += 1
-            if tag not in self.distributions:
-                self.distributions.append(tag)
-            if pi == 0:
-                self.ref_samples.append(torch.cat([C.subsample(t) for t in ref_out.values()]))
-            for a in written:
-                expected = ref_out[a.name]
-                # The dtype rule alone: the oracle is a CUDA kernel compiled for its declared dtypes
-                # and a spec names no PyTorch reference, so there is no float64 run of the original
-                # for the accuracy rule (accuracy.py); a spec sets [tolerance] for reordered sums.
-                atol, rtol = C.tolerance_for(expected.dtype, tol)
-                for run_label, got in (("launch 1", c1[a.name]), ("launch 2", c2[a.name])):
-                    cmp = C.compare_tensors(got, expected, atol, rtol)
-                    self.errors.add(cmp)
-                    if cmp.ok:
-                        self.book.ok("correctness")
-                    else:
-                        self.book.fail(
-                            "correctness", C.describe_mismatch(a.name, cmp, f"{where} ({run_label})")
-                        )
-                    self.book.record(
-                        "no-nan-inf",
-                        C.describe_nonfinite(a.name, cmp, f"{where} ({run_label})")
-                        if cmp.nonfinite
-                        else None,
-                    )
-                if a.role == "output":
-                    unwritten = is_poison(c1[a.name], 1) & is_poison(c2[a.name], 2) & ~is_poison(expected, 1)
-                    count = int(unwritten.sum().item())
-                    if count:
-                        first = C.unravel(int(torch.nonzero(unwritten.reshape(-1))[0].item()), a.shape)
-                        self.book.fail(
-                            "all-outputs-written",
-                            f"{a.name}: {count}/{expected.numel()} elements never written by the candidate (still poisoned after both launches), first at {a.name}{list(first)} on {where}",
-                        )
-                    else:
-                        self.book.ok("all-outputs-written", "every output element is written by every launch")
+        if a.role != "output":
+            return
+        unwritten = is_poison(got[0], 1) & is_poison(got[1], 2) & ~is_poison(expected, 1)
+        count = int(unwritten.sum().item())
+        if count:
+            first = C.unravel(int(torch.nonzero(unwritten.reshape(-1))[0].item()), a.shape)
+            self.book.fail(
+                "all-outputs-written",
+                f"{a.name}: {count}/{expected.numel()} elements never written by the candidate (still poisoned after both launches), first at {a.name}{list(first)} on {where}",
+            )
+        else:
+            self.book.ok("all-outputs-written", "every output element is written by every launch")
 
     def _inputs_unchanged(
-        self, in_args: list[Any], masters: dict[str, Any], bufs: dict[str, Any], label: str
+        self, in_args: list[ResolvedArg], masters: dict[str, Any], bufs: dict[str, Any], label: str
     ) -> None:
         changes: list[str] = []
         for a in in_args:
@@ -241,30 +265,18 @@ class KernelVerifier(VerifierState):
         )
 
     def _reference_writes(
-        self,
-        ref_k: CompiledKernel,
-        ref_l: ResolvedLaunch,
-        masters: dict[str, Any],
-        tensor_args: list[Any],
-        written: list[Any],
-        ref_out: dict[str, Any],
-        where: str,
+        self, ps: ParamSet, masters: dict[str, Any], ref_out: dict[str, Any], where: str
     ) -> None:
         """A second reference launch with the second poison: elements poisoned in both were never written."""
-        bufs = {k: v.clone() for k, v in masters.items()}
-        bufs.update(
-            {
-                a.name: poison_(torch.empty(a.shape, dtype=torch_dtype(a.dtype), device=self.h.device), 2)
-                for a in tensor_args
-                if a.role == "output"
-            }
+        launch = prepare_launch(
+            ps.ref, ps.ref_kernel, inputs=_clones(masters), poison=2, device=self.h.device
         )
-        self.run_launch("reference", ref_k, ref_l, bufs, f"second launch on {where}")
+        self.run_launch("reference", launch, f"second launch on {where}")
         problems = []
-        for a in written:
+        for a in ps.written:
             if a.role != "output":
                 continue
-            gap = is_poison(ref_out[a.name], 1) & is_poison(bufs[a.name], 2)
+            gap = is_poison(ref_out[a.name], 1) & is_poison(launch.buffers[a.name], 2)
             count = int(gap.sum().item())
             if count:
                 problems.append(f"{a.name}: {count}/{gap.numel()} elements")
@@ -289,6 +301,7 @@ def run_cuda_kernel(h: Harness) -> WorkerResult:
     """Verify a launch-spec kernel rewrite against the original; needs a CUDA device."""
     if not h.device.startswith("cuda"):
         raise ReferenceFailure("launch-spec kernels need a CUDA device and torch sees none")
+    enable_uninitialized_fill()  # verification only: timing must not pay for a fill of every allocation
     v = KernelVerifier(h)
     try:
         v.run()

@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
+from perfagent.sandbox.harness import Harness, ReferenceFailure
 from perfagent.verify import checks as C
-from perfagent.verify.harness import Harness, ReferenceFailure
-from perfagent.verify.inputs import seed_everything
+from perfagent.workloads.inputs import seed_everything
 
 FLOAT64_CALL_BUDGET = 20
 """A float64 call may take this many per-call time limits: consumer GPUs run fp64 at 1/32 to

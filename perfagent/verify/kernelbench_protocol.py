@@ -28,23 +28,25 @@ from typing import Any
 
 import torch
 
+from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
+from perfagent.sandbox.integrity import HarnessSnapshot, new_threads
+from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify import accuracy as A
 from perfagent.verify import checks as C
 from perfagent.verify.float64_reference import Float64Reference
-from perfagent.verify.harness import CandidateFailure, Harness, HarnessSnapshot, ReferenceFailure, new_threads
-from perfagent.verify.inputs import (
+from perfagent.verify.models import Check
+from perfagent.verify.verifier_state import VerifierState
+from perfagent.workloads.inputs import (
     DISTRIBUTIONS,
     NATIVE,
     clone_all,
     copy_into,
+    enable_uninitialized_fill,
     poison_allocator,
     redraw,
     seed_everything,
     to_device,
 )
-from perfagent.verify.models import Check
-from perfagent.verify.protocol import WorkerResult
-from perfagent.verify.verifier_state import VerifierState
 from perfagent.workloads.kernelbench import inspect_python, load_module
 from perfagent.workloads.launch_spec import kernels_in_source
 
@@ -527,6 +529,7 @@ def _scalar_close(got: Any, expected: Any, tolerance: Any) -> bool:
 
 def run_kernelbench(h: Harness) -> WorkerResult:
     """Verify a KernelBench candidate; a candidate failure stops the run and is reported with the checks so far."""
+    enable_uninitialized_fill()  # verification only: timing must not pay for a fill of every allocation
     v = Verifier(h)
     try:
         v.run()

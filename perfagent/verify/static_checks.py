@@ -13,6 +13,7 @@ When the candidate lives in the problem file itself, the reference parts (``Mode
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -125,8 +126,6 @@ def _pruned_tree(tree: ast.Module, same_file: bool) -> ast.Module:
 
 def _without_docstrings(tree: ast.Module) -> ast.Module:
     """A copy of ``tree`` without docstrings (prose must not trigger the regex checks)."""
-    import copy
-
     clone = copy.deepcopy(tree)
     for node in ast.walk(clone):
         body = getattr(node, "body", None)
@@ -147,79 +146,8 @@ def _python_checks(candidate: RunnableWorkload, reference: RunnableWorkload) -> 
     tree = _pruned_tree(info.tree, same_file)
     code = ast.unparse(_without_docstrings(tree))
     ref_text = Path(reference.path).read_text(errors="replace")
-    cuda_src = "\n".join(
-        n.value
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "__global__" in n.value
-    )
     jits = jit_kernels(tree)
-    checks: list[Check] = []
-
-    # A kernel is defined, and launched.
-    if cuda_src:
-        checks.append(
-            Check(
-                name="static:kernel-defined",
-                passed=True,
-                detail="CUDA kernel(s): " + ", ".join(kernels_in_source(cuda_src)),
-            )
-        )
-        launched = "<<<" in cuda_src or "cudaLaunchKernel" in cuda_src or "cuLaunchKernel" in cuda_src
-        checks.append(
-            Check(
-                name="static:kernel-launched",
-                passed=launched,
-                detail="a <<<...>>> launch is present"
-                if launched
-                else "the CUDA source defines __global__ functions but never launches one (<<<...>>>)",
-            )
-        )
-    elif jits:
-        checks.append(
-            Check(name="static:kernel-defined", passed=True, detail="Triton kernel(s): " + ", ".join(jits))
-        )
-        reachable = _reachable_from_forward(tree)
-        if reachable is None:  # no ModelNew.forward to start from: any launch site counts
-            launched_set = launched_kernels(tree, jits)
-            where = "anywhere"
-        else:
-            launched_set = launched_kernels(ast.Module(body=reachable, type_ignores=[]), jits)
-            where = "from ModelNew.forward"
-        roots = [k for k in jits if k in launched_set]
-        if not roots:
-            checks.append(
-                Check(
-                    name="static:kernel-launched",
-                    passed=False,
-                    detail=f"@triton.jit kernel(s) {', '.join(jits)} are defined but never launched {where} (kernel[grid](...)): PyTorch does the work",
-                )
-            )
-        else:
-            checks.append(
-                Check(
-                    name="static:kernel-launched",
-                    passed=True,
-                    detail=f"launched {where}: " + ", ".join(roots),
-                )
-            )
-    elif info.backend == "cuda":
-        checks.append(
-            Check(
-                name="static:kernel-defined",
-                passed=False,
-                detail="load_inline/cpp_extension is used but no __global__ kernel is defined (a C++ wrapper around torch ops?)",
-            )
-        )
-    else:
-        checks.append(
-            Check(
-                name="static:kernel-defined",
-                passed=False,
-                severity="warning",
-                detail="no custom kernel (neither __global__ nor @triton.jit): a plain-PyTorch candidate",
-            )
-        )
-
+    checks = _kernel_checks(tree, jits, info.backend)
     checks.append(
         _regex_check(
             "static:no-streams",
@@ -254,6 +182,72 @@ def _python_checks(candidate: RunnableWorkload, reference: RunnableWorkload) -> 
     checks.append(_compute_ops_check(tree, jits, code))
     checks.append(_precision_check(code, ref_text))
     return checks
+
+
+def _kernel_checks(tree: ast.Module, jits: list[str], backend: str) -> list[Check]:
+    """``static:kernel-defined`` and (when one is) ``static:kernel-launched``: CUDA source in a
+    string, else ``@triton.jit`` kernels, else a C++ extension without a kernel or plain PyTorch."""
+    cuda_src = "\n".join(
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "__global__" in n.value
+    )
+    if cuda_src:
+        launched = "<<<" in cuda_src or "cudaLaunchKernel" in cuda_src or "cuLaunchKernel" in cuda_src
+        return [
+            Check(
+                name="static:kernel-defined",
+                passed=True,
+                detail="CUDA kernel(s): " + ", ".join(kernels_in_source(cuda_src)),
+            ),
+            Check(
+                name="static:kernel-launched",
+                passed=launched,
+                detail="a <<<...>>> launch is present"
+                if launched
+                else "the CUDA source defines __global__ functions but never launches one (<<<...>>>)",
+            ),
+        ]
+    if jits:
+        defined = Check(
+            name="static:kernel-defined", passed=True, detail="Triton kernel(s): " + ", ".join(jits)
+        )
+        return [defined, _triton_launch_check(tree, jits)]
+    if backend == "cuda":
+        return [
+            Check(
+                name="static:kernel-defined",
+                passed=False,
+                detail="load_inline/cpp_extension is used but no __global__ kernel is defined (a C++ wrapper around torch ops?)",
+            )
+        ]
+    return [
+        Check(
+            name="static:kernel-defined",
+            passed=False,
+            severity="warning",
+            detail="no custom kernel (neither __global__ nor @triton.jit): a plain-PyTorch candidate",
+        )
+    ]
+
+
+def _triton_launch_check(tree: ast.Module, jits: list[str]) -> Check:
+    """Some ``@triton.jit`` kernel is launched from ``ModelNew.forward`` (or anywhere, without one)."""
+    reachable = _reachable_from_forward(tree)
+    if reachable is None:  # no ModelNew.forward to start from: any launch site counts
+        launched_set = launched_kernels(tree, jits)
+        where = "anywhere"
+    else:
+        launched_set = launched_kernels(ast.Module(body=reachable, type_ignores=[]), jits)
+        where = "from ModelNew.forward"
+    roots = [k for k in jits if k in launched_set]
+    if not roots:
+        return Check(
+            name="static:kernel-launched",
+            passed=False,
+            detail=f"@triton.jit kernel(s) {', '.join(jits)} are defined but never launched {where} (kernel[grid](...)): PyTorch does the work",
+        )
+    return Check(name="static:kernel-launched", passed=True, detail=f"launched {where}: " + ", ".join(roots))
 
 
 def _reachable_from_forward(tree: ast.Module) -> list[ast.stmt] | None:

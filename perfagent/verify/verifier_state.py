@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
+from perfagent.sandbox.harness import Harness
+from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify import checks as C
 from perfagent.verify.accuracy import AccuracyTracker
-from perfagent.verify.harness import Harness
-from perfagent.verify.protocol import WorkerResult
 
 
 class VerifierState:

@@ -12,9 +12,14 @@
 - ``launch_spec`` — the TOML launch contract of a bare ``__global__`` kernel; ``expr`` evaluates
   its expressions safely.
 - ``kernelbench`` / ``triton_script`` — static inspection of Python sources.
-- ``cuda_launch`` — NVRTC compile + launch through ``cuda.core`` (GPU worker only, imported lazily).
+- ``inputs`` — seeded inputs (seeds, distributions, clones, allocator poisoning).
+- ``cuda_launch`` — NVRTC compile + launch through ``cuda.core``; ``launch_prep`` — the launch preparation
+  of a launch-spec kernel (compile, seeded inputs, poisoned outputs, arguments), written once.
+- ``run_spec`` — ``python -m perfagent.workloads.run_spec``: launches a workload N times for a profiler.
 
-Nothing here imports torch, triton or cuda at import time.
+Importing this package does not import torch, triton or cuda: ``inputs``, ``cuda_launch``,
+``launch_prep`` and ``run_spec`` do, and only worker processes (``perfagent.sandbox``) and the profiling
+harness import them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Allocate, initialise and launch a launch-spec kernel: NVRTC through ``cuda.core``, torch tensors for memory.
 
-Worker side only; torch, numpy and ``cuda.core`` are imported inside the functions that need them.
-Argument construction (``make_arg_tensor``, ``poison_``, ``kernel_args``) works on any torch
-device so that it is unit-tested on the CPU; ``compile_kernel`` and ``launch`` need a GPU.
+Worker side only (and the profiling harness): it imports torch and numpy; ``cuda.core``, which only a
+GPU machine has, is imported by the functions that launch. Argument construction (``make_arg_tensor``,
+``poison_``, ``kernel_args``) works on any torch device so that it is unit-tested on the CPU;
+``compile_kernel`` and ``launch`` need a GPU.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import torch
+
+from perfagent.workloads.inputs import draw
 from perfagent.workloads.launch_spec import FLOAT_DTYPES, ResolvedArg, ResolvedLaunch
 
 STATIC_SHARED_LIMIT = 48 * 1024
@@ -21,8 +26,6 @@ STATIC_SHARED_LIMIT = 48 * 1024
 
 
 def torch_dtype(name: str) -> Any:
-    import torch
-
     return {
         "float32": torch.float32,
         "float16": torch.float16,
@@ -40,8 +43,6 @@ def torch_dtype(name: str) -> Any:
 
 def scalar_value(dtype: str, value: float | int) -> Any:
     """A NumPy scalar of the C type the kernel expects (``cuda.core`` reads its width from the type)."""
-    import numpy as np
-
     types: dict[str, Any] = {
         "float32": np.float32,
         "float64": np.float64,
@@ -60,8 +61,6 @@ def scalar_value(dtype: str, value: float | int) -> Any:
 
 def device_attributes(index: int = 0) -> dict[str, float | int]:
     """Attributes launch-spec expressions may use, read from the GPU."""
-    import torch
-
     props = torch.cuda.get_device_properties(index)
     return {
         "sm_count": int(props.multi_processor_count),
@@ -83,12 +82,9 @@ def make_arg_tensor(arg: ResolvedArg, seed: int, dist: str | None, device: str) 
     Args:
         arg: a resolved tensor argument (role input or inout).
         seed: trial seed (combined with the argument's name, so arguments differ).
-        dist: a distribution name from ``perfagent.verify.inputs.DISTRIBUTIONS`` or None (declared init).
+        dist: a distribution name from ``perfagent.workloads.inputs.DISTRIBUTIONS`` or None (declared init).
         device: torch device string.
     """
-    import torch
-
-    from perfagent.verify.inputs import draw
 
     gen = torch.Generator(device=device).manual_seed(_seed_for(seed, arg.name))
     shape = arg.shape
@@ -124,10 +120,13 @@ def make_arg_tensor(arg: ResolvedArg, seed: int, dist: str | None, device: str) 
     return values.to(dtype=torch_dtype(arg.dtype))
 
 
+def empty_tensor(arg: ResolvedArg, device: str) -> Any:
+    """An uninitialised tensor of ``arg``'s shape and dtype."""
+    return torch.empty(arg.shape, dtype=torch_dtype(arg.dtype), device=device)
+
+
 def poison_value(dtype: Any, which: int) -> float:
     """The fill of poisoned float outputs: NaN for the first launch, a huge negative sentinel for the second."""
-    import torch
-
     if which == 1:
         return float("nan")
     return -0.37 * float(torch.finfo(dtype).max)
@@ -139,8 +138,6 @@ INT_POISON = {1: 0xFF, 2: 0x5A}
 
 def poison_(t: Any, which: int) -> Any:
     """Fill ``t`` with poison ``which`` (1 or 2) in place and return it."""
-    import torch
-
     if t.is_floating_point():
         t.fill_(poison_value(t.dtype, which))
     elif t.dtype == torch.bool:
@@ -152,8 +149,6 @@ def poison_(t: Any, which: int) -> Any:
 
 def is_poison(t: Any, which: int) -> Any:
     """Boolean mask of elements still holding poison ``which``."""
-    import torch
-
     if t.is_floating_point():
         return torch.isnan(t) if which == 1 else t == poison_value(t.dtype, which)
     if t.dtype == torch.bool:
@@ -283,8 +278,6 @@ def _raise_dynamic_smem_limit(compiled: CompiledKernel, nbytes: int, device_inde
 
 def current_stream() -> Any:
     """torch's current CUDA stream as a ``cuda.core`` Stream (so that torch events time the launch)."""
-    import torch
-
     cc = _cuda_core()
     handle = int(torch.cuda.current_stream().cuda_stream)
     if handle == 0:

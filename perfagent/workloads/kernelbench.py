@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -18,6 +20,8 @@ from types import ModuleType
 from perfagent.errors import BadInput
 from perfagent.workloads.model import Backend
 from perfagent.workloads.triton_script import jit_kernels
+from profilers.errors import ProfilerError
+from profilers.process import run_command
 
 
 @dataclass(frozen=True)
@@ -126,12 +130,6 @@ def describe_inputs(path: str | Path, *, timeout_s: float = 120.0) -> list[str]:
     ``get_inputs()`` and ``get_init_inputs()`` evaluated in a child process on PyTorch's ``meta`` device
     (dtypes and shapes, no memory), e.g. ``forward(float32[65536], float32[65536])``. When the problem
     cannot be evaluated that way, one line says so (the reference's source still shows ``get_inputs``)."""
-    import json
-    import os
-
-    from profilers.errors import ProfilerError
-    from profilers.process import run_command
-
     repo = str(Path(__file__).resolve().parents[2])
     env_path = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
     argv = [

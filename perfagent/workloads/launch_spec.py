@@ -55,6 +55,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from perfagent.errors import BadInput
 from perfagent.workloads.expr import ExpressionError, Number, evaluate, evaluate_int
+from perfagent.workloads.model import RunnableWorkload
 from profilers.model import Frozen
 
 DType = Literal[
@@ -381,12 +382,7 @@ def resolve_launch(
         defines = _evaluate_defines(spec, override, names)
         grid, block, shared_mem = _geometry(spec, override, names)
         args = [_resolve_arg(a, names) for a in spec.args]
-        atol = rtol = None
-        if spec.tolerance is not None:
-            atol = None if spec.tolerance.atol is None else float(evaluate(spec.tolerance.atol, names))
-            rtol = None if spec.tolerance.rtol is None else float(evaluate(spec.tolerance.rtol, names))
-        flops = None if spec.flops is None else float(evaluate(spec.flops, names))
-        nbytes = None if spec.bytes is None else float(evaluate(spec.bytes, names))
+        atol, rtol, flops, nbytes = _tolerance_and_work(spec, names)
     except ExpressionError as exc:
         raise BadInput(
             f"launch spec {spec_path}: {exc}", hint="fix the expression (see docs/verify.md)"
@@ -456,6 +452,22 @@ def _geometry(
     return grid, block, evaluate_int(smem_e, names, what="shared_mem")
 
 
+def preflight_launch_spec(ref: RunnableWorkload, cand: RunnableWorkload | None) -> None:
+    """Resolve the spec for the reference and the candidate here, so that a bad spec, a bad
+    expression or an ambiguous entry point is bad input (exit 2) before any worker starts.
+
+    Raises:
+        BadInput: as ``resolve_launch``.
+    """
+    assert ref.spec_path is not None
+    spec = load_launch_spec(ref.spec_path)
+    for workload in (ref, cand):
+        if workload is None:
+            continue
+        for params in param_sets(spec):
+            resolve_launch(spec, ref.spec_path, source=workload.path, kernel=workload.kernel, params=params)
+
+
 def param_sets(spec: LaunchSpec) -> list[dict[str, float | int]]:
     """The parameter sets verification runs: ``params`` first, then each ``check_params`` entry merged in."""
     sets = [dict(spec.params)]
@@ -464,6 +476,22 @@ def param_sets(spec: LaunchSpec) -> list[dict[str, float | int]]:
         merged.update(extra)
         sets.append(merged)
     return sets
+
+
+def _tolerance_and_work(
+    spec: LaunchSpec, names: Mapping[str, Number]
+) -> tuple[float | None, float | None, float | None, float | None]:
+    """(atol, rtol, flops, bytes) evaluated; None where the spec leaves one out.
+
+    Raises:
+        ExpressionError: an expression cannot be evaluated.
+    """
+
+    def value(expr: Expr | None) -> float | None:
+        return None if expr is None else float(evaluate(expr, names))
+
+    tolerance = spec.tolerance or ToleranceSpec()
+    return value(tolerance.atol), value(tolerance.rtol), value(spec.flops), value(spec.bytes)
 
 
 def _c_literal(value: Number) -> str:

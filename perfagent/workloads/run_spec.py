@@ -6,7 +6,7 @@
 
 Launch specs: the kernel file (default: the spec's ``source``; a rewrite is launched like the original,
 or by its ``[variants]`` entry) is built with NVRTC and launched with the spec's ``params`` and declared
-inputs, the same way ``perfagent bench`` launches it. KernelBench: ``Model`` (or the candidate's
+inputs, prepared as ``perfagent bench`` prepares them (``launch_prep``). KernelBench: ``Model`` (or the candidate's
 ``ModelNew``) is built from ``get_init_inputs()`` and called on ``get_inputs()`` moved to the device: once
 to warm up, then ``--repeat`` times, each call inside the NVTX range ``perfagent_forward`` (on CUDA), so
 that ncu profiles the forward calls alone (``--nvtx --nvtx-include perfagent_forward/``).
@@ -22,7 +22,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import torch
+
 from perfagent.errors import BadInput
+from perfagent.workloads.detect import find_spec_for
+from perfagent.workloads.inputs import seed_everything, to_device
+from perfagent.workloads.kernelbench import load_module
+from perfagent.workloads.launch_prep import build_launch, prepare_launch, seeded_inputs
 from profilers.base import WORKLOAD_NVTX_RANGE
 
 SEED = 0
@@ -33,52 +39,21 @@ and lazily initialised state is built), so that the profiled calls show the work
 
 def run_launch_spec(spec_path: Path, kernel_file: Path | None, repeat: int) -> str:
     """Build and launch a launch-spec kernel ``repeat`` times on the GPU; returns a summary line."""
-    import torch
-
-    from perfagent.workloads.cuda_launch import (
-        compile_kernel,
-        current_stream,
-        device_attributes,
-        kernel_args,
-        launch,
-        make_arg_tensor,
-        poison_,
-        torch_dtype,
-    )
-    from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
-
     if not torch.cuda.is_available():
         raise BadInput(
             "launch-spec kernels need a CUDA GPU and torch sees none", hint="run it on a GPU machine"
         )
-    spec = load_launch_spec(spec_path)
-    resolved = resolve_launch(spec, spec_path, source=kernel_file, device_attrs=device_attributes())
-    compiled = compile_kernel(resolved.source, resolved.kernel, resolved.defines)
-    buffers = {}
-    for arg in resolved.args:
-        if arg.is_scalar:
-            continue
-        if arg.role in ("input", "inout"):
-            buffers[arg.name] = make_arg_tensor(arg, SEED, None, "cuda")
-        else:
-            buffers[arg.name] = poison_(
-                torch.empty(arg.shape, dtype=torch_dtype(arg.dtype), device="cuda"), 1
-            )
-    args = kernel_args(resolved, buffers)
-    stream = current_stream()
+    resolved, compiled = build_launch(spec_path, source=kernel_file)
+    inputs = seeded_inputs(resolved, seed=SEED, device="cuda")
+    prepared = prepare_launch(resolved, compiled, inputs=inputs, poison=1, device="cuda")
     for _ in range(repeat):
-        launch(compiled, resolved, args, stream)
+        prepared.launch()
     torch.cuda.synchronize()
     return f"{resolved.kernel}: {repeat} launch(es), grid {resolved.grid}, block {resolved.block}"
 
 
 def run_kernelbench(problem: Path, candidate: Path | None, repeat: int, device: str) -> str:
     """Call ``Model`` (or the candidate's ``ModelNew``) ``repeat`` times; returns a summary line."""
-    import torch
-
-    from perfagent.verify.inputs import seed_everything, to_device
-    from perfagent.workloads.kernelbench import load_module
-
     if device == "cuda" and not torch.cuda.is_available():
         raise BadInput("--device cuda but torch sees no CUDA device", hint="use --device cpu")
     module = load_module(problem, "perfagent_problem")
@@ -115,8 +90,6 @@ def forward_range(device: str) -> Iterator[None]:
     if device != "cuda":
         yield
         return
-    import torch
-
     torch.cuda.nvtx.range_push(WORKLOAD_NVTX_RANGE)  # type: ignore[no-untyped-call]
     try:
         yield
@@ -151,8 +124,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             spec, kernel_file = target, args.kernel_file
             if target.suffix.lower() in (".cu", ".cuh"):
-                from perfagent.workloads.detect import find_spec_for
-
                 found = args.spec or find_spec_for(target.resolve())
                 if found is None:
                     raise BadInput(f"no launch spec for {target.name}", hint="pass --spec PATH")

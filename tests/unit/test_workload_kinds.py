@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from perfagent.errors import BadInput
-from perfagent.verify.protocol import WorkerRequest
+from perfagent.sandbox.wire import WorkerRequest
 from perfagent.workloads import Workload, detect_candidate, detect_reference, resolve, resolve_target
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, TritonScript
 from perfagent.workloads.optimizable import (
@@ -51,7 +51,7 @@ def test_the_worker_request_reads_each_kind_back_as_its_class() -> None:
     ref = detect_reference(TRANSPOSE / "slow.cu")
     cand = detect_candidate(TRANSPOSE / "fixed.cu", ref, kernel="k")
     request = WorkerRequest(
-        mode="verify",
+        job="verify-cuda-kernel",
         reference=ref,
         candidate=cand,
         device="cpu",

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 import torch
 
+from perfagent.sandbox.harness import Harness
+from perfagent.sandbox.wire import WorkerRequest
 from perfagent.verify import cuda_protocol
-from perfagent.verify.harness import Harness
 from perfagent.verify.models import Check
-from perfagent.verify.protocol import WorkerRequest
+from perfagent.workloads import cuda_launch
 from perfagent.workloads.cuda_launch import CompiledKernel
 from perfagent.workloads.detect import detect_candidate, detect_reference
 
@@ -62,23 +63,14 @@ KERNELS: dict[str, Callable[..., None]] = {
 
 
 @pytest.fixture
-def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+def fake_gpu(fake_nvrtc: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        cuda_protocol,
-        "compile_kernel",
-        lambda source, kernel, defines: CompiledKernel(
-            kernel=kernel, name=kernel, source=source, defines=defines
-        ),
-    )
-    monkeypatch.setattr(cuda_protocol, "device_attributes", dict)
-    monkeypatch.setattr(cuda_protocol, "current_stream", lambda: None)
-    monkeypatch.setattr(
-        cuda_protocol,
+        cuda_launch,
         "kernel_args",
         lambda resolved, buffers: [a.value if a.is_scalar else buffers[a.name] for a in resolved.args],
     )
     monkeypatch.setattr(
-        cuda_protocol, "launch", lambda compiled, resolved, args, stream: KERNELS[compiled.name](*args)
+        cuda_launch, "launch", lambda compiled, resolved, args, stream: KERNELS[compiled.name](*args)
     )
 
 
@@ -97,7 +89,7 @@ def _run(tmp_path: Path, candidate: Path) -> dict[str, Check]:
     ref = detect_reference(_spec(tmp_path))
     cand = detect_candidate(candidate, ref)
     request = WorkerRequest(
-        mode="verify",
+        job="verify-cuda-kernel",
         reference=ref,
         candidate=cand,
         device="cpu",
@@ -172,29 +164,21 @@ def test_poisons_differ_between_launches() -> None:
     assert bool(is_poison(t, 2).all()) and bool(torch.isfinite(t).all())
 
 
-def test_bench_runner_for_launch_spec_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bench_runner_for_launch_spec_kernels(
+    tmp_path: Path, fake_nvrtc: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The timing runner of a launch-spec kernel: fresh input contents per call, spec flops/bytes."""
-    from perfagent.timing import protocol
-    from perfagent.workloads import cuda_launch
+    from perfagent.timing import runners
 
     launches: list[str] = []
 
     def fake_launch(compiled: CompiledKernel, resolved: Any, args: Any, stream: Any) -> None:
         launches.append(compiled.name)
 
-    monkeypatch.setattr(
-        cuda_launch,
-        "compile_kernel",
-        lambda source, kernel, defines: CompiledKernel(
-            kernel=kernel, name=kernel, source=source, defines=defines
-        ),
-    )
-    monkeypatch.setattr(cuda_launch, "device_attributes", dict)
-    monkeypatch.setattr(cuda_launch, "current_stream", lambda: None)
     monkeypatch.setattr(cuda_launch, "launch", fake_launch)
     ref = detect_reference(_spec(tmp_path))
     request = WorkerRequest(
-        mode="bench",
+        job="bench",
         reference=ref,
         device="cpu",
         result_path=str(tmp_path / "r.json"),
@@ -203,7 +187,7 @@ def test_bench_runner_for_launch_spec_kernels(tmp_path: Path, monkeypatch: pytes
     h = Harness(request=request, nonce="n", device="cpu")
     h.start()
     try:
-        runner = protocol.cuda_kernel_runner(h, ref, who="reference")
+        runner = runners.cuda_kernel_runner(h, ref, who="reference")
         runner.call(runner.prepare())
     finally:
         assert h.watchdog is not None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.verify.harness import environment_gap
+from perfagent.sandbox.harness import environment_gap
 
 REPO = Path(__file__).resolve().parents[2]
 KB = REPO / "examples" / "unseen" / "kernelbench"

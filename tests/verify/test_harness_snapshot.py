@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from perfagent.verify.harness import HarnessSnapshot  # noqa: E402
+from perfagent.sandbox.integrity import HarnessSnapshot  # noqa: E402
 
 
 def test_torch_internal_wrapper_is_not_a_patch() -> None:

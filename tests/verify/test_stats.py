@@ -124,7 +124,7 @@ def test_build_result_flags_excessive_and_cpu() -> None:
 
 
 def test_overhang_check_flags_work_after_the_end_event() -> None:
-    from perfagent.timing.protocol import overhang_check
+    from perfagent.timing.bench_job import overhang_check
 
     base_overhang = noisy(12e-6, 0.2, seed=1)  # host sync latency only
     # honest candidate: same latency, its own time inside the interval

@@ -1,4 +1,4 @@
-"""Parent side of the worker protocol: spawn, wait, and turn every way a child can end into data.
+"""Parent side of the worker: spawn, wait, and turn every way a child can end into data.
 
 The worker runs through ``profilers.process.run_command`` (argv list, process group killed on
 timeout). A crash (signal, ``os._exit``), a hang, a missing or forged result file each become a
@@ -21,12 +21,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from perfagent.errors import BadInput, InternalError, ToolFailure
-from perfagent.verify.models import Check
-from perfagent.verify.protocol import WorkerRequest, WorkerResult
+from perfagent.sandbox.wire import Check, WorkerRequest, WorkerResult
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import run_command
 
 SANITIZER_EXIT = 86
+WORKER_MODULE = "perfagent.sandbox.worker"
+"""What the runner starts with ``python -m``."""
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -142,73 +143,20 @@ def _run(
     )
     request_path = work / "request.json"
     request_path.write_text(request.model_dump_json())
-    argv: list[str] = [sys.executable, "-m", "perfagent.verify.worker", str(request_path)]
-    if sanitizer:
-        tool = shutil.which("compute-sanitizer")
-        if tool is None:
-            raise BadInput(
-                "--sanitizer needs compute-sanitizer, which is not on PATH",
-                hint="install the CUDA toolkit or drop --sanitizer",
-            )
-        # API errors are the runtime probing entry points (cuGetProcAddress, seen on the H200 with torch),
-        # not the candidate's memory accesses: report only memory errors.
-        argv = [
-            tool,
-            "--tool",
-            "memcheck",
-            "--report-api-errors",
-            "no",
-            "--error-exitcode",
-            str(SANITIZER_EXIT),
-            "--print-limit",
-            "20",
-            *argv,
-        ]
+    argv = _argv(request_path, sanitizer)
     nonce = secrets.token_hex(16)
     if progress:
         progress(f"running the {request.mode} worker ({request.device}) ...")
-    extra: list[Check] = []
     try:
         done = run_command(
             argv, timeout_s=backstop_s, cwd=work, env=_env(request.device, sanitizer), stdin_text=nonce + "\n"
         )
     except ToolTimeout:
-        where = _last_progress(progress_path)
-        check = Check(
-            name="candidate-runs",
-            passed=False,
-            detail=f"timeout: the worker was killed after {backstop_s:g} s while running: {where}",
-        )
-        if where.startswith("reference"):
-            raise BadInput(
-                f"the reference did not finish ({where})", hint="raise --timeout or use smaller inputs"
-            ) from None
-        return WorkerOutcome(result=None, checks=[check])
+        return _timed_out(progress_path, backstop_s)
     except ProfilerUnavailable as exc:
         raise ToolFailure(f"cannot start the worker: {exc.message}", hint=exc.hint) from None
     tail = done.tail(8)
-    result: WorkerResult | None = None
-    if result_path.is_file():
-        try:
-            result = WorkerResult.model_validate_json(result_path.read_text())
-        except ValidationError:
-            result = None
-            extra.append(
-                Check(
-                    name="worker",
-                    passed=False,
-                    detail="the worker's result file is malformed (written by the candidate?)",
-                )
-            )
-        if result is not None and not secrets.compare_digest(result.nonce, nonce):
-            result = None
-            extra.append(
-                Check(
-                    name="worker",
-                    passed=False,
-                    detail="the result file was not written by perfagent (nonce mismatch): the candidate tampered with it",
-                )
-            )
+    result, extra = _read_result(result_path, nonce)
     if result is not None and result.internal_error:
         raise InternalError(
             f"the {request.mode} worker broke inside perfagent's own checking ({result.internal_error[:300]}); "
@@ -216,30 +164,7 @@ def _run(
             hint="rerun with --debug, set PERFAGENT_KEEP_WORKDIR=1 to keep the worker's folder, and report it",
         )
     if result is None and not extra:
-        where = _last_progress(progress_path)
-        if where == "start-up":  # no user code had run yet: the worker itself could not start
-            raise InternalError(
-                f"the {request.mode} worker died before running any code ({_describe_exit(done.returncode)}): "
-                f"{tail[-300:] or '(no output)'}",
-                hint="check that this Python can import perfagent (PYTHONPATH, the install), and report it",
-            )
-        how = (
-            _describe_exit(done.returncode)
-            if done.returncode != 0
-            else "exit status 0 without writing a result (sys.exit/os._exit from user code?)"
-        )
-        if where.startswith("reference"):
-            raise BadInput(
-                f"the reference crashed ({how}) during {where}",
-                hint=f"fix the reference first; worker output: {tail[-300:]}",
-            )
-        extra.append(
-            Check(
-                name="candidate-runs",
-                passed=False,
-                detail=f"the candidate process died ({how}) during {where}; last output: {tail[-300:] or '(none)'}",
-            )
-        )
+        extra.append(_died(request, done.returncode, _last_progress(progress_path), tail))
     if result is not None and result.bad_input:
         raise BadInput(
             result.bad_input, hint="the reference must run cleanly before a candidate can be judged"
@@ -247,3 +172,108 @@ def _run(
     if sanitizer:
         extra.append(parse_sanitizer(done.stdout + "\n" + done.stderr))
     return WorkerOutcome(result=result, checks=extra, returncode=done.returncode, stderr_tail=tail)
+
+
+def _argv(request_path: Path, sanitizer: bool) -> list[str]:
+    """The worker's command line, under compute-sanitizer's memcheck when ``sanitizer``.
+
+    Raises:
+        BadInput: ``sanitizer`` but compute-sanitizer is not on PATH.
+    """
+    argv: list[str] = [sys.executable, "-m", WORKER_MODULE, str(request_path)]
+    if not sanitizer:
+        return argv
+    tool = shutil.which("compute-sanitizer")
+    if tool is None:
+        raise BadInput(
+            "--sanitizer needs compute-sanitizer, which is not on PATH",
+            hint="install the CUDA toolkit or drop --sanitizer",
+        )
+    # API errors are the runtime probing entry points (cuGetProcAddress, seen on the H200 with torch),
+    # not the candidate's memory accesses: report only memory errors.
+    return [
+        tool,
+        "--tool",
+        "memcheck",
+        "--report-api-errors",
+        "no",
+        "--error-exitcode",
+        str(SANITIZER_EXIT),
+        "--print-limit",
+        "20",
+        *argv,
+    ]
+
+
+def _timed_out(progress_path: Path, backstop_s: float) -> WorkerOutcome:
+    """The whole worker ran past ``backstop_s``: a failed check, or bad input when the reference hung.
+
+    Raises:
+        BadInput: the reference was running when the worker was killed.
+    """
+    where = _last_progress(progress_path)
+    if where.startswith("reference"):
+        raise BadInput(
+            f"the reference did not finish ({where})", hint="raise --timeout or use smaller inputs"
+        ) from None
+    check = Check(
+        name="candidate-runs",
+        passed=False,
+        detail=f"timeout: the worker was killed after {backstop_s:g} s while running: {where}",
+    )
+    return WorkerOutcome(result=None, checks=[check])
+
+
+def _read_result(result_path: Path, nonce: str) -> tuple[WorkerResult | None, list[Check]]:
+    """The worker's result when it is well-formed and carries ``nonce``; else None and the check that says why."""
+    if not result_path.is_file():
+        return None, []
+    try:
+        result = WorkerResult.model_validate_json(result_path.read_text())
+    except ValidationError:
+        return None, [
+            Check(
+                name="worker",
+                passed=False,
+                detail="the worker's result file is malformed (written by the candidate?)",
+            )
+        ]
+    if not secrets.compare_digest(result.nonce, nonce):
+        return None, [
+            Check(
+                name="worker",
+                passed=False,
+                detail="the result file was not written by perfagent (nonce mismatch): the candidate tampered with it",
+            )
+        ]
+    return result, []
+
+
+def _died(request: WorkerRequest, returncode: int, where: str, tail: str) -> Check:
+    """The check for a worker that ended without writing a result, during the call ``where``.
+
+    Raises:
+        InternalError: it died before any user code ran (the worker itself could not start).
+        BadInput: it died while the reference was running.
+    """
+    if where == "start-up":  # no user code had run yet: the worker itself could not start
+        raise InternalError(
+            f"the {request.mode} worker died before running any code ({_describe_exit(returncode)}): "
+            f"{tail[-300:] or '(no output)'}",
+            hint="check that this Python can import perfagent (PYTHONPATH, the install), and report it",
+        )
+    how = (
+        _describe_exit(returncode)
+        if returncode != 0
+        else "exit status 0 without writing a result (sys.exit/os._exit from user code?)"
+    )
+    if where.startswith("reference"):
+        raise BadInput(
+            f"the reference crashed ({how}) during {where}",
+            hint=f"fix the reference first; worker output: {tail[-300:]}",
+        )
+    return Check(
+        name="candidate-runs",
+        passed=False,
+        detail=f"the candidate process died ({how}) during {where}; last output: {tail[-300:] or '(none)'}",
+    )

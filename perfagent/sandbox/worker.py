@@ -1,9 +1,10 @@
-"""The child-process entry point: ``python -m perfagent.verify.worker REQUEST.json`` (nonce on stdin).
+"""The child-process entry point: ``python -m perfagent.sandbox.worker REQUEST.json`` (nonce on stdin).
 
 Runs reference and candidate code that perfagent does not trust, so it lives in its own process:
 a crash, an ``os._exit``, an illegal CUDA address or a hang ends this process, never perfagent.
 It writes a ``WorkerResult`` JSON to the request's ``result_path`` and leaves with ``os._exit``
-(threads a candidate left behind cannot keep it alive).
+(threads a candidate left behind cannot keep it alive). What it runs is the request's job, looked up
+in the job table (``jobs``): verification and timing protocols live above the sandbox.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import sys
 import traceback
 from pathlib import Path
 
-from perfagent.verify.harness import CandidateFailure, Harness, ReferenceFailure, write_result
-from perfagent.verify.protocol import WorkerRequest, WorkerResult
-from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel
+from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure, write_result
+from perfagent.sandbox.jobs import entry_point
+from perfagent.sandbox.wire import WorkerRequest, WorkerResult
 
 
 def resolve_device(requested: str) -> tuple[str, str | None]:
@@ -36,21 +37,10 @@ def resolve_device(requested: str) -> tuple[str, str | None]:
     return "cpu", platform.processor() or platform.machine()
 
 
-def _dispatch(h: Harness) -> WorkerResult:
-    req = h.request
-    if req.mode == "bench":
-        from perfagent.timing.protocol import run_bench
-
-        return run_bench(h)
-    if isinstance(req.reference, KernelBenchModel):
-        from perfagent.verify.kernelbench_protocol import run_kernelbench
-
-        return run_kernelbench(h)
-    if isinstance(req.reference, LaunchSpecKernel):
-        from perfagent.verify.cuda_protocol import run_cuda_kernel
-
-        return run_cuda_kernel(h)
-    raise ReferenceFailure(f"the worker cannot run a {req.reference.kind} workload")
+def _run_job(h: Harness) -> WorkerResult:
+    result = entry_point(h.request.job)(h)
+    assert isinstance(result, WorkerResult), f"job {h.request.job} returned {type(result).__name__}"
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,11 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             h.notes.append("no CUDA device visible to torch: ran on the CPU (Triton through its interpreter)")
         import torch  # noqa: F401 - imported before any user code, so user code cannot shadow it
 
-        if request.mode == "verify":  # never while timing: it adds a fill to every allocation
-            from perfagent.verify.inputs import enable_uninitialized_fill
-
-            enable_uninitialized_fill()
-        result = _dispatch(h)
+        result = _run_job(h)
     except ReferenceFailure as exc:
         result = WorkerResult(
             nonce=nonce, device=h.device, device_name=h.device_name, bad_input=str(exc), notes=h.notes

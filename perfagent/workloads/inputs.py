@@ -1,4 +1,7 @@
-"""Input sets for verification: seeds, distributions, clones, and allocator poisoning (worker side).
+"""Seeded inputs of a workload: seeds, distributions, clones, allocator poisoning (worker side).
+
+Verification, timing and the profiling harness (``run_spec``) all draw their inputs here, so that the
+same seed gives the same tensors in each. Imports torch: only worker processes and tests import it.
 
 A KernelBench problem's own ``get_inputs()`` fixes shapes and dtypes; verification draws it with
 fresh seeds and also re-draws every floating-point tensor of the same shape from other
@@ -13,6 +16,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 NATIVE = "get_inputs"
@@ -23,15 +27,10 @@ SENTINEL = -7.77e30
 
 
 def seed_everything(seed: int) -> None:
-    """Seed Python, NumPy (when present) and torch (CPU and every CUDA device)."""
+    """Seed Python, NumPy and torch (CPU and every CUDA device)."""
     random.seed(seed)
     torch.manual_seed(seed)
-    try:
-        import numpy as np
-
-        np.random.seed(seed % (2**32))
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        pass
+    np.random.seed(seed % (2**32))
 
 
 def draw(shape: Sequence[int], dist: str, generator: torch.Generator) -> torch.Tensor:
@@ -92,6 +91,28 @@ def copy_into(buffers: Sequence[Any], values: Sequence[Any]) -> None:
         if isinstance(b, torch.Tensor) and isinstance(v, torch.Tensor):
             with torch.no_grad():
                 b.copy_(v)
+
+
+def flatten_outputs(value: Any, path: str = "output") -> list[tuple[str, Any]]:
+    """Leaves of a forward() result: tensors and numbers, with their path ('output[1]')."""
+    if isinstance(value, tuple | list):
+        leaves: list[tuple[str, Any]] = []
+        for i, item in enumerate(value):
+            leaves.extend(flatten_outputs(item, f"{path}[{i}]"))
+        return leaves
+    if isinstance(value, dict):
+        leaves = []
+        for key in sorted(value, key=str):
+            leaves.extend(flatten_outputs(value[key], f"{path}[{key!r}]"))
+        return leaves
+    return [(path, value)]
+
+
+def tensor_bytes(values: Any) -> int:
+    """Bytes held by every tensor in ``values`` (a forward() result or an input list)."""
+    return sum(
+        v.numel() * v.element_size() for _, v in flatten_outputs(values) if isinstance(v, torch.Tensor)
+    )
 
 
 def poison_allocator(device: str, nbytes: int | None = None) -> None:
