@@ -31,7 +31,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from knowledge.transforms import Transform
-from perfagent import __version__
+from perfagent._version import __version__
 from perfagent.compare import Comparison
 from perfagent.errors import exit_code_for, one_line
 from perfagent.mcp_server import tools
