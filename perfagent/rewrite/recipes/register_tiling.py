@@ -124,18 +124,7 @@ def rewrite(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) ->
     row, col = nest.row, nest.col
     a_load = _subst(nest.a.node, {nest.counter: f"({t} + threadIdx.x)", row: r})
     b_load = _subst(nest.b.node, {nest.counter: f"({t} + threadIdx.y + {i} * {STEP})"})
-    if nest.guard == "if":
-        assert nest.guard_stmt is not None
-        cond = nest.guard_stmt.child_by_field_name("condition")
-        assert cond is not None
-        in_range = _cuda.text(cond)
-    elif nest.guard == "return":
-        assert nest.guard_stmt is not None
-        cond = nest.guard_stmt.child_by_field_name("condition")
-        assert cond is not None
-        in_range = f"(!{_cuda.text(cond)})"
-    else:
-        in_range = f"({plan.row_ok} && {plan.col_ok})"
+    in_range = _in_range(plan)
     inner = _body(plan, acc, ta, tb, kk, i).replace("\n", "\n        ")
     post = _span(data, nest.post).replace("\n", "\n        ")
     lines = [
@@ -171,6 +160,23 @@ def rewrite(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) ->
         "    }",
         "}",
     ]
+    return _cuda.apply_edits(source, _edits(plan, data, lines))
+
+
+def _in_range(plan: _Plan) -> str:
+    """The parenthesised condition under which the original stored its element."""
+    nest = plan.nest
+    if nest.guard == "none":
+        return f"({plan.row_ok} && {plan.col_ok})"
+    assert nest.guard_stmt is not None
+    cond = nest.guard_stmt.child_by_field_name("condition")
+    assert cond is not None
+    return _cuda.text(cond) if nest.guard == "if" else f"(!{_cuda.text(cond)})"
+
+
+def _edits(plan: _Plan, data: bytes, lines: list[str]) -> list[_cuda.Edit]:
+    """The row/column maps of the tile, and the nest (guard to last store) replaced by ``lines``."""
+    nest = plan.nest
     edits = [
         _cuda.Edit(nest.row_decl.start_byte, nest.row_decl.end_byte, f"blockIdx.y * {TILE} + threadIdx.y"),
         _cuda.Edit(nest.col_decl.start_byte, nest.col_decl.end_byte, f"blockIdx.x * {TILE} + threadIdx.x"),
@@ -192,7 +198,7 @@ def rewrite(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) ->
     if text.startswith("#"):
         text = "\n" + text
     edits.append(_cuda.Edit(start, end, text))
-    return _cuda.apply_edits(source, edits)
+    return edits
 
 
 def propose(request: RewriteRequest) -> list[Candidate]:
