@@ -8,6 +8,8 @@ from pathlib import Path
 
 from pydantic import Field
 
+from perfagent.errors import BadInput
+from perfagent.llm_client import ENV_BASE_URL, LLMConfig, check_endpoint
 from perfagent.models import Frozen
 from profilers import get_profiler
 from profilers.errors import ProfilerError
@@ -107,9 +109,6 @@ def _python_module(module: str, purpose: str) -> Probe:
 
 def _llm() -> Probe:
     """The LLM endpoint, contacted (one cheap request with a short timeout), the key never shown."""
-    from perfagent.errors import BadInput
-    from perfagent.llm_client import ENV_BASE_URL, LLMConfig, check_endpoint
-
     try:
         config = LLMConfig.from_env()
     except BadInput as exc:

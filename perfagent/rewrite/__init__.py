@@ -62,7 +62,7 @@ def get_rewriter(name: str = "auto", *, config: LLMConfig | None = None) -> Rewr
     if name == "auto":
         name, _ = auto_choice(config)
     if name == "recipes":
-        from perfagent.rewrite.recipes import RecipesRewriter
+        from perfagent.rewrite.recipes_backend import RecipesRewriter
 
         return RecipesRewriter()
     if name == "llm":

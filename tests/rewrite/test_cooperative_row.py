@@ -15,7 +15,8 @@ import pytest
 from perfagent.rewrite.base import LaunchContext, RewriteRequest
 from perfagent.rewrite.embed.device import device_code
 from perfagent.rewrite.embed.literals import find_inline_sources
-from perfagent.rewrite.recipes import RECIPES, RecipesRewriter, cooperative_row
+from perfagent.rewrite.recipes import RECIPES, cooperative_row
+from perfagent.rewrite.recipes_backend import RecipesRewriter
 
 from .cuda_lanes import Buf, Case, assert_same
 from .helpers import ROOT, nvcc_or_skip

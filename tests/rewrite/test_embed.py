@@ -21,7 +21,8 @@ from perfagent.rewrite.embed.cpp_expr import EmbedError
 from perfagent.rewrite.embed.device import device_code
 from perfagent.rewrite.embed.literals import LiteralError, find_inline_sources, text_edits
 from perfagent.rewrite.embed.wrapper import read_launch, write_launch
-from perfagent.rewrite.recipes import RecipesRewriter, _cuda
+from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.launch_spec import LaunchOverride
 
 from .helpers import ROOT, nvcc_or_skip

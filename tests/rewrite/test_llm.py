@@ -17,7 +17,7 @@ from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.rewrite.llm_reply import parse_reply
-from perfagent.rewrite.recipes import RecipesRewriter
+from perfagent.rewrite.recipes_backend import RecipesRewriter
 
 from .llm_server import MODEL, ReplayServer, Reply, fenced, structured
 

@@ -9,7 +9,8 @@ import pytest
 
 from perfagent.optimize.measure import candidate_spec
 from perfagent.rewrite.base import RewriteRequest, launch_context
-from perfagent.rewrite.recipes import RecipesRewriter, launch_geometry
+from perfagent.rewrite.recipes import launch_geometry
+from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.launch_spec import load_launch_spec
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from perfagent.rewrite.base import RewriteRequest
-from perfagent.rewrite.recipes import RECIPES, RecipesRewriter, register_tiling
+from perfagent.rewrite.recipes import RECIPES, register_tiling
+from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.launch_spec import load_launch_spec
 from tests.rewrite import cuda_blocks
 from tests.rewrite.helpers import assert_clean_cuda, assert_compiled, nvcc_compile

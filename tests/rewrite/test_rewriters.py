@@ -18,7 +18,8 @@ from perfagent.rewrite.base import (
     candidate_id,
 )
 from perfagent.rewrite.llm import LLMRewriter
-from perfagent.rewrite.recipes import RECIPES, RecipesRewriter, recipes_for
+from perfagent.rewrite.recipes import RECIPES, recipes_for
+from perfagent.rewrite.recipes_backend import RecipesRewriter
 
 from .helpers import DATA, EXAMPLES, request
 

@@ -16,7 +16,8 @@ import pytest
 
 from perfagent.rewrite.base import LaunchArg, LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.embed.adapter import Embedded, embedded_cuda
-from perfagent.rewrite.recipes import RECIPES, RecipesRewriter, _cuda, smem_tiling
+from perfagent.rewrite.recipes import RECIPES, _cuda, smem_tiling
+from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.expr import evaluate
 from perfagent.workloads.launch_spec import load_launch_spec
 from tests.rewrite import cuda_blocks

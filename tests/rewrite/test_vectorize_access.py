@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from perfagent.rewrite.base import LaunchArg, LaunchContext, RewriteRequest
-from perfagent.rewrite.recipes import RecipesRewriter, vectorize_access
+from perfagent.rewrite.recipes import vectorize_access
+from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.launch_spec import load_launch_spec
 
 from .cuda_cpu import Arg, Buf, emulate

@@ -13,6 +13,7 @@ from perfagent.records import RunRecord
 from perfagent.render.chart import chart_plan
 from perfagent.render.view import tool_label
 from tui.chart import shows_bandwidth
+from tui.screens.walkthrough import WalkthroughScreen
 from tui.viewmodels import (
     SOL_NOTE,
     FindingItem,
@@ -145,6 +146,4 @@ class KernelDetailScreen(Screen[None]):
         return 0
 
     def action_optimize(self) -> None:
-        from tui.screens.walkthrough import WalkthroughScreen
-
         self.app.push_screen(WalkthroughScreen(self.record, self.index, self.selected_finding()))

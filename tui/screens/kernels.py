@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from perfagent.records import RunRecord
 from perfagent.render.units import fmt_seconds, fmt_share, fmt_speedup
 from tui.messages import KernelOpened
+from tui.screens.kernel_detail import KernelDetailScreen
 from tui.viewmodels import kernel_rows, run_summary, severity_label, top_finding
 from tui.widgets import KernelTable
 from tui.widgets.findings import SEVERITY_STYLES
@@ -95,7 +96,5 @@ class KernelsScreen(Screen[None]):
 
     def open(self, index: int) -> None:
         """Push the detail screen of kernel ``index``."""
-        from tui.screens.kernel_detail import KernelDetailScreen
-
         self.post_message(KernelOpened(index))
         self.app.push_screen(KernelDetailScreen(self.record, index))

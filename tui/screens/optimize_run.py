@@ -17,6 +17,7 @@ from textual.widgets import Footer, Header, Static
 from perfagent.records import RunRecord
 from tui.candidate_view import Outcome, outcome_of, summary_counts
 from tui.optimize_bridge import OptimizeBridge
+from tui.screens.kernels import KernelsScreen
 from tui.viewmodels import saved_run_facts
 from tui.widgets import CandidateReview
 
@@ -83,8 +84,6 @@ class OptimizeRunScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_kernels(self) -> None:
-        from tui.screens.kernels import KernelsScreen
-
         self.app.push_screen(KernelsScreen(self.record))
 
     def action_accept(self) -> None:

@@ -1,7 +1,8 @@
 """The ``recipes`` backend: deterministic, offline rewrites on real parse trees.
 
 Each recipe module exports ``applies(request) -> str | None`` (None = its precondition holds) and
-``propose(request) -> list[Candidate]``, and registers a ``Recipe`` here. CUDA recipes work on the
+``propose(request) -> list[Candidate]``, and registers a ``Recipe`` here;
+the backend that asks them (and CUDA embedded in Python) is ``perfagent.rewrite.recipes_backend``. CUDA recipes work on the
 tree-sitter-cuda tree, Triton recipes on Python's ``ast``; every edit is a byte range taken from the
 tree, and the edited source is re-parsed (no ERROR nodes, or it compiles as Python) before it is
 returned. Recipes never guess: when a precondition fails they say which and where.
@@ -9,9 +10,6 @@ returned. Recipes never guess: when a precondition fails they say which and wher
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from perfagent.rewrite.base import Candidate, RewriteRequest
 from perfagent.rewrite.recipes import (
     cooperative_row,
     grid_swizzle,
@@ -27,13 +25,9 @@ from perfagent.rewrite.recipes import (
     triton_config,
     vectorize_access,
 )
-from perfagent.rewrite.recipes._cuda import ParseError
 from perfagent.rewrite.recipes.registry import Recipe
 
-if TYPE_CHECKING:
-    from perfagent.rewrite.embed.adapter import Embedded
-
-__all__ = ["RECIPES", "Recipe", "RecipesRewriter", "recipes_for"]
+__all__ = ["RECIPES", "Recipe", "recipes_for"]
 
 RECIPES: dict[str, Recipe] = {
     r.name: r
@@ -63,85 +57,3 @@ def recipes_for(transform: str, language: str | None = None) -> list[Recipe]:
         for r in RECIPES.values()
         if transform in r.transforms and (language is None or language in r.languages)
     ]
-
-
-class RecipesRewriter:
-    """The deterministic backend: always available, offline, same input gives the same candidates."""
-
-    name = "recipes"
-
-    def availability(self) -> str | None:
-        """Always None: recipes need nothing beyond the installed parsers."""
-        return None
-
-    def applies(self, request: RewriteRequest) -> str | None:
-        """None when some recipe for the transform applies to this source, else every recipe's reason.
-
-        A Python source holding CUDA in ``load_inline`` strings is asked about that CUDA
-        (``perfagent.rewrite.embed``).
-        """
-        candidates = recipes_for(request.transform)
-        if not candidates:
-            known = sorted({t for r in RECIPES.values() for t in r.transforms})
-            return f"no deterministic recipe for transform '{request.transform}' (recipes cover: {', '.join(known)}); the llm backend can try it"
-        embedded = _embedded(request)
-        if isinstance(embedded, str):
-            return embedded
-        if embedded is not None:
-            why = self.applies(embedded.inner)
-            parts = embedded.each_kernel() if why is not None else []
-            if not parts:
-                return embedded.explain(why)
-            reasons = []
-            for part in parts:  # several kernels, none named, and the whole unit refused: each kernel
-                one = self.applies(part.inner)
-                if one is None:
-                    return None
-                reasons.append(f"kernel {part.inner.kernel}: {part.annotate(one)}")
-            return f"in {embedded.where}: {'; '.join(reasons)}"
-        usable = [r for r in candidates if request.language in r.languages]
-        if not usable:
-            langs = sorted({lang for r in candidates for lang in r.languages})
-            return f"the recipe(s) for '{request.transform}' edit {'/'.join(langs)} sources, not {request.language}"
-        reasons = []
-        for recipe in usable:
-            why = _safe_applies(recipe, request)
-            if why is None:
-                return None
-            reasons.append(f"{recipe.name}: {why}")
-        return "; ".join(reasons)
-
-    def propose(self, request: RewriteRequest) -> list[Candidate]:
-        """Candidates of every applicable recipe for the transform, at most ``max_candidates``."""
-        embedded = _embedded(request)
-        if isinstance(embedded, str):
-            return []
-        if embedded is not None:
-            if self.applies(embedded.inner) is None:
-                return embedded.propose(self.propose)
-            found = [c for part in embedded.each_kernel() for c in part.propose(self.propose)]
-            return found[: request.max_candidates]
-        out: list[Candidate] = []
-        for recipe in recipes_for(request.transform, request.language):
-            if len(out) >= request.max_candidates or _safe_applies(recipe, request) is not None:
-                continue
-            for cand in recipe.propose(request):
-                if all(c.id != cand.id for c in out) and (
-                    cand.source != request.source or cand.launch is not None
-                ):
-                    out.append(cand)
-        return out[: request.max_candidates]
-
-
-def _embedded(request: RewriteRequest) -> Embedded | str | None:
-    """The request on the load_inline CUDA of a Python source (None: nothing embedded)."""
-    from perfagent.rewrite.embed.adapter import embedded_cuda  # imports the recipes' parse helpers
-
-    return embedded_cuda(request)
-
-
-def _safe_applies(recipe: Recipe, request: RewriteRequest) -> str | None:
-    try:
-        return recipe.applies(request)
-    except ParseError as exc:
-        return str(exc)

@@ -1,0 +1,85 @@
+"""The ``recipes`` backend: asks every registered recipe (``perfagent.rewrite.recipes``) for the transform,
+on the source itself or, for a Python source holding CUDA in ``load_inline`` strings, on that CUDA
+(``perfagent.rewrite.embed``). It sits above both, so neither imports the other's package."""
+
+from __future__ import annotations
+
+from perfagent.rewrite.base import Candidate, RewriteRequest
+from perfagent.rewrite.embed.adapter import embedded_cuda
+from perfagent.rewrite.recipes import RECIPES, Recipe, recipes_for
+from perfagent.rewrite.recipes._cuda import ParseError
+
+
+class RecipesRewriter:
+    """The deterministic backend: always available, offline, same input gives the same candidates."""
+
+    name = "recipes"
+
+    def availability(self) -> str | None:
+        """Always None: recipes need nothing beyond the installed parsers."""
+        return None
+
+    def applies(self, request: RewriteRequest) -> str | None:
+        """None when some recipe for the transform applies to this source, else every recipe's reason.
+
+        A Python source holding CUDA in ``load_inline`` strings is asked about that CUDA
+        (``perfagent.rewrite.embed``).
+        """
+        candidates = recipes_for(request.transform)
+        if not candidates:
+            known = sorted({t for r in RECIPES.values() for t in r.transforms})
+            return f"no deterministic recipe for transform '{request.transform}' (recipes cover: {', '.join(known)}); the llm backend can try it"
+        embedded = embedded_cuda(request)
+        if isinstance(embedded, str):
+            return embedded
+        if embedded is not None:
+            why = self.applies(embedded.inner)
+            parts = embedded.each_kernel() if why is not None else []
+            if not parts:
+                return embedded.explain(why)
+            reasons = []
+            for part in parts:  # several kernels, none named, and the whole unit refused: each kernel
+                one = self.applies(part.inner)
+                if one is None:
+                    return None
+                reasons.append(f"kernel {part.inner.kernel}: {part.annotate(one)}")
+            return f"in {embedded.where}: {'; '.join(reasons)}"
+        usable = [r for r in candidates if request.language in r.languages]
+        if not usable:
+            langs = sorted({lang for r in candidates for lang in r.languages})
+            return f"the recipe(s) for '{request.transform}' edit {'/'.join(langs)} sources, not {request.language}"
+        reasons = []
+        for recipe in usable:
+            why = _safe_applies(recipe, request)
+            if why is None:
+                return None
+            reasons.append(f"{recipe.name}: {why}")
+        return "; ".join(reasons)
+
+    def propose(self, request: RewriteRequest) -> list[Candidate]:
+        """Candidates of every applicable recipe for the transform, at most ``max_candidates``."""
+        embedded = embedded_cuda(request)
+        if isinstance(embedded, str):
+            return []
+        if embedded is not None:
+            if self.applies(embedded.inner) is None:
+                return embedded.propose(self.propose)
+            found = [c for part in embedded.each_kernel() for c in part.propose(self.propose)]
+            return found[: request.max_candidates]
+        out: list[Candidate] = []
+        for recipe in recipes_for(request.transform, request.language):
+            if len(out) >= request.max_candidates or _safe_applies(recipe, request) is not None:
+                continue
+            for cand in recipe.propose(request):
+                if all(c.id != cand.id for c in out) and (
+                    cand.source != request.source or cand.launch is not None
+                ):
+                    out.append(cand)
+        return out[: request.max_candidates]
+
+
+def _safe_applies(recipe: Recipe, request: RewriteRequest) -> str | None:
+    try:
+        return recipe.applies(request)
+    except ParseError as exc:
+        return str(exc)
