@@ -27,11 +27,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import perfagent
+from perfagent.doctor import run_probes
 from perfagent.errors import BadInput
 from perfagent.optimize.apply import apply_candidate
 from perfagent.optimize.events import LoopEvent, ProgressCallback
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, RunRecord
+from perfagent.rewrite.recipes import recipes_for
+from perfagent.workloads.kernelbench import inspect_python
+from perfagent.workloads.targets import resolve_target
 from tui.candidate_view import Outcome, outcome_of
 
 __all__ = [
@@ -163,8 +167,6 @@ class OptimizeBridge:
 
     def probe(self, record: RunRecord) -> Capabilities:
         """What can run here (slow: runs the ``perfagent doctor`` probes; call from a worker)."""
-        from perfagent.doctor import run_probes
-
         probes = {p.name: p for p in run_probes().probes}
         gpu = probes.get("GPU")
         llm = probes.get("LLM endpoint")
@@ -219,8 +221,6 @@ class OptimizeBridge:
 
 def source_reason(record: RunRecord) -> str | None:
     """None when the record's target is a source the loop can rewrite, else why it cannot."""
-    from perfagent.workloads.targets import resolve_target
-
     try:
         target = resolve_target(record.target)
     except BadInput as exc:
@@ -242,8 +242,6 @@ def source_languages(target: str | Path) -> frozenset[str]:
         return frozenset({"cuda"})
     if suffix != ".py":
         return frozenset()
-    from perfagent.workloads.kernelbench import inspect_python
-
     try:
         info = inspect_python(path)
     except BadInput:
@@ -256,8 +254,6 @@ def source_languages(target: str | Path) -> frozenset[str]:
 
 def recipe_languages(transform: str) -> frozenset[str]:
     """The languages some deterministic recipe of ``transform`` edits (empty: the llm backend only)."""
-    from perfagent.rewrite.recipes import recipes_for
-
     return frozenset(lang for recipe in recipes_for(transform) for lang in recipe.languages)
 
 
