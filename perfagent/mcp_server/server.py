@@ -21,7 +21,7 @@ from collections.abc import Callable
 from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -187,10 +187,16 @@ def _register_candidate_tools(server: MCPServer, root: Path) -> None:
         transform: str | None = None,
         iterations: int = 3,
         device: tools.DeviceName = "auto",
+        samples: int = 1,
+        repairs: int = 1,
+        language: Literal["cuda", "triton"] = "cuda",
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, RunRecord]:
         """One optimize loop run (diagnose, plan, rewrite, verify, time, re-profile, decide). Never
-        edits the user's files: the best candidate's source is in the returned record and run folder."""
+        edits the user's files: the best candidate's source is in the returned record and run folder.
+        With the llm backend: ``samples`` candidates per request, ``repairs`` rounds for a candidate that
+        fails to build or verify, and the ``language`` of the first kernel written for a plain-PyTorch
+        KernelBench problem."""
         return await _run(
             ctx,
             lambda p: tools.optimize_target(
@@ -201,6 +207,9 @@ def _register_candidate_tools(server: MCPServer, root: Path) -> None:
                 transform=transform,
                 iterations=iterations,
                 device=device,
+                samples=samples,
+                repairs=repairs,
+                language=language,
                 progress=p,
             ),
         )

@@ -129,8 +129,12 @@ def optimize_target(
     iterations: int,
     device: DeviceName,
     progress: ProgressSink,
+    samples: int = 1,
+    repairs: int = 1,
+    language: str = "cuda",
 ) -> RunRecord:
-    """One optimize run; the user's files are never changed (no ``apply``)."""
+    """One optimize run; the user's files are never changed (no ``apply``). ``samples``, ``repairs`` and
+    ``language`` are the llm backend's ``--samples``, ``--repairs`` and ``--language``."""
     return optimize(
         resolve(target, root),
         problem=_optional(problem, root),
@@ -138,6 +142,9 @@ def optimize_target(
         transform=transform,
         iterations=iterations,
         device=device,
+        samples=samples,
+        repairs=repairs,
+        language=language,
         progress=lambda event: progress(getattr(event, "message", str(event))),
     )
 

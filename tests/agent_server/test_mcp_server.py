@@ -73,6 +73,9 @@ def test_every_tool_is_listed_with_schemas_and_hints() -> None:
         assert by_name[name].annotations.read_only_hint is False
     assert by_name["diagnose"].input_schema["required"] == ["target"]
     assert by_name["verify"].input_schema["required"] == ["reference"]
+    optimize_args = by_name["optimize"].input_schema["properties"]
+    assert {"samples", "repairs", "language"} <= set(optimize_args)  # the llm backend's options
+    assert optimize_args["language"]["enum"] == ["cuda", "triton"]
     assert instructions and "verify" in instructions and "bench" in instructions
 
 
