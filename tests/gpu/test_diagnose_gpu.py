@@ -88,28 +88,8 @@ def test_static_registers_match_ncu_launch_stats() -> None:
             assert regs_ncu[name] == regs
 
 
-WMMA = textwrap.dedent(
-    """
-    #include <mma.h>
-    using namespace nvcuda;
-    __global__ void tile(const half* a, const half* b, float* c) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
-        wmma::fill_fragment(fc, 0.0f);
-        wmma::load_matrix_sync(fa, a, 16);
-        wmma::load_matrix_sync(fb, b, 16);
-        wmma::mma_sync(fc, fa, fb, fc);
-        wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);
-    }
-    int main() {
-        half *a, *b; float* c;
-        cudaMalloc(&a, 512); cudaMalloc(&b, 512); cudaMalloc(&c, 1024);
-        tile<<<1, 32>>>(a, b, c);
-        return cudaDeviceSynchronize() != cudaSuccess;
-    }
-    """
-)
+WMMA = Path(__file__).resolve().parents[1] / "data" / "sass" / "wmma.cu"
+"""A WMMA tile kernel (its H100 SASS listing beside it holds HMMA)."""
 
 
 def test_tensor_counters_are_skipped_only_for_code_without_tensor_instructions(tmp_path: Path) -> None:
@@ -117,7 +97,7 @@ def test_tensor_counters_are_skipped_only_for_code_without_tensor_instructions(t
     from profilers.static.sass_scan import no_tensor_code
 
     plain = build_program(EXAMPLES / "suite" / "main.cu", tmp_path / "suite", "sm_90", timeout_s=300)
-    (tmp_path / "wmma.cu").write_text(WMMA)
+    (tmp_path / "wmma.cu").write_text(WMMA.read_text())
     tensor = build_program(tmp_path / "wmma.cu", tmp_path / "wmma", "sm_90", timeout_s=300)
     reason = no_tensor_code([str(plain)])
     print(f"suite: {reason}; wmma: {no_tensor_code([str(tensor)])}")

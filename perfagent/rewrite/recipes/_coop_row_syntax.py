@@ -12,7 +12,6 @@ from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
 
-BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 COMBINE = {"fmaxf": "fmaxf", "max": "max", "fminf": "fminf", "min": "min", "fmax": "fmax", "fmin": "fmin"}
 """Functions an accumulator may be combined with (besides ``+``) -> the combine its butterfly uses."""
 WRAPPERS = ("parenthesized_expression", "cast_expression")
@@ -46,15 +45,6 @@ class Plan:
         return [(acc, combine) for lp in self.loops for acc, combine in lp.reductions.items()]
 
 
-def builtin_of(node: Node) -> tuple[str, str] | None:
-    if node.type != "field_expression":
-        return None
-    obj, fld = node.child_by_field_name("argument"), node.child_by_field_name("field")
-    if obj is None or fld is None or _cuda.text(obj) not in BUILTINS:
-        return None
-    return _cuda.text(obj), _cuda.text(fld)
-
-
 def unwrap(node: Node) -> Node:
     """``node`` without enclosing parentheses and casts."""
     while node.type in WRAPPERS:
@@ -77,7 +67,7 @@ def row_index(kernel: Node) -> tuple[str, Node] | str:
         decl, value = n.child_by_field_name("declarator"), n.child_by_field_name("value")
         if decl is None or value is None or decl.type != "identifier":
             continue
-        axes = {b for v in _cuda.walk(value) if (b := builtin_of(v))}
+        axes = {b for v in _cuda.walk(value) if (b := _cuda.builtin_axis(v))}
         if any(b == ("threadIdx", "x") for b in axes):
             if any(a[1] != "x" for a in axes):
                 return f"the index on line {_cuda.line_of(n)} mixes x and y thread coordinates"
@@ -90,7 +80,7 @@ def row_index(kernel: Node) -> tuple[str, Node] | str:
         )
     lo, hi = found[0][1].start_byte, found[0][1].end_byte
     for n in _cuda.walk(kernel):
-        if builtin_of(n) and not (lo <= n.start_byte and n.end_byte <= hi):
+        if _cuda.builtin_axis(n) and not (lo <= n.start_byte and n.end_byte <= hi):
             return f"{_cuda.text(n)} on line {_cuda.line_of(n)} is used outside the row index"
     return found[0]
 

@@ -81,6 +81,30 @@ def walk(node: Node) -> Iterator[Node]:
         stack.extend(reversed(current.children))
 
 
+BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
+"""CUDA's thread-coordinate built-ins."""
+
+
+def builtin_axis(node: Node) -> tuple[str, str] | None:
+    """('threadIdx', 'x') for ``threadIdx.x``; None for anything else."""
+    if node.type != "field_expression":
+        return None
+    obj, fld = node.child_by_field_name("argument"), node.child_by_field_name("field")
+    if obj is None or fld is None or text(obj) not in BUILTINS:
+        return None
+    return text(obj), text(fld)
+
+
+def strip(node: Node) -> Node:
+    """``node`` without enclosing parentheses and casts."""
+    while node.type in ("parenthesized_expression", "cast_expression"):
+        inner = [c for c in node.named_children if c.type not in ("type_descriptor", "comment")]
+        if not inner:
+            break
+        node = inner[-1]
+    return node
+
+
 def text(node: Node) -> str:
     return (node.text or b"").decode("utf-8")
 

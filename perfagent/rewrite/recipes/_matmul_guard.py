@@ -6,6 +6,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._cuda import strip
 from perfagent.rewrite.recipes._matmul_syntax import (
     Bound,
     KernelScan,
@@ -14,7 +15,6 @@ from perfagent.rewrite.recipes._matmul_syntax import (
     operator_of,
     sides,
     statements,
-    strip,
 )
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._cuda import builtin_axis, strip
 from perfagent.rewrite.recipes._matmul_guard import place
 from perfagent.rewrite.recipes._matmul_syntax import (
     CONVERSIONS,
@@ -33,20 +34,18 @@ from perfagent.rewrite.recipes._matmul_syntax import (
     Bound,
     KernelScan,
     Ref,
-    builtin_axis,
     element_type,
     factors,
     ident,
     operator_of,
     sides,
     statements,
-    strip,
     subscript_index,
     terms,
     thread_axis,
 )
 
-__all__ = ["ELEMENT_TYPES", "MatmulNest", "analyse", "strip"]
+__all__ = ["ELEMENT_TYPES", "MatmulNest", "analyse"]
 """What the recipes use (smem-tiling, register-tiling)."""
 
 

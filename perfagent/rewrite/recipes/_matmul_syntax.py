@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._cuda import builtin_axis, strip
 
-BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 ELEMENT_TYPES = {
     "float": "0.0f",
     "double": "0.0",
@@ -46,26 +46,6 @@ class Bound:
     """The in-range condition in the source's own operands (``x < (unsigned int)M``)."""
     bound: Node | None
     """The bound expression (None when it comes from the launch, not the source)."""
-
-
-def strip(node: Node) -> Node:
-    """``node`` without enclosing parentheses and casts."""
-    while node.type in ("parenthesized_expression", "cast_expression"):
-        inner = [c for c in node.named_children if c.type not in ("type_descriptor", "comment")]
-        if not inner:
-            break
-        node = inner[-1]
-    return node
-
-
-def builtin_axis(node: Node) -> tuple[str, str] | None:
-    """('threadIdx', 'x') for ``threadIdx.x``; None for anything else."""
-    if node.type != "field_expression":
-        return None
-    obj, fld = node.child_by_field_name("argument"), node.child_by_field_name("field")
-    if obj is None or fld is None or _cuda.text(obj) not in BUILTINS:
-        return None
-    return _cuda.text(obj), _cuda.text(fld)
 
 
 def subscript_index(node: Node) -> Node | None:

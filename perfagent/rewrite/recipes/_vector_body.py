@@ -17,7 +17,6 @@ from tree_sitter import Node
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes._vector_shape import Pointer, one_line, statements
 
-BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 # Calls whose result depends on which threads run together: barriers, warp collectives, atomics.
 COLLECTIVE = re.compile(
     r"^(?:atomic\w*|__sync\w*|__shfl\w*|__ballot\w*|__any\w*|__all\w*|__activemask|__match\w*|__reduce\w*)$"
@@ -198,7 +197,7 @@ def sites(body: Node, index: str, pointers: list[Pointer], dropped: set[str]) ->
             continue
         name = _cuda.text(node)
         at = f"at line {_cuda.line_of(node)}"
-        if name in BUILTINS:
+        if name in _cuda.BUILTINS:
             return f"{name} {at} in the per-element body (the rewrite changes which thread handles which element)"
         if name in dropped and name != index:
             return f"'{name}' {at} is used in the per-element body (the rewrite computes its own index and stride)"

@@ -42,7 +42,6 @@ NAME = "launch-geometry"
 WAVES = (8, 4, 1)
 BLOCKS = (128, 256, 512, 1024)
 MAX_GRID_X = 2**31 - 1
-BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 
 
 @dataclass(frozen=True)
@@ -70,15 +69,6 @@ def _strip_down(node: Node) -> Node:
     return node
 
 
-def _builtin(node: Node) -> tuple[str, str] | None:
-    if node.type != "field_expression":
-        return None
-    arg, field = node.child_by_field_name("argument"), node.child_by_field_name("field")
-    if arg is None or field is None or _cuda.text(arg) not in BUILTINS:
-        return None
-    return _cuda.text(arg), _cuda.text(field)
-
-
 def _operation(node: Node, operator: str) -> Node | None:
     """The ``a <operator> b`` expression ``node`` (casts and parentheses around it allowed) is an operand of."""
     parent = _strip_up(node).parent
@@ -98,7 +88,7 @@ def _product_partner(node: Node) -> str | None:
     other = right if left is not None and left.id == up.id else left
     if other is None:
         return None
-    found = _builtin(_strip_down(other))
+    found = _cuda.builtin_axis(_strip_down(other))
     return f"{found[0]}.{found[1]}" if found else None
 
 
@@ -107,7 +97,7 @@ def _in_index_sum(node: Node) -> bool:
     total = _operation(node, "+")
     if total is None:
         return False
-    names = {f"{b[0]}.{b[1]}" for n in _cuda.walk(total) if (b := _builtin(n)) is not None}
+    names = {f"{b[0]}.{b[1]}" for n in _cuda.walk(total) if (b := _cuda.builtin_axis(n)) is not None}
     return names == {"blockIdx.x", "blockDim.x", "threadIdx.x"}
 
 
@@ -115,7 +105,7 @@ def analyse(kernel: Node) -> _Uses:
     """Classify the kernel's use of the built-ins (see the module docstring)."""
     body = kernel.child_by_field_name("body") or kernel
     text = _cuda.text(body)
-    uses = [(n, b) for n in _cuda.walk(body) if (b := _builtin(n)) is not None]
+    uses = [(n, b) for n in _cuda.walk(body) if (b := _cuda.builtin_axis(n)) is not None]
     for node, (name, field) in uses:
         if field != "x":
             return _Uses(False, False, f"{name}.{field} on line {_cuda.line_of(node)}: not a 1-D launch")

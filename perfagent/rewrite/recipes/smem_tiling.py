@@ -43,7 +43,8 @@ from tree_sitter import Node
 
 from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest, analyse, strip
+from perfagent.rewrite.recipes._cuda import strip
+from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest, analyse
 from perfagent.rewrite.recipes.registry import Recipe
 from perfagent.workloads.expr import ExpressionError, evaluate
 from perfagent.workloads.launch_spec import DEFAULT_DEVICE_ATTRS, Expr, LaunchOverride

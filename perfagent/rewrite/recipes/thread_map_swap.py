@@ -33,7 +33,6 @@ from perfagent.rewrite.recipes.registry import Recipe
 from perfagent.workloads.launch_spec import Expr, LaunchOverride
 
 NAME = "thread-map-swap"
-BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 _SWAP = {"x": "y", "y": "x"}
 
 
@@ -51,30 +50,10 @@ class _Map:
     strided_x: list[int] = field(default_factory=list)
 
 
-def _strip(node: Node) -> Node:
-    """``node`` without enclosing parentheses and casts."""
-    while node.type in ("parenthesized_expression", "cast_expression"):
-        inner = [c for c in node.named_children if c.type != "type_descriptor"]
-        if not inner:
-            break
-        node = inner[-1]
-    return node
-
-
-def _builtin_axis(node: Node) -> tuple[str, str] | None:
-    """('threadIdx', 'x') for ``threadIdx.x``; None for anything else."""
-    if node.type != "field_expression":
-        return None
-    obj, fld = node.child_by_field_name("argument"), node.child_by_field_name("field")
-    if obj is None or fld is None or _cuda.text(obj) not in BUILTINS:
-        return None
-    return _cuda.text(obj), _cuda.text(fld)
-
-
 def _axis_of(expr: Node) -> str | None:
     """'x' or 'y' when every builtin in ``expr`` is of that axis and threadIdx is among them."""
-    axes = {a[1] for n in _cuda.walk(expr) if (a := _builtin_axis(n))}
-    has_thread = any((a := _builtin_axis(n)) and a[0] == "threadIdx" for n in _cuda.walk(expr))
+    axes = {a[1] for n in _cuda.walk(expr) if (a := _cuda.builtin_axis(n))}
+    has_thread = any((a := _cuda.builtin_axis(n)) and a[0] == "threadIdx" for n in _cuda.walk(expr))
     return axes.pop() if len(axes) == 1 and has_thread else None
 
 
@@ -97,7 +76,7 @@ def _locals(kernel: Node) -> dict[str, Node]:
 
 def _terms(node: Node, env: dict[str, Node], depth: int = 0) -> list[Node]:
     """The additive terms of an index expression, locals expanded (up to 4 levels)."""
-    node = _strip(node)
+    node = _cuda.strip(node)
     if node.type == "binary_expression":
         op = node.child_by_field_name("operator")
         if op is not None and _cuda.text(op) in ("+", "-"):
@@ -161,7 +140,7 @@ def _derivations(kernel: Node) -> tuple[dict[str, tuple[str, Node]], str | None]
         return {}, "the kernel does not derive one index from the x and one from the y thread coordinates"
     spans = [(d.start_byte, d.end_byte) for _, d in found.values()]
     for n in _cuda.walk(kernel):
-        if _builtin_axis(n) and not any(lo <= n.start_byte and n.end_byte <= hi for lo, hi in spans):
+        if _cuda.builtin_axis(n) and not any(lo <= n.start_byte and n.end_byte <= hi for lo, hi in spans):
             return {}, f"{_cuda.text(n)} on line {_cuda.line_of(n)} is used outside the two index derivations"
     return found, None
 
@@ -263,7 +242,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
         _cuda.Edit(fld.start_byte, fld.end_byte, _SWAP[_cuda.text(fld)])
         for d in m.derivations
         for n in _cuda.walk(d)
-        if _builtin_axis(n) and (fld := n.child_by_field_name("field")) is not None
+        if _cuda.builtin_axis(n) and (fld := n.child_by_field_name("field")) is not None
     ]
     source = _cuda.apply_edits(request.source, edits)
     what = (
