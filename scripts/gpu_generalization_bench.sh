@@ -8,7 +8,7 @@
 # baseline, the recipes' best speed-up, the textbook speed-up on the same GPU, the best as a share of
 # the textbook's, % of DRAM peak before/after, the transforms that won, those rejected and why, and the
 # wall time. Knobs (env): ONLY (regex, default all) ITER (3) RUNS (20) ENTRY_TIMEOUT (240) SET (examples/unseen)
-# JOBS (bench,optimize) SUITE_TIMEOUT (s, the table and the tarball of records are written either way).
+# JOBS (bench,optimize) WORKERS (GPUs, 1) SUITE_TIMEOUT (s, the table and the tarball of records are written either way).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck disable=SC1091
@@ -37,7 +37,7 @@ out.write_text("\n".join(lines))
 print(f"{lines.count('[[entry]]')} entries")
 PY
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gen/gpu.txt" 2>&1
-timeout "${SUITE_TIMEOUT:-3000}" python3 -m perfagent suite "$OUT/gen/suite.toml" --device cuda --jobs "${JOBS:-bench,optimize}" --iterations "$ITER" \
+timeout "${SUITE_TIMEOUT:-3000}" python3 -m perfagent suite "$OUT/gen/suite.toml" --device cuda --workers "${WORKERS:-1}" --jobs "${JOBS:-bench,optimize}" --iterations "$ITER" \
   --runs "$RUNS" --entry-timeout "$ENTRY_TIMEOUT" --out "$OUT/gen/run" --force > "$OUT/gen/summary.txt" 2> "$OUT/gen/suite.log"
 python3 - "$OUT/gen/run" "$(cat "$OUT/gen/gpu.txt")" > "$OUT/generalization.md" <<'PY'
 import json, math, sys

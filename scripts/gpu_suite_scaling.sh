@@ -18,6 +18,7 @@ OUT=${OUT:-/tmp/out}
 CONFIGS=${CONFIGS:-"local:1 local:2 ray:2"}
 JOBS=${JOBS:-verify,bench}
 SUITES=${SUITES:-"examples"}
+EXCLUDE=${EXCLUDE:-}   # regex on entry names to leave out (e.g. to match an earlier run's entries)
 RUNS=${RUNS:-20}
 SEEDS=${SEEDS:-2}
 ITER=${ITER:-2}
@@ -28,13 +29,16 @@ mkdir -p "$OUT/suite"
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv > "$OUT/suite/gpus.csv" 2>&1
 
 # One suite.toml for every folder in SUITES (discovery of each, names prefixed by the folder).
-python3 - "$OUT/suite/suite.toml" $SUITES <<'PY'
-import sys
+python3 - "$OUT/suite/suite.toml" "$EXCLUDE" $SUITES <<'PY'
+import re, sys
 from pathlib import Path
 from perfagent.suite.manifest import discover
 out = Path(sys.argv[1]); lines = []
-for folder in sys.argv[2:]:
+exclude = re.compile(sys.argv[2]) if sys.argv[2] else None
+for folder in sys.argv[3:]:
     for e in discover(Path(folder)):
+        if exclude and exclude.search(f"{folder}/{e.name}"):
+            continue
         lines += ["[[entry]]", f'name = "{folder}/{e.name}"', f'target = "{e.target}"']
         if e.candidate: lines.append(f'candidate = "{e.candidate}"')
         lines.append("")
