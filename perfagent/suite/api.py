@@ -1,5 +1,5 @@
-"""``run_suite``: load the entries, skip finished ones on resume, run the rest on an executor, write
-``results.jsonl`` as rows arrive and ``summary.json`` at the end."""
+"""``run_suite``: load the entries, skip finished ones on resume, run the rest on an executor (longest
+expected first), write ``results.jsonl`` as rows arrive and ``summary.json`` at the end."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from perfagent.suite.executors import Executor
 from perfagent.suite.manifest import SuiteEntry, load_suite
 from perfagent.suite.models import EntryResult, SuiteSettings, SuiteSummary
 from perfagent.suite.results import SUMMARY_FILE, ResultsLog, summarize
+from perfagent.suite.schedule import longest_first, read_costs, write_costs
 
 RowCallback = Callable[[EntryResult, int, int], None]
 """Receives (row, done, total) as each entry finishes."""
@@ -53,7 +54,7 @@ def run_suite(
     entries = load_suite(suite)
     out = out.resolve()
     log = prepare_out(out, resume=resume, force=force)
-    todo = pending(entries, log, resume)
+    todo = longest_first(pending(entries, log, resume), read_costs(out, settings))
     done = len(entries) - len(todo)
 
     def record(row: EntryResult) -> None:
@@ -65,6 +66,8 @@ def run_suite(
 
     if todo:
         executor.run(todo, settings, out, record)
-    summary = summarize(log.read(), workers=executor.workers, executor=executor.name)
+    rows = log.read()
+    write_costs(out, settings, rows)
+    summary = summarize(rows, workers=executor.workers, executor=executor.name)
     (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2), encoding="utf-8")
     return summary
