@@ -24,8 +24,11 @@ rank order (the top finding's pairs first, whatever tier they came from; pairs w
 last), and inside an actionable finding's group its *structural fixes* go before everything else:
 ``kind = "structural"`` transforms the finding names, or whose measured indicator is one of the
 finding's own evidence metrics (taxonomy ``evidence``) — cooperative-row on an uncoalesced GEMV,
-through ``global_load_bytes_per_sector``. A ``__restrict__`` or block-size nudge is not tried while a
-structural fix for the same finding is queued (the nudge won 1.67x on the GEMV, the fix 12.7x).
+through ``global_load_bytes_per_sector``. A runnable structural fix attached to a lower finding that
+also fixes a higher one (its catalog ``fixes``) moves up into the higher group, after that group's own
+fixes: cooperative-row on a one-block row-per-thread softmax cures the small grid too. A ``__restrict__``
+or block-size nudge is not tried while a structural fix for the same finding is queued (the nudge won
+1.67x on the GEMV, the fix 12.7x).
 Without a measurement (tier ``recipe``) every structural transform whose recipe applies goes first.
 Each pair carries ``why``: the reason for its place, saved with the rewriter's verdict
 (``PlanStep.reason``).
@@ -289,8 +292,17 @@ def _order(
         info = step.finding is not None and step.finding.severity == "info"
         fix = not info and _is_fix(step, kernel)
         where = step.finding.category if step.finding else "the kernel"
+        sub = 0 if fix or info else 2
+        higher = _higher_finding_fixed(step, findings, group) if fix and step.skipped is None else None
+        if higher is not None:
+            group, sub = rank[id(higher)], 1
         if info or step.skipped is not None:  # its place says nothing: it is not tried
             place = ""
+        elif higher is not None:
+            place = (
+                f"structural fix for {where} that also fixes {higher.category} (ranked higher): "
+                f"before {higher.category}'s nudges"
+            )
         elif fix:
             place = f"structural fix for {where}: before its nudges"
         elif step.transform.kind == "tuning":
@@ -298,9 +310,25 @@ def _order(
         else:
             place = f"structural, not indicated by {where}'s evidence: after its fixes"
         why = f"{step.why}; {place}" if place and step.why else step.why or place
-        placed.append(((group, 0 if fix or info else 1), replace(step, why=why)))
+        placed.append(((group, sub), replace(step, why=why)))
     placed.sort(key=lambda item: item[0])  # stable: tier order inside each (group, kind)
     return [step for _, step in placed]
+
+
+def _higher_finding_fixed(
+    step: PlannedTransform, findings: list[Finding], group: int
+) -> Finding | None:
+    """The highest-ranked actionable finding above ``group`` that the structural ``step`` also fixes.
+
+    A transform is attached to the finding whose evidence it measures (cooperative-row to the coalescing
+    finding of a row-per-thread softmax), but it may cure a finding ranked above it as well (the same
+    rewrite gives the one-block grid 32x the threads). Without this, that finding's block-size nudges
+    ran first and spent the iteration budget (KernelBench softmax, matvec and L2 norm on an H200).
+    """
+    for f in findings[:group]:
+        if f.severity != "info" and f.category in step.transform.fixes:
+            return f
+    return None
 
 
 def _targets(entry: Transform, category: str) -> bool:

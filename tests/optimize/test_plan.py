@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from perfagent.workloads.launch_spec import load_launch_spec
 from .helpers import EXAMPLES, REPORTS, TRANSPOSE
 
 GEMV = EXAMPLES / "unseen" / "01_gemv_row_per_thread"
+KB_RECORDS = Path(__file__).resolve().parents[1] / "data" / "kb_records_h200"
 
 
 def _kernel(report: str, name: str) -> KernelDiagnosis:
@@ -213,6 +215,32 @@ def test_gemv_plan_tries_the_structural_fix_before_launch_nudges() -> None:
     assert unroll.reason is not None and "not tried: recipes: loop-unroll: loop at line 11" in unroll.reason
     waiting = by_id["launch-config"].record(unreached="iteration budget spent (1)")
     assert waiting.reason is not None and waiting.reason.endswith("not reached: iteration budget spent (1)")
+
+
+@pytest.mark.parametrize("solution", ["02_softmax_solution", "03_matvec_solution", "04_l2norm_solution"])
+def test_a_structural_fix_that_also_cures_the_top_finding_goes_before_its_nudges(solution: str) -> None:
+    """KernelBench solutions that give each row to one thread, on an H200: one block, so the small grid
+    ranks first; its block-size nudges spent the whole budget while cooperative-row (32x the threads,
+    and the row walk coalesced) waited under the coalescing finding. The diagnoses are the ones that
+    run saved (tests/data/kb_records_h200, `scripts/gpu_generalization_bench.sh`, 2026-11-26)."""
+    record = json.loads((KB_RECORDS / f"{solution}.record.json").read_text())
+    kernel = KernelDiagnosis.model_validate(record["kernels"][0])
+    assert [f.category for f in kernel.findings][:2] == ["launch-config", "global-coalescing"]
+    recipes = get_rewriter("recipes")
+    path = EXAMPLES / "unseen" / "kernelbench" / f"{solution}.py"
+    steps = make_plan(
+        kernel,
+        rewriter=recipes,
+        request_for=_request_for(path, "python"),
+        measured=True,
+        recipe_check=recipes,
+    )
+    order = [s.transform.id for s in runnable(steps)]
+    assert order[0] == "cooperative-row", order
+    assert order.index("cooperative-row") < order.index("increase-parallelism")
+    first = runnable(steps)[0]
+    assert first.finding is not None and first.finding.category == "global-coalescing"  # its evidence
+    assert "also fixes launch-config (ranked higher)" in first.why
 
 
 def test_a_small_grid_keeps_its_own_launch_fix_first() -> None:
