@@ -315,9 +315,7 @@ def _order(
     return [step for _, step in placed]
 
 
-def _higher_finding_fixed(
-    step: PlannedTransform, findings: list[Finding], group: int
-) -> Finding | None:
+def _higher_finding_fixed(step: PlannedTransform, findings: list[Finding], group: int) -> Finding | None:
     """The highest-ranked actionable finding above ``group`` that the structural ``step`` also fixes.
 
     A transform is attached to the finding whose evidence it measures (cooperative-row to the coalescing
