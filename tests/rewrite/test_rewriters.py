@@ -43,6 +43,7 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "vectorize-access",
         "launch-geometry",
         "thread-map-swap",
+        "chunk-interleave",
         "cooperative-row",
         "sequential-reduction",
         "smem-tiling",

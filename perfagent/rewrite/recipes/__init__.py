@@ -11,6 +11,7 @@ returned. Recipes never guess: when a precondition fails they say which and wher
 from __future__ import annotations
 
 from perfagent.rewrite.recipes import (
+    chunk_interleave,
     cooperative_row,
     grid_swizzle,
     launch_config,
@@ -41,6 +42,7 @@ RECIPES: dict[str, Recipe] = {
         loop_unroll.RECIPE,
         vectorize_access.RECIPE,
         thread_map_swap.RECIPE,
+        chunk_interleave.RECIPE,
         cooperative_row.RECIPE,
         sequential_reduction.RECIPE,
         smem_tiling.RECIPE,
