@@ -16,8 +16,9 @@ import torch
 from perfagent.errors import BadInput
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
 from perfagent.sandbox.wire import Check
-from perfagent.workloads.inputs import clone_all, seed_everything, tensor_bytes, to_device
+from perfagent.workloads.inputs import clone_all, tensor_bytes
 from perfagent.workloads.kernelbench import load_module
+from perfagent.workloads.kernelbench_model import build_model
 from perfagent.workloads.launch_prep import build_launch, input_buffers, prepare_launch, seeded_inputs
 from perfagent.workloads.model import RunnableWorkload
 
@@ -58,14 +59,14 @@ def kernelbench_runner(
     cls_name = workload.class_name or ("Model" if who == "reference" else "ModelNew")
     if not hasattr(module, cls_name):
         raise _missing(who, f"{workload.path} defines no {cls_name}")
-    seed_everything(h.request.base_seed)
-    init = list(problem.get_init_inputs()) if hasattr(problem, "get_init_inputs") else []
-    seed_everything(h.request.base_seed)
-    model = guard(f"{cls_name}(*get_init_inputs())", lambda: getattr(module, cls_name)(*init), phase="build")
-    if isinstance(model, torch.nn.Module):
-        model = guard(f"{cls_name}.to(device)", lambda: model.to(h.device), phase="build")
-    seed_everything(h.request.base_seed)
-    inputs = to_device(list(problem.get_inputs()), h.device)
+    model, inputs = build_model(
+        problem,
+        module,
+        cls_name,
+        seed=h.request.base_seed,
+        device=h.device,
+        guard=lambda label, step: guard(label, step, phase="build"),
+    )
 
     def call(args: Any) -> Any:
         with torch.no_grad():

@@ -26,8 +26,8 @@ import torch
 
 from perfagent.errors import BadInput
 from perfagent.workloads.detect import find_spec_for
-from perfagent.workloads.inputs import seed_everything, to_device
 from perfagent.workloads.kernelbench import load_module
+from perfagent.workloads.kernelbench_model import build_model
 from perfagent.workloads.launch_prep import build_launch, prepare_launch, seeded_inputs
 from profilers.base import WORKLOAD_NVTX_RANGE
 
@@ -64,13 +64,7 @@ def run_kernelbench(problem: Path, candidate: Path | None, repeat: int, device: 
         cls_name = "ModelNew"
     if not hasattr(impl, cls_name):
         raise BadInput(f"{(candidate or problem).name} defines no {cls_name}", hint="check the file")
-    seed_everything(SEED)
-    init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
-    model = getattr(impl, cls_name)(*init)
-    if isinstance(model, torch.nn.Module):
-        model = model.to(device)
-    seed_everything(SEED)
-    inputs = to_device(list(module.get_inputs()), device)
+    model, inputs = build_model(module, impl, cls_name, seed=SEED, device=device)
     with torch.no_grad():
         for _ in range(WARMUP_CALLS):
             model(*inputs)
