@@ -71,15 +71,15 @@ static void fiber_entry() {
     swapcontext(&g_fibers[g_current].ctx, &g_main);
 }
 
-template <class F> static void launch(unsigned gx, unsigned gy, unsigned bx, unsigned by, F body) {
-    gridDim = {gx, gy, 1};
+template <class F> static void launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, F body) {
+    gridDim = {gx, gy, gz};
     blockDim = {bx, by, 1};
     g_body = body;
     const int n = (int)(bx * by);
     g_fibers.assign(n, Fiber{});
     for (auto &f : g_fibers) f.stack.resize(64 * 1024);
-    for (unsigned b = 0; b < gx * gy; ++b) {
-        blockIdx = {b % gx, b / gx, 0};
+    for (unsigned b = 0; b < gx * gy * gz; ++b) {
+        blockIdx = {b % gx, (b / gx) % gy, b / (gx * gy)};
         for (int t = 0; t < n; ++t) {
             Fiber &f = g_fibers[t];
             f.done = false;
@@ -151,11 +151,11 @@ class Buf:
 
 @dataclass(frozen=True)
 class Case:
-    """One comparison: kernel arguments (``Buf`` or C++ scalar text) and both launches ((gx, gy), (bx, by))."""
+    """One comparison: kernel arguments (``Buf`` or C++ scalar text) and both launches ((gx, gy[, gz]), (bx, by))."""
 
     args: tuple[Buf | str, ...]
-    original: tuple[tuple[int, int], tuple[int, int]]
-    rewritten: tuple[tuple[int, int], tuple[int, int]]
+    original: tuple[tuple[int, ...], tuple[int, int]]
+    rewritten: tuple[tuple[int, ...], tuple[int, int]]
     name: str = ""
 
 
@@ -183,10 +183,11 @@ def program(original: str, rewritten: str, kernel: str, cases: list[Case], rtol:
             else:
                 call["o"].append(arg)
                 call["r"].append(arg)
-        for side, ((gx, gy), (bx, by)) in (("o", case.original), ("r", case.rewritten)):
+        for side, (grid, (bx, by)) in (("o", case.original), ("r", case.rewritten)):
             ns = "original_" if side == "o" else "rewritten_"
+            gx, gy, gz = (*grid, 1, 1)[:3]
             lines.append(
-                f"        launch({gx}u, {gy}u, {bx}u, {by}u, [&] {{ {ns}::{kernel}({', '.join(call[side])}); }});"
+                f"        launch({gx}u, {gy}u, {gz}u, {bx}u, {by}u, [&] {{ {ns}::{kernel}({', '.join(call[side])}); }});"
             )
         for a, arg in enumerate(case.args):
             if isinstance(arg, Buf):

@@ -44,6 +44,7 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "launch-geometry",
         "thread-map-swap",
         "chunk-interleave",
+        "transpose-tile",
         "cooperative-row",
         "sequential-reduction",
         "smem-tiling",

@@ -23,6 +23,7 @@ from perfagent.rewrite.recipes import (
     smem_padding,
     smem_tiling,
     thread_map_swap,
+    transpose_tile,
     triton_config,
     vectorize_access,
 )
@@ -43,6 +44,7 @@ RECIPES: dict[str, Recipe] = {
         vectorize_access.RECIPE,
         thread_map_swap.RECIPE,
         chunk_interleave.RECIPE,
+        transpose_tile.RECIPE,
         cooperative_row.RECIPE,
         sequential_reduction.RECIPE,
         smem_tiling.RECIPE,

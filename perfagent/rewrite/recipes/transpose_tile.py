@@ -1,0 +1,358 @@
+"""coalesce-access by a shared-memory transpose tile: a permuting copy whose read and write want
+different lanes contiguous.
+
+The naive layout permute (NCHW -> NHWC, a batched 2-D transpose) maps threadIdx.x to the index that is
+unit-stride in the source, so the reads are coalesced and every warp store is spread over 32 sectors
+(or the other way round). No thread map fixes both sides; the textbook fix stages a 32 x 33 tile in
+shared memory: the block reads the tile with lanes along the source's contiguous index, waits at a
+barrier, and writes it back with lanes along the destination's contiguous index (cuda-samples
+``transposeCoalesced``; the padding column avoids bank conflicts on the transposed read).
+
+Precondition (proven on the tree-sitter parse tree of the kernel):
+- the body is index declarations and one copy ``dst[W] = src[R];`` (different pointer parameters),
+  optionally under ``if (x < X)``;
+- ``x = blockIdx.x * blockDim.x + threadIdx.x`` (any order, casts), ``v = blockIdx.y`` and optionally
+  a batch index ``blockIdx.z``; no other thread built-in anywhere; 1-D blocks;
+- ``x`` is a unit-stride term of ``R`` and only strided in ``W``; ``v`` is a unit-stride term of ``W``;
+- the launch spec's grid y is the value of one of the kernel's arguments (the ``v`` extent, needed
+  as a bound once ``v`` is tiled), and ``X`` is an argument too.
+
+The rewrite keeps the signature and replaces the body with the two-phase tile copy (32 x 8 threads,
+each thread 4 rows of the 32 x 32 tile per phase), ``R`` and ``W`` reused verbatim with ``x`` and ``v``
+recomputed per phase; the launch copy becomes block (32, 8), grid (ceil(X / 32), ceil(V / 32)[, Z]).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
+from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.workloads.launch_spec import LaunchOverride
+
+NAME = "transpose-tile"
+TILE = 32
+ROWS = 8
+_J = "perfagent_j"
+_TILE_NAME = "perfagent_tile"
+
+
+@dataclass
+class _Copy:
+    x: str
+    x_decl: str
+    v: str
+    v_decl: str
+    batch: tuple[str, str] | None
+    """(name, declared type) of the blockIdx.z index."""
+    bound_x: str
+    dst: Node
+    src: Node
+    element: str
+    body: Node
+
+
+def _terms(node: Node) -> list[Node]:
+    node = _cuda.strip(node)
+    if node.type == "binary_expression" and _cuda.text(node.child_by_field_name("operator") or node) == "+":
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        assert left is not None and right is not None
+        return _terms(left) + _terms(right)
+    return [node]
+
+
+def _unit(expr: Node, var: str) -> bool:
+    return any(t.type == "identifier" and _cuda.text(t) == var for t in _terms(expr))
+
+
+def _index_of(sub: Node) -> Node | None:
+    idx = sub.child_by_field_name("indices")
+    args = idx.named_children if idx is not None else []
+    return args[0] if len(args) == 1 else None
+
+
+def _params(kernel: Node) -> list[tuple[str, str, bool]]:
+    """(name, declared type text, is a pointer) of every kernel parameter, in order."""
+    decl = _cuda.function_declarator(kernel)
+    params = decl.child_by_field_name("parameters") if decl is not None else None
+    out = []
+    for p in params.named_children if params is not None else []:
+        if p.type != "parameter_declaration":
+            continue
+        ident = next((n for n in _cuda.walk(p) if n.type == "identifier"), None)
+        pointer = any(n.type == "pointer_declarator" for n in _cuda.walk(p))
+        typ = p.child_by_field_name("type")
+        out.append((_cuda.text(ident) if ident else "", _cuda.text(typ) if typ else "", pointer))
+    return out
+
+
+def _declared_type(declaration: Node) -> str:
+    quals = [_cuda.text(c) for c in declaration.children if c.type == "type_qualifier"]
+    return " ".join([*quals, _cuda.element_type(declaration)])
+
+
+def _global_x(value: Node) -> bool:
+    terms = _terms(value)
+    if len(terms) != 2:
+        return False
+    found = set()
+    for t in terms:
+        factors = [_cuda.strip(t)]
+        if (
+            factors[0].type == "binary_expression"
+            and _cuda.text(factors[0].child_by_field_name("operator") or t) == "*"
+        ):
+            factors = [_cuda.strip(factors[0].child_by_field_name(f) or t) for f in ("left", "right")]
+        found.add(tuple(sorted(a for f in factors if (a := _cuda.builtin_axis(f)))))
+    return found == {(("blockDim", "x"), ("blockIdx", "x")), (("threadIdx", "x"),)}
+
+
+def _indices(body: Node) -> tuple[dict[str, tuple[str, str]], list[Node]] | str:
+    """axis role ('x', 'y', 'z') -> (name, declared type); and the statements after the declarations."""
+    found: dict[str, tuple[str, str]] = {}
+    rest: list[Node] = []
+    for stmt in body.named_children:
+        if stmt.type == "comment":
+            continue
+        if stmt.type != "declaration" or rest:
+            rest.append(stmt)
+            continue
+        inits = [c for c in stmt.named_children if c.type == "init_declarator"]
+        if len(inits) != 1:
+            return f"line {_cuda.line_of(stmt)}: a declaration that is not one index"
+        name, value = inits[0].child_by_field_name("declarator"), inits[0].child_by_field_name("value")
+        if name is None or value is None or name.type != "identifier":
+            return f"line {_cuda.line_of(stmt)}: a declaration that is not one index"
+        v = _cuda.strip(value)
+        axis = _cuda.builtin_axis(v)
+        role = (
+            "x"
+            if _global_x(value)
+            else axis[1]
+            if axis and axis[0] == "blockIdx" and axis[1] in "yz"
+            else None
+        )
+        if role is None or role in found:
+            return (
+                f"line {_cuda.line_of(stmt)}: '{_cuda.text(stmt).strip()}' is not a thread index of the copy"
+            )
+        found[role] = (_cuda.text(name), _declared_type(stmt))
+    if "x" not in found or "y" not in found:
+        return "no 'blockIdx.x * blockDim.x + threadIdx.x' index and 'blockIdx.y' index"
+    return found, rest
+
+
+def _copy(stmts: list[Node], x: str) -> tuple[Node, Node, str] | str:
+    """(dst subscript, src subscript, the bound X of 'x < X') of the single guarded copy."""
+    if len(stmts) != 1:
+        return "the body is not one (guarded) copy after the index declarations"
+    stmt, bound = stmts[0], ""
+    if stmt.type == "if_statement":
+        if stmt.child_by_field_name("alternative") is not None:
+            return f"line {_cuda.line_of(stmt)}: the guard has an else branch"
+        cond = stmt.child_by_field_name("condition")
+        inner = _cuda.strip(cond.named_children[0]) if cond is not None and cond.named_children else None
+        if (
+            inner is None
+            or inner.type != "binary_expression"
+            or _cuda.text(inner.child_by_field_name("operator") or inner) != "<"
+            or _cuda.text(_cuda.strip(inner.child_by_field_name("left") or inner)) != x
+        ):
+            return f"line {_cuda.line_of(stmt)}: the guard is not '{x} < bound'"
+        right = _cuda.strip(inner.child_by_field_name("right") or inner)
+        if right.type != "identifier":
+            return f"line {_cuda.line_of(stmt)}: the bound of {x} is not a kernel argument"
+        bound = _cuda.text(right)
+        stmt = stmt.child_by_field_name("consequence") or stmt
+        if stmt.type == "compound_statement":
+            inner_stmts = [c for c in stmt.named_children if c.type != "comment"]
+            if len(inner_stmts) != 1:
+                return f"line {_cuda.line_of(stmt)}: the guarded block is not one copy"
+            stmt = inner_stmts[0]
+    if not bound:
+        return f"{x} is not bounds-checked: the tiled copy needs its extent"
+    expr = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
+    if (
+        expr is None
+        or expr.type != "assignment_expression"
+        or _cuda.text(expr.child_by_field_name("operator") or expr) != "="
+    ):
+        return f"line {_cuda.line_of(stmt)}: not a plain copy 'dst[...] = src[...]'"
+    dst, src = expr.child_by_field_name("left"), _cuda.strip(expr.child_by_field_name("right") or expr)
+    if dst is None or dst.type != "subscript_expression" or src.type != "subscript_expression":
+        return f"line {_cuda.line_of(stmt)}: not a plain copy 'dst[...] = src[...]'"
+    return dst, src, bound
+
+
+def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
+    body = kernel.child_by_field_name("body")
+    if body is None:
+        return "the kernel has no body"
+    if "__shared__" in _cuda.text(kernel):
+        return "the kernel already uses shared memory"
+    found = _indices(body)
+    if isinstance(found, str):
+        return found
+    roles, rest = found
+    x, v = roles["x"][0], roles["y"][0]
+    builtins_used = sum(1 for n in _cuda.walk(body) if _cuda.builtin_axis(n))
+    if builtins_used != 3 + 1 + (1 if "z" in roles else 0):
+        return "thread built-ins are read outside the index declarations"
+    copy = _copy(rest, x)
+    if isinstance(copy, str):
+        return copy
+    dst, src, bound = copy
+    params = {name: (typ, ptr) for name, typ, ptr in _params(kernel)}
+    d_arr, s_arr = (_cuda.text(a.child_by_field_name("argument") or a) for a in (dst, src))
+    if d_arr == s_arr or not params.get(d_arr, ("", False))[1] or not params.get(s_arr, ("", False))[1]:
+        return "the copy is not between two different pointer arguments"
+    d_type = params[d_arr][0].replace("const", "").split()
+    s_type = params[s_arr][0].replace("const", "").split()
+    if d_type != s_type:
+        return f"{s_arr} and {d_arr} have different element types"
+    w, r = _index_of(dst), _index_of(src)
+    if w is None or r is None:
+        return "an index of the copy is not one expression"
+    if not _unit(r, x):
+        return f"{x} (from threadIdx.x) is not a unit-stride index of the read: the read is not the coalesced side"
+    if _unit(w, x):
+        return (
+            f"{x} (from threadIdx.x) is a unit-stride index of the write too: the copy is coalesced already"
+        )
+    if not _unit(w, v) or x not in _cuda.identifiers_in(w):
+        return f"{v} is not the unit-stride index of the write: no transpose to stage"
+    if bound not in params or params[bound][1]:
+        return f"the bound {bound} is not a scalar kernel argument"
+    if launch is None:
+        return "no launch spec: the tiled copy needs a new grid"
+    if len(launch.block) > 1 and str(launch.block[1]) != "1":
+        return "the launch's block is not 1-D"
+    if len(launch.grid) < 2:
+        return "the launch's grid has no y dimension"
+    batch = roles.get("z")
+    return _Copy(x, roles["x"][1], v, roles["y"][1], batch, bound, dst, src, " ".join(d_type), body)
+
+
+def _arg_for(kernel: Node, launch: LaunchContext, expr: str) -> str | None:
+    """The kernel argument whose spec value is ``expr`` (arguments matched by position)."""
+    names = [name for name, _, _ in _params(kernel)]
+    for name, arg in zip(names, launch.args, strict=False):
+        if arg.value is not None and str(arg.value).replace(" ", "") == expr.replace(" ", ""):
+            return name
+    return None
+
+
+def _spec_value(kernel: Node, launch: LaunchContext, param: str) -> str | None:
+    names = [name for name, _, _ in _params(kernel)]
+    if param not in names or len(launch.args) <= names.index(param):
+        return None
+    value = launch.args[names.index(param)].value
+    return None if value is None else str(value)
+
+
+def _kernel(request: RewriteRequest) -> Node | str:
+    tree = _cuda.require_clean(request.source)
+    found = _cuda.kernels(tree, request.kernel)
+    if not found:
+        return "no __global__ kernel in the source"
+    if len(found) > 1 and request.kernel is None:
+        return "several kernels and none named"
+    return found[0]
+
+
+def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str] | str:
+    if request.language != "cuda":
+        return "not a CUDA source"
+    kernel = _kernel(request)
+    if isinstance(kernel, str):
+        return kernel
+    c = analyse(kernel, request.launch)
+    if isinstance(c, str):
+        return c
+    assert request.launch is not None
+    v_bound = _arg_for(kernel, request.launch, str(request.launch.grid[1]))
+    if v_bound is None:
+        return f"the grid's y extent ({request.launch.grid[1]}) is not one of the kernel's arguments: no bound for {c.v}"
+    x_extent = _spec_value(kernel, request.launch, c.bound_x)
+    if x_extent is None:
+        return f"the launch spec gives no value for {c.bound_x}"
+    return kernel, c, v_bound, x_extent
+
+
+def applies(request: RewriteRequest) -> str | None:
+    plan = _plan(request)
+    return f"{NAME}: {plan}" if isinstance(plan, str) else None
+
+
+def _body(c: _Copy, v_bound: str) -> str:
+    w, r = _cuda.text(_index_of(c.dst) or c.dst), _cuda.text(_index_of(c.src) or c.src)
+    d_arr = _cuda.text(c.dst.child_by_field_name("argument") or c.dst)
+    s_arr = _cuda.text(c.src.child_by_field_name("argument") or c.src)
+    guard = f"{c.x} < {c.bound_x} && {c.v} < {v_bound}"
+    batch = f"    {c.batch[1]} {c.batch[0]} = blockIdx.z;\n" if c.batch else ""
+    return (
+        "{\n"
+        f"    // {NAME}: the {TILE} x {TILE} tile is read with lanes along {c.x} (unit stride in {s_arr}) and\n"
+        f"    // written with lanes along {c.v} (unit stride in {d_arr}); the extra column avoids bank conflicts.\n"
+        f"    __shared__ {c.element} {_TILE_NAME}[{TILE}][{TILE + 1}];\n"
+        f"{batch}"
+        f"    for (int {_J} = 0; {_J} < {TILE}; {_J} += {ROWS}) {{\n"
+        f"        {c.x_decl} {c.x} = blockIdx.x * {TILE} + threadIdx.x;\n"
+        f"        {c.v_decl} {c.v} = blockIdx.y * {TILE} + threadIdx.y + {_J};\n"
+        f"        if ({guard})\n"
+        f"            {_TILE_NAME}[threadIdx.y + {_J}][threadIdx.x] = {s_arr}[{r}];\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        f"    for (int {_J} = 0; {_J} < {TILE}; {_J} += {ROWS}) {{\n"
+        f"        {c.x_decl} {c.x} = blockIdx.x * {TILE} + threadIdx.y + {_J};\n"
+        f"        {c.v_decl} {c.v} = blockIdx.y * {TILE} + threadIdx.x;\n"
+        f"        if ({guard})\n"
+        f"            {d_arr}[{w}] = {_TILE_NAME}[threadIdx.x][threadIdx.y + {_J}];\n"
+        "    }\n"
+        "}"
+    )
+
+
+def propose(request: RewriteRequest) -> list[Candidate]:
+    plan = _plan(request)
+    if isinstance(plan, str):
+        return []
+    kernel, c, v_bound, x_extent = plan
+    assert request.launch is not None
+    source = _cuda.apply_edits(
+        request.source, [_cuda.Edit(c.body.start_byte, c.body.end_byte, _body(c, v_bound))]
+    )
+    _cuda.require_clean(source)
+    grid = [
+        f"ceil_div({x_extent}, {TILE})",
+        f"ceil_div({request.launch.grid[1]}, {TILE})",
+        *request.launch.grid[2:],
+    ]
+    return [
+        make_candidate(
+            request,
+            backend="recipes",
+            recipe=NAME,
+            source=source,
+            description=(
+                f"transpose tile: {_cuda.text(c.src)} read with lanes along {c.x}, staged in a "
+                f"{TILE}x{TILE + 1} shared tile, written with lanes along {c.v} (line {_cuda.line_of(c.dst)}); "
+                f"block ({TILE}, {ROWS})"
+            ),
+            parameters={"tile": f"{TILE}x{TILE}", "block": f"{TILE}x{ROWS}"},
+            launch=LaunchOverride(grid=grid, block=[TILE, ROWS]),
+        )
+    ][: request.max_candidates]
+
+
+RECIPE = Recipe(
+    name=NAME,
+    transforms=("coalesce-access",),
+    languages=("cuda",),
+    applies=applies,
+    propose=propose,
+    summary="permuting copies (layout permutes, batched transposes) with one side uncoalesced: stage a 32x33 shared tile",
+)

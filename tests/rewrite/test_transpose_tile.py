@@ -1,0 +1,226 @@
+"""transpose-tile (coalesce-access): permuting copies staged through a 32 x 33 shared tile.
+
+Positive forms: the held-out unseen/17 (NCHW -> NHWC) read from examples/ as it is, its inverse with
+a braced guard, and a plain 2-D transpose without a batch index; each rewrite runs against its
+original on the block-synchronous CPU emulator (tests/rewrite/cuda_blocks.py: real barriers, guard
+words around every buffer) with extents that are not multiples of the tile, and compiles with nvcc.
+Refused forms name why.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
+from perfagent.rewrite.recipes import RECIPES, recipes_for, transpose_tile
+
+from .cuda_blocks import Buf, Case, assert_same
+
+ROOT = Path(__file__).resolve().parents[2]
+UNSEEN_17 = ROOT / "examples" / "unseen" / "17_nchw_to_nhwc_transposed_write"
+
+
+def _spec(grid: list[str], block: list[object], args: list[tuple[str, str | None]]) -> LaunchContext:
+    return launch_context({"grid": grid, "block": block, "args": [{"name": n, "value": v} for n, v in args]})
+
+
+def _unseen_17() -> tuple[str, LaunchContext]:
+    spec = tomllib.loads(next(UNSEEN_17.glob("*.launch.toml")).read_text())
+    return (UNSEEN_17 / "slow.cu").read_text(), launch_context(spec)
+
+
+NHWC_TO_NCHW = """
+__global__ void nhwc_to_nchw(const float *in, float *out, int C, int HW) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    const int p = blockIdx.y;
+    const int n = blockIdx.z;
+    if (c < C) {
+        out[((size_t)n * C + c) * HW + p] = in[((size_t)n * HW + p) * C + c];
+    }
+}
+"""
+NHWC_SPEC = _spec(
+    ["ceil_div(C, 256)", "HW", "N"], [256], [("in", None), ("out", None), ("C", "C"), ("HW", "HW")]
+)
+
+TRANSPOSE_2D = """
+__global__ void transpose_rows(const double *in, double *out, long long rows, long long cols) {
+    long long col = threadIdx.x + (long long)blockIdx.x * blockDim.x;
+    long long row = blockIdx.y;
+    if (col < cols) out[col * rows + row] = in[row * cols + col];
+}
+"""
+T2D_SPEC = _spec(
+    ["ceil_div(cols, 128)", "rows"], [128], [("in", None), ("out", None), ("rows", "rows"), ("cols", "cols")]
+)
+
+FORMS: dict[str, tuple[str, LaunchContext]] = {
+    "unseen-17-nchw-to-nhwc": _unseen_17(),
+    "nhwc-to-nchw-braced-guard": (NHWC_TO_NCHW, NHWC_SPEC),
+    "transpose-2d-long-long": (TRANSPOSE_2D, T2D_SPEC),
+}
+
+REFUSED: dict[str, tuple[str, LaunchContext, str]] = {
+    "already-coalesced-copy": (
+        TRANSPOSE_2D.replace("out[col * rows + row]", "out[row * cols + col]"),
+        T2D_SPEC,
+        "the copy is coalesced already",
+    ),
+    "read-is-the-strided-side": (
+        TRANSPOSE_2D.replace(
+            "out[col * rows + row] = in[row * cols + col]", "out[row * cols + col] = in[col * rows + row]"
+        ),
+        T2D_SPEC,
+        "is not a unit-stride index of the read",
+    ),
+    "no-guard": (
+        TRANSPOSE_2D.replace("if (col < cols) ", ""),
+        T2D_SPEC,
+        "col is not bounds-checked",
+    ),
+    "not-a-plain-copy": (
+        TRANSPOSE_2D.replace("= in[row * cols + col]", "= 2.0 * in[row * cols + col]"),
+        T2D_SPEC,
+        "not a plain copy",
+    ),
+    "grid-y-not-an-argument": (
+        TRANSPOSE_2D,
+        _spec(
+            ["ceil_div(cols, 128)", "rows / 2"],
+            [128],
+            [("in", None), ("out", None), ("rows", "rows"), ("cols", "cols")],
+        ),
+        "the grid's y extent (rows / 2) is not one of the kernel's arguments",
+    ),
+    "two-d-block": (
+        TRANSPOSE_2D.replace(
+            "long long row = blockIdx.y;", "long long row = blockIdx.y * blockDim.y + threadIdx.y;"
+        ),
+        T2D_SPEC,
+        "is not a thread index of the copy",
+    ),
+    "shared-memory": (
+        TRANSPOSE_2D.replace("{\n", "{\n    __shared__ double s[32];\n", 1),
+        T2D_SPEC,
+        "already uses shared memory",
+    ),
+}
+
+
+def _request(source: str, launch: LaunchContext) -> RewriteRequest:
+    return RewriteRequest(source=source, language="cuda", transform="coalesce-access", launch=launch)
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_positive_forms(name: str) -> None:
+    req = _request(*FORMS[name])
+    assert transpose_tile.applies(req) is None, transpose_tile.applies(req)
+    [cand] = transpose_tile.propose(req)
+    assert "__shared__" in cand.source and "[32][33]" in cand.source and "__syncthreads();" in cand.source
+    assert cand.launch is not None and cand.launch.block == [32, 8]
+    grid = cand.launch.grid or []
+    assert str(grid[0]).startswith("ceil_div(") and str(grid[1]).endswith(", 32)")
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_forms(name: str) -> None:
+    source, launch, why = REFUSED[name]
+    reason = transpose_tile.applies(_request(source, launch))
+    assert reason is not None and reason.startswith("transpose-tile: ") and why in reason, reason
+    assert transpose_tile.propose(_request(source, launch)) == []
+
+
+def test_registered_for_coalesce_access_and_in_the_catalog() -> None:
+    from knowledge.transforms import catalog
+
+    assert RECIPES["transpose-tile"] is transpose_tile.RECIPE
+    assert transpose_tile.RECIPE in recipes_for("coalesce-access", "cuda")
+    assert "transpose-tile" in catalog()["coalesce-access"].recipes
+
+
+def test_the_unseen_permute_keeps_its_batch_grid() -> None:
+    [cand] = transpose_tile.propose(_request(*FORMS["unseen-17-nchw-to-nhwc"]))
+    assert cand.launch is not None and cand.launch.grid == ["ceil_div(HW, 32)", "ceil_div(C, 32)", "N"]
+
+
+# ------------------------------------------------------------------------------ block-synchronous emulation
+
+F = "float"
+
+
+def _cases(name: str) -> list[Case]:
+    out = []
+    if name == "transpose-2d-long-long":
+        for rows, cols in ((5, 37), (33, 70)):
+            args = (Buf("double", rows * cols), Buf("double", rows * cols), f"{rows}LL", f"{cols}LL")
+            out.append(
+                Case(
+                    args,
+                    ((-(-cols // 128), rows), (128, 1)),
+                    ((-(-cols // 32), -(-rows // 32)), (32, 8)),
+                    f"{rows}x{cols}",
+                )
+            )
+        return out
+    for n, c, hw in ((2, 5, 37), (1, 40, 33)):
+        args = (Buf(F, n * c * hw), Buf(F, n * c * hw), f"{c}", f"{hw}")
+        if name == "unseen-17-nchw-to-nhwc":
+            original, extent_x, extent_y = (-(-hw // 256), c, n), hw, c
+        else:
+            original, extent_x, extent_y = (-(-c // 256), hw, n), c, hw
+        rewritten = (-(-extent_x // 32), -(-extent_y // 32), n)
+        out.append(Case(args, (original, (256, 1)), (rewritten, (32, 8)), f"n={n} c={c} hw={hw}"))
+    return out
+
+
+KERNELS = {
+    "unseen-17-nchw-to-nhwc": "nchw_to_nhwc_naive",
+    "nhwc-to-nchw-braced-guard": "nhwc_to_nchw",
+    "transpose-2d-long-long": "transpose_rows",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_rewrite_matches_the_original_block_by_block(name: str, tmp_path: Path) -> None:
+    source, launch = FORMS[name]
+    [cand] = transpose_tile.propose(_request(source, launch))
+    assert_same(tmp_path, source, cand.source, KERNELS[name], _cases(name), rtol=0.0, atol=0.0)
+
+
+def test_the_emulation_catches_a_missing_barrier(tmp_path: Path) -> None:
+    """Without __syncthreads the write phase reads tile entries other threads have not stored yet."""
+    from .cuda_blocks import run
+
+    source, launch = FORMS["nhwc-to-nchw-braced-guard"]
+    [cand] = transpose_tile.propose(_request(source, launch))
+    ok, _ = run(
+        tmp_path,
+        source,
+        cand.source.replace("__syncthreads();", ""),
+        "nhwc_to_nchw",
+        _cases("nhwc-to-nchw-braced-guard"),
+        rtol=0.0,
+        atol=0.0,
+    )
+    assert not ok
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_candidates_compile(name: str, tmp_path: Path) -> None:
+    [cand] = transpose_tile.propose(_request(*FORMS[name]))
+    path = tmp_path / "c.cu"
+    path.write_text(cand.source)
+    done = subprocess.run(
+        ["nvcc", "-arch=sm_90", "-c", "-o", str(tmp_path / "c.o"), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-600:]
