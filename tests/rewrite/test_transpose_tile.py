@@ -59,7 +59,21 @@ T2D_SPEC = _spec(
     ["ceil_div(cols, 128)", "rows"], [128], [("in", None), ("out", None), ("rows", "rows"), ("cols", "cols")]
 )
 
+NAIVE_2D_THREADS = """
+__global__ void transposeNaive(float *odata, const float *idata, int width, int height) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < width && y < height) odata[x * height + y] = idata[y * width + x];
+}
+"""
+NAIVE_SPEC = _spec(
+    ["ceil_div(width, 16)", "ceil_div(height, 16)"],
+    [16, 16],
+    [("odata", None), ("idata", None), ("width", "width"), ("height", "height")],
+)
+
 FORMS: dict[str, tuple[str, LaunchContext]] = {
+    "naive-2d-threads": (NAIVE_2D_THREADS, NAIVE_SPEC),
     "unseen-17-nchw-to-nhwc": _unseen_17(),
     "nhwc-to-nchw-braced-guard": (NHWC_TO_NCHW, NHWC_SPEC),
     "transpose-2d-long-long": (TRANSPOSE_2D, T2D_SPEC),
@@ -97,12 +111,32 @@ REFUSED: dict[str, tuple[str, LaunchContext, str]] = {
         ),
         "the grid's y extent (rows / 2) is not one of the kernel's arguments",
     ),
-    "two-d-block": (
+    "two-d-block-unguarded-row": (
         TRANSPOSE_2D.replace(
             "long long row = blockIdx.y;", "long long row = blockIdx.y * blockDim.y + threadIdx.y;"
         ),
         T2D_SPEC,
-        "is not a thread index of the copy",
+        "row is not bounds-checked",
+    ),
+    "a-second-y-index": (
+        NAIVE_2D_THREADS.replace(
+            "int y = blockIdx.y * blockDim.y + threadIdx.y;",
+            "int y = blockIdx.y * blockDim.y + threadIdx.y;\n    int y2 = blockIdx.y;",
+        ),
+        NAIVE_SPEC,
+        "two indices from the y coordinates",
+    ),
+    "guard-on-another-name": (
+        NAIVE_2D_THREADS.replace(
+            "if (x < width && y < height)", "if (x < width && y < height && height < width)"
+        ),
+        NAIVE_SPEC,
+        "the guard bounds height, not only the copy's indices",
+    ),
+    "thread-y-unguarded": (
+        NAIVE_2D_THREADS.replace("if (x < width && y < height)", "if (x < width)"),
+        NAIVE_SPEC,
+        "y is not bounds-checked",
     ),
     "shared-memory": (
         TRANSPOSE_2D.replace("{\n", "{\n    __shared__ double s[32];\n", 1),
@@ -155,6 +189,12 @@ F = "float"
 
 def _cases(name: str) -> list[Case]:
     out = []
+    if name == "naive-2d-threads":
+        for w, h in ((37, 5), (70, 33)):
+            args = (Buf(F, w * h), Buf(F, w * h), f"{w}", f"{h}")
+            naive = ((-(-w // 16), -(-h // 16)), (16, 16))
+            out.append(Case(args, naive, ((-(-w // 32), -(-h // 32)), (32, 8)), f"{w}x{h}"))
+        return out
     if name == "transpose-2d-long-long":
         for rows, cols in ((5, 37), (33, 70)):
             args = (Buf("double", rows * cols), Buf("double", rows * cols), f"{rows}LL", f"{cols}LL")
@@ -179,6 +219,7 @@ def _cases(name: str) -> list[Case]:
 
 
 KERNELS = {
+    "naive-2d-threads": "transposeNaive",
     "unseen-17-nchw-to-nhwc": "nchw_to_nhwc_naive",
     "nhwc-to-nchw-braced-guard": "nhwc_to_nchw",
     "transpose-2d-long-long": "transpose_rows",

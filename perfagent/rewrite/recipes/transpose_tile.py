@@ -9,13 +9,14 @@ barrier, and writes it back with lanes along the destination's contiguous index 
 ``transposeCoalesced``; the padding column avoids bank conflicts on the transposed read).
 
 Precondition (proven on the tree-sitter parse tree of the kernel):
-- the body is index declarations and one copy ``dst[W] = src[R];`` (different pointer parameters),
-  optionally under ``if (x < X)``;
-- ``x = blockIdx.x * blockDim.x + threadIdx.x`` (any order, casts), ``v = blockIdx.y`` and optionally
-  a batch index ``blockIdx.z``; no other thread built-in anywhere; 1-D blocks;
+- the body is index declarations and one copy ``dst[W] = src[R];`` (different pointer parameters,
+  same element type) under ``if (x < X [&& v < V])``;
+- ``x = blockIdx.x * blockDim.x + threadIdx.x`` (any order, casts); ``v`` either the same on the y
+  axis (2-D blocks; then ``v < V`` must be in the guard) or ``blockIdx.y`` alone (1-D blocks; then the
+  launch spec's grid y must be the value of one of the kernel's arguments, the bound of the tiled
+  ``v``); optionally a batch index ``blockIdx.z``; no other thread built-in anywhere;
 - ``x`` is a unit-stride term of ``R`` and only strided in ``W``; ``v`` is a unit-stride term of ``W``;
-- the launch spec's grid y is the value of one of the kernel's arguments (the ``v`` extent, needed
-  as a bound once ``v`` is tiled), and ``X`` is an argument too.
+- the bounds are scalar kernel arguments whose spec values give the new grid.
 
 The rewrite keeps the signature and replaces the body with the two-phase tile copy (32 x 8 threads,
 each thread 4 rows of the 32 x 32 tile per phase), ``R`` and ``W`` reused verbatim with ``x`` and ``v``
@@ -49,6 +50,8 @@ class _Copy:
     batch: tuple[str, str] | None
     """(name, declared type) of the blockIdx.z index."""
     bound_x: str
+    bound_v: str | None
+    """``Y`` of a guard ``v < Y`` (the thread form ``v = blockIdx.y * blockDim.y + threadIdx.y``)."""
     dst: Node
     src: Node
     element: str
@@ -94,7 +97,8 @@ def _declared_type(declaration: Node) -> str:
     return " ".join([*quals, _cuda.element_type(declaration)])
 
 
-def _global_x(value: Node) -> bool:
+def _global_index(value: Node, axis: str) -> bool:
+    """``blockIdx.<axis> * blockDim.<axis> + threadIdx.<axis>`` (any order, casts)."""
     terms = _terms(value)
     if len(terms) != 2:
         return False
@@ -107,11 +111,12 @@ def _global_x(value: Node) -> bool:
         ):
             factors = [_cuda.strip(factors[0].child_by_field_name(f) or t) for f in ("left", "right")]
         found.add(tuple(sorted(a for f in factors if (a := _cuda.builtin_axis(f)))))
-    return found == {(("blockDim", "x"), ("blockIdx", "x")), (("threadIdx", "x"),)}
+    return found == {(("blockDim", axis), ("blockIdx", axis)), (("threadIdx", axis),)}
 
 
 def _indices(body: Node) -> tuple[dict[str, tuple[str, str]], list[Node]] | str:
-    """axis role ('x', 'y', 'z') -> (name, declared type); and the statements after the declarations."""
+    """axis role ('x', 'y', 'z') -> (name, declared type); and the statements after the declarations.
+    A key 'thread-y' marks a y index from the thread coordinates (else it is ``blockIdx.y`` alone)."""
     found: dict[str, tuple[str, str]] = {}
     rest: list[Node] = []
     for stmt in body.named_children:
@@ -130,7 +135,9 @@ def _indices(body: Node) -> tuple[dict[str, tuple[str, str]], list[Node]] | str:
         axis = _cuda.builtin_axis(v)
         role = (
             "x"
-            if _global_x(value)
+            if _global_index(value, "x")
+            else "y-thread"
+            if _global_index(value, "y")
             else axis[1]
             if axis and axis[0] == "blockIdx" and axis[1] in "yz"
             else None
@@ -140,40 +147,60 @@ def _indices(body: Node) -> tuple[dict[str, tuple[str, str]], list[Node]] | str:
                 f"line {_cuda.line_of(stmt)}: '{_cuda.text(stmt).strip()}' is not a thread index of the copy"
             )
         found[role] = (_cuda.text(name), _declared_type(stmt))
+    if "y-thread" in found:
+        if "y" in found:
+            return "two indices from the y coordinates"
+        found["y"], found["thread-y"] = found.pop("y-thread"), ("", "")
     if "x" not in found or "y" not in found:
-        return "no 'blockIdx.x * blockDim.x + threadIdx.x' index and 'blockIdx.y' index"
+        return (
+            "no 'blockIdx.x * blockDim.x + threadIdx.x' index and y index ('blockIdx.y' or its global index)"
+        )
     return found, rest
 
 
-def _copy(stmts: list[Node], x: str) -> tuple[Node, Node, str] | str:
-    """(dst subscript, src subscript, the bound X of 'x < X') of the single guarded copy."""
+def _guard_bounds(cond: Node) -> dict[str, str] | str:
+    """{index: bound} of a guard ``a < A && b < B`` (bounds are names), or why it is not one."""
+    out: dict[str, str] = {}
+    parts = [cond]
+    while parts:
+        node = _cuda.strip(parts.pop())
+        op = (
+            _cuda.text(node.child_by_field_name("operator") or node)
+            if node.type == "binary_expression"
+            else ""
+        )
+        if op == "&&":
+            parts += [c for f in ("left", "right") if (c := node.child_by_field_name(f)) is not None]
+            continue
+        left, right = (_cuda.strip(node.child_by_field_name(f) or node) for f in ("left", "right"))
+        if op != "<" or left.type != "identifier" or right.type != "identifier":
+            return f"the guard term '{_cuda.text(node)}' is not 'index < bound'"
+        out[_cuda.text(left)] = _cuda.text(right)
+    return out
+
+
+def _copy(stmts: list[Node]) -> tuple[Node, Node, dict[str, str]] | str:
+    """(dst subscript, src subscript, {index: bound} of its guard) of the single guarded copy."""
     if len(stmts) != 1:
         return "the body is not one (guarded) copy after the index declarations"
-    stmt, bound = stmts[0], ""
+    stmt, bounds = stmts[0], {}
     if stmt.type == "if_statement":
         if stmt.child_by_field_name("alternative") is not None:
             return f"line {_cuda.line_of(stmt)}: the guard has an else branch"
         cond = stmt.child_by_field_name("condition")
-        inner = _cuda.strip(cond.named_children[0]) if cond is not None and cond.named_children else None
-        if (
-            inner is None
-            or inner.type != "binary_expression"
-            or _cuda.text(inner.child_by_field_name("operator") or inner) != "<"
-            or _cuda.text(_cuda.strip(inner.child_by_field_name("left") or inner)) != x
-        ):
-            return f"line {_cuda.line_of(stmt)}: the guard is not '{x} < bound'"
-        right = _cuda.strip(inner.child_by_field_name("right") or inner)
-        if right.type != "identifier":
-            return f"line {_cuda.line_of(stmt)}: the bound of {x} is not a kernel argument"
-        bound = _cuda.text(right)
+        inner = cond.named_children[0] if cond is not None and cond.named_children else None
+        if inner is None:
+            return f"line {_cuda.line_of(stmt)}: the guard has no condition"
+        found = _guard_bounds(inner)
+        if isinstance(found, str):
+            return f"line {_cuda.line_of(stmt)}: {found}"
+        bounds = found
         stmt = stmt.child_by_field_name("consequence") or stmt
         if stmt.type == "compound_statement":
             inner_stmts = [c for c in stmt.named_children if c.type != "comment"]
             if len(inner_stmts) != 1:
                 return f"line {_cuda.line_of(stmt)}: the guarded block is not one copy"
             stmt = inner_stmts[0]
-    if not bound:
-        return f"{x} is not bounds-checked: the tiled copy needs its extent"
     expr = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
     if (
         expr is None
@@ -184,7 +211,7 @@ def _copy(stmts: list[Node], x: str) -> tuple[Node, Node, str] | str:
     dst, src = expr.child_by_field_name("left"), _cuda.strip(expr.child_by_field_name("right") or expr)
     if dst is None or dst.type != "subscript_expression" or src.type != "subscript_expression":
         return f"line {_cuda.line_of(stmt)}: not a plain copy 'dst[...] = src[...]'"
-    return dst, src, bound
+    return dst, src, bounds
 
 
 def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
@@ -197,14 +224,21 @@ def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
     if isinstance(found, str):
         return found
     roles, rest = found
-    x, v = roles["x"][0], roles["y"][0]
+    x, v, thread_y = roles["x"][0], roles["y"][0], "thread-y" in roles
     builtins_used = sum(1 for n in _cuda.walk(body) if _cuda.builtin_axis(n))
-    if builtins_used != 3 + 1 + (1 if "z" in roles else 0):
+    if builtins_used != 3 + (3 if thread_y else 1) + (1 if "z" in roles else 0):
         return "thread built-ins are read outside the index declarations"
-    copy = _copy(rest, x)
+    copy = _copy(rest)
     if isinstance(copy, str):
         return copy
-    dst, src, bound = copy
+    dst, src, bounds = copy
+    if x not in bounds:
+        return f"{x} is not bounds-checked: the tiled copy needs its extent"
+    if thread_y and v not in bounds:
+        return f"{v} is not bounds-checked: the tiled copy needs its extent"
+    if set(bounds) - {x, v}:
+        return f"the guard bounds {', '.join(sorted(set(bounds) - {x, v}))}, not only the copy's indices"
+    bound = bounds[x]
     params = {name: (typ, ptr) for name, typ, ptr in _params(kernel)}
     d_arr, s_arr = (_cuda.text(a.child_by_field_name("argument") or a) for a in (dst, src))
     if d_arr == s_arr or not params.get(d_arr, ("", False))[1] or not params.get(s_arr, ("", False))[1]:
@@ -224,16 +258,18 @@ def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
         )
     if not _unit(w, v) or x not in _cuda.identifiers_in(w):
         return f"{v} is not the unit-stride index of the write: no transpose to stage"
-    if bound not in params or params[bound][1]:
-        return f"the bound {bound} is not a scalar kernel argument"
+    for b in (bound, bounds.get(v)):
+        if b is not None and (b not in params or params[b][1]):
+            return f"the bound {b} is not a scalar kernel argument"
     if launch is None:
         return "no launch spec: the tiled copy needs a new grid"
-    if len(launch.block) > 1 and str(launch.block[1]) != "1":
-        return "the launch's block is not 1-D"
+    if not thread_y and len(launch.block) > 1 and str(launch.block[1]) != "1":
+        return "the launch's block is not 1-D while the y index is blockIdx.y alone"
     if len(launch.grid) < 2:
         return "the launch's grid has no y dimension"
     batch = roles.get("z")
-    return _Copy(x, roles["x"][1], v, roles["y"][1], batch, bound, dst, src, " ".join(d_type), body)
+    bound_v = bounds.get(v) if thread_y else None
+    return _Copy(x, roles["x"][1], v, roles["y"][1], batch, bound, bound_v, dst, src, " ".join(d_type), body)
 
 
 def _arg_for(kernel: Node, launch: LaunchContext, expr: str) -> str | None:
@@ -263,7 +299,8 @@ def _kernel(request: RewriteRequest) -> Node | str:
     return found[0]
 
 
-def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str] | str:
+def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str, str] | str:
+    """(kernel, the copy, the v bound in kernel terms, the x and v extents in spec terms), or why not."""
     if request.language != "cuda":
         return "not a CUDA source"
     kernel = _kernel(request)
@@ -273,13 +310,23 @@ def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str] | str:
     if isinstance(c, str):
         return c
     assert request.launch is not None
-    v_bound = _arg_for(kernel, request.launch, str(request.launch.grid[1]))
-    if v_bound is None:
-        return f"the grid's y extent ({request.launch.grid[1]}) is not one of the kernel's arguments: no bound for {c.v}"
+    v_bound: str | None
+    v_extent: str | None
+    if c.bound_v is not None:  # v from the thread coordinates: its guard bounds it
+        v_bound, v_extent = c.bound_v, _spec_value(kernel, request.launch, c.bound_v)
+        if v_extent is None:
+            return f"the launch spec gives no value for {c.bound_v}"
+    else:  # v = blockIdx.y: the old grid's y is its extent, and an argument must carry it
+        v_extent = str(request.launch.grid[1])
+        v_bound = _arg_for(kernel, request.launch, v_extent)
+        if v_bound is None:
+            return (
+                f"the grid's y extent ({v_extent}) is not one of the kernel's arguments: no bound for {c.v}"
+            )
     x_extent = _spec_value(kernel, request.launch, c.bound_x)
     if x_extent is None:
         return f"the launch spec gives no value for {c.bound_x}"
-    return kernel, c, v_bound, x_extent
+    return kernel, c, v_bound, x_extent, v_extent
 
 
 def applies(request: RewriteRequest) -> str | None:
@@ -320,7 +367,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
     plan = _plan(request)
     if isinstance(plan, str):
         return []
-    kernel, c, v_bound, x_extent = plan
+    kernel, c, v_bound, x_extent, v_extent = plan
     assert request.launch is not None
     source = _cuda.apply_edits(
         request.source, [_cuda.Edit(c.body.start_byte, c.body.end_byte, _body(c, v_bound))]
@@ -328,7 +375,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
     _cuda.require_clean(source)
     grid = [
         f"ceil_div({x_extent}, {TILE})",
-        f"ceil_div({request.launch.grid[1]}, {TILE})",
+        f"ceil_div({v_extent}, {TILE})",
         *request.launch.grid[2:],
     ]
     return [
