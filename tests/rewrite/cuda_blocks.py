@@ -13,7 +13,7 @@ so one copy per kernel is one copy per block, and it is not cleared between bloc
 Kernels are compiled as host C++ (g++) on top of ``data/cuda_cpu_emu.h`` (built-ins, ``__half``,
 ``__nv_bfloat16``), with ``__half`` arithmetic operators that round every result to half as the
 device does. Buffers have guard words on both sides (a store out of range fails the run), are filled
-with the same pseudo-random values for both kernels, and are compared after both launches: floating
+with the same pseudo-random values for both kernels (floats in [-1, 1], integers in [0, 997)), and are compared after both launches: floating
 values within ``atol + rtol * |original|``, guard words bit for bit.
 """
 
@@ -42,6 +42,8 @@ PRELUDE = r"""
 #define __restrict__ __restrict
 #define __shared__ static
 using std::fma; using std::fmaf; using std::fmaxf; using std::fminf;
+// fibers switch only at __syncthreads(), so a plain read-modify-write is atomic here
+template <class T, class U> static inline T atomicAdd(T *p, U v) { T old = *p; *p = (T)(*p + v); return old; }
 template <class A, class B> static inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
 template <class A, class B> static inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
 
@@ -115,7 +117,9 @@ template <class T> struct Buffer {
         for (size_t i = 0; i < mem.size(); ++i) {
             unsigned h = (unsigned)(i * 2654435761u) ^ (seed * 40503u);
             h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
-            mem[i] = T((float)((double)(h % 2001u) / 1000.0 - 1.0));
+            // integers spread over [0, 997) (a float in [-1, 1] would truncate to 0 almost always)
+            if constexpr (std::is_integral_v<T>) mem[i] = T(h % 997u);
+            else mem[i] = T((float)((double)(h % 2001u) / 1000.0 - 1.0));
         }
     }
     T *data() { return mem.data() + GUARD; }

@@ -45,6 +45,7 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "thread-map-swap",
         "chunk-interleave",
         "transpose-tile",
+        "privatize-atomics",
         "cooperative-row",
         "sequential-reduction",
         "smem-tiling",

@@ -17,6 +17,7 @@ from perfagent.rewrite.recipes import (
     launch_config,
     launch_geometry,
     loop_unroll,
+    privatize_atomics,
     register_tiling,
     restrict_pointers,
     sequential_reduction,
@@ -49,6 +50,7 @@ RECIPES: dict[str, Recipe] = {
         sequential_reduction.RECIPE,
         smem_tiling.RECIPE,
         register_tiling.RECIPE,
+        privatize_atomics.RECIPE,
     )
 }
 """Every recipe by name."""

@@ -1,0 +1,250 @@
+"""privatize-atomics: per-block shared-memory copies of a small global accumulator array.
+
+A histogram or scatter-add kernel that does one global ``atomicAdd(&bins[b], v)`` per element makes
+thousands of threads hit the same few words in L2, where the atomic units serialise them. The
+textbook fix counts into a per-block copy in shared memory (atomics there contend only within the
+block) and merges it with one global atomic per non-zero bin per block.
+
+Precondition (proven on the tree-sitter parse tree of the kernel and the launch spec):
+- every use of the accumulator ``P`` (a pointer parameter of an integer or float type) is the first
+  argument of an ``atomicAdd`` statement, as ``&P[b]`` or ``P + b``, whose result is not used (``P`` is
+  never read, written or passed elsewhere);
+- its element count is a compile-time constant of the source: the launch spec shapes ``P`` as a
+  ``#define``/``constexpr`` name or a literal, and the copy fits the 48 KiB of static shared memory;
+- no ``return``, ``__syncthreads`` or shared memory in the kernel (every thread must reach the two
+  barriers the rewrite adds), and no other atomic on ``P``.
+The spec's shape bounds the bin index: a ``b`` outside ``[0, count)`` is already out of bounds in the
+original. The rewrite zeroes the copy (block-stride loop over the flattened thread index, so any
+block shape works), barrier, the body with ``P`` replaced by the copy, barrier, merge. Integer counts
+are exact; float sums change order (the verifier's tolerance judges them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
+from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes.registry import Recipe
+
+NAME = "privatize-atomics"
+_COPY = "perfagent_private"
+_B = "perfagent_b"
+_THREAD = "(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))"
+_THREADS = "(blockDim.x * blockDim.y * blockDim.z)"
+_TYPES = {
+    "int": 4,
+    "unsigned int": 4,
+    "unsigned": 4,
+    "unsigned long long": 8,
+    "unsigned long long int": 8,
+    "float": 4,
+    "double": 8,
+}
+
+
+@dataclass
+class _Plan:
+    array: str
+    element: str
+    count: str
+    """The element count as the source can spell it (a constant's name or a literal)."""
+    targets: list[Node]
+    """The ``&P[b]`` / ``P + b`` argument nodes (replaced by the copy)."""
+    body: Node
+
+
+def _params(kernel: Node) -> list[tuple[str, str, bool]]:
+    decl = _cuda.function_declarator(kernel)
+    params = decl.child_by_field_name("parameters") if decl is not None else None
+    out = []
+    for p in params.named_children if params is not None else []:
+        if p.type != "parameter_declaration":
+            continue
+        ident = next((n for n in _cuda.walk(p) if n.type == "identifier"), None)
+        pointer = any(n.type == "pointer_declarator" for n in _cuda.walk(p))
+        typ = p.child_by_field_name("type")
+        out.append(
+            (_cuda.text(ident) if ident else "", " ".join(_cuda.text(typ).split()) if typ else "", pointer)
+        )
+    return out
+
+
+def _target_of(arg: Node, array: str) -> bool:
+    """``&array[b]`` or ``array + b`` / ``b + array``."""
+    arg = _cuda.strip(arg)
+    if arg.type == "pointer_expression" and _cuda.text(arg).startswith("&"):
+        inner = _cuda.strip(arg.child_by_field_name("argument") or arg)
+        base = inner.child_by_field_name("argument") if inner.type == "subscript_expression" else None
+        return base is not None and _cuda.text(base) == array
+    if arg.type == "binary_expression" and _cuda.text(arg.child_by_field_name("operator") or arg) == "+":
+        sides = [_cuda.strip(arg.child_by_field_name(f) or arg) for f in ("left", "right")]
+        return sum(1 for s in sides if s.type == "identifier" and _cuda.text(s) == array) == 1
+    return False
+
+
+def _accumulator(kernel: Node, body: Node) -> tuple[str, str, list[Node]] | str:
+    """(array, element type, its atomicAdd targets) of the one global accumulator, or why not."""
+    pointers = {name: typ for name, typ, ptr in _params(kernel) if ptr}
+    calls = [
+        n
+        for n in _cuda.walk(body)
+        if n.type == "call_expression" and _cuda.text(n.child_by_field_name("function") or n) == "atomicAdd"
+    ]
+    found: dict[str, list[Node]] = {}
+    for call in calls:
+        args = call.child_by_field_name("arguments")
+        first = args.named_children[0] if args is not None and args.named_children else None
+        for name in pointers:
+            if first is not None and _target_of(first, name):
+                if call.parent is None or call.parent.type != "expression_statement":
+                    return f"line {_cuda.line_of(call)}: the result of atomicAdd on {name} is used"
+                found.setdefault(name, []).append(first)
+    if not found:
+        return "no atomicAdd into a pointer argument"
+    if len(found) > 1:
+        return f"atomics into several arrays ({', '.join(sorted(found))})"
+    [(array, targets)] = found.items()
+    uses = [n for n in _cuda.walk(body) if n.type == "identifier" and _cuda.text(n) == array]
+    if len(uses) != len(targets):
+        return f"{array} is used other than as the target of atomicAdd"
+    element = pointers[array].replace("const", "").strip()
+    element = " ".join(element.split())
+    if element not in _TYPES:
+        return f"{array} holds {element or 'an unknown type'}: not an integer or float accumulator"
+    return array, element, targets
+
+
+def _count(tree_source: str, launch: LaunchContext | None, kernel: Node, array: str) -> tuple[str, int] | str:
+    """(the element count as source text, its value) from the launch spec's shape of ``array``."""
+    if launch is None:
+        return "no launch spec: the accumulator's size is unknown"
+    names = [name for name, _, _ in _params(kernel)]
+    index = names.index(array)
+    if index >= len(launch.args) or len(launch.args[index].shape) != 1:
+        return f"the launch spec does not give {array} a 1-D shape"
+    shape = str(launch.args[index].shape[0]).strip()
+    consts = _cuda.constants(_cuda.parse(tree_source))
+    if shape.isdigit():
+        return shape, int(shape)
+    if shape not in consts:
+        return f"{array} has {shape} elements: not a compile-time constant of the source"
+    env: dict[str, _cuda.Constant | int] = dict(consts)
+    env |= {k: int(v) for k, v in launch.defines.items() if str(v).lstrip("-").isdigit()}
+    value = _cuda.evaluate(shape, env)
+    if value is None or value <= 0:
+        return f"the size of {array} ({shape}) does not evaluate to a positive integer"
+    return shape, value
+
+
+def _kernel(request: RewriteRequest) -> Node | str:
+    tree = _cuda.require_clean(request.source)
+    found = _cuda.kernels(tree, request.kernel)
+    if not found:
+        return "no __global__ kernel in the source"
+    if len(found) > 1 and request.kernel is None:
+        return "several kernels and none named"
+    return found[0]
+
+
+def _plan(request: RewriteRequest) -> _Plan | str:
+    if request.language != "cuda":
+        return "not a CUDA source"
+    kernel = _kernel(request)
+    if isinstance(kernel, str):
+        return kernel
+    body = kernel.child_by_field_name("body")
+    if body is None:
+        return "the kernel has no body"
+    text = _cuda.text(body)
+    if "__shared__" in text or "__syncthreads" in text:
+        return "the kernel already uses shared memory or barriers"
+    ret = next((n for n in _cuda.walk(body) if n.type == "return_statement"), None)
+    if ret is not None:
+        return (
+            f"line {_cuda.line_of(ret)}: a return before the end (every thread must reach the merge barrier)"
+        )
+    acc = _accumulator(kernel, body)
+    if isinstance(acc, str):
+        return acc
+    array, element, targets = acc
+    count = _count(request.source, request.launch, kernel, array)
+    if isinstance(count, str):
+        return count
+    spelled, value = count
+    if value * _TYPES[element] > _cuda.STATIC_SHARED_LIMIT:
+        return f"{value} x {element} does not fit the {_cuda.STATIC_SHARED_LIMIT // 1024} KiB of static shared memory"
+    return _Plan(array, element, spelled, targets, body)
+
+
+def applies(request: RewriteRequest) -> str | None:
+    plan = _plan(request)
+    return f"{NAME}: {plan}" if isinstance(plan, str) else None
+
+
+def _retarget(target: Node, array: str) -> str:
+    """``&array[b]`` -> ``&copy[b]``; ``array + b`` -> ``copy + b``."""
+    out = _cuda.text(target)
+    start = target.start_byte
+    ident = next(n for n in _cuda.walk(target) if n.type == "identifier" and _cuda.text(n) == array)
+    lo, hi = ident.start_byte - start, ident.end_byte - start
+    raw = out.encode()
+    return (raw[:lo] + _COPY.encode() + raw[hi:]).decode()
+
+
+def propose(request: RewriteRequest) -> list[Candidate]:
+    plan = _plan(request)
+    if isinstance(plan, str):
+        return []
+    p = plan
+    inner = _cuda.apply_edits(
+        request.source, [_cuda.Edit(t.start_byte, t.end_byte, _retarget(t, p.array)) for t in p.targets]
+    )
+    # the body's braces are kept; the new code goes just inside them
+    body_start = p.body.start_byte + 1
+    body_end = p.body.end_byte - 1 + (len(inner.encode()) - len(request.source.encode()))
+    raw = inner.encode()
+    head = (
+        f"\n    // {NAME}: count into a per-block copy of {p.array} in shared memory, then merge it.\n"
+        f"    __shared__ {p.element} {_COPY}[{p.count}];\n"
+        f"    for (int {_B} = {_THREAD}; {_B} < ({p.count}); {_B} += {_THREADS})\n"
+        f"        {_COPY}[{_B}] = 0;\n"
+        "    __syncthreads();\n"
+    )
+    tail = (
+        "    __syncthreads();\n"
+        f"    for (int {_B} = {_THREAD}; {_B} < ({p.count}); {_B} += {_THREADS}) {{\n"
+        f"        const {p.element} perfagent_count = {_COPY}[{_B}];\n"
+        "        if (perfagent_count != 0)\n"
+        f"            atomicAdd(&{p.array}[{_B}], perfagent_count);\n"
+        "    }\n"
+    )
+    source = (
+        raw[:body_start] + head.encode() + raw[body_start:body_end] + tail.encode() + raw[body_end:]
+    ).decode()
+    _cuda.require_clean(source)
+    return [
+        make_candidate(
+            request,
+            backend="recipes",
+            recipe=NAME,
+            source=source,
+            description=(
+                f"privatize atomics: {len(p.targets)} atomicAdd(s) into {p.array} go to a per-block shared copy "
+                f"of {p.count} {p.element}s, merged with one global atomic per non-zero entry per block"
+            ),
+            parameters={"array": p.array, "count": p.count},
+        )
+    ][: request.max_candidates]
+
+
+RECIPE = Recipe(
+    name=NAME,
+    transforms=("privatize-atomics",),
+    languages=("cuda",),
+    applies=applies,
+    propose=propose,
+    summary="global atomicAdd into a small array (histograms): per-block shared-memory copy, merged once per block",
+)
