@@ -72,7 +72,35 @@ NAIVE_SPEC = _spec(
     [("odata", None), ("idata", None), ("width", "width"), ("height", "height")],
 )
 
+EX01 = ROOT / "examples" / "cuda" / "01_transpose_naive"
+
+
+def _ex01() -> tuple[str, LaunchContext]:
+    return (EX01 / "slow.cu").read_text(), launch_context(
+        tomllib.loads(next(EX01.glob("*.launch.toml")).read_text())
+    )
+
+
+ROWS_16 = """
+#define TILE 16
+__global__ void transpose16(double *out, const double *in, int n) {
+    int x = TILE * blockIdx.x + threadIdx.x;
+    int y = threadIdx.y + blockIdx.y * TILE;
+    for (int r = 0; r < TILE; r += 4)
+        out[x * n + (r + y)] = in[(y + r) * n + x];
+}
+"""
+ROWS_16_SPEC = launch_context(
+    {
+        "grid": ["n / TILE", "n / TILE"],
+        "block": ["TILE", "4"],
+        "args": [{"name": "out"}, {"name": "in"}, {"name": "n", "value": "n"}],
+    }
+)
+
 FORMS: dict[str, tuple[str, LaunchContext]] = {
+    "examples-01-row-steps": _ex01(),
+    "row-steps-unguarded-literal-rows": (ROWS_16, ROWS_16_SPEC),
     "naive-2d-threads": (NAIVE_2D_THREADS, NAIVE_SPEC),
     "unseen-17-nchw-to-nhwc": _unseen_17(),
     "nhwc-to-nchw-braced-guard": (NHWC_TO_NCHW, NHWC_SPEC),
@@ -138,6 +166,21 @@ REFUSED: dict[str, tuple[str, LaunchContext, str]] = {
         NAIVE_SPEC,
         "y is not bounds-checked",
     ),
+    "row-steps-block-mismatch": (
+        ROWS_16,
+        launch_context({"grid": ["n / TILE", "n / TILE"], "block": ["TILE", "8"], "args": []}),
+        "the launch block",
+    ),
+    "row-steps-y-alone-in-guard": (
+        ROWS_16.replace("        out[x", "        if (y < n) out[x"),
+        ROWS_16_SPEC,
+        "y and r are used other than as 'y + r'",
+    ),
+    "row-steps-not-a-multiple": (
+        ROWS_16.replace("r += 4", "r += 6"),
+        launch_context({"grid": ["n / TILE", "n / TILE"], "block": ["TILE", "6"], "args": []}),
+        "TILE is not a known multiple of 6",
+    ),
     "shared-memory": (
         TRANSPOSE_2D.replace("{\n", "{\n    __shared__ double s[32];\n", 1),
         T2D_SPEC,
@@ -155,7 +198,11 @@ def test_positive_forms(name: str) -> None:
     req = _request(*FORMS[name])
     assert transpose_tile.applies(req) is None, transpose_tile.applies(req)
     [cand] = transpose_tile.propose(req)
-    assert "__shared__" in cand.source and "[32][33]" in cand.source and "__syncthreads();" in cand.source
+    assert "__shared__" in cand.source and "__syncthreads();" in cand.source
+    if name.startswith(("examples-01", "row-steps")):  # the cuda-samples form keeps its tile and launch
+        assert cand.launch is None and "perfagent_tile[threadIdx.x][threadIdx.y + perfagent_j]" in cand.source
+        return
+    assert "[32][33]" in cand.source
     assert cand.launch is not None and cand.launch.block == [32, 8]
     grid = cand.launch.grid or []
     assert str(grid[0]).startswith("ceil_div(") and str(grid[1]).endswith(", 32)")
@@ -189,6 +236,17 @@ F = "float"
 
 def _cases(name: str) -> list[Case]:
     out = []
+    if name == "examples-01-row-steps":
+        out = []
+        for w, h in ((37, 5), (70, 33)):
+            args = (Buf(F, w * h), Buf(F, w * h), f"{w}", f"{h}")
+            grid = (-(-w // 32), -(-h // 32))
+            out.append(Case(args, (grid, (32, 8)), (grid, (32, 8)), f"{w}x{h}"))
+        return out
+    if name == "row-steps-unguarded-literal-rows":
+        n = 48
+        args16 = (Buf("double", n * n), Buf("double", n * n), f"{n}")
+        return [Case(args16, ((3, 3), (16, 4)), ((3, 3), (16, 4)), "48x48")]
     if name == "naive-2d-threads":
         for w, h in ((37, 5), (70, 33)):
             args = (Buf(F, w * h), Buf(F, w * h), f"{w}", f"{h}")
@@ -219,6 +277,8 @@ def _cases(name: str) -> list[Case]:
 
 
 KERNELS = {
+    "examples-01-row-steps": "transpose_naive",
+    "row-steps-unguarded-literal-rows": "transpose16",
     "naive-2d-threads": "transposeNaive",
     "unseen-17-nchw-to-nhwc": "nchw_to_nhwc_naive",
     "nhwc-to-nchw-braced-guard": "nhwc_to_nchw",

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes import _cuda, _transpose_rows
 from perfagent.rewrite.recipes.registry import Recipe
 from perfagent.workloads.launch_spec import LaunchOverride
 
@@ -329,9 +329,59 @@ def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str, str] | str:
     return kernel, c, v_bound, x_extent, v_extent
 
 
+def _rows(request: RewriteRequest) -> tuple[str, str] | str:
+    """(new source, description) for the cuda-samples row-step form (``_transpose_rows``), or why not."""
+    kernel = _kernel(request)
+    if isinstance(kernel, str):
+        return kernel
+    body = kernel.child_by_field_name("body")
+    if body is None:
+        return "the kernel has no body"
+    if "__shared__" in _cuda.text(kernel):
+        return "the kernel already uses shared memory"
+    env: dict[str, _cuda.Constant | int] = dict(_cuda.constants(_cuda.parse(request.source)))
+    if request.launch is not None:
+        env |= {k: int(v) for k, v in request.launch.defines.items() if str(v).lstrip("-").isdigit()}
+    c = _transpose_rows.analyse(body, request.launch, env)
+    if isinstance(c, str):
+        return c
+    if sum(1 for n in _cuda.walk(body) if _cuda.builtin_axis(n)) != 4:
+        return "thread built-ins are read outside the two index declarations"
+    params = {name: (typ, ptr) for name, typ, ptr in _params(kernel)}
+    d_arr, s_arr = (_cuda.text(a.child_by_field_name("argument") or a) for a in (c.dst, c.src))
+    if d_arr == s_arr or not params.get(d_arr, ("", False))[1] or not params.get(s_arr, ("", False))[1]:
+        return "the copy is not between two different pointer arguments"
+    d_type, s_type = (params[a][0].replace("const", "").split() for a in (d_arr, s_arr))
+    if d_type != s_type:
+        return f"{s_arr} and {d_arr} have different element types"
+    w, r = _index_of(c.dst), _index_of(c.src)
+    if w is None or r is None:
+        return "an index of the copy is not one expression"
+    if not _unit(r, c.x) or _unit(w, c.x):
+        return f"{c.x} (from threadIdx.x) is not unit-stride in the read alone: no transpose to stage"
+    if not _unit(w, c.y) or _unit(r, c.y):
+        return f"the rows ({c.y} + {c.j}) are not unit-stride in the write alone: no transpose to stage"
+    new_body = _transpose_rows.emit(c, " ".join(d_type), _cuda.text(w), _cuda.text(r), d_arr, s_arr)
+    source = _cuda.apply_edits(request.source, [_cuda.Edit(body.start_byte, body.end_byte, new_body)])
+    _cuda.require_clean(source)
+    what = (
+        f"transpose tile: {_cuda.text(c.src)} read with lanes along {c.x}, staged in a {c.k}x({c.k} + 1) "
+        f"shared tile, written with lanes along the rows (line {_cuda.line_of(c.dst)}); same launch"
+    )
+    return source, what
+
+
 def applies(request: RewriteRequest) -> str | None:
     plan = _plan(request)
-    return f"{NAME}: {plan}" if isinstance(plan, str) else None
+    if not isinstance(plan, str):
+        return None
+    rows = _rows(request)
+    if not isinstance(rows, str):
+        return None
+    kernel = _kernel(request)
+    body = kernel.child_by_field_name("body") if not isinstance(kernel, str) else None
+    looped = body is not None and any(c.type == "for_statement" for c in body.named_children)
+    return f"{NAME}: {rows if looped else plan}"
 
 
 def _body(c: _Copy, v_bound: str) -> str:
@@ -366,7 +416,20 @@ def _body(c: _Copy, v_bound: str) -> str:
 def propose(request: RewriteRequest) -> list[Candidate]:
     plan = _plan(request)
     if isinstance(plan, str):
-        return []
+        rows = _rows(request)
+        if isinstance(rows, str):
+            return []
+        source, what = rows
+        return [
+            make_candidate(
+                request,
+                backend="recipes",
+                recipe=NAME,
+                source=source,
+                description=what,
+                parameters={"form": "row steps", "launch": "kept"},
+            )
+        ][: request.max_candidates]
     kernel, c, v_bound, x_extent, v_extent = plan
     assert request.launch is not None
     source = _cuda.apply_edits(
