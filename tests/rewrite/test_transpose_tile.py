@@ -235,9 +235,8 @@ F = "float"
 
 
 def _cases(name: str) -> list[Case]:
-    out = []
+    out: list[Case] = []
     if name == "examples-01-row-steps":
-        out = []
         for w, h in ((37, 5), (70, 33)):
             args = (Buf(F, w * h), Buf(F, w * h), f"{w}", f"{h}")
             grid = (-(-w // 32), -(-h // 32))
