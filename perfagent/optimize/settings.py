@@ -28,7 +28,8 @@ RESULTS_GROUP = "results"
 
 Backend = Literal["recipes", "llm", "auto"]
 Device = Literal["auto", "cpu", "cuda"]
-Language = Literal["cuda", "triton"]
+FirstKernelLanguage = Literal["cuda", "triton"]
+"""What the write-kernel step writes a first ModelNew in (a narrower set than a source's ``Language``)."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class OptimizeSettings(BaseModel):
         description="repair requests per LLM candidate that fails to compile (the compiler's first errors go "
         "back) or to verify (the failing check's detail goes back); 0: none (default 1)",
     )
-    language: Annotated[Language, Flag("--language", LLM_GROUP, label="kernel language")] = Field(
+    language: Annotated[FirstKernelLanguage, Flag("--language", LLM_GROUP, label="kernel language")] = Field(
         "cuda",
         description="plain-PyTorch KernelBench problem: the language of the first kernel the LLM writes "
         "(write-kernel step; cuda = torch.utils.cpp_extension.load_inline; default cuda)",

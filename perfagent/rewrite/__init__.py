@@ -17,11 +17,11 @@ from perfagent.rewrite.base import (
     Candidate,
     EarlierAttempt,
     FailedAttempt,
-    Language,
     Rewriter,
     RewriteRequest,
     TokenUsage,
 )
+from perfagent.workloads.base import Language
 
 __all__ = [
     "BACKENDS",

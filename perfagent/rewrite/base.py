@@ -17,12 +17,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import Field, field_validator
 
 from perfagent.models import DeviceInfo, Finding, SourceLine
+from perfagent.workloads.base import Language
 from perfagent.workloads.launch_spec import Expr, LaunchOverride
 from profilers.model import Frozen
 
-Language = Literal["cuda", "triton", "python"]
-"""Source language: 'cuda' (CUDA C++), 'triton' (a Python file with @triton.jit kernels), 'python'
-(PyTorch / KernelBench ``ModelNew`` without Triton, or any other Python)."""
 BackendName = Literal["recipes", "llm"]
 WRITE_KERNEL = "write-kernel"
 """The transform that writes a first custom kernel (``ModelNew``) for a plain-PyTorch KernelBench problem."""

@@ -33,13 +33,13 @@ from perfagent.rewrite import launch_reply, prompt
 from perfagent.rewrite.base import (
     WRITE_KERNEL,
     Candidate,
-    Language,
     ParamValue,
     RewriteRequest,
     TokenUsage,
     make_candidate,
 )
 from perfagent.rewrite.llm_reply import ParsedReply, launch_key, normalised, parse_full, reply_schema
+from perfagent.workloads.base import Language
 
 if TYPE_CHECKING:
     import openai

@@ -20,7 +20,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from perfagent.rewrite import launch_reply, prompt
-from perfagent.rewrite.base import Language, LaunchContext
+from perfagent.rewrite.base import LaunchContext
+from perfagent.workloads.base import Language
 from perfagent.workloads.launch_spec import LaunchOverride
 
 _FENCE = re.compile(

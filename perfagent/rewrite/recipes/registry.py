@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from perfagent.rewrite.base import Candidate, Language, RewriteRequest
+from perfagent.rewrite.base import Candidate, RewriteRequest
+from perfagent.workloads.base import Language
 
 
 @dataclass(frozen=True)
