@@ -196,6 +196,35 @@ def kernels(tree: Tree, only: str | None = None) -> list[Node]:
     return [fn for fn in functions(tree) if is_kernel(fn) and (only is None or function_name(fn) == only)]
 
 
+def target_kernel(source: str, name: str | None) -> Node | str:
+    """The kernel a request is about (``name``, or the only one), or why there is none to edit.
+
+    Raises:
+        ParseError: the source does not parse cleanly (recipes only edit clean trees).
+    """
+    found = kernels(require_clean(source), name)
+    if not found:
+        return f"no __global__ kernel{f' named {name}' if name else ''} in the source"
+    if len(found) > 1 and name is None:
+        return "several kernels and none named: which one the launch spec runs is unknown"
+    return found[0]
+
+
+def kernel_params(kernel: Node) -> list[tuple[str, str, bool]]:
+    """(name, declared type as written, is a pointer) of every parameter of ``kernel``, in order."""
+    decl = function_declarator(kernel)
+    params = decl.child_by_field_name("parameters") if decl is not None else None
+    out = []
+    for p in params.named_children if params is not None else []:
+        if p.type != "parameter_declaration":
+            continue
+        ident = next((n for n in walk(p) if n.type == "identifier"), None)
+        pointer = any(n.type == "pointer_declarator" for n in walk(p))
+        typ = p.child_by_field_name("type")
+        out.append((text(ident) if ident else "", " ".join(text(typ).split()) if typ else "", pointer))
+    return out
+
+
 def is_extern_c(fn: Node) -> bool:
     parent = fn.parent
     while parent is not None:

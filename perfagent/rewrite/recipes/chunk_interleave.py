@@ -368,16 +368,6 @@ def _index_form(loop: Node, product: Node, chunk: str, base_var: str | None, bas
     return _Chunk(product, chunk, index_type, loop, "index", [], (bound, update))
 
 
-def _kernel(request: RewriteRequest) -> Node | str:
-    tree = _cuda.require_clean(request.source)
-    found = _cuda.kernels(tree, request.kernel)
-    if not found:
-        return "no __global__ kernel in the source"
-    if len(found) > 1 and request.kernel is None:
-        return "several kernels and none named"
-    return found[0]
-
-
 def analyse(kernel: Node) -> _Chunk | str:
     why = _forbidden(kernel)
     return why if why is not None else _find(kernel)
@@ -386,7 +376,7 @@ def analyse(kernel: Node) -> _Chunk | str:
 def applies(request: RewriteRequest) -> str | None:
     if request.language != "cuda":
         return "not a CUDA source"
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
     found = analyse(kernel)
@@ -401,7 +391,7 @@ def _cast_type(declared: str) -> str:
 def propose(request: RewriteRequest) -> list[Candidate]:
     if applies(request) is not None:
         return []
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     assert not isinstance(kernel, str)
     c = analyse(kernel)
     assert not isinstance(c, str)

@@ -42,8 +42,6 @@ second loop). The arithmetic per element is unchanged; only the summation order 
 
 from __future__ import annotations
 
-from tree_sitter import Node
-
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes._coop_row_analysis import LANE, analyse
@@ -53,16 +51,6 @@ from perfagent.workloads.expr import ExpressionError, evaluate_int
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "cooperative-row"
-
-
-def _kernel(request: RewriteRequest) -> Node | str:
-    tree = _cuda.require_clean(request.source)
-    found = _cuda.kernels(tree, request.kernel)
-    if not found:
-        return "no __global__ kernel in the source"
-    if len(found) > 1 and request.kernel is None:
-        return "several kernels and none named"
-    return found[0]
 
 
 def _block_ok(request: RewriteRequest) -> str | None:
@@ -85,7 +73,7 @@ def applies(request: RewriteRequest) -> str | None:
         return "no launch spec: the grid is set in the source's own launch"
     if len(request.launch.grid) != 1 or len(request.launch.block) != 1:
         return "the launch spec's grid or block has more than one dimension"
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
     plan = analyse(kernel)
@@ -147,7 +135,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
     if applies(request) is not None:
         return []
     assert request.launch is not None
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     assert not isinstance(kernel, str)
     plan = analyse(kernel)
     assert not isinstance(plan, str)

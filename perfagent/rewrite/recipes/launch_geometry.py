@@ -146,16 +146,6 @@ def analyse(kernel: Node) -> _Uses:
     return _Uses(grid_stride, block_free, None if grid_stride or block_free else f"{blocker}; {why_block}")
 
 
-def _kernel(request: RewriteRequest) -> Node | str:
-    tree = _cuda.require_clean(request.source)
-    found = _cuda.kernels(tree, request.kernel)
-    if not found:
-        return f"no __global__ kernel{f' named {request.kernel}' if request.kernel else ''} in the source"
-    if len(found) > 1 and request.kernel is None:
-        return "several kernels and none named: the launch spec's kernel is unknown"
-    return found[0]
-
-
 def applies(request: RewriteRequest) -> str | None:
     if request.language != "cuda":
         return "not a CUDA source"
@@ -163,7 +153,7 @@ def applies(request: RewriteRequest) -> str | None:
         return "no launch spec: the grid is set in the source's own launch (the launch-config recipe edits block-size constants there)"
     if len(request.launch.grid) != 1 or len(request.launch.block) != 1:
         return "the launch spec's grid or block has more than one dimension"
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
     uses = analyse(kernel)
@@ -387,7 +377,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
     if applies(request) is not None:
         return []
     assert request.launch is not None
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     assert not isinstance(kernel, str)
     uses = analyse(kernel)
     out: list[Candidate] = []

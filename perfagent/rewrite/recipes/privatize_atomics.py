@@ -56,22 +56,6 @@ class _Plan:
     body: Node
 
 
-def _params(kernel: Node) -> list[tuple[str, str, bool]]:
-    decl = _cuda.function_declarator(kernel)
-    params = decl.child_by_field_name("parameters") if decl is not None else None
-    out = []
-    for p in params.named_children if params is not None else []:
-        if p.type != "parameter_declaration":
-            continue
-        ident = next((n for n in _cuda.walk(p) if n.type == "identifier"), None)
-        pointer = any(n.type == "pointer_declarator" for n in _cuda.walk(p))
-        typ = p.child_by_field_name("type")
-        out.append(
-            (_cuda.text(ident) if ident else "", " ".join(_cuda.text(typ).split()) if typ else "", pointer)
-        )
-    return out
-
-
 def _target_of(arg: Node, array: str) -> bool:
     """``&array[b]`` or ``array + b`` / ``b + array``."""
     arg = _cuda.strip(arg)
@@ -87,7 +71,7 @@ def _target_of(arg: Node, array: str) -> bool:
 
 def _accumulator(kernel: Node, body: Node) -> tuple[str, str, list[Node]] | str:
     """(array, element type, its atomicAdd targets) of the one global accumulator, or why not."""
-    pointers = {name: typ for name, typ, ptr in _params(kernel) if ptr}
+    pointers = {name: typ for name, typ, ptr in _cuda.kernel_params(kernel) if ptr}
     calls = [
         n
         for n in _cuda.walk(body)
@@ -121,7 +105,7 @@ def _count(tree_source: str, launch: LaunchContext | None, kernel: Node, array: 
     """(the element count as source text, its value) from the launch spec's shape of ``array``."""
     if launch is None:
         return "no launch spec: the accumulator's size is unknown"
-    names = [name for name, _, _ in _params(kernel)]
+    names = [name for name, _, _ in _cuda.kernel_params(kernel)]
     index = names.index(array)
     if index >= len(launch.args) or len(launch.args[index].shape) != 1:
         return f"the launch spec does not give {array} a 1-D shape"
@@ -139,20 +123,10 @@ def _count(tree_source: str, launch: LaunchContext | None, kernel: Node, array: 
     return shape, value
 
 
-def _kernel(request: RewriteRequest) -> Node | str:
-    tree = _cuda.require_clean(request.source)
-    found = _cuda.kernels(tree, request.kernel)
-    if not found:
-        return "no __global__ kernel in the source"
-    if len(found) > 1 and request.kernel is None:
-        return "several kernels and none named"
-    return found[0]
-
-
 def _plan(request: RewriteRequest) -> _Plan | str:
     if request.language != "cuda":
         return "not a CUDA source"
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
     body = kernel.child_by_field_name("body")

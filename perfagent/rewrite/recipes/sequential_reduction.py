@@ -149,16 +149,6 @@ def analyse(kernel: Node) -> _Tree | str:
     return "; ".join(reasons) or "no loop in the kernel"
 
 
-def _kernel(request: RewriteRequest) -> Node | str:
-    tree = _cuda.require_clean(request.source)
-    found = _cuda.kernels(tree, request.kernel)
-    if not found:
-        return "no __global__ kernel in the source"
-    if len(found) > 1 and request.kernel is None:
-        return "several kernels and none named"
-    return found[0]
-
-
 def _block(request: RewriteRequest) -> int | str:
     assert request.launch is not None
     env = {
@@ -179,7 +169,7 @@ def applies(request: RewriteRequest) -> str | None:
         return "not a CUDA source"
     if request.launch is None or len(request.launch.block) != 1:
         return "needs a launch spec with a 1-D block"
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
     tree = analyse(kernel)
@@ -222,7 +212,7 @@ def _loops(t: _Tree, indent: str) -> tuple[str, str]:
 def propose(request: RewriteRequest) -> list[Candidate]:
     if applies(request) is not None:
         return []
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     assert not isinstance(kernel, str)
     t = analyse(kernel)
     assert isinstance(t, _Tree)

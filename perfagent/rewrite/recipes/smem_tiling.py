@@ -55,16 +55,6 @@ TILES = (32, 16)
 _INT_TYPES = frozenset({"int32", "int64", "uint32", "uint64", "int", "long", "int16", "uint16"})
 
 
-def _kernel(request: RewriteRequest) -> Node | str:
-    tree = _cuda.require_clean(request.source)
-    found = _cuda.kernels(tree, request.kernel)
-    if not found:
-        return "no __global__ kernel in the source"
-    if len(found) > 1 and request.kernel is None:
-        return "several kernels and none named"
-    return found[0]
-
-
 def _names(launch: LaunchContext, extra: dict[str, float | int] | None = None) -> dict[str, float | int]:
     names: dict[str, float | int] = {**DEFAULT_DEVICE_ATTRS, **launch.params, **(extra or {})}
     for key, value in launch.defines.items():
@@ -171,7 +161,7 @@ def _plan(request: RewriteRequest) -> _Plan | str:
         return "the launch spec's grid and block are not 2-D"
     if len(launch.block) == 3 and _block(launch).get("z") != 1:
         return "the launch's block has a z extent: not a 2-D thread map"
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
     constants = _constants(request.source)

@@ -188,16 +188,6 @@ def analyse(kernel: Node) -> _Map | str:
     return m
 
 
-def _kernel(request: RewriteRequest) -> Node | str:
-    tree = _cuda.require_clean(request.source)
-    found = _cuda.kernels(tree, request.kernel)
-    if not found:
-        return "no __global__ kernel in the source"
-    if len(found) > 1 and request.kernel is None:
-        return "several kernels and none named"
-    return found[0]
-
-
 def applies(request: RewriteRequest) -> str | None:
     if request.language != "cuda":
         return "not a CUDA source"
@@ -205,7 +195,7 @@ def applies(request: RewriteRequest) -> str | None:
         return "no launch spec: the grid is set in the source's own launch"
     if len(request.launch.grid) != 2 or len(request.launch.block) != 2:
         return "the launch spec's grid and block are not both 2-D"
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
     result = analyse(kernel)
@@ -234,7 +224,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
     if applies(request) is not None:
         return []
     assert request.launch is not None
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     assert not isinstance(kernel, str)
     m = analyse(kernel)
     assert not isinstance(m, str)

@@ -77,21 +77,6 @@ def _index_of(sub: Node) -> Node | None:
     return args[0] if len(args) == 1 else None
 
 
-def _params(kernel: Node) -> list[tuple[str, str, bool]]:
-    """(name, declared type text, is a pointer) of every kernel parameter, in order."""
-    decl = _cuda.function_declarator(kernel)
-    params = decl.child_by_field_name("parameters") if decl is not None else None
-    out = []
-    for p in params.named_children if params is not None else []:
-        if p.type != "parameter_declaration":
-            continue
-        ident = next((n for n in _cuda.walk(p) if n.type == "identifier"), None)
-        pointer = any(n.type == "pointer_declarator" for n in _cuda.walk(p))
-        typ = p.child_by_field_name("type")
-        out.append((_cuda.text(ident) if ident else "", _cuda.text(typ) if typ else "", pointer))
-    return out
-
-
 def _declared_type(declaration: Node) -> str:
     quals = [_cuda.text(c) for c in declaration.children if c.type == "type_qualifier"]
     return " ".join([*quals, _cuda.element_type(declaration)])
@@ -239,7 +224,7 @@ def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
     if set(bounds) - {x, v}:
         return f"the guard bounds {', '.join(sorted(set(bounds) - {x, v}))}, not only the copy's indices"
     bound = bounds[x]
-    params = {name: (typ, ptr) for name, typ, ptr in _params(kernel)}
+    params = {name: (typ, ptr) for name, typ, ptr in _cuda.kernel_params(kernel)}
     d_arr, s_arr = (_cuda.text(a.child_by_field_name("argument") or a) for a in (dst, src))
     if d_arr == s_arr or not params.get(d_arr, ("", False))[1] or not params.get(s_arr, ("", False))[1]:
         return "the copy is not between two different pointer arguments"
@@ -274,7 +259,7 @@ def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
 
 def _arg_for(kernel: Node, launch: LaunchContext, expr: str) -> str | None:
     """The kernel argument whose spec value is ``expr`` (arguments matched by position)."""
-    names = [name for name, _, _ in _params(kernel)]
+    names = [name for name, _, _ in _cuda.kernel_params(kernel)]
     for name, arg in zip(names, launch.args, strict=False):
         if arg.value is not None and str(arg.value).replace(" ", "") == expr.replace(" ", ""):
             return name
@@ -282,28 +267,18 @@ def _arg_for(kernel: Node, launch: LaunchContext, expr: str) -> str | None:
 
 
 def _spec_value(kernel: Node, launch: LaunchContext, param: str) -> str | None:
-    names = [name for name, _, _ in _params(kernel)]
+    names = [name for name, _, _ in _cuda.kernel_params(kernel)]
     if param not in names or len(launch.args) <= names.index(param):
         return None
     value = launch.args[names.index(param)].value
     return None if value is None else str(value)
 
 
-def _kernel(request: RewriteRequest) -> Node | str:
-    tree = _cuda.require_clean(request.source)
-    found = _cuda.kernels(tree, request.kernel)
-    if not found:
-        return "no __global__ kernel in the source"
-    if len(found) > 1 and request.kernel is None:
-        return "several kernels and none named"
-    return found[0]
-
-
 def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str, str] | str:
     """(kernel, the copy, the v bound in kernel terms, the x and v extents in spec terms), or why not."""
     if request.language != "cuda":
         return "not a CUDA source"
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
     c = analyse(kernel, request.launch)
@@ -331,7 +306,7 @@ def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str, str] | str:
 
 def _rows(request: RewriteRequest) -> tuple[str, str] | str:
     """(new source, description) for the cuda-samples row-step form (``_transpose_rows``), or why not."""
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
     body = kernel.child_by_field_name("body")
@@ -347,7 +322,7 @@ def _rows(request: RewriteRequest) -> tuple[str, str] | str:
         return c
     if sum(1 for n in _cuda.walk(body) if _cuda.builtin_axis(n)) != 4:
         return "thread built-ins are read outside the two index declarations"
-    params = {name: (typ, ptr) for name, typ, ptr in _params(kernel)}
+    params = {name: (typ, ptr) for name, typ, ptr in _cuda.kernel_params(kernel)}
     d_arr, s_arr = (_cuda.text(a.child_by_field_name("argument") or a) for a in (c.dst, c.src))
     if d_arr == s_arr or not params.get(d_arr, ("", False))[1] or not params.get(s_arr, ("", False))[1]:
         return "the copy is not between two different pointer arguments"
@@ -378,7 +353,7 @@ def applies(request: RewriteRequest) -> str | None:
     rows = _rows(request)
     if not isinstance(rows, str):
         return None
-    kernel = _kernel(request)
+    kernel = _cuda.target_kernel(request.source, request.kernel)
     body = kernel.child_by_field_name("body") if not isinstance(kernel, str) else None
     looped = body is not None and any(c.type == "for_statement" for c in body.named_children)
     return f"{NAME}: {rows if looped else plan}"
