@@ -380,7 +380,7 @@ def applies(request: RewriteRequest) -> str | None:
     if isinstance(kernel, str):
         return kernel
     found = analyse(kernel)
-    return f"{NAME}: {found}" if isinstance(found, str) else None
+    return found if isinstance(found, str) else None
 
 
 def _cast_type(declared: str) -> str:

@@ -155,7 +155,7 @@ def _plan(request: RewriteRequest) -> _Plan | str:
 
 def applies(request: RewriteRequest) -> str | None:
     plan = _plan(request)
-    return f"{NAME}: {plan}" if isinstance(plan, str) else None
+    return plan if isinstance(plan, str) else None
 
 
 def _retarget(target: Node, array: str) -> str:

@@ -356,7 +356,7 @@ def applies(request: RewriteRequest) -> str | None:
     kernel = _cuda.target_kernel(request.source, request.kernel)
     body = kernel.child_by_field_name("body") if not isinstance(kernel, str) else None
     looped = body is not None and any(c.type == "for_statement" for c in body.named_children)
-    return f"{NAME}: {rows if looped else plan}"
+    return rows if looped else plan
 
 
 def _body(c: _Copy, v_bound: str) -> str:
