@@ -201,7 +201,8 @@ def test_the_record_says_why_each_plan_step_was_or_was_not_tried(tmp_path: Path)
     by_id = {p.transform: p for p in result.plan}
     coop = by_id["cooperative-row"]
     assert coop.tried and coop.kind == "structural" and coop.reason is not None
-    assert "tried: precondition met; c1 (not-verified): rewrites lines" in coop.reason
+    # two candidates: a warp per row and a block per row
+    assert "tried: precondition met; c1, c2 (not-verified): rewrites lines" in coop.reason
     nudge = by_id["launch-config"]
     assert not nudge.tried and nudge.kind == "tuning" and nudge.reason is not None
     assert nudge.reason.endswith("not reached: iteration budget spent (1)")

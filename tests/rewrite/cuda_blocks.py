@@ -42,6 +42,13 @@ PRELUDE = r"""
 #define __restrict__ __restrict
 #define __shared__ static
 using std::fma; using std::fmaf; using std::fmaxf; using std::fminf;
+#ifndef __expf
+#define __expf(x) expf(x)
+#define __logf(x) logf(x)
+#define __fdividef(a, b) ((a) / (b))
+#endif
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 // fibers switch only at __syncthreads(), so a plain read-modify-write is atomic here
 template <class T, class U> static inline T atomicAdd(T *p, U v) { T old = *p; *p = (T)(*p + v); return old; }
 template <class A, class B> static inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfagent.rewrite.base import LaunchContext, RewriteRequest
+from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest
 from perfagent.rewrite.embed.device import device_code
 from perfagent.rewrite.embed.literals import find_inline_sources
 from perfagent.rewrite.recipes import RECIPES, cooperative_row
@@ -414,7 +414,7 @@ def _request(source: str, launch: LaunchContext = LAUNCH) -> RewriteRequest:
 def test_positive_forms(name: str) -> None:
     req = _request(FORMS[name])
     assert cooperative_row.applies(req) is None, cooperative_row.applies(req)
-    [cand] = cooperative_row.propose(req)
+    cand = cooperative_row.propose(req)[0]
     src = cand.source
     assert "/ 32" in src and "coop_lane = threadIdx.x % 32" in src
     assert "+= 32" in src and "__shfl_xor_sync" in src
@@ -469,7 +469,7 @@ def test_lane_strided_partials_and_butterfly_give_the_row_sum_and_max(cols: int)
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_candidates_compile(name: str, tmp_path: Path) -> None:
-    [cand] = cooperative_row.propose(_request(FORMS[name]))
+    cand = cooperative_row.propose(_request(FORMS[name]))[0]
     path = tmp_path / "c.cu"
     path.write_text(cand.source)
     done = subprocess.run(
@@ -575,14 +575,59 @@ def test_rewrite_matches_the_original_lane_by_lane(name: str, tmp_path: Path) ->
     """32 real lanes per warp, shuffles through a barrier: the warp-per-row kernel stores what the
     row-per-thread kernel stores (sums within rounding), and never shuffles with a lane that left."""
     kernel, args, block = EMULATED[name]
-    [cand] = cooperative_row.propose(_request(FORMS[name]))
+    cand = cooperative_row.propose(_request(FORMS[name]))[0]
     assert_same(tmp_path, FORMS[name], cand.source, kernel, _cases(args, block), rtol=2e-5, atol=2e-5)
+
+
+BLOCK_LAUNCH = LaunchContext(grid=["ceil_div(rows, 64)"], block=[64], params={"rows": 1000})
+
+
+def _block_variant(source: str) -> Candidate:
+    cands = cooperative_row.propose(_request(source, BLOCK_LAUNCH))
+    [blocked] = [c for c in cands if c.parameters.get("rows_per_block") == 1]
+    return blocked
+
+
+@pytest.mark.parametrize("name", sorted(EMULATED))
+def test_block_per_row_matches_the_original_block_by_block(name: str, tmp_path: Path) -> None:
+    """The block-per-row variant on the block-synchronous emulator (real barriers around the shared
+    trees): it stores what the row-per-thread kernel stores, and never splits a block at a barrier."""
+    from . import cuda_blocks
+
+    kernel, args, block = EMULATED[name]
+    cand = _block_variant(FORMS[name])
+    assert cand.launch is not None and cand.launch.grid == ["(ceil_div(rows, 64)) * (64)"]
+    assert "__syncthreads();" in cand.source and "__shfl_xor_sync" not in cand.source
+
+    def blocks_args(rows: int, cols: int) -> tuple[cuda_blocks.Buf | str, ...]:
+        return tuple(cuda_blocks.Buf(a.ctype, a.size) if isinstance(a, Buf) else a for a in args(rows, cols))
+
+    cases = [
+        cuda_blocks.Case(
+            blocks_args(r, c),
+            ((-(-r // block), 1), (block, 1)),
+            ((-(-r // block) * block, 1), (block, 1)),
+            f"{r}x{c}",
+        )
+        for r, c in SHAPES
+    ]
+    cuda_blocks.assert_same(tmp_path, FORMS[name], cand.source, kernel, cases, rtol=2e-5, atol=2e-5)
+
+
+def test_block_per_row_needs_a_power_of_two_block() -> None:
+    cands = cooperative_row.propose(
+        _request(
+            FORMS["gemv-early-return"],
+            LaunchContext(grid=["ceil_div(rows, 96)"], block=[96], params={"rows": 1000}),
+        )
+    )
+    assert [c.parameters.get("rows_per_block") for c in cands] == ["block / 32"]
 
 
 def test_the_emulation_catches_a_sum_counted_32_times(tmp_path: Path) -> None:
     """Without the lane-0 reset, a sum that starts from an element counts it in every lane."""
     kernel, args, block = EMULATED["sum-from-element-0"]
-    [cand] = cooperative_row.propose(_request(FORMS["sum-from-element-0"]))
+    cand = cooperative_row.propose(_request(FORMS["sum-from-element-0"]))[0]
     wrong = cand.source.replace("if (coop_lane != 0) s = 0;", "")
     assert wrong != cand.source
     from .cuda_lanes import run
@@ -640,7 +685,7 @@ def test_kernelbench_solutions_apply_or_say_why() -> None:
         why = rewriter.applies(_solution(name))
         if applies is not None:
             assert why is None, f"{name}: {why}"
-            [cand] = rewriter.propose(_solution(name))
+            cand = rewriter.propose(_solution(name))[0]
             assert cand.recipe == "cooperative-row" and "__shfl_xor_sync" in cand.source
             assert "32 * (" in cand.source  # the wrapper's grid, written back
         else:
@@ -653,7 +698,7 @@ def test_kernelbench_rewrites_match_the_original_lane_by_lane(name: str, tmp_pat
     entry = SOLUTIONS[name]
     assert entry is not None
     kernel, args = entry
-    [cand] = RecipesRewriter().propose(_solution(name))
+    cand = RecipesRewriter().propose(_solution(name))[0]
     original = device_code(_cuda_of(_solution(name).source))
     rewritten = device_code(_cuda_of(cand.source))
     assert "coop_lane" in rewritten and "torch" not in rewritten
@@ -668,7 +713,7 @@ def test_kernelbench_rewrites_compile_with_the_torch_stub(tmp_path: Path) -> Non
     names = sorted(n for n, a in SOLUTIONS.items() if a is not None)
 
     def one(name: str) -> tuple[str, subprocess.CompletedProcess[str]]:
-        [cand] = RecipesRewriter().propose(_solution(name))
+        cand = RecipesRewriter().propose(_solution(name))[0]
         path = tmp_path / f"{name}.cu"
         path.write_text(_cuda_of(cand.source), encoding="utf-8")
         argv = [nvcc, "-arch=sm_90", "-std=c++17", "-c", "-o", "/dev/null", f"-I{stub}", str(path)]
@@ -678,3 +723,34 @@ def test_kernelbench_rewrites_compile_with_the_torch_stub(tmp_path: Path) -> Non
         results = dict(pool.map(one, names))
     for name, done in results.items():
         assert done.returncode == 0, f"{name}: {done.stderr[-1500:]}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, a in SOLUTIONS.items() if a is not None))
+def test_kernelbench_block_per_row_matches_the_original_block_by_block(name: str, tmp_path: Path) -> None:
+    """The block-per-row candidate of each solution (the one a few long rows want), its launch written
+    back into the C++ wrapper: same stores on the block emulator, and the whole unit compiles."""
+    from . import cuda_blocks
+
+    entry = SOLUTIONS[name]
+    assert entry is not None
+    kernel, args = entry
+    [blocked] = [
+        c for c in RecipesRewriter().propose(_solution(name)) if c.parameters.get("rows_per_block") == 1
+    ]
+    unit = _cuda_of(blocked.source)
+    assert "/ 256 * 256" in unit  # the wrapper's grid: one block of 256 per former thread slot
+    original = device_code(_cuda_of(_solution(name).source))
+    rewritten = device_code(unit)
+
+    def blocks_args(rows: int, cols: int) -> tuple[cuda_blocks.Buf | str, ...]:
+        return tuple(cuda_blocks.Buf(a.ctype, a.size) if isinstance(a, Buf) else a for a in args(rows, cols))
+
+    cases = [cuda_blocks.Case(blocks_args(9, 300), ((1, 1), (256, 1)), ((256, 1), (256, 1)), "9x300")]
+    cuda_blocks.assert_same(tmp_path, original, rewritten, kernel, cases, rtol=2e-5, atol=2e-5)
+    nvcc = nvcc_or_skip()
+    stub = ROOT / "tests" / "data" / "kernelbench_inline" / "stub"
+    path = tmp_path / f"{name}.cu"
+    path.write_text(unit, encoding="utf-8")
+    argv = [nvcc, "-arch=sm_90", "-std=c++17", "-c", "-o", "/dev/null", f"-I{stub}", str(path)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-1500:]

@@ -42,8 +42,10 @@ second loop). The arithmetic per element is unchanged; only the summation order 
 
 from __future__ import annotations
 
+from tree_sitter import Node
+
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes import _coop_row_block, _cuda
 from perfagent.rewrite.recipes._coop_row_analysis import LANE, analyse
 from perfagent.rewrite.recipes._coop_row_syntax import Plan
 from perfagent.rewrite.recipes.registry import Recipe
@@ -131,6 +133,23 @@ def rewrite(source: str, plan: Plan) -> str:
     return _cuda.apply_edits(source, edits)
 
 
+def _block_per_row(request: RewriteRequest, kernel: Node, plan: Plan) -> str | None:
+    """Why the block-per-row variant does not apply (its block must be a power of two), or None."""
+    assert request.launch is not None
+    env = {
+        **request.launch.params,
+        **{k: v for k, v in request.launch.defines.items() if isinstance(v, int | float)},
+    }
+    try:
+        block = evaluate_int(str(request.launch.block[0]), env)
+    except ExpressionError:
+        return f"the block size {request.launch.block[0]} cannot be evaluated"
+    if block <= 0 or block & (block - 1) or block > _coop_row_block.MAX_BLOCK:
+        return f"the block ({block} threads) is not a power of two up to {_coop_row_block.MAX_BLOCK}"
+    types = _coop_row_block.accumulator_types(kernel, plan)
+    return types if isinstance(types, str) else None
+
+
 def propose(request: RewriteRequest) -> list[Candidate]:
     if applies(request) is not None:
         return []
@@ -139,9 +158,9 @@ def propose(request: RewriteRequest) -> list[Candidate]:
     assert not isinstance(kernel, str)
     plan = analyse(kernel)
     assert not isinstance(plan, str)
-    grid = str(request.launch.grid[0])
+    grid, block = str(request.launch.grid[0]), str(request.launch.block[0])
     reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions]
-    return [
+    out = [
         make_candidate(
             request,
             backend="recipes",
@@ -155,7 +174,26 @@ def propose(request: RewriteRequest) -> list[Candidate]:
             parameters={"rows_per_block": "block / 32", "reductions": len(reductions)},
             launch=LaunchOverride(grid=[f"32 * ({grid})"]),
         )
-    ][: request.max_candidates]
+    ]
+    if _block_per_row(request, kernel, plan) is None:
+        types = _coop_row_block.accumulator_types(kernel, plan)
+        assert not isinstance(types, str)
+        out.append(
+            make_candidate(
+                request,
+                backend="recipes",
+                recipe=NAME,
+                source=_coop_row_block.rewrite(request.source, plan, types),
+                description=(
+                    f"block per row (for few long rows): block-strided loops (coalesced), shared-memory trees "
+                    f"after the reductions of {', '.join(reductions)}, thread 0 stores the scalars; grid x{block}. "
+                    "Summation order changes: results differ by rounding only"
+                ),
+                parameters={"rows_per_block": 1, "reductions": len(reductions)},
+                launch=LaunchOverride(grid=[f"({grid}) * ({block})"]),
+            )
+        )
+    return out[: request.max_candidates]
 
 
 RECIPE = Recipe(
@@ -164,5 +202,5 @@ RECIPE = Recipe(
     languages=("cuda",),
     applies=applies,
     propose=propose,
-    summary="row-per-thread reductions (GEMV, softmax, norms): a warp per row with lane-strided loops and shuffles",
+    summary="row-per-thread reductions (GEMV, softmax, norms): a warp (or, for few long rows, a block) per row",
 )

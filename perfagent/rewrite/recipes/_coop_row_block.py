@@ -1,0 +1,110 @@
+"""cooperative-row, block per row: the same plan as the warp version, with a whole block on each row.
+
+Few long rows (a KernelBench softmax or L2 norm of 16 rows of 16384, a matvec of 256 rows of 131072)
+leave a warp per row with a few hundred warps on a GPU that holds thousands, each walking a very long
+row. Giving each row a block of B threads instead multiplies the parallelism by B / 32 and keeps the
+loads coalesced. Each reduction is finished through shared memory: every thread stores its partial,
+then a barrier-separated tree halves the live range (the block size must be a power of two) and every
+thread reads the row's value back, so later passes (softmax's normalisation) see it as the warp
+version's butterfly made them see it.
+
+The analysis (``_coop_row_analysis``) already proved what this needs beyond the warp version: all code
+outside the loops is uniform for the row, so a block whose threads all hold one row reaches every
+barrier together (an early ``return`` for rows past the end returns the whole block). The launch keeps
+its block and gets one block per former thread slot: grid ``G * B`` (rows past the end return).
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._coop_row_syntax import Plan
+
+TID = "coop_tid"
+MAX_BLOCK = 1024
+"""The shared arrays hold one value per thread of the largest block CUDA allows, so a later change of
+the block size (launch-config) cannot overrun them."""
+
+
+def accumulator_types(kernel: Node, plan: Plan) -> dict[str, str] | str:
+    """Declared type of every accumulator (without ``const``), or why one is unknown."""
+    out: dict[str, str] = {}
+    for acc, _ in plan.reductions:
+        decl = next(
+            (
+                n.parent
+                for n in _cuda.walk(kernel)
+                if n.type == "init_declarator"
+                and _cuda.text(n.child_by_field_name("declarator") or n) == acc
+                and n.parent is not None
+            ),
+            None,
+        )
+        typ = _cuda.element_type(decl) if decl is not None else ""
+        if typ not in _cuda.ELEMENT_BYTES:
+            return f"the accumulator {acc} has no plain numeric type ({typ or 'not declared with a value'})"
+        out[acc] = typ
+    return out
+
+
+def _combine(combine: str, a: str, b: str) -> str:
+    return f"{a} + {b}" if combine == "+" else f"{combine}({a}, {b})"
+
+
+def block_reduction(acc: str, combine: str, typ: str, name: str) -> str:
+    """Every thread ends with the row's value of ``acc`` (a barrier-separated tree in shared memory)."""
+    cell = f"{name}[threadIdx.x]"
+    other = f"{name}[threadIdx.x + s_]"
+    return (
+        f"{{ __shared__ {typ} {name}[{MAX_BLOCK}]; {cell} = {acc}; __syncthreads(); "
+        f"for (int s_ = blockDim.x / 2; s_ > 0; s_ >>= 1) {{ if (threadIdx.x < s_) {cell} = "
+        f"{_combine(combine, cell, other)}; __syncthreads(); }} "
+        f"{acc} = {name}[0]; __syncthreads(); }}  // every thread now holds the row's value"
+    )
+
+
+def rewrite(source: str, plan: Plan, types: dict[str, str]) -> str:
+    """The block-per-row source."""
+    edits: list[_cuda.Edit] = []
+    init = plan.row_init
+    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / blockDim.x"))
+    decl = init.parent.parent if init.parent is not None else None  # init_declarator -> declaration
+    if decl is not None and decl.type == "declaration":
+        pad = " " * decl.start_point[1]
+        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {TID} = threadIdx.x;"))
+    serial = 0
+    for loop in plan.loops:
+        node, start = loop.node, loop.start
+        update = node.child_by_field_name("update")
+        assert update is not None
+        first = TID if _cuda.text(start).strip() == "0" else f"({_cuda.text(start)}) + {TID}"
+        edits.append(_cuda.Edit(start.start_byte, start.end_byte, first))
+        edits.append(_cuda.Edit(update.start_byte, update.end_byte, f"{loop.var} += blockDim.x"))
+        before = [
+            f"if ({TID} != 0) {acc} = 0;  // the incoming value counts once, in thread 0"
+            for acc in loop.resets
+        ]
+        after = []
+        for acc, combine in loop.reductions.items():
+            after.append(block_reduction(acc, combine, types[acc], f"coop_red{serial}_"))
+            serial += 1
+        pad = " " * node.start_point[1]
+        braced = node.parent is not None and node.parent.type == "compound_statement"
+        head = "".join(f"{line}\n{pad}" for line in before)
+        tail = "".join(f"\n{pad}{line}" for line in after)
+        if braced:
+            if head:
+                edits.append(_cuda.Edit(node.start_byte, node.start_byte, head))
+            if tail:
+                edits.append(_cuda.Edit(node.end_byte, node.end_byte, tail))
+        elif head or tail:
+            edits.append(_cuda.Edit(node.start_byte, node.start_byte, "{\n" + pad + head))
+            edits.append(_cuda.Edit(node.end_byte, node.end_byte, tail + "\n" + pad + "}"))
+    for stmt in plan.scalar_stores:
+        if stmt.parent is not None and stmt.parent.type == "compound_statement":
+            edits.append(_cuda.Edit(stmt.start_byte, stmt.start_byte, f"if ({TID} == 0) "))
+        else:  # the body of an if or else: keep an else bound to its own if
+            edits.append(_cuda.Edit(stmt.start_byte, stmt.start_byte, f"{{ if ({TID} == 0) "))
+            edits.append(_cuda.Edit(stmt.end_byte, stmt.end_byte, " }"))
+    return _cuda.apply_edits(source, edits)
