@@ -84,6 +84,25 @@ __global__ void diff(const float *in, float *out, int n) {
 """,
         "is not indexed by the element index alone",
     ),
+    "pointer-moved": (
+        """
+__global__ void shifted(const float *in, float *out, int n) {
+    int first = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    for (int k = 0; k < 8; ++k) { int idx = first + k; if (idx < n) out[idx] = *(in + idx + 1); }
+}
+""",
+        "the pointer in is used other than by a subscript",
+    ),
+    "pointer-passed-to-a-call": (
+        """
+__device__ float peek(const float *p, int i) { return p[i + 1]; }
+__global__ void called(const float *in, float *out, int n) {
+    int first = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    for (int k = 0; k < 8; ++k) { int idx = first + k; if (idx < n) out[idx] = peek(in, idx); }
+}
+""",
+        "the pointer in is used other than by a subscript",
+    ),
     "counter-used-as-value": (
         """
 __global__ void stamp(int *out, int n) {

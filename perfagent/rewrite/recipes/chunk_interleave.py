@@ -168,13 +168,28 @@ def _declared_in(node: Node) -> set[str]:
     return out
 
 
-def _element_wise(loop: Node, index_names: set[str], index_exprs: list[Node]) -> str | None:
-    """Why the loop body is not element-wise in the element index, or None."""
+def _element_wise(
+    loop: Node, index_names: set[str], index_exprs: list[Node], pointers: set[str]
+) -> str | None:
+    """Why the loop body is not element-wise in the element index, or None.
+
+    Memory is reached only by subscripts of pointer parameters: a pointer passed to a call, moved
+    (``in + idx + 1``) or dereferenced could reach another element than the one the index names."""
     body = loop.child_by_field_name("body")
     if body is None:
         return "the loop has no body"
     own = _declared_in(loop)
     for n in _cuda.walk(body):
+        if n.type == "identifier" and _cuda.text(n) in pointers:
+            parent = n.parent
+            if (
+                parent is None
+                or parent.type != "subscript_expression"
+                or parent.child_by_field_name("argument") != n
+            ):
+                return (
+                    f"line {_cuda.line_of(n)}: the pointer {_cuda.text(n)} is used other than by a subscript"
+                )
         if n.type == "subscript_expression":
             idx = n.child_by_field_name("indices")
             args = idx.named_children if idx is not None else []
@@ -189,6 +204,14 @@ def _element_wise(loop: Node, index_names: set[str], index_exprs: list[Node]) ->
             if name is not None and name not in own:
                 return f"line {_cuda.line_of(n)}: '{name}' carries a value from one element to the next"
     return None
+
+
+def _pointers(node: Node) -> set[str]:
+    """Names of the pointer parameters of the kernel that holds ``node``."""
+    kernel = node
+    while kernel.parent is not None and kernel.type != "function_definition":
+        kernel = kernel.parent
+    return {name for name, _, pointer in _cuda.kernel_params(kernel) if pointer}
 
 
 def _forbidden(kernel: Node) -> str | None:
@@ -317,7 +340,7 @@ def _counter_form(
         for name, (value, _) in decls.items()
         if any(_cuda.strip(value) == s for s in sums) and name not in written
     }
-    why = _element_wise(loop, index_names, [_cuda.strip(s) for s in sums])
+    why = _element_wise(loop, index_names, [_cuda.strip(s) for s in sums], _pointers(loop))
     if why is not None:
         return why
     index_type = base_type or next((t for name, (_, t) in decls.items() if name in index_names), "")
@@ -359,7 +382,7 @@ def _index_form(loop: Node, product: Node, chunk: str, base_var: str | None, bas
     body = loop.child_by_field_name("body")
     if body is not None and i in _assigned(body):
         return f"the loop index {i} is assigned in the body"
-    why = _element_wise(loop, {i}, [])
+    why = _element_wise(loop, {i}, [], _pointers(loop))
     if why is not None:
         return why
     bound = limit[0].child_by_field_name("right")
