@@ -213,6 +213,9 @@ def test_local_executor_two_workers_end_to_end(tmp_path: Path) -> None:
     assert set(summary["fast_p"]) == {"1", "1.5", "2"}
     assert (out / "summary.json").is_file()
     assert "ETA" in proc.stderr
+    # each entry's time is kept for the next run's longest-first order, under this job list
+    costs = json.loads((out / "entry_costs.json").read_text())["bench,verify"]
+    assert set(costs) == set(rows) and all(v == round(rows[k]["elapsed_s"], 2) for k, v in costs.items())
 
 
 def test_ray_executor_on_a_local_instance(tmp_path: Path) -> None:
