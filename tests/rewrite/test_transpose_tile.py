@@ -98,7 +98,23 @@ ROWS_16_SPEC = launch_context(
     }
 )
 
+NAIVE_BLOCK_SIZE = """
+#define BLOCK_SIZE 16
+__global__ void transpose_bs(const float *A, float *B, int M, int N) {
+    const int col = blockIdx.x * BLOCK_SIZE + threadIdx.x;
+    const int row = BLOCK_SIZE * blockIdx.y + threadIdx.y;
+    if (row < M && col < N)
+        B[col * M + row] = A[row * N + col];
+}
+"""
+NAIVE_BS_SPEC = _spec(
+    ["ceil_div(N, BLOCK_SIZE)", "ceil_div(M, BLOCK_SIZE)"],
+    ["BLOCK_SIZE", "BLOCK_SIZE"],
+    [("A", None), ("B", None), ("M", "M"), ("N", "N")],
+)
+
 FORMS: dict[str, tuple[str, LaunchContext]] = {
+    "naive-block-size-macro": (NAIVE_BLOCK_SIZE, NAIVE_BS_SPEC),
     "examples-01-row-steps": _ex01(),
     "row-steps-unguarded-literal-rows": (ROWS_16, ROWS_16_SPEC),
     "naive-2d-threads": (NAIVE_2D_THREADS, NAIVE_SPEC),
@@ -153,6 +169,11 @@ REFUSED: dict[str, tuple[str, LaunchContext, str]] = {
         ),
         NAIVE_SPEC,
         "two indices from the y coordinates",
+    ),
+    "scaled-index-not-the-block": (
+        NAIVE_BLOCK_SIZE.replace("blockIdx.x * BLOCK_SIZE", "blockIdx.x * 32"),
+        NAIVE_BS_SPEC,
+        "is not a thread index of the copy",
     ),
     "guard-on-another-name": (
         NAIVE_2D_THREADS.replace(
@@ -246,6 +267,12 @@ def _cases(name: str) -> list[Case]:
         n = 48
         args16 = (Buf("double", n * n), Buf("double", n * n), f"{n}")
         return [Case(args16, ((3, 3), (16, 4)), ((3, 3), (16, 4)), "48x48")]
+    if name == "naive-block-size-macro":
+        for m, n in ((5, 37), (33, 70)):
+            args = (Buf(F, m * n), Buf(F, m * n), f"{m}", f"{n}")
+            naive_bs = ((-(-n // 16), -(-m // 16)), (16, 16))
+            out.append(Case(args, naive_bs, ((-(-n // 32), -(-m // 32)), (32, 8)), f"{m}x{n}"))
+        return out
     if name == "naive-2d-threads":
         for w, h in ((37, 5), (70, 33)):
             args = (Buf(F, w * h), Buf(F, w * h), f"{w}", f"{h}")
@@ -276,6 +303,7 @@ def _cases(name: str) -> list[Case]:
 
 
 KERNELS = {
+    "naive-block-size-macro": "transpose_bs",
     "examples-01-row-steps": "transpose_naive",
     "row-steps-unguarded-literal-rows": "transpose16",
     "naive-2d-threads": "transposeNaive",

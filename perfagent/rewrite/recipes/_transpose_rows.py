@@ -53,7 +53,7 @@ def _sum_terms(node: Node) -> list[Node]:
     return [node]
 
 
-def _scaled_index(value: Node, axis: str) -> str | None:
+def scaled_index(value: Node, axis: str) -> str | None:
     """K of ``blockIdx.<axis> * K + threadIdx.<axis>`` (any order, casts), K a name or literal."""
     terms = _sum_terms(value)
     if len(terms) != 2:
@@ -111,7 +111,7 @@ def analyse(body: Node, launch: LaunchContext | None, env: dict[str, _cuda.Const
     dx, dy = _decl(stmts[0]), _decl(stmts[1])
     if dx is None or dy is None:
         return "not the row-step form (two indices and one loop)"
-    kx, ky = _scaled_index(dx[2], "x"), _scaled_index(dy[2], "y")
+    kx, ky = scaled_index(dx[2], "x"), scaled_index(dy[2], "y")
     if kx is None or ky is None or kx != ky:
         return (
             "the indices are not 'blockIdx.x * K + threadIdx.x' and 'blockIdx.y * K + threadIdx.y' with one K"

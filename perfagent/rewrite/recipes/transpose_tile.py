@@ -99,7 +99,22 @@ def _global_index(value: Node, axis: str) -> bool:
     return found == {(("blockDim", axis), ("blockIdx", axis)), (("threadIdx", axis),)}
 
 
-def _indices(body: Node) -> tuple[dict[str, tuple[str, str]], list[Node]] | str:
+def _thread_index(value: Node, axis: str, launch: LaunchContext | None) -> bool:
+    """The global index on ``axis``: ``blockIdx * blockDim + threadIdx``, or ``blockIdx * K + threadIdx``
+    with ``K`` written as the launch spec's block size on that axis (``BLOCK_SIZE`` and ``[BLOCK_SIZE, ...]``)."""
+    if _global_index(value, axis):
+        return True
+    k = _transpose_rows.scaled_index(value, axis)
+    dim = "xyz".index(axis)
+    return (
+        k is not None
+        and launch is not None
+        and dim < len(launch.block)
+        and str(launch.block[dim]).replace(" ", "") == k.replace(" ", "")
+    )
+
+
+def _indices(body: Node, launch: LaunchContext | None) -> tuple[dict[str, tuple[str, str]], list[Node]] | str:
     """axis role ('x', 'y', 'z') -> (name, declared type); and the statements after the declarations.
     A key 'thread-y' marks a y index from the thread coordinates (else it is ``blockIdx.y`` alone)."""
     found: dict[str, tuple[str, str]] = {}
@@ -120,9 +135,9 @@ def _indices(body: Node) -> tuple[dict[str, tuple[str, str]], list[Node]] | str:
         axis = _cuda.builtin_axis(v)
         role = (
             "x"
-            if _global_index(value, "x")
+            if _thread_index(value, "x", launch)
             else "y-thread"
-            if _global_index(value, "y")
+            if _thread_index(value, "y", launch)
             else axis[1]
             if axis and axis[0] == "blockIdx" and axis[1] in "yz"
             else None
@@ -205,13 +220,12 @@ def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
         return "the kernel has no body"
     if "__shared__" in _cuda.text(kernel):
         return "the kernel already uses shared memory"
-    found = _indices(body)
+    found = _indices(body, launch)
     if isinstance(found, str):
         return found
     roles, rest = found
     x, v, thread_y = roles["x"][0], roles["y"][0], "thread-y" in roles
-    builtins_used = sum(1 for n in _cuda.walk(body) if _cuda.builtin_axis(n))
-    if builtins_used != 3 + (3 if thread_y else 1) + (1 if "z" in roles else 0):
+    if any(_cuda.builtin_axis(n) for stmt in rest for n in _cuda.walk(stmt)):
         return "thread built-ins are read outside the index declarations"
     copy = _copy(rest)
     if isinstance(copy, str):
