@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.rewrite.base import RewriteRequest
+from perfagent.rewrite.base import LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import RECIPES, chunk_interleave, recipes_for
 
 from .cuda_lanes import Buf, Case, assert_same
@@ -171,8 +171,41 @@ __global__ void tail(const float *in, float *out, int n) {
 }
 
 
-def _request(source: str) -> RewriteRequest:
-    return RewriteRequest(source=source, language="cuda", transform="coalesce-access")
+def _request(source: str, launch: LaunchContext | None = None) -> RewriteRequest:
+    return RewriteRequest(source=source, language="cuda", transform="coalesce-access", launch=launch)
+
+
+SCALED = """
+#define THREADS 128
+#define PER 4
+__global__ void halve(const float *in, float *out, int n) {
+    int t = blockIdx.x * THREADS + threadIdx.x;
+    for (int k = 0; k < PER; ++k) { int i = t * PER + k; if (i < n) out[i] = 0.5f * in[i]; }
+}
+"""
+
+
+def test_a_block_size_macro_in_the_index_needs_the_spec_to_say_it_is_the_block() -> None:
+    """'blockIdx.x * THREADS + threadIdx.x' is the global index only when THREADS is the block size."""
+    spec = LaunchContext(grid=["ceil_div(n, THREADS * PER)"], block=["THREADS"])
+    assert chunk_interleave.applies(_request(SCALED, spec)) is None
+    [cand] = chunk_interleave.propose(_request(SCALED, spec))
+    assert (
+        "int i = ((int)blockIdx.x * blockDim.x * (PER) + threadIdx.x) + (int)k * blockDim.x;" in cand.source
+    )
+    assert chunk_interleave.applies(_request(SCALED)) is not None  # no spec: THREADS is unknown
+    other = LaunchContext(grid=["ceil_div(n, 256 * PER)"], block=[256])
+    assert chunk_interleave.applies(_request(SCALED, other)) is not None
+
+
+def test_the_scaled_form_matches_the_original_lane_by_lane(tmp_path: Path) -> None:
+    spec = LaunchContext(grid=["ceil_div(n, THREADS * PER)"], block=["THREADS"])
+    [cand] = chunk_interleave.propose(_request(SCALED, spec))
+    cases = []
+    for n in (37, 128 * 4 + 3, 3 * 128 * 4 - 1):
+        grid = -(-n // (128 * 4))
+        cases.append(Case((Buf(F, n), Buf(F, n), f"{n}"), (grid, 128), (grid, 128), f"n={n}"))
+    assert_same(tmp_path, SCALED, cand.source, "halve", cases, rtol=0.0, atol=0.0)
 
 
 @pytest.mark.parametrize("name", sorted(FORMS))

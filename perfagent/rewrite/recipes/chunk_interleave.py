@@ -87,18 +87,28 @@ def _operator(node: Node) -> str:
     return _cuda.text(op) if op is not None else ""
 
 
-def _is_global_id(node: Node, env: dict[str, Node]) -> bool:
-    """``blockIdx.x * blockDim.x + threadIdx.x`` (any order, casts), or a local initialised to it."""
+def _is_global_id(node: Node, env: dict[str, Node], block: str | None = None) -> bool:
+    """``blockIdx.x * blockDim.x + threadIdx.x`` (any order, casts), or a local initialised to it; with
+    ``block`` (the launch spec's block size as written) also ``blockIdx.x * <block> + threadIdx.x``."""
     node = _cuda.strip(node)
     name = _ident(node)
     if name is not None and name in env:
-        return _is_global_id(env[name], {})
+        return _is_global_id(env[name], {}, block)
     terms = _leaves(node, "+")
     if len(terms) != 2:
         return False
     axes = [[_cuda.builtin_axis(f) for f in _leaves(t, "*")] for t in terms]
     shapes = sorted(tuple(sorted(a for a in factors if a)) for factors in axes if all(factors))
-    return shapes == [(("blockDim", "x"), ("blockIdx", "x")), (("threadIdx", "x"),)]
+    if shapes == [(("blockDim", "x"), ("blockIdx", "x")), (("threadIdx", "x"),)]:
+        return True
+    if block is None:
+        return False
+    scaled = [t for t, factors in zip(terms, axes, strict=True) if ("blockIdx", "x") in factors]
+    thread = [factors for factors in axes if factors == [("threadIdx", "x")]]
+    if len(scaled) != 1 or len(thread) != 1:
+        return False
+    others = [f for f in _leaves(scaled[0], "*") if _cuda.builtin_axis(f) is None]
+    return len(others) == 1 and _cuda.text(others[0]).replace(" ", "") == block.replace(" ", "")
 
 
 def _locals(kernel: Node) -> dict[str, tuple[Node, str]]:
@@ -115,7 +125,7 @@ def _locals(kernel: Node) -> dict[str, tuple[Node, str]]:
     return seen
 
 
-def _product(node: Node, env: dict[str, Node]) -> tuple[Node, str] | None:
+def _product(node: Node, env: dict[str, Node], block: str | None = None) -> tuple[Node, str] | None:
     """(``G * C`` node, C's text) when ``node`` is that product, else None."""
     node = _cuda.strip(node)
     if node.type != "binary_expression" or _operator(node) != "*":
@@ -124,7 +134,7 @@ def _product(node: Node, env: dict[str, Node]) -> tuple[Node, str] | None:
     assert left is not None and right is not None
     for g, c in ((left, right), (right, left)):
         c_s = _cuda.strip(c)
-        if _is_global_id(g, env) and c_s.type in ("identifier", "number_literal"):
+        if _is_global_id(g, env, block) and c_s.type in ("identifier", "number_literal"):
             return node, _cuda.text(c_s)
     return None
 
@@ -248,14 +258,14 @@ def _counter_loop(loop: Node, chunk: str) -> str | None:
     return k if step in (f"++{k}", f"{k}++", f"{k}+=1") else None
 
 
-def _find(kernel: Node) -> _Chunk | str:
+def _find(kernel: Node, block: str | None = None) -> _Chunk | str:
     """The chunked loop and what to edit, or why the kernel is not of the form."""
     body = kernel.child_by_field_name("body")
     if body is None:
         return "the kernel has no body"
     decls = _locals(kernel)
     env = {name: value for name, (value, _) in decls.items()}
-    products = [p for n in _cuda.walk(body) if (p := _product(n, env)) is not None]
+    products = [p for n in _cuda.walk(body) if (p := _product(n, env, block)) is not None]
     # the outermost product only (a product inside another is part of the same expression)
     products = [p for p in products if not any(q[0] != p[0] and _inside(p[0], q[0]) for q in products)]
     if not products:
@@ -391,9 +401,15 @@ def _index_form(loop: Node, product: Node, chunk: str, base_var: str | None, bas
     return _Chunk(product, chunk, index_type, loop, "index", [], (bound, update))
 
 
-def analyse(kernel: Node) -> _Chunk | str:
+def analyse(kernel: Node, block: str | None = None) -> _Chunk | str:
+    """The chunked loop, or why not; ``block``: the launch spec's block size as written, if any."""
     why = _forbidden(kernel)
-    return why if why is not None else _find(kernel)
+    return why if why is not None else _find(kernel, block)
+
+
+def _spec_block(request: RewriteRequest) -> str | None:
+    launch = request.launch
+    return str(launch.block[0]) if launch is not None and len(launch.block) == 1 else None
 
 
 def applies(request: RewriteRequest) -> str | None:
@@ -402,7 +418,7 @@ def applies(request: RewriteRequest) -> str | None:
     kernel = _cuda.target_kernel(request.source, request.kernel)
     if isinstance(kernel, str):
         return kernel
-    found = analyse(kernel)
+    found = analyse(kernel, _spec_block(request))
     return found if isinstance(found, str) else None
 
 
@@ -416,7 +432,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
         return []
     kernel = _cuda.target_kernel(request.source, request.kernel)
     assert not isinstance(kernel, str)
-    c = analyse(kernel)
+    c = analyse(kernel, _spec_block(request))
     assert not isinstance(c, str)
     t = _cast_type(c.index_type)
     tile = f"({t})blockIdx.x * blockDim.x * ({c.chunk})"
