@@ -45,8 +45,8 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _coop_row_block, _cuda
-from perfagent.rewrite.recipes._coop_row_analysis import LANE, analyse
+from perfagent.rewrite.recipes import _coop_row_emit, _cuda
+from perfagent.rewrite.recipes._coop_row_analysis import analyse
 from perfagent.rewrite.recipes._coop_row_syntax import Plan
 from perfagent.rewrite.recipes.registry import Recipe
 from perfagent.workloads.expr import ExpressionError, evaluate_int
@@ -82,57 +82,6 @@ def applies(request: RewriteRequest) -> str | None:
     return plan if isinstance(plan, str) else _block_ok(request)
 
 
-def _shuffle(acc: str, combine: str) -> str:
-    step = (
-        f"{acc} + __shfl_xor_sync(0xffffffffu, {acc}, o_)"
-        if combine == "+"
-        else (f"{combine}({acc}, __shfl_xor_sync(0xffffffffu, {acc}, o_))")
-    )
-    return f"for (int o_ = 16; o_ > 0; o_ >>= 1) {acc} = {step};  // every lane now holds the row's value"
-
-
-def rewrite(source: str, plan: Plan) -> str:
-    """The warp-per-row source."""
-    edits: list[_cuda.Edit] = []
-    init = plan.row_init
-    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / 32"))
-    decl = init.parent.parent if init.parent is not None else None  # init_declarator -> declaration
-    if decl is not None and decl.type == "declaration":
-        pad = " " * decl.start_point[1]
-        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {LANE} = threadIdx.x % 32;"))
-    for loop in plan.loops:
-        node, start = loop.node, loop.start
-        update = node.child_by_field_name("update")
-        assert update is not None
-        first = LANE if _cuda.text(start).strip() == "0" else f"({_cuda.text(start)}) + {LANE}"
-        edits.append(_cuda.Edit(start.start_byte, start.end_byte, first))
-        edits.append(_cuda.Edit(update.start_byte, update.end_byte, f"{loop.var} += 32"))
-        before = [
-            f"if ({LANE} != 0) {acc} = 0;  // the incoming value counts once, in lane 0"
-            for acc in loop.resets
-        ]
-        after = [_shuffle(acc, combine) for acc, combine in loop.reductions.items()]
-        pad = " " * node.start_point[1]
-        braced = node.parent is not None and node.parent.type == "compound_statement"
-        head = "".join(f"{line}\n{pad}" for line in before)
-        tail = "".join(f"\n{pad}{line}" for line in after)
-        if braced:
-            if head:
-                edits.append(_cuda.Edit(node.start_byte, node.start_byte, head))
-            if tail:
-                edits.append(_cuda.Edit(node.end_byte, node.end_byte, tail))
-        elif head or tail:
-            edits.append(_cuda.Edit(node.start_byte, node.start_byte, "{\n" + pad + head))
-            edits.append(_cuda.Edit(node.end_byte, node.end_byte, tail + "\n" + pad + "}"))
-    for stmt in plan.scalar_stores:
-        if stmt.parent is not None and stmt.parent.type == "compound_statement":
-            edits.append(_cuda.Edit(stmt.start_byte, stmt.start_byte, f"if ({LANE} == 0) "))
-        else:  # the body of an if or else: keep an else bound to its own if
-            edits.append(_cuda.Edit(stmt.start_byte, stmt.start_byte, f"{{ if ({LANE} == 0) "))
-            edits.append(_cuda.Edit(stmt.end_byte, stmt.end_byte, " }"))
-    return _cuda.apply_edits(source, edits)
-
-
 def _block_per_row(request: RewriteRequest, kernel: Node, plan: Plan) -> str | None:
     """Why the block-per-row variant does not apply (its block must be a power of two), or None."""
     assert request.launch is not None
@@ -144,9 +93,9 @@ def _block_per_row(request: RewriteRequest, kernel: Node, plan: Plan) -> str | N
         block = evaluate_int(str(request.launch.block[0]), env)
     except ExpressionError:
         return f"the block size {request.launch.block[0]} cannot be evaluated"
-    if block <= 0 or block & (block - 1) or block > _coop_row_block.MAX_BLOCK:
-        return f"the block ({block} threads) is not a power of two up to {_coop_row_block.MAX_BLOCK}"
-    types = _coop_row_block.accumulator_types(kernel, plan)
+    if block <= 0 or block & (block - 1) or block > _coop_row_emit.MAX_BLOCK:
+        return f"the block ({block} threads) is not a power of two up to {_coop_row_emit.MAX_BLOCK}"
+    types = _coop_row_emit.accumulator_types(kernel, plan)
     return types if isinstance(types, str) else None
 
 
@@ -165,7 +114,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
             request,
             backend="recipes",
             recipe=NAME,
-            source=rewrite(request.source, plan),
+            source=_coop_row_emit.rewrite(request.source, plan, _coop_row_emit.WARP),
             description=(
                 f"warp per row: lane-strided loops (coalesced), butterfly shuffles after the reductions of "
                 f"{', '.join(reductions)}, lane 0 stores the scalars; grid x32. Summation order changes: "
@@ -176,14 +125,14 @@ def propose(request: RewriteRequest) -> list[Candidate]:
         )
     ]
     if _block_per_row(request, kernel, plan) is None:
-        types = _coop_row_block.accumulator_types(kernel, plan)
+        types = _coop_row_emit.accumulator_types(kernel, plan)
         assert not isinstance(types, str)
         out.append(
             make_candidate(
                 request,
                 backend="recipes",
                 recipe=NAME,
-                source=_coop_row_block.rewrite(request.source, plan, types),
+                source=_coop_row_emit.rewrite(request.source, plan, _coop_row_emit.block(types)),
                 description=(
                     f"block per row (for few long rows): block-strided loops (coalesced), shared-memory trees "
                     f"after the reductions of {', '.join(reductions)}, thread 0 stores the scalars; grid x{block}. "

@@ -1,5 +1,11 @@
-"""cooperative-row, block per row: the same plan as the warp version, with a whole block on each row.
+"""cooperative-row's two rewrites of one plan: a warp per row, and a block per row.
 
+Both edit the same places (the row index, each loop's start and step, resets before and reductions
+after each loop, the scalar stores); a ``Share`` says how: who shares the row (32 lanes or the block's
+threads), the sharer's index, and how a reduction is finished (a shuffle butterfly, or a
+shared-memory tree).
+
+Block per row:
 Few long rows (a KernelBench softmax or L2 norm of 16 rows of 16384, a matvec of 256 rows of 131072)
 leave a warp per row with a few hundred warps on a GPU that holds thousands, each walking a very long
 row. Giving each row a block of B threads instead multiplies the parallelism by B / 32 and keeps the
@@ -16,9 +22,13 @@ its block and gets one block per former thread slot: grid ``G * B`` (rows past t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._coop_row_analysis import LANE
 from perfagent.rewrite.recipes._coop_row_syntax import Plan
 
 TID = "coop_tid"
@@ -64,30 +74,69 @@ def block_reduction(acc: str, combine: str, typ: str, name: str) -> str:
     )
 
 
-def rewrite(source: str, plan: Plan, types: dict[str, str]) -> str:
-    """The block-per-row source."""
+@dataclass(frozen=True)
+class Share:
+    """How the row is shared: the sharer's index (name and value), the sharers per row, who stores."""
+
+    me: str
+    me_value: str
+    width: str
+    """Sharers per row: the row divisor and the loops' step ('32' or 'blockDim.x')."""
+    first: str
+    """Who holds a count once and stores the scalars ('lane', 'thread')."""
+    reduce: Callable[[str, str, int], str]
+    """(accumulator, combine, serial number) -> the statement that gives every sharer the row's value."""
+
+
+def _shuffle(acc: str, combine: str, _serial: int = 0) -> str:
+    step = (
+        f"{acc} + __shfl_xor_sync(0xffffffffu, {acc}, o_)"
+        if combine == "+"
+        else (f"{combine}({acc}, __shfl_xor_sync(0xffffffffu, {acc}, o_))")
+    )
+    return f"for (int o_ = 16; o_ > 0; o_ >>= 1) {acc} = {step};  // every lane now holds the row's value"
+
+
+WARP = Share(me=LANE, me_value="threadIdx.x % 32", width="32", first="lane", reduce=_shuffle)
+"""A warp per row: lanes stride by 32, butterflies of shuffles."""
+
+
+def block(types: dict[str, str]) -> Share:
+    """A block per row: threads stride by ``blockDim.x``, shared-memory trees (``types``: accumulator types)."""
+    return Share(
+        me=TID,
+        me_value="threadIdx.x",
+        width="blockDim.x",
+        first="thread",
+        reduce=lambda acc, combine, serial: block_reduction(acc, combine, types[acc], f"coop_red{serial}_"),
+    )
+
+
+def rewrite(source: str, plan: Plan, share: Share) -> str:
+    """The source with each row shared as ``share`` says."""
+    me = share.me
     edits: list[_cuda.Edit] = []
     init = plan.row_init
-    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / blockDim.x"))
+    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / {share.width}"))
     decl = init.parent.parent if init.parent is not None else None  # init_declarator -> declaration
     if decl is not None and decl.type == "declaration":
         pad = " " * decl.start_point[1]
-        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {TID} = threadIdx.x;"))
+        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {me} = {share.me_value};"))
     serial = 0
     for loop in plan.loops:
         node, start = loop.node, loop.start
         update = node.child_by_field_name("update")
         assert update is not None
-        first = TID if _cuda.text(start).strip() == "0" else f"({_cuda.text(start)}) + {TID}"
+        first = me if _cuda.text(start).strip() == "0" else f"({_cuda.text(start)}) + {me}"
         edits.append(_cuda.Edit(start.start_byte, start.end_byte, first))
-        edits.append(_cuda.Edit(update.start_byte, update.end_byte, f"{loop.var} += blockDim.x"))
+        edits.append(_cuda.Edit(update.start_byte, update.end_byte, f"{loop.var} += {share.width}"))
         before = [
-            f"if ({TID} != 0) {acc} = 0;  // the incoming value counts once, in thread 0"
+            f"if ({me} != 0) {acc} = 0;  // the incoming value counts once, in {share.first} 0"
             for acc in loop.resets
         ]
         after = []
         for acc, combine in loop.reductions.items():
-            after.append(block_reduction(acc, combine, types[acc], f"coop_red{serial}_"))
+            after.append(share.reduce(acc, combine, serial))
             serial += 1
         pad = " " * node.start_point[1]
         braced = node.parent is not None and node.parent.type == "compound_statement"
@@ -103,8 +152,8 @@ def rewrite(source: str, plan: Plan, types: dict[str, str]) -> str:
             edits.append(_cuda.Edit(node.end_byte, node.end_byte, tail + "\n" + pad + "}"))
     for stmt in plan.scalar_stores:
         if stmt.parent is not None and stmt.parent.type == "compound_statement":
-            edits.append(_cuda.Edit(stmt.start_byte, stmt.start_byte, f"if ({TID} == 0) "))
+            edits.append(_cuda.Edit(stmt.start_byte, stmt.start_byte, f"if ({me} == 0) "))
         else:  # the body of an if or else: keep an else bound to its own if
-            edits.append(_cuda.Edit(stmt.start_byte, stmt.start_byte, f"{{ if ({TID} == 0) "))
+            edits.append(_cuda.Edit(stmt.start_byte, stmt.start_byte, f"{{ if ({me} == 0) "))
             edits.append(_cuda.Edit(stmt.end_byte, stmt.end_byte, " }"))
     return _cuda.apply_edits(source, edits)
