@@ -10,8 +10,6 @@ forms name why. The test kernel unseen/16 is read from examples/ as it is.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from perfagent.rewrite.base import LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import RECIPES, chunk_interleave, recipes_for
 
 from .cuda_lanes import Buf, Case, assert_same
+from .helpers import assert_compiled, nvcc_compile
 
 ROOT = Path(__file__).resolve().parents[2]
 UNSEEN_16 = ROOT / "examples" / "unseen" / "16_double_sigmoid_chunked" / "slow.cu"
@@ -290,20 +289,10 @@ def test_the_emulation_catches_an_interleave_without_the_tile_base(tmp_path: Pat
     assert not ok
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_candidates_compile(name: str, tmp_path: Path) -> None:
     [cand] = chunk_interleave.propose(_request(FORMS[name]))
-    path = tmp_path / "c.cu"
-    path.write_text(cand.source)
-    done = subprocess.run(
-        ["nvcc", "-arch=sm_90", "-c", "-o", str(tmp_path / "c.o"), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-600:]
+    assert_compiled(nvcc_compile({name: cand.source}, tmp_path))
 
 
 def test_the_backend_names_the_recipe_once_in_its_reason() -> None:

@@ -3,7 +3,6 @@ lane-level emulation showing the warp's strided partials + butterfly give the ro
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +18,7 @@ from perfagent.rewrite.recipes import RECIPES, cooperative_row
 from perfagent.rewrite.recipes_backend import RecipesRewriter
 
 from .cuda_lanes import Buf, Case, assert_same
-from .helpers import ROOT, nvcc_or_skip
+from .helpers import ROOT, assert_compiled, nvcc_compile, nvcc_or_skip
 
 GEMV = """
 extern "C" __global__ void gemv(const float* A, const float* x, float* y, int rows, int cols)
@@ -466,20 +465,10 @@ def test_lane_strided_partials_and_butterfly_give_the_row_sum_and_max(cols: int)
         assert np.all(lanes == lanes[0]), "the butterfly leaves the same value in every lane"
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_candidates_compile(name: str, tmp_path: Path) -> None:
     cand = cooperative_row.propose(_request(FORMS[name]))[0]
-    path = tmp_path / "c.cu"
-    path.write_text(cand.source)
-    done = subprocess.run(
-        ["nvcc", "-arch=sm_90", "-c", "-o", str(tmp_path / "c.o"), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-600:]
+    assert_compiled(nvcc_compile({name: cand.source}, tmp_path))
 
 
 # ------------------------------------------------------------------------------------- CPU lane emulation

@@ -9,8 +9,6 @@ words) and compiles with nvcc; refused forms name why.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import tomllib
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, privatize_atomics, recipes_for
 
 from .cuda_blocks import Buf, Case, assert_same
+from .helpers import assert_compiled, nvcc_compile
 
 ROOT = Path(__file__).resolve().parents[2]
 EX09 = ROOT / "examples" / "cuda" / "09_histogram_atomics"
@@ -226,17 +225,7 @@ def test_the_emulation_catches_a_merge_without_its_barrier(tmp_path: Path) -> No
     assert sep and not ok
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_candidates_compile(name: str, tmp_path: Path) -> None:
     [cand] = privatize_atomics.propose(_request(*FORMS[name]))
-    path = tmp_path / "c.cu"
-    path.write_text(cand.source)
-    done = subprocess.run(
-        ["nvcc", "-arch=sm_90", "-c", "-o", str(tmp_path / "c.o"), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-600:]
+    assert_compiled(nvcc_compile({name: cand.source}, tmp_path))

@@ -214,6 +214,21 @@ def _copy(stmts: list[Node]) -> tuple[Node, Node, dict[str, str]] | str:
     return dst, src, bounds
 
 
+def _copy_arrays(params: dict[str, tuple[str, bool]], dst: Node, src: Node) -> tuple[str, Node, Node] | str:
+    """(element type, write index, read index) of ``dst[W] = src[R]`` between two pointer arguments of
+    one element type, or why not."""
+    d_arr, s_arr = (_cuda.text(a.child_by_field_name("argument") or a) for a in (dst, src))
+    if d_arr == s_arr or not params.get(d_arr, ("", False))[1] or not params.get(s_arr, ("", False))[1]:
+        return "the copy is not between two different pointer arguments"
+    d_type, s_type = (params[a][0].replace("const", "").split() for a in (d_arr, s_arr))
+    if d_type != s_type:
+        return f"{s_arr} and {d_arr} have different element types"
+    w, r = _index_of(dst), _index_of(src)
+    if w is None or r is None:
+        return "an index of the copy is not one expression"
+    return " ".join(d_type), w, r
+
+
 def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
     body = kernel.child_by_field_name("body")
     if body is None:
@@ -239,16 +254,10 @@ def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
         return f"the guard bounds {', '.join(sorted(set(bounds) - {x, v}))}, not only the copy's indices"
     bound = bounds[x]
     params = {name: (typ, ptr) for name, typ, ptr in _cuda.kernel_params(kernel)}
-    d_arr, s_arr = (_cuda.text(a.child_by_field_name("argument") or a) for a in (dst, src))
-    if d_arr == s_arr or not params.get(d_arr, ("", False))[1] or not params.get(s_arr, ("", False))[1]:
-        return "the copy is not between two different pointer arguments"
-    d_type = params[d_arr][0].replace("const", "").split()
-    s_type = params[s_arr][0].replace("const", "").split()
-    if d_type != s_type:
-        return f"{s_arr} and {d_arr} have different element types"
-    w, r = _index_of(dst), _index_of(src)
-    if w is None or r is None:
-        return "an index of the copy is not one expression"
+    arrays = _copy_arrays(params, dst, src)
+    if isinstance(arrays, str):
+        return arrays
+    d_type, w, r = arrays
     if not _unit(r, x):
         return f"{x} (from threadIdx.x) is not a unit-stride index of the read: the read is not the coalesced side"
     if _unit(w, x):
@@ -268,7 +277,7 @@ def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
         return "the launch's grid has no y dimension"
     batch = roles.get("z")
     bound_v = bounds.get(v) if thread_y else None
-    return _Copy(x, roles["x"][1], v, roles["y"][1], batch, bound, bound_v, dst, src, " ".join(d_type), body)
+    return _Copy(x, roles["x"][1], v, roles["y"][1], batch, bound, bound_v, dst, src, d_type, body)
 
 
 def _arg_for(kernel: Node, launch: LaunchContext, expr: str) -> str | None:
@@ -337,20 +346,16 @@ def _rows(request: RewriteRequest) -> tuple[str, str] | str:
     if sum(1 for n in _cuda.walk(body) if _cuda.builtin_axis(n)) != 4:
         return "thread built-ins are read outside the two index declarations"
     params = {name: (typ, ptr) for name, typ, ptr in _cuda.kernel_params(kernel)}
+    arrays = _copy_arrays(params, c.dst, c.src)
+    if isinstance(arrays, str):
+        return arrays
+    element, w, r = arrays
     d_arr, s_arr = (_cuda.text(a.child_by_field_name("argument") or a) for a in (c.dst, c.src))
-    if d_arr == s_arr or not params.get(d_arr, ("", False))[1] or not params.get(s_arr, ("", False))[1]:
-        return "the copy is not between two different pointer arguments"
-    d_type, s_type = (params[a][0].replace("const", "").split() for a in (d_arr, s_arr))
-    if d_type != s_type:
-        return f"{s_arr} and {d_arr} have different element types"
-    w, r = _index_of(c.dst), _index_of(c.src)
-    if w is None or r is None:
-        return "an index of the copy is not one expression"
     if not _unit(r, c.x) or _unit(w, c.x):
         return f"{c.x} (from threadIdx.x) is not unit-stride in the read alone: no transpose to stage"
     if not _unit(w, c.y) or _unit(r, c.y):
         return f"the rows ({c.y} + {c.j}) are not unit-stride in the write alone: no transpose to stage"
-    new_body = _transpose_rows.emit(c, " ".join(d_type), _cuda.text(w), _cuda.text(r), d_arr, s_arr)
+    new_body = _transpose_rows.emit(c, element, _cuda.text(w), _cuda.text(r), d_arr, s_arr)
     source = _cuda.apply_edits(request.source, [_cuda.Edit(body.start_byte, body.end_byte, new_body)])
     _cuda.require_clean(source)
     what = (
