@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 
 from perfagent.errors import BadInput
+from perfagent.workloads import extension_cache
 from perfagent.workloads.model import Backend
 from perfagent.workloads.triton_script import jit_kernels
 from profilers.errors import ProfilerError
@@ -97,7 +98,12 @@ def inspect_python(path: str | Path) -> PythonInfo:
 
 
 def load_module(path: str | Path, module_name: str) -> ModuleType:
-    """Import a Python file under ``module_name`` (registered in ``sys.modules``; worker side only)."""
+    """Import a Python file under ``module_name`` (registered in ``sys.modules``; worker side only).
+
+    Its ``load_inline``/``load`` extensions build in folders keyed by their content
+    (``extension_cache``): built once per source, never mixed up with another candidate's build.
+    """
+    extension_cache.install()
     p = Path(path).resolve()
     spec = importlib.util.spec_from_file_location(module_name, p)
     if spec is None or spec.loader is None:
