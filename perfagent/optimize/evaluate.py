@@ -11,9 +11,11 @@ override ``evaluate`` and ``finish``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from knowledge.transforms import catalog
 from perfagent.optimize import measure
@@ -35,6 +37,7 @@ from perfagent.optimize.loop_state import (
     Origin,
     candidate_fields,
     candidate_key,
+    merged,
     profile_pcts,
     snapshot,
     verification_summary,
@@ -45,6 +48,9 @@ from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, VerificationSummary
 from perfagent.rewrite.base import Candidate
 from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
+
+Tell = Callable[..., None]
+"""``CandidateEvaluator.tell``'s signature: ``tell(event class, message, **fields)``."""
 
 
 @dataclass
@@ -72,8 +78,21 @@ class _Staged:
     """Wall seconds of each stage reached (build, verify, time, profile)."""
 
 
+@dataclass
+class _Ahead:
+    """A candidate being built and verified ahead of its turn (``CandidateEvaluator.verify_ahead``)."""
+
+    staged: _Staged
+    measured: Future[Measured]
+    told: list[tuple[type[LoopEvent], str, dict[str, object]]]
+    """Its build and verify events, held back so that they are told in the candidates' order."""
+
+
 class CandidateEvaluator:
     """Evaluates and decides candidates of one workload against its baseline."""
+
+    verifies_ahead: ClassVar[bool] = True
+    """Whether ``verify_ahead`` may build and verify a batch at once (loops that do not evaluate: no)."""
 
     def __init__(
         self,
@@ -93,6 +112,10 @@ class CandidateEvaluator:
         self._progress = progress
         self.step = 0
         """The current iteration (1-based; 0 before the first)."""
+        self._numbered = 0
+        """Candidate folders staged so far (the next is ``c{_numbered + 1}``)."""
+        self._ahead: dict[str, _Ahead] = {}
+        """Candidate key -> its build and verification started by ``verify_ahead``."""
         original = wl.file.read_text(encoding="utf-8")
         self.state = LoopState(
             source=original,
@@ -129,6 +152,11 @@ class CandidateEvaluator:
         """Stage, build, verify, time and re-profile ``cand``; the decision on it."""
         st = self.state
         origin = origin or st.origin()
+        ahead_key = candidate_key(cand.source, *merged(cand, origin))
+        if ahead_key in self._ahead and not repairs:  # built and verified already by verify_ahead
+            ahead = self._ahead.pop(ahead_key)
+            st.seen[ahead_key] = ahead.staged.cid
+            return self._complete(ahead.staged, self._collect(ahead))
         staged = self._stage(cand, step, origin, repairs=repairs, repair_of=repair_of)
         f = staged.fields
         key = candidate_key(cand.source, f["defines"], f["launch"])
@@ -143,19 +171,86 @@ class CandidateEvaluator:
             )
             return self.finish(outcome, staged.folder)
         st.seen[key] = staged.cid
-        if isinstance(self.wl, LaunchSpecTarget):  # the launch spec with the candidate's macros and geometry
-            staged.spec = measure.candidate_spec(self.wl, staged.folder, f["defines"], f["launch"])
-        measured = self._build_and_verify(staged)
+        self._write_spec(staged)
+        return self._complete(staged, self._build_and_verify(staged))
+
+    def _complete(self, staged: _Staged, measured: Measured) -> CandidateOutcome:
+        """Time and re-profile a built and verified candidate (one at a time: the GPU must be quiet); decide."""
         if measured.build.ok is not False and measured.verification.verdict == "pass" and self.gpu:
             self._time_and_reprofile(staged, measured)
         return self.decide(staged.fields, staged.folder, measured)
+
+    def _write_spec(self, staged: _Staged) -> None:
+        """The launch spec with the candidate's macros and geometry (launch-spec kernels)."""
+        if isinstance(self.wl, LaunchSpecTarget):
+            f = staged.fields
+            staged.spec = measure.candidate_spec(self.wl, staged.folder, f["defines"], f["launch"])
+
+    # ------------------------------------------------------------------ a batch at once
+
+    def verify_ahead(self, candidates: list[Candidate], step: PlannedTransform, origin: Origin) -> None:
+        """Start building and verifying ``candidates`` together (``settings.verify_jobs`` at once).
+
+        Verification needs no quiet GPU, and a build (a ``load_inline`` extension is close to a minute)
+        is CPU work, so a batch's builds and verifications overlap; ``evaluate`` then takes each result
+        in the candidates' order, and timing and re-profiling stay one at a time. Candidates measured
+        before, and repeats within the batch, are left to ``evaluate`` (which calls them duplicates).
+        """
+        jobs = self.settings.verify_jobs_for(len(candidates))
+        if not self.verifies_ahead or jobs < 2 or not (self.gpu or self.wl.runs_on_cpu):
+            return
+        fresh: dict[str, Candidate] = {}
+        for cand in candidates:
+            key = candidate_key(cand.source, *merged(cand, origin))
+            if key not in self.state.seen and key not in self._ahead:
+                fresh.setdefault(key, cand)
+        if len(fresh) < 2:  # one new candidate gains nothing: evaluate takes it as usual
+            return
+        todo: list[tuple[str, _Staged]] = []
+        for key, cand in fresh.items():
+            staged = self._stage(cand, step, origin, repairs=0, repair_of=None)
+            self._write_spec(staged)
+            todo.append((key, staged))
+        self.tell(
+            Info,
+            f"building and verifying {', '.join(s.cid for _, s in todo)} at once ({jobs} jobs); "
+            "timing one at a time",
+            transform=step.transform.id,
+        )
+        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="perfagent-verify")
+        for key, staged in todo:
+            told: list[tuple[type[LoopEvent], str, dict[str, object]]] = []
+
+            def hold(cls: type[LoopEvent], message: str, _told: list[Any] = told, **extra: object) -> None:
+                _told.append((cls, message, extra))
+
+            self._ahead[key] = _Ahead(staged, pool.submit(self._build_and_verify, staged, hold), told)
+        pool.shutdown(wait=False)
+
+    def settle_ahead(self) -> None:
+        """Wait for builds and verifications no ``evaluate`` took (a batch cut short), and forget them."""
+        for ahead in self._ahead.values():
+            ahead.measured.exception()
+        self._ahead.clear()
+
+    def _collect(self, ahead: _Ahead) -> Measured:
+        """The result of a build and verification started ahead, its events told now.
+
+        Every other build and verification of the batch is waited for too: timing needs a quiet GPU.
+        """
+        wait([ahead.measured, *(a.measured for a in self._ahead.values())])
+        measured = ahead.measured.result()
+        for cls, message, extra in ahead.told:
+            self.tell(cls, message, **extra)
+        return measured
 
     def _stage(
         self, cand: Candidate, step: PlannedTransform, origin: Origin, *, repairs: int, repair_of: str | None
     ) -> _Staged:
         """Write the candidate's source, diff and request into its folder."""
         wl = self.wl
-        n = len(self.state.outcomes) + 1
+        # outcomes carried over from earlier rounds (the two-machine phases) are numbered already
+        n = self._numbered = max(self._numbered, len(self.state.outcomes)) + 1
         folder = self.run_dir / "candidates" / f"{n:02d}_{cand.transform}"
         folder.mkdir(parents=True, exist_ok=True)
         fields = candidate_fields(cand, step, origin, iteration=self.step, file=wl.file)
@@ -174,8 +269,12 @@ class CandidateEvaluator:
         )
         return _Staged(f"c{n}", folder, source_path, None, fields, step, fields["stage_s"])
 
-    def _build_and_verify(self, staged: _Staged) -> Measured:
-        """The build check, then verification against the original (where the workload runs here)."""
+    def _build_and_verify(self, staged: _Staged, tell: Tell | None = None) -> Measured:
+        """The build check, then verification against the original (where the workload runs here).
+
+        ``tell``: where its events go (``verify_ahead`` holds them back; default ``self.tell``).
+        """
+        tell = tell or self.tell
         wl, s, cid = self.wl, self.settings, staged.cid
         transform = staged.fields["transform"]
         clock = time.monotonic()
@@ -184,13 +283,13 @@ class CandidateEvaluator:
         )
         staged.stages["build"] = round(time.monotonic() - clock, 3)
         said = "builds" if build.ok else "build failed" if build.ok is False else "build not checked"
-        self.tell(Built, f"{cid}: {said} ({build.detail})", ok=build.ok, candidate=cid, transform=transform)
+        tell(Built, f"{cid}: {said} ({build.detail})", ok=build.ok, candidate=cid, transform=transform)
         if build.ok is False:
             return Measured(
                 build, VerificationSummary(verdict="not-verified", reason="not run: the build failed")
             )
         if self.gpu or wl.runs_on_cpu:
-            self.tell(Info, f"{cid}: verifying against the original …", candidate=cid, transform=transform)
+            tell(Info, f"{cid}: verifying against the original …", candidate=cid, transform=transform)
         clock = time.monotonic()
         result = measure.verify_candidate(
             wl,
@@ -208,7 +307,7 @@ class CandidateEvaluator:
             staged.folder / "verification.json", result if result is not None else verification
         )
         if result is not None:
-            self.tell(
+            tell(
                 Verified,
                 f"{cid}: {verification.verdict} — {verification.reason}",
                 verdict=verification.verdict,

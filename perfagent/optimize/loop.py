@@ -255,7 +255,13 @@ class OptimizeLoop(CandidateEvaluator):
         # every candidate of a batch runs with the macros, geometry and parent it was proposed from,
         # even when an earlier one of the batch was accepted meanwhile
         origin = self.state.origin()
-        outcomes = [o for cand in candidates for o in self.evaluate_and_repair(cand, step, origin, request)]
+        self.verify_ahead(candidates, step, origin)
+        try:
+            outcomes = [
+                o for cand in candidates for o in self.evaluate_and_repair(cand, step, origin, request)
+            ]
+        finally:
+            self.settle_ahead()
         self._note_try(index, outcomes)
         accepted = next((o for o in reversed(outcomes) if o.accepted), None)
         feedback = any(not o.accepted and o.verdict in FEEDBACK_VERDICTS for o in outcomes)

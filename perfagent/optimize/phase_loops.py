@@ -52,6 +52,8 @@ class RecordingRewriter:
 class ProposeLoop(OptimizeLoop):
     """The optimize loop with ``evaluate`` replaced by writing the proposal: nothing is built or run."""
 
+    verifies_ahead = False
+
     def __init__(
         self,
         wl: OptimizeWorkload,
@@ -160,7 +162,10 @@ class ReplayLoop(OptimizeLoop):
     The proposal's parent, macros and launch geometry are its origin (not the best of this evaluation:
     its source was written against its parent), and its targeted metric is compared with the parent's
     profile; the accept rule (beat the original beyond noise, and the best so far) is the loop's own.
+    Each proposal runs from its own origin, not the batch's: nothing is verified ahead.
     """
+
+    verifies_ahead = False
 
     def __init__(self, wl: OptimizeWorkload, replay: ProposalsRewriter, run_dir: Path, **kw: Any) -> None:
         super().__init__(wl, replay, run_dir, **kw)

@@ -9,6 +9,7 @@ metadata says how the CLI spells it. A bad value raises ``BadInput`` naming the 
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -105,6 +106,12 @@ class OptimizeSettings(BaseModel):
     profile_timeout_s: Annotated[
         float, Flag("--profile-timeout", VERIFY_GROUP, metavar="SECONDS", example="600")
     ] = Field(600.0, gt=0, description="limit of one ncu run (default 600)")
+    verify_jobs: Annotated[int, Flag("--verify-jobs", VERIFY_GROUP, metavar="N", example="4")] = Field(
+        0,
+        ge=0,
+        description="candidates of one iteration built and verified at once; timing and profiling stay one "
+        "at a time (default 0: auto, one job per 4 CPU cores, at most 4)",
+    )
     runs: Annotated[int, Flag("--runs", VERIFY_GROUP, metavar="N", example="50")] = Field(
         50, ge=1, description="interleaved timing rounds per candidate (default 50)"
     )
@@ -206,6 +213,11 @@ class OptimizeSettings(BaseModel):
     def with_changes(self, **changes: Any) -> OptimizeSettings:
         """A copy with ``changes``, validated like ``build``."""
         return OptimizeSettings.build(self, **changes)
+
+    def verify_jobs_for(self, candidates: int) -> int:
+        """How many of ``candidates`` are built and verified at once (``verify_jobs``; 0: from the CPU count)."""
+        jobs = self.verify_jobs or min(4, (os.cpu_count() or 1) // 4)
+        return max(1, min(jobs, candidates))
 
     def llm_config(self) -> LLMConfig:
         """The LLM endpoint settings: the environment, overridden by the ``llm_*`` options and ``samples``."""
