@@ -48,13 +48,14 @@ class RecipesRewriter:
         if not usable:
             langs = sorted({lang for r in candidates for lang in r.languages})
             return f"the recipe(s) for '{request.transform}' edit {'/'.join(langs)} sources, not {request.language}"
-        reasons = []
+        refused: dict[str, list[str]] = {}
         for recipe in usable:
             why = _safe_applies(recipe, request)
             if why is None:
                 return None
-            reasons.append(f"{recipe.name}: {why}")
-        return "; ".join(reasons)
+            refused.setdefault(why, []).append(recipe.name)
+        # recipes refused for one reason are named together ('a, b: no launch spec ...')
+        return "; ".join(f"{', '.join(names)}: {why}" for why, names in refused.items())
 
     def propose(self, request: RewriteRequest) -> list[Candidate]:
         """Candidates of every applicable recipe for the transform, at most ``max_candidates``."""

@@ -3,9 +3,10 @@
 Both kernels are compiled as host C++ (g++ -std=c++20) behind a small CUDA prelude: ``threadIdx`` and
 ``blockIdx`` are thread-local, the lanes of a warp are real threads that run concurrently, and the
 warps of a launch run one after another (the kernels compared here share nothing between warps).
-``__shfl_xor_sync`` exchanges values through a barrier of the warp's lanes; it counts an error when the
-mask is not full, or when the partner lane has left the kernel or is at another shuffle (undefined on
-a GPU), so a rewrite whose lanes disagree about their control flow fails instead of passing by luck.
+``__shfl_xor_sync``, ``__shfl_up_sync`` and ``__shfl_sync`` exchange values through a barrier of the
+warp's lanes; they count an error when the mask is not full, or when the partner lane has left the
+kernel or is at another shuffle (undefined on a GPU), so a rewrite whose lanes disagree about their
+control flow fails instead of passing by luck.
 
 Every buffer is allocated with guard words on both sides (stores out of range fail the run), filled
 with the same pseudo-random values for both kernels, and compared after the launches: floating-point
@@ -32,6 +33,7 @@ PRELUDE = r"""
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -63,20 +65,30 @@ static thread_local Warp *tl_warp = nullptr;
 static thread_local int tl_lane = 0;
 static std::atomic<int> g_shuffle_errors{0};
 
-template <class T> static T __shfl_xor_sync(unsigned mask, T value, int offset) {
+// One exchange through the warp's barrier: every lane publishes its value, then reads the partner's
+// (partner < 0: this lane keeps its own value, as __shfl_up_sync does below lane `delta`).
+template <class T> static T exchange_(unsigned mask, T value, int partner) {
     static_assert(sizeof(T) <= 8, "shuffled values are at most 8 bytes");
     Warp &w = *tl_warp;
     if (mask != 0xffffffffu) g_shuffle_errors++;
     std::memcpy(&w.slot[tl_lane], &value, sizeof(T));
     int mine = ++w.phase[tl_lane];
     w.bar.arrive_and_wait();
-    int partner = tl_lane ^ (offset & 31);
     T out = value;
-    if (!w.alive[partner] || w.phase[partner] != mine) g_shuffle_errors++;
-    else std::memcpy(&out, &w.slot[partner], sizeof(T));
+    if (partner >= 0) {
+        if (!w.alive[partner] || w.phase[partner] != mine) g_shuffle_errors++;
+        else std::memcpy(&out, &w.slot[partner], sizeof(T));
+    }
     w.bar.arrive_and_wait();
     return out;
 }
+template <class T> static T __shfl_xor_sync(unsigned mask, T value, int offset) {
+    return exchange_(mask, value, tl_lane ^ (offset & 31));
+}
+template <class T> static T __shfl_up_sync(unsigned mask, T value, unsigned delta) {
+    return exchange_(mask, value, tl_lane >= (int)delta ? tl_lane - (int)delta : -1);
+}
+template <class T> static T __shfl_sync(unsigned mask, T value, int src) { return exchange_(mask, value, src & 31); }
 
 template <class F> static void launch(unsigned grid, unsigned block, F body) {
     gridDim = {grid, 1, 1};
@@ -102,8 +114,16 @@ template <class F> static void launch(unsigned grid, unsigned block, F body) {
 }
 
 static const int GUARD = 16;
+template <class T> struct Cells {  // std::vector<bool> packs bits: no T* into it, so own the array
+    std::unique_ptr<T[]> p;
+    size_t count;
+    explicit Cells(size_t n) : p(new T[n]()), count(n) {}
+    size_t size() const { return count; }
+    T &operator[](size_t i) { return p[i]; }
+    T *data() { return p.get(); }
+};
 template <class T> struct Buffer {
-    std::vector<T> mem;
+    Cells<T> mem;
     size_t n;
     Buffer(size_t n_, unsigned seed, int fill) : mem(n_ + 2 * GUARD), n(n_) {
         for (size_t i = 0; i < mem.size(); ++i) {

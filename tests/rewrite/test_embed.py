@@ -368,7 +368,7 @@ def test_each_kernel_of_a_multi_kernel_unit_gets_its_own_launch(tmp_path: Path) 
     named = rewriter.applies(_req(source, "cooperative-row", kernel="divide"))
     assert (
         named
-        == "in the load_inline CUDA source (line 30): cooperative-row: the kernel has no loop over the row"
+        == "in the load_inline CUDA source (line 30): cooperative-row, cooperative-scan: the kernel has no loop over the row"
     )
     result = _compile({"two_kernels": text}, tmp_path)["two_kernels"]
     assert result.returncode == 0, result.stderr[-1500:]
@@ -388,7 +388,7 @@ def test_refusals_say_why_the_wrapper_launch_is_unknown() -> None:
     why = RecipesRewriter().applies(_req(_module(launched_twice), "cooperative-row"))
     assert why is not None
     assert (
-        "kernel row_sum: cooperative-row: no launch spec: the grid is set in the source's own launch "
+        "kernel row_sum: cooperative-row, cooperative-scan: no launch spec: the grid is set in the source's own launch "
         "(the wrapper's launch is not read: the launch cannot be read from the wrapper: row_sum is launched "
         "2 times" in why
     ), why

@@ -47,6 +47,7 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "transpose-tile",
         "privatize-atomics",
         "cooperative-row",
+        "cooperative-scan",
         "sequential-reduction",
         "smem-tiling",
         "register-tiling",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from perfagent.rewrite.recipes import (
     chunk_interleave,
     cooperative_row,
+    cooperative_scan,
     grid_swizzle,
     launch_config,
     launch_geometry,
@@ -47,6 +48,7 @@ RECIPES: dict[str, Recipe] = {
         chunk_interleave.RECIPE,
         transpose_tile.RECIPE,
         cooperative_row.RECIPE,
+        cooperative_scan.RECIPE,
         sequential_reduction.RECIPE,
         smem_tiling.RECIPE,
         register_tiling.RECIPE,

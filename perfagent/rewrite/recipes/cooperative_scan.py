@@ -1,0 +1,536 @@
+"""cooperative-scan: give a running sum that one thread walks along its row to a whole warp.
+
+Row-per-thread prefix sums (cumsum, exclusive cumsum, masked cumsum: KernelBench level 1 problems 89,
+92 and 93 are written this way by most naive solutions) keep a running value and store it at every
+element: ``acc += x[i]; out[i] = acc;``. cooperative-row refuses them (the running value is a
+loop-carried dependency); the textbook fix is a warp per row that walks the row 32 elements at a time:
+each lane loads one element (coalesced), the warp scans the 32 contributions with ``__shfl_up_sync``
+(Hillis–Steele, 5 steps), adds the carry from the chunks before, stores, and broadcasts the new carry
+from lane 31.
+
+Precondition, proven on the parse tree of the kernel:
+- a 1-D launch whose block is a multiple of 32, one row index derived from the x thread coordinates
+  (never reassigned), no other use of thread or block coordinates, no shared memory, barriers,
+  shuffles or atomics;
+- one counted loop (from a start, up by one, while ``i < bound`` or ``i <= bound``), not nested, whose
+  body holds, at its top level: declarations of per-iteration scalars with a value (``int idx = row *
+  cols + j;``, ``float v = x[idx];``), exactly one sum update of an accumulator (``acc += e``, ``acc =
+  acc + e``, ``acc++``) either alone or as the only statement of an ``if`` without ``else``
+  (``if (mask[idx]) acc += x[idx];``), and element stores ``p[E + i] = value`` (unit stride in the
+  counter) — at least one of which reads the accumulator: before the update (an exclusive scan) or
+  after it (inclusive);
+- the accumulator is a plain numeric scalar declared with a value before the loop, changed only by that
+  update and read only by it and by those stores (not after the loop);
+- memory is reached only by subscripts of pointer parameters; a buffer stored in the loop is reached
+  there by one subscript only and nowhere else; nothing is stored outside the loop; no assignment
+  inside another expression, no call made as a statement.
+
+The rewrite: row = old row / 32, ``coop_lane = threadIdx.x % 32``; the loop steps over chunks of 32
+(all lanes iterate together, so the shuffles always see the full warp); each lane computes its
+element's contribution (0 where the update does not fire or past the bound), declarations that read
+memory are guarded by the bound, the warp scans, the stores read the carry plus the lane's inclusive
+(or exclusive) value, and lane 31's total becomes the carry. Grid x32. Only the order of the additions
+changes (the verifier's accuracy rule compares both against a float64 run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
+from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._coop_row_analysis import FORBIDDEN, LANE, LOOPS
+from perfagent.rewrite.recipes._coop_row_syntax import (
+    Loop,
+    Refused,
+    ancestors,
+    bound_ok,
+    is_written,
+    loop_counter,
+    normal_form,
+    reduction,
+    row_index,
+    statements,
+    subscript_index,
+    unit_stride,
+    unwrap,
+)
+from perfagent.rewrite.recipes.cooperative_row import _block_ok
+from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.workloads.launch_spec import LaunchOverride
+
+NAME = "cooperative-scan"
+BASE = "coop_base"
+IN = "coop_in"
+CONTRIB = "coop_d"
+INCL = "coop_incl"
+EXCL = "coop_excl"
+_OURS = (BASE, IN, CONTRIB, INCL, EXCL, LANE)
+
+
+@dataclass
+class ScanPlan:
+    """What the rewrite needs: the row index, the loop and its parts, the accumulator."""
+
+    row_init: Node
+    loop: Node
+    var: str
+    counter_type: str
+    acc: str
+    acc_type: str
+    declarations: list[Node] = field(default_factory=list)
+    update: Node | None = None
+    """The statement holding the update (the ``if`` around it, when there is one)."""
+    update_expr: Node | None = None
+    contribution: str = ""
+    """What the update adds ('x[idx]', '1')."""
+    stores_before: list[Node] = field(default_factory=list)
+    stores_after: list[Node] = field(default_factory=list)
+    guarded: set[int] = field(default_factory=set)
+    """Ids of declarations whose value reads memory (evaluated only within the bound)."""
+
+
+def _reads_memory(node: Node) -> bool:
+    return any(n.type == "subscript_expression" for n in _cuda.walk(node))
+
+
+def _mentions(node: Node, name: str) -> list[Node]:
+    return [n for n in _cuda.walk(node) if n.type == "identifier" and _cuda.text(n) == name]
+
+
+class _Scan:
+    """One pass over the kernel; ``Refused`` on the first thing outside the precondition."""
+
+    def __init__(self, kernel: Node, row_var: str, row_init: Node) -> None:
+        self.kernel = kernel
+        self.body = kernel.child_by_field_name("body") or kernel
+        self.row_var = row_var
+        self.row_init = row_init
+        self.pointers = {name for name, _, is_ptr in _cuda.kernel_params(kernel) if is_ptr}
+
+    def loop(self, node: Node) -> ScanPlan:
+        where = f"the loop on line {_cuda.line_of(node)}"
+        counter = loop_counter(node)
+        if isinstance(counter, str):
+            raise Refused(counter)
+        var, start = counter
+        why = bound_ok(node, var)
+        if why is not None:
+            raise Refused(why)
+        init = node.child_by_field_name("initializer")
+        assert init is not None
+        counter_type = _cuda.element_type(init) or "int"
+        shape = Loop(node=node, var=var, start=start)
+        body = node.child_by_field_name("body")
+        stmts = statements(body) if body is not None else []
+        found: list[tuple[Node, Node, tuple[str, str, list[Node]]]] = []
+        stores: list[Node] = []
+        decls: list[Node] = []
+        for stmt in stmts:
+            if stmt.type == "declaration":
+                decls.append(self._declaration(shape, stmt, where))
+                continue
+            update = self._update(stmt)
+            if update is not None and update[1][0] == var:
+                raise Refused(f"{where} assigns its counter {var} in its body (line {_cuda.line_of(stmt)})")
+            if update is not None:
+                found.append((stmt, *update))
+                continue
+            if self._store(stmt) is not None:
+                stores.append(stmt)
+                continue
+            raise Refused(
+                f"{where} holds {_cuda.text(stmt).splitlines()[0]} (line {_cuda.line_of(stmt)}): only scalar "
+                "declarations, one running-sum update and element stores are scanned by a warp"
+            )
+        if len(found) != 1:
+            raise Refused(f"{where} has {len(found)} running-sum updates: a warp scans exactly one")
+        stmt, expr, (acc, combine, acc_nodes) = found[0]
+        if combine != "+":
+            raise Refused(f"{where} combines {acc} with {combine}: only running sums are scanned")
+        plan = ScanPlan(
+            row_init=self.row_init,
+            loop=node,
+            var=var,
+            counter_type=counter_type,
+            acc=acc,
+            acc_type=self._acc_type(acc, node),
+            declarations=decls,
+            update=stmt,
+            update_expr=expr,
+            contribution=self._contribution(expr, acc_nodes),
+        )
+        for s in stores:
+            reads = _mentions(s, acc)
+            if reads and s.start_byte < stmt.start_byte:
+                plan.stores_before.append(s)
+            elif reads:
+                plan.stores_after.append(s)
+            else:
+                plan.stores_after.append(s)  # stored within the bound, after the scan: order kept
+        if not any(_mentions(s, acc) for s in stores):
+            raise Refused(
+                f"{where} accumulates {acc} but stores no running value: a reduction (cooperative-row), not a scan"
+            )
+        allowed = {n.id for n in acc_nodes} | {n.id for s in stores for n in _mentions(s, acc)}
+        for n in _mentions(self.body, acc):
+            if n.id in allowed or n.start_byte < node.start_byte:
+                continue
+            raise Refused(
+                f"{acc} is read on line {_cuda.line_of(n)} outside its update and the stores of the running value"
+            )
+        for d in decls:
+            if _mentions(d, acc):
+                raise Refused(f"the declaration on line {_cuda.line_of(d)} reads the running value {acc}")
+            if _reads_memory(d):
+                plan.guarded.add(d.id)
+        self._memory(shape, node, plan)
+        return plan
+
+    def _declaration(self, shape: Loop, decl: Node, where: str) -> Node:
+        inits = [c for c in decl.named_children if c.type == "init_declarator"]
+        bare = [
+            c
+            for c in decl.named_children
+            if c.type in ("identifier", "pointer_declarator", "array_declarator")
+        ]
+        if bare or len(inits) != 1:
+            raise Refused(
+                f"{where} declares {_cuda.text(decl)} (line {_cuda.line_of(decl)}): one scalar with a value"
+            )
+        ident, value = inits[0].child_by_field_name("declarator"), inits[0].child_by_field_name("value")
+        if ident is None or value is None or ident.type != "identifier":
+            raise Refused(
+                f"{where} declares {_cuda.text(decl)} (line {_cuda.line_of(decl)}): one scalar with a value"
+            )
+        shape.locals[_cuda.text(ident)] = value
+        return decl
+
+    def _update(self, stmt: Node) -> tuple[Node, tuple[str, str, list[Node]]] | None:
+        """(the update expression, its reduction) when ``stmt`` is the update or an else-less ``if`` of it."""
+        inner = stmt
+        if stmt.type == "if_statement":
+            if stmt.child_by_field_name("alternative") is not None:
+                return None
+            cons = stmt.child_by_field_name("consequence")
+            body = statements(cons) if cons is not None else []
+            if len(body) != 1:
+                return None
+            inner = body[0]
+        if inner.type != "expression_statement" or not inner.named_children:
+            return None
+        expr = inner.named_children[0]
+        red = reduction(expr)
+        if red is None:
+            return None
+        if stmt.type == "if_statement":
+            cond = stmt.child_by_field_name("condition")
+            if cond is not None and _mentions(cond, red[0]):
+                raise Refused(f"the condition on line {_cuda.line_of(cond)} reads the running value {red[0]}")
+        return expr, red
+
+    def _store(self, stmt: Node) -> Node | None:
+        if stmt.type != "expression_statement" or not stmt.named_children:
+            return None
+        expr = stmt.named_children[0]
+        if (
+            expr.type != "assignment_expression"
+            or _cuda.text(expr.child_by_field_name("operator") or expr) != "="
+        ):
+            return None
+        left = expr.child_by_field_name("left")
+        left = unwrap(left) if left is not None else None
+        return left if left is not None and left.type == "subscript_expression" else None
+
+    def _contribution(self, expr: Node, acc_nodes: list[Node]) -> str:
+        if expr.type == "update_expression":
+            return "1"
+        right = expr.child_by_field_name("right")
+        assert right is not None
+        op = _cuda.text(expr.child_by_field_name("operator") or expr)
+        if op == "+=":
+            return f"({_cuda.text(right)})"
+        right = unwrap(right)  # acc = acc + e / e + acc
+        sides = [right.child_by_field_name("left"), right.child_by_field_name("right")]
+        ids = {n.id for n in acc_nodes}
+        other = next(s for s in sides if s is not None and s.id not in ids)
+        return f"({_cuda.text(other)})"
+
+    def _acc_type(self, acc: str, loop: Node) -> str:
+        decls = [
+            n
+            for n in _cuda.walk(self.body)
+            if n.type == "init_declarator"
+            and (d := n.child_by_field_name("declarator")) is not None
+            and d.type == "identifier"
+            and _cuda.text(d) == acc
+        ]
+        if len(decls) != 1 or decls[0].end_byte > loop.start_byte or decls[0].parent is None:
+            raise Refused(f"the running value {acc} is not declared once, with a value, before the loop")
+        typ = _cuda.element_type(decls[0].parent).replace("const ", "")
+        if (
+            typ not in _cuda.ELEMENT_BYTES
+            or _cuda.ELEMENT_BYTES[typ] > 8
+            or typ in ("float2", "int2", "__half2")
+        ):
+            raise Refused(
+                f"the running value {acc} is a {typ or 'value of unknown type'}: not a shuffled scalar"
+            )
+        return typ
+
+    def _memory(self, shape: Loop, loop: Node, plan: ScanPlan) -> None:
+        stored: dict[str, str] = {}
+        for s in plan.stores_before + plan.stores_after:
+            target = self._store(s)
+            assert target is not None
+            base, index = target.child_by_field_name("argument"), subscript_index(target)
+            if (
+                base is None
+                or base.type != "identifier"
+                or _cuda.text(base) not in self.pointers
+                or index is None
+            ):
+                raise Refused(
+                    f"{_cuda.text(target)} on line {_cuda.line_of(target)} is not a subscript of a pointer parameter"
+                )
+            if not unit_stride(index, shape):
+                raise Refused(
+                    f"{_cuda.text(target)} on line {_cuda.line_of(target)} is not offset + {shape.var}: lanes could store one element"
+                )
+            name, form = _cuda.text(base), normal_form(index, shape)
+            if stored.setdefault(name, form) != form:
+                raise Refused(
+                    f"{name} is stored at two different elements per iteration (line {_cuda.line_of(s)})"
+                )
+        for n in _cuda.walk(self.body):
+            if n.type == "identifier" and _cuda.text(n) in self.pointers:
+                parent = n.parent
+                if (
+                    parent is None
+                    or parent.type != "subscript_expression"
+                    or parent.child_by_field_name("argument") != n
+                ):
+                    raise Refused(
+                        f"the pointer {_cuda.text(n)} is used on line {_cuda.line_of(n)} other than by subscript"
+                    )
+            if n.type == "pointer_expression":
+                raise Refused(f"{_cuda.text(n)} on line {_cuda.line_of(n)} dereferences or takes an address")
+            if n.type == "subscript_expression":
+                base = n.child_by_field_name("argument")
+                name = _cuda.text(base) if base is not None else ""
+                index = subscript_index(n)
+                inside_loop = loop.start_byte <= n.start_byte < loop.end_byte
+                if name in stored and (
+                    not inside_loop or index is None or normal_form(index, shape) != stored[name]
+                ):
+                    raise Refused(
+                        f"{name} is stored in the loop and reached as {_cuda.text(n)} on line {_cuda.line_of(n)}: "
+                        "lanes would share its elements"
+                    )
+                if is_written(n) and not inside_loop:
+                    raise Refused(f"{_cuda.text(n)} is stored outside the loop (line {_cuda.line_of(n)})")
+
+    def others(self, loop: Node) -> None:
+        update = loop.child_by_field_name("update")
+        for n in _cuda.walk(self.body):
+            if n.type in ("assignment_expression", "update_expression"):
+                parent = n.parent
+                if (update is None or n.id != update.id) and (
+                    parent is None or parent.type != "expression_statement"
+                ):
+                    raise Refused(
+                        f"the assignment {_cuda.text(n)} on line {_cuda.line_of(n)} is inside another expression"
+                    )
+                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
+                target = unwrap(target) if target is not None else None
+                if target is not None and target.type == "identifier" and _cuda.text(target) == self.row_var:
+                    raise Refused(f"the row index {self.row_var} is changed on line {_cuda.line_of(n)}")
+            if (
+                n.type == "expression_statement"
+                and n.named_children
+                and n.named_children[0].type == "call_expression"
+            ):
+                raise Refused(
+                    f"the call {_cuda.text(n.named_children[0])} on line {_cuda.line_of(n)} is made for its side effects"
+                )
+
+
+def analyse(kernel: Node) -> ScanPlan | str:
+    """The kernel's warp-scan plan, or why it does not apply."""
+    whole = _cuda.text(kernel)
+    for word in FORBIDDEN:
+        if word in whole:
+            return f"the kernel uses {word}: its threads already cooperate"
+    for name in _OURS:
+        if name in whole:
+            return f"the kernel already has a name {name} the rewrite declares"
+    row = row_index(kernel)
+    if isinstance(row, str):
+        return row
+    loops = [n for n in _cuda.walk(kernel) if n.type in LOOPS]
+    if len(loops) != 1:
+        return "the kernel has no loop over the row" if not loops else "the kernel has more than one loop"
+    loop = loops[0]
+    if loop.type != "for_statement" or any(a.type in LOOPS for a in ancestors(loop)):
+        return f"the loop on line {_cuda.line_of(loop)} is not a single counted for loop"
+    scan = _Scan(kernel, *row)
+    try:
+        plan = scan.loop(loop)
+        scan.others(loop)
+        # the accumulator is changed only by its update
+        for n in _cuda.walk(scan.body):
+            if n.type in ("assignment_expression", "update_expression") and plan.update_expr is not None:
+                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
+                target = unwrap(target) if target is not None else None
+                if (
+                    target is not None
+                    and target.type == "identifier"
+                    and _cuda.text(target) == plan.acc
+                    and n.id != plan.update_expr.id
+                ):
+                    raise Refused(f"the running value {plan.acc} is also changed on line {_cuda.line_of(n)}")
+    except Refused as exc:
+        return str(exc)
+    return plan
+
+
+def _rewritten(node: Node, replace: dict[int, str]) -> str:
+    """``node``'s text with the descendants whose ids are in ``replace`` replaced."""
+    data = node.text or b""
+    out = data
+    hits = sorted(
+        ((n.start_byte, n.end_byte, replace[n.id]) for n in _cuda.walk(node) if n.id in replace), reverse=True
+    )
+    base = node.start_byte
+    for start, end, new in hits:
+        out = out[: start - base] + new.encode() + out[end - base :]
+    return out.decode("utf-8")
+
+
+def rewrite(source: str, plan: ScanPlan) -> str:
+    """The source with the row's running sum scanned by a warp."""
+    edits: list[_cuda.Edit] = []
+    init = plan.row_init
+    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / 32"))
+    decl = init.parent.parent if init.parent is not None else None
+    if decl is not None and decl.type == "declaration":
+        pad = " " * decl.start_point[1]
+        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {LANE} = threadIdx.x % 32;"))
+    loop = plan.loop
+    cond, init_node = loop.child_by_field_name("condition"), loop.child_by_field_name("initializer")
+    start = (
+        next(n for n in _cuda.walk(init_node) if n.type == "init_declarator")
+        if init_node is not None
+        else None
+    )
+    start_value = start.child_by_field_name("value") if start is not None else None
+    assert (
+        cond is not None
+        and start_value is not None
+        and plan.update is not None
+        and plan.update_expr is not None
+    )
+    t, acc = plan.acc_type, plan.acc
+    pad = " " * loop.start_point[1]
+    inner = pad + "    "
+    base_cond = _rewritten(cond, {n.id: BASE for n in _mentions(cond, plan.var)})
+    lines = [
+        f"for ({plan.counter_type} {BASE} = {_cuda.text(start_value)}; {base_cond}; {BASE} += 32) "
+        "{  // the warp walks the row 32 elements at a time",
+        f"{inner}const {plan.counter_type} {plan.var} = {BASE} + {LANE};",
+        f"{inner}const bool {IN} = {_cuda.text(cond)};",
+    ]
+    for d in plan.declarations:
+        if d.id in plan.guarded:  # its value reads memory: only within the bound
+            init_decl = next(c for c in d.named_children if c.type == "init_declarator")
+            value = init_decl.child_by_field_name("value")
+            assert value is not None
+            typ = _cuda.element_type(d).replace("const ", "")
+            lines.append(
+                f"{inner}{_rewritten(d, {value.id: f'{IN} ? ({_cuda.text(value)}) : static_cast<{typ}>(0)'})}"
+            )
+        else:
+            lines.append(f"{inner}{_cuda.text(d)}")
+    update_text = _rewritten(plan.update, {plan.update_expr.id: f"{CONTRIB} = {plan.contribution}"})
+    lines += [
+        f"{inner}{t} {CONTRIB} = static_cast<{t}>(0);  // this lane's element's contribution",
+        f"{inner}if ({IN}) {{ {update_text} }}",
+        f"{inner}{t} {INCL} = {CONTRIB};",
+        f"{inner}for (int o_ = 1; o_ < 32; o_ <<= 1) {{  // inclusive scan across the warp",
+        f"{inner}    const {t} n_ = __shfl_up_sync(0xffffffffu, {INCL}, o_);",
+        f"{inner}    if ({LANE} >= o_) {INCL} = n_ + {INCL};",
+        f"{inner}}}",
+        f"{inner}{INCL} = {acc} + {INCL};",
+    ]
+    if plan.stores_before:
+        lines += [
+            f"{inner}{t} {EXCL} = __shfl_up_sync(0xffffffffu, {INCL}, 1);",
+            f"{inner}if ({LANE} == 0) {EXCL} = {acc};",
+        ]
+    stores = [(s, EXCL) for s in plan.stores_before] + [(s, INCL) for s in plan.stores_after]
+    stores.sort(key=lambda pair: pair[0].start_byte)
+    body = " ".join(_rewritten(s, {n.id: value for n in _mentions(s, acc)}) for s, value in stores)
+    lines += [
+        f"{inner}if ({IN}) {{ {body} }}",
+        f"{inner}{acc} = __shfl_sync(0xffffffffu, {INCL}, 31);  // the carry into the next 32 elements",
+        f"{pad}}}",
+    ]
+    edits.append(_cuda.Edit(loop.start_byte, loop.end_byte, "\n".join(lines)))
+    return _cuda.apply_edits(source, edits)
+
+
+def applies(request: RewriteRequest) -> str | None:
+    if request.language != "cuda":
+        return "not a CUDA source"
+    if request.launch is None:
+        return "no launch spec: the grid is set in the source's own launch"
+    if len(request.launch.grid) != 1 or len(request.launch.block) != 1:
+        return "the launch spec's grid or block has more than one dimension"
+    kernel = _cuda.target_kernel(request.source, request.kernel)
+    if isinstance(kernel, str):
+        return kernel
+    plan = analyse(kernel)
+    return plan if isinstance(plan, str) else _block_ok(request)
+
+
+def propose(request: RewriteRequest) -> list[Candidate]:
+    if applies(request) is not None:
+        return []
+    assert request.launch is not None
+    kernel = _cuda.target_kernel(request.source, request.kernel)
+    assert not isinstance(kernel, str)
+    plan = analyse(kernel)
+    assert not isinstance(plan, str)
+    grid = str(request.launch.grid[0])
+    kind = (
+        "exclusive and inclusive"
+        if plan.stores_before and plan.stores_after
+        else ("exclusive" if plan.stores_before else "inclusive")
+    )
+    return [
+        make_candidate(
+            request,
+            backend="recipes",
+            recipe=NAME,
+            source=rewrite(request.source, plan),
+            description=(
+                f"warp per row: the running sum {plan.acc} ({kind}) scanned 32 elements at a time with "
+                "__shfl_up_sync, loads and stores coalesced, the carry broadcast from lane 31; grid x32. "
+                "Summation order changes: results differ by rounding only"
+            ),
+            parameters={"rows_per_block": "block / 32", "scan": kind},
+            launch=LaunchOverride(grid=[f"32 * ({grid})"]),
+        )
+    ][: request.max_candidates]
+
+
+RECIPE = Recipe(
+    name=NAME,
+    transforms=("cooperative-row",),
+    languages=("cuda",),
+    applies=applies,
+    propose=propose,
+    summary="row-per-thread running sums (cumsum, exclusive and masked cumsum): a warp scans each row",
+)

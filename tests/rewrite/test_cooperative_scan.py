@@ -1,0 +1,306 @@
+"""cooperative-scan: row-per-thread running sums scanned by a warp (perfagent/rewrite/recipes/cooperative_scan.py).
+
+The forms are the shapes naive solutions of KernelBench level 1's scan problems take
+(https://github.com/ScalingIntelligence/KernelBench, MIT: 89_cumsum, 90_cumprod, 91_cumsum_reverse,
+92_cumsum_exclusive, 93_masked_cumsum; one thread per row walking the row with a running value), plus the
+variations such kernels are written with (row offsets, size_t counters, ``<=`` bounds, both stores).
+Written before the recipe; the refused forms are what it must not touch, each with its reason.
+Every positive form is compiled with nvcc and emulated lane by lane against its original.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perfagent.rewrite.base import LaunchContext, RewriteRequest
+from perfagent.rewrite.embed.device import device_code
+from perfagent.rewrite.embed.literals import find_inline_sources
+from perfagent.rewrite.recipes import RECIPES, cooperative_scan
+from perfagent.rewrite.recipes_backend import RecipesRewriter
+
+from .cuda_lanes import Buf, Case, assert_same
+from .helpers import ROOT, assert_compiled, nvcc_compile, nvcc_or_skip
+
+CUMSUM = """
+__global__ void cumsum_kernel(const float* x, float* out, int rows, int cols) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    float sum = 0.0f;
+    for (int j = 0; j < cols; j++) {
+        sum += x[row * cols + j];
+        out[row * cols + j] = sum;
+    }
+}
+"""
+
+FORMS = {
+    "cumsum-inclusive": CUMSUM,
+    "cumsum-exclusive": """
+__global__ void cumsum_kernel(const float* x, float* out, int rows, int cols) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        float sum = 0.0f;
+        for (int j = 0; j < cols; ++j) {
+            out[row * cols + j] = sum;
+            sum += x[row * cols + j];
+        }
+    }
+}
+""",
+    "masked-cumsum-index-local": """
+__global__ void cumsum_kernel(const float* x, const bool* mask, float* out, int rows, int cols) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        float running = 0.0f;
+        for (int j = 0; j < cols; ++j) {
+            int idx = row * cols + j;
+            if (mask[idx]) {
+                running += x[idx];
+            }
+            out[idx] = running;
+        }
+    }
+}
+""",
+    "value-first-acc-equals-acc-plus-size_t-le": """
+__global__ void cumsum_kernel(const double* __restrict__ in, double* __restrict__ out, size_t rows, size_t last) {
+    size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    const size_t base = row * (last + 1);
+    double acc = 1.5;
+    for (size_t k = 0; k <= last; ++k) {
+        const double v = in[base + k] * 0.5;
+        acc = v + acc;
+        out[base + k] = acc;
+    }
+}
+""",
+    "int-count-of-positives": """
+__global__ void cumsum_kernel(const float* x, int* out, int rows, int cols) {
+    int row = threadIdx.x + blockIdx.x * blockDim.x;
+    if (row >= rows) return;
+    int count = 0;
+    for (int j = 0; j < cols; j++) {
+        if (x[row * cols + j] > 0.0f) count++;
+        out[row * cols + j] = count;
+    }
+}
+""",
+    "both-stores-unbraced-if": """
+__global__ void cumsum_kernel(const float* x, float* excl, float* incl, int rows, int cols) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    float s = 0.f;
+    for (int j = 0; j < cols; j++) {
+        excl[row * cols + j] = s;
+        if (x[row * cols + j] != 0.f) s = s + x[row * cols + j];
+        incl[row * cols + j] = 2.f * s;
+    }
+}
+""",
+}
+
+REFUSED = {
+    "reverse-cumsum": (
+        CUMSUM.replace("for (int j = 0; j < cols; j++)", "for (int j = cols - 1; j >= 0; j--)"),
+        "does not step by one",
+    ),
+    "cumprod": (
+        CUMSUM.replace("sum += x[row * cols + j];", "sum *= x[row * cols + j];"),
+        "one running-sum update",
+    ),
+    "running-max": (
+        CUMSUM.replace("sum += x[row * cols + j];", "sum = fmaxf(sum, x[row * cols + j]);"),
+        "only running sums are scanned",
+    ),
+    "plain-reduction": (
+        CUMSUM.replace("out[row * cols + j] = sum;", "").replace("    }\n}", "    }\n    out[row] = sum;\n}"),
+        "stores no running value",
+    ),
+    "total-read-after-loop": (
+        CUMSUM.replace("    }\n}", "    }\n    out[rows * cols + row] = sum;\n}"),
+        "is read on line",
+    ),
+    "strided-store": (
+        CUMSUM.replace("out[row * cols + j] = sum;", "out[j * rows + row] = sum;"),
+        "is not offset + j",
+    ),
+    "two-loops": (
+        CUMSUM.replace(
+            "    }\n}", "    }\n    for (int j = 0; j < cols; j++) out[row * cols + j] *= 2.f;\n}"
+        ),
+        "more than one loop",
+    ),
+    "reads-a-neighbour-of-the-output": (
+        CUMSUM.replace("out[row * cols + j] = sum;", "out[row * cols + j] = sum + out[row * cols + j + 1];"),
+        "lanes would share its elements",
+    ),
+    "two-updates": (
+        CUMSUM.replace("sum += x[row * cols + j];", "sum += x[row * cols + j];\n        sum += 1.f;"),
+        "2 running-sum updates",
+    ),
+    "shared-memory": (
+        CUMSUM.replace("float sum = 0.0f;", "__shared__ float t[32];\n    float sum = 0.0f;"),
+        "uses __shared__",
+    ),
+    "store-outside-the-loop": (
+        CUMSUM.replace("float sum = 0.0f;", "out[row * cols] = 0.f;\n    float sum = 0.0f;"),
+        "reached as",
+    ),
+    "counter-updated-in-body": (
+        CUMSUM.replace("out[row * cols + j] = sum;", "out[row * cols + j] = sum;\n        j += 1;"),
+        "assigns its counter j",
+    ),
+}
+
+LAUNCH = LaunchContext(grid=["ceil_div(rows, 256)"], block=[256], params={"rows": 1000})
+
+
+def _request(source: str, launch: LaunchContext = LAUNCH) -> RewriteRequest:
+    return RewriteRequest(source=source, language="cuda", transform="cooperative-row", launch=launch)
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_positive_forms(name: str) -> None:
+    req = _request(FORMS[name])
+    assert cooperative_scan.applies(req) is None, cooperative_scan.applies(req)
+    [cand] = cooperative_scan.propose(req)
+    assert cand.recipe == "cooperative-scan" and "__shfl_up_sync" in cand.source
+    assert "coop_lane = threadIdx.x % 32" in cand.source and "+= 32" in cand.source
+    assert cand.launch is not None and cand.launch.grid == ["32 * (ceil_div(rows, 256))"]
+    assert ("coop_excl" in cand.source) == ("exclusive" in str(cand.parameters["scan"]))
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_forms(name: str) -> None:
+    source, reason = REFUSED[name]
+    why = cooperative_scan.applies(_request(source))
+    assert why is not None and reason in why, why
+    assert cooperative_scan.propose(_request(source)) == []
+
+
+def test_cooperative_row_and_the_scan_split_the_kernels_between_them() -> None:
+    """A running sum goes to the scan, a reduction to cooperative-row: never both, never neither."""
+    from perfagent.rewrite.recipes import cooperative_row
+
+    for source in FORMS.values():
+        assert cooperative_row.applies(_request(source)) is not None
+    reduction = REFUSED["plain-reduction"][0]
+    assert cooperative_row.applies(_request(reduction)) is None
+    assert cooperative_scan.applies(_request(reduction)) is not None
+
+
+def test_block_must_be_a_multiple_of_32() -> None:
+    odd = LaunchContext(grid=["ceil_div(rows, 48)"], block=["B"], params={"rows": 100, "B": 48})
+    assert "multiple of 32" in (cooperative_scan.applies(_request(CUMSUM, odd)) or "")
+
+
+def test_registered_under_cooperative_row_and_in_the_catalog() -> None:
+    from knowledge.transforms import transform
+
+    assert RECIPES["cooperative-scan"].transforms == ("cooperative-row",)
+    assert "cooperative-scan" in transform("cooperative-row").recipes
+
+
+def test_candidates_compile(tmp_path: Path) -> None:
+    sources = {name: cooperative_scan.propose(_request(src))[0].source for name, src in FORMS.items()}
+    assert_compiled(nvcc_compile(sources, tmp_path))
+
+
+F = "float"
+EMULATED = {
+    # form: (arguments for rows x cols); kernel cumsum_kernel, launched with blocks of 64
+    "cumsum-inclusive": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+    "cumsum-exclusive": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+    "masked-cumsum-index-local": lambda r, c: (
+        Buf(F, r * c),
+        Buf("bool", r * c, "mask"),
+        Buf(F, r * c),
+        f"{r}",
+        f"{c}",
+    ),
+    "value-first-acc-equals-acc-plus-size_t-le": lambda r, c: (
+        Buf("double", r * c),
+        Buf("double", r * c),
+        f"(size_t){r}",
+        f"(size_t){c - 1}",
+    ),
+    "int-count-of-positives": lambda r, c: (Buf(F, r * c), Buf("int", r * c), f"{r}", f"{c}"),
+    "both-stores-unbraced-if": lambda r, c: (Buf(F, r * c), Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+}
+SHAPES = [(3, 1), (3, 100), (70, 33), (5, 64)]
+"""rows x cols: a row shorter than a warp, rows not a multiple of 32 wide, 70 rows over two original
+blocks of 64 (a partial block whose warps return whole), rows exactly two chunks wide."""
+
+
+def test_every_positive_form_is_emulated() -> None:
+    assert sorted(EMULATED) == sorted(FORMS)
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_rewrite_matches_the_original_lane_by_lane(name: str, tmp_path: Path) -> None:
+    cand = cooperative_scan.propose(_request(FORMS[name]))[0]
+    cases = []
+    for rows, cols in SHAPES:
+        grid = -(-rows // 64)
+        cases.append(
+            Case(EMULATED[name](rows, cols), (grid, 64), (32 * grid, 64), f"rows={rows} cols={cols}")
+        )
+    assert_same(tmp_path, FORMS[name], cand.source, "cumsum_kernel", cases, rtol=1e-5, atol=1e-5)
+
+
+def test_the_emulation_catches_a_carry_taken_from_the_wrong_lane(tmp_path: Path) -> None:
+    cand = cooperative_scan.propose(_request(CUMSUM))[0]
+    wrong = cand.source.replace("coop_incl, 31)", "coop_incl, 30)")
+    assert wrong != cand.source
+    from .cuda_lanes import run
+
+    cases = [Case(EMULATED["cumsum-inclusive"](3, 100), (1, 64), (32, 64), "3x100")]
+    ok, out = run(tmp_path, CUMSUM, wrong, "cumsum_kernel", cases)
+    assert not ok and "differs" in out
+
+
+# ------------------------------------------------------------------------------------- KernelBench solution
+
+SOLUTION = ROOT / "examples" / "unseen" / "kernelbench" / "05_masked_cumsum_solution.py"
+
+
+def _solution() -> RewriteRequest:
+    return RewriteRequest(
+        source=SOLUTION.read_text(encoding="utf-8"),
+        language="python",
+        transform="cooperative-row",
+        path=str(SOLUTION.relative_to(ROOT)),
+    )
+
+
+def _cuda_of(python: str) -> str:
+    [found] = find_inline_sources(python)
+    return found.cuda_text
+
+
+def test_kernelbench_masked_cumsum_is_scanned_and_its_launch_rewritten(tmp_path: Path) -> None:
+    rewriter = RecipesRewriter()
+    assert rewriter.applies(_solution()) is None
+    [cand] = rewriter.propose(_solution())
+    assert cand.recipe == "cooperative-scan"
+    unit = _cuda_of(cand.source)
+    assert "32 * (" in unit  # the wrapper's grid, written back
+    original, rewritten = device_code(_cuda_of(_solution().source)), device_code(unit)
+    args = EMULATED["masked-cumsum-index-local"]
+    cases = [
+        Case(args(9, 300), (1, 256), (32, 256), "the wrapper's block of 256"),
+        Case(args(70, 33), (1, 256), (32, 256), "70 rows"),
+    ]
+    # running sums of 300 values in [-3, 3] reach tens: another summation order moves them by ~1e-5
+    assert_same(tmp_path, original, rewritten, "masked_cumsum_kernel", cases, rtol=1e-5, atol=1e-4)
+    nvcc = nvcc_or_skip()
+    stub = ROOT / "tests" / "data" / "kernelbench_inline" / "stub"
+    path = tmp_path / "unit.cu"
+    path.write_text(unit, encoding="utf-8")
+    argv = [nvcc, "-arch=sm_90", "-std=c++17", "-c", "-o", "/dev/null", f"-I{stub}", str(path)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-1500:]
