@@ -217,12 +217,16 @@ def test_gemv_plan_tries_the_structural_fix_before_launch_nudges() -> None:
     assert waiting.reason is not None and waiting.reason.endswith("not reached: iteration budget spent (1)")
 
 
-@pytest.mark.parametrize("solution", ["02_softmax_solution", "03_matvec_solution", "04_l2norm_solution"])
+@pytest.mark.parametrize(
+    "solution",
+    ["02_softmax_solution", "03_matvec_solution", "04_l2norm_solution", "05_masked_cumsum_solution"],
+)
 def test_a_structural_fix_that_also_cures_the_top_finding_goes_before_its_nudges(solution: str) -> None:
     """KernelBench solutions that give each row to one thread, on an H200: one block, so the small grid
     ranks first; its block-size nudges spent the whole budget while cooperative-row (32x the threads,
     and the row walk coalesced) waited under the coalescing finding. The diagnoses are the ones that
-    run saved (tests/data/kb_records_h200, `scripts/gpu_generalization_bench.sh`, 2026-11-26)."""
+    run saved (tests/data/kb_records_h200, `scripts/gpu_generalization_bench.sh`, 2026-11-26). The masked
+    cumsum (a running sum: cooperative-row's scan recipe) is from the later run of that day."""
     record = json.loads((KB_RECORDS / f"{solution}.record.json").read_text())
     kernel = KernelDiagnosis.model_validate(record["kernels"][0])
     assert [f.category for f in kernel.findings][:2] == ["launch-config", "global-coalescing"]
