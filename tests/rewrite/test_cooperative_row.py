@@ -641,8 +641,8 @@ SCANNED = {"05_masked_cumsum"}
 """Refused by cooperative-row (a loop-carried running sum) and taken by cooperative-scan instead."""
 REASONS = {
     "01_layernorm": [
-        "kernel layernorm_stats_kernel: cooperative-row: the kernel uses __shared__",
-        "kernel layernorm_apply_kernel: cooperative-row: the kernel has no loop over the row",
+        "kernel layernorm_stats_kernel: cooperative-row, cooperative-scan: the kernel uses __shared__",
+        "kernel layernorm_apply_kernel: cooperative-row, cooperative-scan: the kernel has no loop over the row",
     ],
     "06_square_matmul": ["more than one dimension"],
 }

@@ -3,7 +3,8 @@
 The forms are the shapes naive solutions of KernelBench level 1's scan problems take
 (https://github.com/ScalingIntelligence/KernelBench, MIT: 89_cumsum, 90_cumprod, 91_cumsum_reverse,
 92_cumsum_exclusive, 93_masked_cumsum; one thread per row walking the row with a running value), plus the
-variations such kernels are written with (row offsets, size_t counters, ``<=`` bounds, both stores).
+variations such kernels are written with (row offsets, size_t counters, ``<=`` bounds, both stores,
+running maxima).
 Written before the recipe; the refused forms are what it must not touch, each with its reason.
 Every positive form is compiled with nvcc and emulated lane by lane against its original.
 """
@@ -101,20 +102,44 @@ __global__ void cumsum_kernel(const float* x, float* excl, float* incl, int rows
     }
 }
 """,
+    "reverse-cumsum": CUMSUM.replace("for (int j = 0; j < cols; j++)", "for (int j = cols - 1; j >= 0; j--)"),
+    "cumprod-times-equals": CUMSUM.replace("float sum = 0.0f;", "float sum = 1.0f;").replace(
+        "sum += x[row * cols + j];", "sum *= x[row * cols + j];"
+    ),
+    "cumprod-exclusive-acc-times-e": """
+__global__ void cumprod_kernel(const double* x, double* out, long long rows, long long cols) {
+    long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    double p = 1.0;
+    for (long long j = 0; j < cols; ++j) {
+        out[row * cols + j] = p;
+        p = x[row * cols + j] * p;
+    }
+}
+""",
+    "running-max-fmaxf-reverse": CUMSUM.replace("float sum = 0.0f;", "float sum = -INFINITY;")
+    .replace("for (int j = 0; j < cols; j++)", "for (int j = cols - 1; j >= 0; --j)")
+    .replace("sum += x[row * cols + j];", "sum = fmaxf(x[row * cols + j], sum);"),
 }
 
 REFUSED = {
-    "reverse-cumsum": (
-        CUMSUM.replace("for (int j = 0; j < cols; j++)", "for (int j = cols - 1; j >= 0; j--)"),
+    "running-max-of-ints": (
+        CUMSUM.replace("const float* x, float* out", "const int* x, int* out")
+        .replace("float sum = 0.0f;", "int sum = -1000000;")
+        .replace("sum += x[row * cols + j];", "sum = max(sum, x[row * cols + j]);"),
+        "for float and double only",
+    ),
+    "step-by-two": (
+        CUMSUM.replace("for (int j = 0; j < cols; j++)", "for (int j = 0; j < cols; j += 2)"),
         "does not step by one",
     ),
-    "cumprod": (
-        CUMSUM.replace("sum += x[row * cols + j];", "sum *= x[row * cols + j];"),
-        "one running-sum update",
+    "counts-up-bounded-from-below": (
+        CUMSUM.replace("for (int j = 0; j < cols; j++)", "for (int j = 0; j > -cols; j++)"),
+        "bounds it the other way",
     ),
-    "running-max": (
-        CUMSUM.replace("sum += x[row * cols + j];", "sum = fmaxf(sum, x[row * cols + j]);"),
-        "only running sums are scanned",
+    "division": (
+        CUMSUM.replace("sum += x[row * cols + j];", "sum /= x[row * cols + j];"),
+        "one running-value update",
     ),
     "plain-reduction": (
         CUMSUM.replace("out[row * cols + j] = sum;", "").replace("    }\n}", "    }\n    out[row] = sum;\n}"),
@@ -140,7 +165,7 @@ REFUSED = {
     ),
     "two-updates": (
         CUMSUM.replace("sum += x[row * cols + j];", "sum += x[row * cols + j];\n        sum += 1.f;"),
-        "2 running-sum updates",
+        "2 running-value updates",
     ),
     "shared-memory": (
         CUMSUM.replace("float sum = 0.0f;", "__shared__ float t[32];\n    float sum = 0.0f;"),
@@ -169,7 +194,8 @@ def test_positive_forms(name: str) -> None:
     assert cooperative_scan.applies(req) is None, cooperative_scan.applies(req)
     [cand] = cooperative_scan.propose(req)
     assert cand.recipe == "cooperative-scan" and "__shfl_up_sync" in cand.source
-    assert "coop_lane = threadIdx.x % 32" in cand.source and "+= 32" in cand.source
+    assert "coop_lane = threadIdx.x % 32" in cand.source
+    assert ("coop_base -= 32" in cand.source) == ("reverse" in name)  # a reverse scan walks down the row
     assert cand.launch is not None and cand.launch.grid == ["32 * (ceil_div(rows, 256))"]
     assert ("coop_excl" in cand.source) == ("exclusive" in str(cand.parameters["scan"]))
 
@@ -230,7 +256,18 @@ EMULATED = {
     ),
     "int-count-of-positives": lambda r, c: (Buf(F, r * c), Buf("int", r * c), f"{r}", f"{c}"),
     "both-stores-unbraced-if": lambda r, c: (Buf(F, r * c), Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+    "reverse-cumsum": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+    "cumprod-times-equals": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+    "cumprod-exclusive-acc-times-e": lambda r, c: (
+        Buf("double", r * c),
+        Buf("double", r * c),
+        f"{r}LL",
+        f"{c}LL",
+    ),
+    "running-max-fmaxf-reverse": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
 }
+KERNEL = {"cumprod-exclusive-acc-times-e": "cumprod_kernel"}
+"""Kernel names other than cumsum_kernel."""
 SHAPES = [(3, 1), (3, 100), (70, 33), (5, 64)]
 """rows x cols: a row shorter than a warp, rows not a multiple of 32 wide, 70 rows over two original
 blocks of 64 (a partial block whose warps return whole), rows exactly two chunks wide."""
@@ -249,7 +286,10 @@ def test_rewrite_matches_the_original_lane_by_lane(name: str, tmp_path: Path) ->
         cases.append(
             Case(EMULATED[name](rows, cols), (grid, 64), (32 * grid, 64), f"rows={rows} cols={cols}")
         )
-    assert_same(tmp_path, FORMS[name], cand.source, "cumsum_kernel", cases, rtol=1e-5, atol=1e-5)
+    kernel = KERNEL.get(name, "cumsum_kernel")
+    # a product of 100 factors rounds ~100 times: another order moves it by up to ~1e-5 relative
+    rtol = 1e-4 if "cumprod" in name else 1e-5
+    assert_same(tmp_path, FORMS[name], cand.source, kernel, cases, rtol=rtol, atol=1e-5)
 
 
 def test_the_emulation_catches_a_carry_taken_from_the_wrong_lane(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
-"""cooperative-scan: give a running sum that one thread walks along its row to a whole warp.
+"""cooperative-scan: give a running value that one thread walks along its row to a whole warp.
 
-Row-per-thread prefix sums (cumsum, exclusive cumsum, masked cumsum: KernelBench level 1 problems 89,
-92 and 93 are written this way by most naive solutions) keep a running value and store it at every
-element: ``acc += x[i]; out[i] = acc;``. cooperative-row refuses them (the running value is a
+Row-per-thread scans (cumsum, cumprod, reverse, exclusive and masked cumsum: KernelBench level 1
+problems 89-93 are written this way by most naive solutions) keep a running value and store it at
+every element: ``acc += x[i]; out[i] = acc;``. cooperative-row refuses them (the running value is a
 loop-carried dependency); the textbook fix is a warp per row that walks the row 32 elements at a time:
 each lane loads one element (coalesced), the warp scans the 32 contributions with ``__shfl_up_sync``
 (Hillis–Steele, 5 steps), adds the carry from the chunks before, stores, and broadcasts the new carry
@@ -12,10 +12,12 @@ Precondition, proven on the parse tree of the kernel:
 - a 1-D launch whose block is a multiple of 32, one row index derived from the x thread coordinates
   (never reassigned), no other use of thread or block coordinates, no shared memory, barriers,
   shuffles or atomics;
-- one counted loop (from a start, up by one, while ``i < bound`` or ``i <= bound``), not nested, whose
-  body holds, at its top level: declarations of per-iteration scalars with a value (``int idx = row *
-  cols + j;``, ``float v = x[idx];``), exactly one sum update of an accumulator (``acc += e``, ``acc =
-  acc + e``, ``acc++``) either alone or as the only statement of an ``if`` without ``else``
+- one counted loop (from a start, by +1 or -1, while the counter is below / above a bound free of it,
+  in the direction it moves), not nested, whose body holds, at its top level: declarations of
+  per-iteration scalars with a value (``int idx = row * cols + j;``, ``float v = x[idx];``), exactly one
+  update of a running value — a sum (``acc += e``, ``acc -= e``, ``acc = acc + e``, ``acc++``), a product
+  (``acc *= e``, ``acc = acc * e``) or, for float/double, a max/min (``acc = fmaxf(acc, e)``) — either
+  alone or as the only statement of an ``if`` without ``else``
   (``if (mask[idx]) acc += x[idx];``), and element stores ``p[E + i] = value`` (unit stride in the
   counter) — at least one of which reads the accumulator: before the update (an exclusive scan) or
   after it (inclusive);
@@ -27,7 +29,7 @@ Precondition, proven on the parse tree of the kernel:
 
 The rewrite: row = old row / 32, ``coop_lane = threadIdx.x % 32``; the loop steps over chunks of 32
 (all lanes iterate together, so the shuffles always see the full warp); each lane computes its
-element's contribution (0 where the update does not fire or past the bound), declarations that read
+element's contribution (the identity where the update does not fire or past the bound), declarations that read
 memory are guarded by the bound, the warp scans, the stores read the carry plus the lane's inclusive
 (or exclusive) value, and lane 31's total becomes the carry. Grid x32. Only the order of the additions
 changes (the verifier's accuracy rule compares both against a float64 run).
@@ -46,9 +48,7 @@ from perfagent.rewrite.recipes._coop_row_syntax import (
     Loop,
     Refused,
     ancestors,
-    bound_ok,
     is_written,
-    loop_counter,
     normal_form,
     reduction,
     row_index,
@@ -78,18 +78,133 @@ class ScanPlan:
     loop: Node
     var: str
     counter_type: str
+    step: int
+    """+1 (the loop counts up) or -1 (down: a reverse scan, lane 0 takes the first element visited)."""
     acc: str
     acc_type: str
+    combine: str
+    """'+', '*', or a max/min function (fmaxf, max, fmax, fminf, min, fmin)."""
     declarations: list[Node] = field(default_factory=list)
     update: Node | None = None
     """The statement holding the update (the ``if`` around it, when there is one)."""
     update_expr: Node | None = None
     contribution: str = ""
-    """What the update adds ('x[idx]', '1')."""
+    """What the update combines in ('(x[idx])', '1')."""
     stores_before: list[Node] = field(default_factory=list)
     stores_after: list[Node] = field(default_factory=list)
     guarded: set[int] = field(default_factory=set)
     """Ids of declarations whose value reads memory (evaluated only within the bound)."""
+
+
+@dataclass(frozen=True)
+class Update:
+    """One running-value update: the accumulator, how it combines, the value it takes in."""
+
+    acc: str
+    combine: str
+    contribution: str
+    acc_nodes: list[Node]
+
+
+_MAX_LIKE = {"fmaxf", "max", "fmax"}
+
+
+def scan_update(expr: Node) -> Update | None:
+    """``acc += e``, ``acc -= e``, ``acc *= e``, ``acc++``/``acc--``, ``acc = acc + e`` (``* e``, either order)
+    or ``acc = fmaxf(acc, e)`` (any max/min, either order), with ``e`` free of ``acc``; None otherwise."""
+    if expr.type == "update_expression":
+        arg, op = expr.child_by_field_name("argument"), expr.child_by_field_name("operator")
+        if arg is None or op is None or arg.type != "identifier":
+            return None
+        return Update(_cuda.text(arg), "+", "1" if _cuda.text(op) == "++" else "-1", [arg])
+    if expr.type != "assignment_expression":
+        return None
+    left, right, op = (expr.child_by_field_name(f) for f in ("left", "right", "operator"))
+    if left is None or right is None or op is None or left.type != "identifier":
+        return None
+    acc, o = _cuda.text(left), _cuda.text(op)
+    if o in ("+=", "-=", "*="):
+        if acc in _cuda.identifiers_in(right):
+            return None
+        value = f"({_cuda.text(right)})"
+        return Update(acc, "*" if o == "*=" else "+", f"-{value}" if o == "-=" else value, [left])
+    if o != "=":
+        return None
+    red = reduction(expr)  # acc = acc + e, e + acc, fmaxf(acc, e), ...
+    body = unwrap(right)
+    if red is not None:
+        ids = {n.id for n in red[2]}
+        if red[1] == "+":
+            sides = [body.child_by_field_name("left"), body.child_by_field_name("right")]
+        else:
+            args = body.child_by_field_name("arguments")
+            sides = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+        other = next((x for x in sides if x is not None and x.id not in ids), None)
+        return Update(acc, red[1], f"({_cuda.text(other)})", red[2]) if other is not None else None
+    if body.type == "binary_expression" and _cuda.text(body.child_by_field_name("operator") or body) == "*":
+        a, b = body.child_by_field_name("left"), body.child_by_field_name("right")
+        for mine, other in ((a, b), (b, a)):
+            if (
+                mine is not None
+                and other is not None
+                and mine.type == "identifier"
+                and _cuda.text(mine) == acc
+                and acc not in _cuda.identifiers_in(other)
+            ):
+                return Update(acc, "*", f"({_cuda.text(other)})", [left, mine])
+    return None
+
+
+def counter_and_step(loop: Node) -> tuple[str, Node, int] | str:
+    """The loop's counter, its start and its step (+1 or -1)."""
+    init, update = loop.child_by_field_name("initializer"), loop.child_by_field_name("update")
+    if init is None or update is None:
+        return f"the loop on line {_cuda.line_of(loop)} has no counter initialiser or update"
+    decl = next((n for n in _cuda.walk(init) if n.type == "init_declarator"), None)
+    name_node = decl.child_by_field_name("declarator") if decl is not None else None
+    start = decl.child_by_field_name("value") if decl is not None else None
+    if name_node is None or start is None:
+        return f"the loop on line {_cuda.line_of(loop)} does not declare its counter with a start value"
+    name = _cuda.text(name_node)
+    step = _cuda.text(update).replace(" ", "")
+    if step in (f"{name}++", f"++{name}", f"{name}+=1", f"{name}={name}+1"):
+        return name, start, 1
+    if step in (f"{name}--", f"--{name}", f"{name}-=1", f"{name}={name}-1"):
+        return name, start, -1
+    return f"the loop on line {_cuda.line_of(loop)} does not step by one ({_cuda.text(update)})"
+
+
+def _direction_ok(loop: Node, var: str, step: int) -> str | None:
+    """Why the condition is not the counter compared with a bound free of it, in the direction it moves."""
+    cond = loop.child_by_field_name("condition")
+    cond = unwrap(cond) if cond is not None else None
+    where = f"the loop on line {_cuda.line_of(loop)}"
+    if cond is None or cond.type != "binary_expression":
+        return f"{where} runs while {_cuda.text(cond) if cond is not None else 'nothing'}: not a comparison"
+    op, left, right = (cond.child_by_field_name(f) for f in ("operator", "left", "right"))
+    o = _cuda.text(op) if op is not None else ""
+    if left is None or right is None or o not in ("<", "<=", ">", ">="):
+        return f"{where} runs while {_cuda.text(cond)}: not a comparison"
+    counter_left = _cuda.text(unwrap(left)) == var
+    bound = right if counter_left else left
+    if not counter_left and _cuda.text(unwrap(right)) != var or var in _cuda.identifiers_in(bound):
+        return f"{where} runs while {_cuda.text(cond)}: not {var} compared with a bound free of it"
+    upward = (o in ("<", "<=")) == counter_left
+    if upward != (step > 0):
+        return f"{where} steps {'up' if step > 0 else 'down'} but its condition {_cuda.text(cond)} bounds it the other way"
+    return None
+
+
+def _identity(combine: str, typ: str) -> str:
+    if combine == "+":
+        return f"static_cast<{typ}>(0)"
+    if combine == "*":
+        return f"static_cast<{typ}>(1)"
+    return f"static_cast<{typ}>({'-' if combine in _MAX_LIKE else ''}INFINITY)"
+
+
+def _combined(combine: str, a: str, b: str) -> str:
+    return f"{a} {combine} {b}" if combine in ("+", "*") else f"{combine}({a}, {b})"
 
 
 def _reads_memory(node: Node) -> bool:
@@ -112,11 +227,11 @@ class _Scan:
 
     def loop(self, node: Node) -> ScanPlan:
         where = f"the loop on line {_cuda.line_of(node)}"
-        counter = loop_counter(node)
+        counter = counter_and_step(node)
         if isinstance(counter, str):
             raise Refused(counter)
-        var, start = counter
-        why = bound_ok(node, var)
+        var, start, step = counter
+        why = _direction_ok(node, var, step)
         if why is not None:
             raise Refused(why)
         init = node.child_by_field_name("initializer")
@@ -125,7 +240,7 @@ class _Scan:
         shape = Loop(node=node, var=var, start=start)
         body = node.child_by_field_name("body")
         stmts = statements(body) if body is not None else []
-        found: list[tuple[Node, Node, tuple[str, str, list[Node]]]] = []
+        found: list[tuple[Node, Node, Update]] = []
         stores: list[Node] = []
         decls: list[Node] = []
         for stmt in stmts:
@@ -133,7 +248,7 @@ class _Scan:
                 decls.append(self._declaration(shape, stmt, where))
                 continue
             update = self._update(stmt)
-            if update is not None and update[1][0] == var:
+            if update is not None and update[1].acc == var:
                 raise Refused(f"{where} assigns its counter {var} in its body (line {_cuda.line_of(stmt)})")
             if update is not None:
                 found.append((stmt, *update))
@@ -143,24 +258,31 @@ class _Scan:
                 continue
             raise Refused(
                 f"{where} holds {_cuda.text(stmt).splitlines()[0]} (line {_cuda.line_of(stmt)}): only scalar "
-                "declarations, one running-sum update and element stores are scanned by a warp"
+                "declarations, one running-value update and element stores are scanned by a warp"
             )
         if len(found) != 1:
-            raise Refused(f"{where} has {len(found)} running-sum updates: a warp scans exactly one")
-        stmt, expr, (acc, combine, acc_nodes) = found[0]
-        if combine != "+":
-            raise Refused(f"{where} combines {acc} with {combine}: only running sums are scanned")
+            raise Refused(f"{where} has {len(found)} running-value updates: a warp scans exactly one")
+        stmt, expr, upd = found[0]
+        acc, acc_nodes = upd.acc, upd.acc_nodes
+        acc_type = self._acc_type(acc, node)
+        if upd.combine not in ("+", "*") and acc_type not in ("float", "double"):
+            raise Refused(
+                f"{where} keeps a running {upd.combine} of the {acc_type} {acc}: a running max/min is scanned "
+                "for float and double only (the identity is an infinity)"
+            )
         plan = ScanPlan(
             row_init=self.row_init,
             loop=node,
             var=var,
             counter_type=counter_type,
+            step=step,
             acc=acc,
-            acc_type=self._acc_type(acc, node),
+            acc_type=acc_type,
+            combine=upd.combine,
             declarations=decls,
             update=stmt,
             update_expr=expr,
-            contribution=self._contribution(expr, acc_nodes),
+            contribution=upd.contribution,
         )
         for s in stores:
             reads = _mentions(s, acc)
@@ -208,8 +330,8 @@ class _Scan:
         shape.locals[_cuda.text(ident)] = value
         return decl
 
-    def _update(self, stmt: Node) -> tuple[Node, tuple[str, str, list[Node]]] | None:
-        """(the update expression, its reduction) when ``stmt`` is the update or an else-less ``if`` of it."""
+    def _update(self, stmt: Node) -> tuple[Node, Update] | None:
+        """(the update expression, what it does) when ``stmt`` is the update or an else-less ``if`` of it."""
         inner = stmt
         if stmt.type == "if_statement":
             if stmt.child_by_field_name("alternative") is not None:
@@ -222,14 +344,16 @@ class _Scan:
         if inner.type != "expression_statement" or not inner.named_children:
             return None
         expr = inner.named_children[0]
-        red = reduction(expr)
-        if red is None:
+        found = scan_update(expr)
+        if found is None:
             return None
         if stmt.type == "if_statement":
             cond = stmt.child_by_field_name("condition")
-            if cond is not None and _mentions(cond, red[0]):
-                raise Refused(f"the condition on line {_cuda.line_of(cond)} reads the running value {red[0]}")
-        return expr, red
+            if cond is not None and _mentions(cond, found.acc):
+                raise Refused(
+                    f"the condition on line {_cuda.line_of(cond)} reads the running value {found.acc}"
+                )
+        return expr, found
 
     def _store(self, stmt: Node) -> Node | None:
         if stmt.type != "expression_statement" or not stmt.named_children:
@@ -243,20 +367,6 @@ class _Scan:
         left = expr.child_by_field_name("left")
         left = unwrap(left) if left is not None else None
         return left if left is not None and left.type == "subscript_expression" else None
-
-    def _contribution(self, expr: Node, acc_nodes: list[Node]) -> str:
-        if expr.type == "update_expression":
-            return "1"
-        right = expr.child_by_field_name("right")
-        assert right is not None
-        op = _cuda.text(expr.child_by_field_name("operator") or expr)
-        if op == "+=":
-            return f"({_cuda.text(right)})"
-        right = unwrap(right)  # acc = acc + e / e + acc
-        sides = [right.child_by_field_name("left"), right.child_by_field_name("right")]
-        ids = {n.id for n in acc_nodes}
-        other = next(s for s in sides if s is not None and s.id not in ids)
-        return f"({_cuda.text(other)})"
 
     def _acc_type(self, acc: str, loop: Node) -> str:
         decls = [
@@ -436,10 +546,11 @@ def rewrite(source: str, plan: ScanPlan) -> str:
     pad = " " * loop.start_point[1]
     inner = pad + "    "
     base_cond = _rewritten(cond, {n.id: BASE for n in _mentions(cond, plan.var)})
+    up = plan.step > 0
     lines = [
-        f"for ({plan.counter_type} {BASE} = {_cuda.text(start_value)}; {base_cond}; {BASE} += 32) "
+        f"for ({plan.counter_type} {BASE} = {_cuda.text(start_value)}; {base_cond}; {BASE} {'+' if up else '-'}= 32) "
         "{  // the warp walks the row 32 elements at a time",
-        f"{inner}const {plan.counter_type} {plan.var} = {BASE} + {LANE};",
+        f"{inner}const {plan.counter_type} {plan.var} = {BASE} {'+' if up else '-'} {LANE};",
         f"{inner}const bool {IN} = {_cuda.text(cond)};",
     ]
     for d in plan.declarations:
@@ -455,14 +566,14 @@ def rewrite(source: str, plan: ScanPlan) -> str:
             lines.append(f"{inner}{_cuda.text(d)}")
     update_text = _rewritten(plan.update, {plan.update_expr.id: f"{CONTRIB} = {plan.contribution}"})
     lines += [
-        f"{inner}{t} {CONTRIB} = static_cast<{t}>(0);  // this lane's element's contribution",
+        f"{inner}{t} {CONTRIB} = {_identity(plan.combine, t)};  // this lane's element's contribution",
         f"{inner}if ({IN}) {{ {update_text} }}",
         f"{inner}{t} {INCL} = {CONTRIB};",
         f"{inner}for (int o_ = 1; o_ < 32; o_ <<= 1) {{  // inclusive scan across the warp",
         f"{inner}    const {t} n_ = __shfl_up_sync(0xffffffffu, {INCL}, o_);",
-        f"{inner}    if ({LANE} >= o_) {INCL} = n_ + {INCL};",
+        f"{inner}    if ({LANE} >= o_) {INCL} = {_combined(plan.combine, 'n_', INCL)};",
         f"{inner}}}",
-        f"{inner}{INCL} = {acc} + {INCL};",
+        f"{inner}{INCL} = {_combined(plan.combine, acc, INCL)};",
     ]
     if plan.stores_before:
         lines += [
