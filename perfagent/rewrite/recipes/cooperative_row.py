@@ -68,14 +68,19 @@ def _block_ok(request: RewriteRequest) -> str | None:
     return None if block % 32 == 0 else f"the block ({block} threads) is not a multiple of 32"
 
 
-def applies(request: RewriteRequest) -> str | None:
+def row_kernel(request: RewriteRequest) -> Node | str:
+    """The kernel a row-sharing rewrite edits: CUDA with a 1-D launch spec (its grid is rescaled), or why not."""
     if request.language != "cuda":
         return "not a CUDA source"
     if request.launch is None:
         return "no launch spec: the grid is set in the source's own launch"
     if len(request.launch.grid) != 1 or len(request.launch.block) != 1:
         return "the launch spec's grid or block has more than one dimension"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
+    return _cuda.target_kernel(request.source, request.kernel)
+
+
+def applies(request: RewriteRequest) -> str | None:
+    kernel = row_kernel(request)
     if isinstance(kernel, str):
         return kernel
     plan = analyse(kernel)

@@ -43,7 +43,7 @@ from tree_sitter import Node
 
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._coop_row_analysis import FORBIDDEN, LANE, LOOPS
+from perfagent.rewrite.recipes._coop_row_analysis import FORBIDDEN, LANE, LOOPS, Analysis
 from perfagent.rewrite.recipes._coop_row_syntax import (
     Loop,
     Refused,
@@ -57,7 +57,7 @@ from perfagent.rewrite.recipes._coop_row_syntax import (
     unit_stride,
     unwrap,
 )
-from perfagent.rewrite.recipes.cooperative_row import _block_ok
+from perfagent.rewrite.recipes.cooperative_row import _block_ok, row_kernel
 from perfagent.rewrite.recipes.registry import Recipe
 from perfagent.workloads.launch_spec import LaunchOverride
 
@@ -442,30 +442,6 @@ class _Scan:
                 if is_written(n) and not inside_loop:
                     raise Refused(f"{_cuda.text(n)} is stored outside the loop (line {_cuda.line_of(n)})")
 
-    def others(self, loop: Node) -> None:
-        update = loop.child_by_field_name("update")
-        for n in _cuda.walk(self.body):
-            if n.type in ("assignment_expression", "update_expression"):
-                parent = n.parent
-                if (update is None or n.id != update.id) and (
-                    parent is None or parent.type != "expression_statement"
-                ):
-                    raise Refused(
-                        f"the assignment {_cuda.text(n)} on line {_cuda.line_of(n)} is inside another expression"
-                    )
-                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
-                target = unwrap(target) if target is not None else None
-                if target is not None and target.type == "identifier" and _cuda.text(target) == self.row_var:
-                    raise Refused(f"the row index {self.row_var} is changed on line {_cuda.line_of(n)}")
-            if (
-                n.type == "expression_statement"
-                and n.named_children
-                and n.named_children[0].type == "call_expression"
-            ):
-                raise Refused(
-                    f"the call {_cuda.text(n.named_children[0])} on line {_cuda.line_of(n)} is made for its side effects"
-                )
-
 
 def analyse(kernel: Node) -> ScanPlan | str:
     """The kernel's warp-scan plan, or why it does not apply."""
@@ -488,7 +464,9 @@ def analyse(kernel: Node) -> ScanPlan | str:
     scan = _Scan(kernel, *row)
     try:
         plan = scan.loop(loop)
-        scan.others(loop)
+        rest = Analysis(kernel, *row)  # no hidden assignment, moved row or pointer, call for its effects
+        rest.params()
+        rest.others([loop])
         # the accumulator is changed only by its update
         for n in _cuda.walk(scan.body):
             if n.type in ("assignment_expression", "update_expression") and plan.update_expr is not None:
@@ -593,13 +571,7 @@ def rewrite(source: str, plan: ScanPlan) -> str:
 
 
 def applies(request: RewriteRequest) -> str | None:
-    if request.language != "cuda":
-        return "not a CUDA source"
-    if request.launch is None:
-        return "no launch spec: the grid is set in the source's own launch"
-    if len(request.launch.grid) != 1 or len(request.launch.block) != 1:
-        return "the launch spec's grid or block has more than one dimension"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
+    kernel = row_kernel(request)
     if isinstance(kernel, str):
         return kernel
     plan = analyse(kernel)
