@@ -228,9 +228,11 @@ class CandidateEvaluator:
         pool.shutdown(wait=False)
 
     def settle_ahead(self) -> None:
-        """Wait for builds and verifications no ``evaluate`` took (a batch cut short), and forget them."""
+        """Forget builds and verifications no ``evaluate`` took (a batch cut short by an error): those not
+        started are cancelled, running ones waited for (their subprocesses have time limits)."""
         for ahead in self._ahead.values():
-            ahead.measured.exception()
+            if not ahead.measured.cancel():
+                ahead.measured.exception()
         self._ahead.clear()
 
     def _collect(self, ahead: _Ahead) -> Measured:
