@@ -54,7 +54,7 @@ def run_suite(
     entries = load_suite(suite)
     out = out.resolve()
     log = prepare_out(out, resume=resume, force=force)
-    todo = longest_first(pending(entries, log, resume), read_costs(out, settings))
+    todo = longest_first(pending(entries, log, resume), read_costs(out, settings), settings.jobs)
     done = len(entries) - len(todo)
 
     def record(row: EntryResult) -> None:

@@ -19,14 +19,23 @@ from perfagent.suite.models import EntryResult, SuiteSettings
 
 COSTS_FILE = "entry_costs.json"
 
-# Guesses (s) for entries never run here, from the H200 suite runs (BENCHMARKS.md): only their order
-# matters. An inline C++/CUDA extension is compiled by ninja; Python targets import torch (and Triton
-# compiles); a launch-spec pair is two NVRTC builds; an entry without a candidate skips its pair jobs.
-GUESS_INLINE_EXTENSION_S = 60.0
-GUESS_PYTHON_S = 18.0
-GUESS_KERNEL_PAIR_S = 12.0
-GUESS_NO_CANDIDATE_S = 6.0
+# Guesses (s) per job for entries never run here, by what the entry is, from the 4 x H200 suite runs
+# (tests/gpu/h200x4_2026-11-26b/suite_optimize/, BENCHMARKS.md): only their order matters. An inline
+# C++/CUDA extension is compiled by ninja (a minute, once per source); Python targets import torch (and
+# Triton compiles); a launch-spec pair is two NVRTC builds; verify needs a candidate; a Triton script is
+# optimized through ncu-timed runs, so without a candidate it is still one of the longest with optimize.
+GUESS_S: dict[str, dict[str, float]] = {
+    "inline-extension": {"verify": 55.0, "bench": 5.0, "optimize": 100.0},
+    "python-pair": {"verify": 11.0, "bench": 7.0, "optimize": 45.0},
+    "triton-script": {"bench": 1.0, "optimize": 75.0},
+    "python-problem": {"bench": 4.0, "optimize": 27.0},
+    "kernel-pair": {"verify": 5.0, "bench": 5.0, "optimize": 45.0},
+    "kernel": {"bench": 5.0, "optimize": 35.0},
+}
+DEFAULT_JOBS = ("verify", "bench")
 _INLINE_EXTENSION = re.compile(r"\b(load_inline|cpp_extension)\b")
+_TRITON_JIT = re.compile(r"@triton\.(jit|autotune)")
+_MODEL_CLASS = re.compile(r"^class\s+Model\b", re.M)
 
 
 def jobs_key(settings: SuiteSettings) -> str:
@@ -34,29 +43,47 @@ def jobs_key(settings: SuiteSettings) -> str:
     return ",".join(sorted(settings.jobs))
 
 
-def _builds_extension(path: Path | None) -> bool:
+def _text(path: Path | None) -> str:
     if path is None or path.suffix != ".py":
-        return False
+        return ""
     try:
-        return bool(_INLINE_EXTENSION.search(path.read_text(encoding="utf-8", errors="replace")))
+        return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
+        return ""
 
 
-def guess_cost(entry: SuiteEntry) -> float:
-    """A rough cost for an entry without history (seconds; only comparisons between guesses matter)."""
-    if _builds_extension(entry.candidate) or _builds_extension(entry.target):
-        return GUESS_INLINE_EXTENSION_S
+def entry_kind(entry: SuiteEntry) -> str:
+    """What the entry has to build and run, as far as the guesses tell kinds apart (a ``GUESS_S`` key)."""
+    target, candidate = _text(entry.target), _text(entry.candidate)
+    if _INLINE_EXTENSION.search(target) or _INLINE_EXTENSION.search(candidate):
+        return "inline-extension"
     if entry.target.suffix == ".py":
-        return GUESS_PYTHON_S if entry.candidate is not None else GUESS_NO_CANDIDATE_S
-    return GUESS_KERNEL_PAIR_S if entry.candidate is not None else GUESS_NO_CANDIDATE_S
+        if entry.candidate is not None:
+            return "python-pair"
+        return (
+            "triton-script"
+            if _TRITON_JIT.search(target) and not _MODEL_CLASS.search(target)
+            else "python-problem"
+        )
+    return "kernel-pair" if entry.candidate is not None else "kernel"
 
 
-def longest_first(entries: Sequence[SuiteEntry], known: dict[str, float] | None = None) -> list[SuiteEntry]:
-    """``entries`` by expected cost, longest first; equal costs keep the manifest's order."""
+def guess_cost(entry: SuiteEntry, jobs: Iterable[str] = DEFAULT_JOBS) -> float:
+    """A rough cost for an entry without history: its kind's guess for each job (seconds; only comparisons
+    between guesses matter)."""
+    guesses = GUESS_S[entry_kind(entry)]
+    return sum(guesses.get(job, 0.0) for job in jobs)
+
+
+def longest_first(
+    entries: Sequence[SuiteEntry], known: dict[str, float] | None = None, jobs: Iterable[str] = DEFAULT_JOBS
+) -> list[SuiteEntry]:
+    """``entries`` by expected cost (``known`` history, else the guess for ``jobs``), longest first; equal
+    costs keep the manifest's order."""
     known = known or {}
+    jobs = tuple(jobs)
     order = {e.name: i for i, e in enumerate(entries)}
-    return sorted(entries, key=lambda e: (-known.get(e.name, guess_cost(e)), order[e.name]))
+    return sorted(entries, key=lambda e: (-known.get(e.name, guess_cost(e, jobs)), order[e.name]))
 
 
 def read_costs(out: Path, settings: SuiteSettings) -> dict[str, float]:

@@ -6,7 +6,14 @@ from pathlib import Path
 
 from perfagent.suite.manifest import discover
 from perfagent.suite.models import EntryResult, SuiteSettings
-from perfagent.suite.schedule import COSTS_FILE, guess_cost, longest_first, read_costs, write_costs
+from perfagent.suite.schedule import (
+    COSTS_FILE,
+    entry_kind,
+    guess_cost,
+    longest_first,
+    read_costs,
+    write_costs,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -48,3 +55,28 @@ def test_history_of_the_same_jobs_overrides_the_guess(tmp_path: Path) -> None:
 def test_a_damaged_costs_file_means_no_history(tmp_path: Path) -> None:
     (tmp_path / COSTS_FILE).write_text("{not json", encoding="utf-8")
     assert read_costs(tmp_path, SuiteSettings(jobs=["verify"])) == {}
+
+
+def test_the_guesses_follow_the_jobs() -> None:
+    """With optimize, a Triton script without a candidate is one of the longest entries (it is optimized
+    through ncu-timed runs: 73-79 s on an H200) though it has nothing to verify; without optimize it is
+    among the shortest. Before, the guess ignored the jobs: both scripts came last and were the tail
+    of the 4-GPU optimize run (tests/gpu/h200x4_2026-11-26b/suite_optimize/local-4.log)."""
+    entries = discover(EXAMPLES)
+    kinds = {e.name: entry_kind(e) for e in entries}
+    assert kinds["triton/01_matmul_bad_config.py"] == "triton-script"
+    assert kinds["kernelbench/03_degenerate_gemm_max_sub_gelu.py"] == "python-problem"
+    assert kinds["kernelbench/01_vector_add_cuda.py"] == "inline-extension"
+    assert kinds["kernelbench/01_vector_add_triton.py"] == "python-pair"
+    assert kinds["cuda/01_transpose_naive/slow.cu"] == "kernel-pair"
+    assert kinds["cuda/07_compute_bound_fma/slow.cu"] == "kernel"
+    all_jobs = ("verify", "bench", "optimize")
+    first = [e.name for e in longest_first(entries, jobs=all_jobs)]
+    builds = sum(1 for k in kinds.values() if k == "inline-extension")  # the load_inline entries lead
+    assert {kinds[n] for n in first[:builds]} == {"inline-extension"}
+    assert set(first[builds : builds + 2]) == {
+        "triton/01_matmul_bad_config.py",
+        "triton/02_softmax_small_block.py",
+    }
+    last = [e.name for e in longest_first(entries, jobs=("verify", "bench"))]
+    assert set(last[-2:]) == {"triton/01_matmul_bad_config.py", "triton/02_softmax_small_block.py"}
