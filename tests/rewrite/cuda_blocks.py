@@ -14,7 +14,7 @@ Kernels are compiled as host C++ (g++) on top of ``data/cuda_cpu_emu.h`` (built-
 ``__nv_bfloat16``), with ``__half`` arithmetic operators that round every result to half as the
 device does. Buffers have guard words on both sides (a store out of range fails the run), are filled
 with the same pseudo-random values for both kernels (floats in [-1, 1], integers in [0, 997)), and are compared after both launches: floating
-values within ``atol + rtol * |original|``, guard words bit for bit.
+values within ``atol + rtol * |original|``, guard words bit for bit. Bool buffers (masks) are half true.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ PRELUDE = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <vector>
 #define __restrict__ __restrict
 #define __shared__ static
@@ -117,15 +118,25 @@ template <class F> static void launch(unsigned gx, unsigned gy, unsigned gz, uns
 }
 
 static const int GUARD = 16;
+template <class T> struct Cells {  // std::vector<bool> packs bits: no T* into it, so own the array
+    std::unique_ptr<T[]> p;
+    size_t count;
+    explicit Cells(size_t n) : p(new T[n]()), count(n) {}
+    size_t size() const { return count; }
+    T &operator[](size_t i) { return p[i]; }
+    T *data() { return p.get(); }
+};
 template <class T> struct Buffer {
-    std::vector<T> mem;
+    Cells<T> mem;
     size_t n;
     Buffer(size_t n_, unsigned seed) : mem(n_ + 2 * GUARD), n(n_) {
         for (size_t i = 0; i < mem.size(); ++i) {
             unsigned h = (unsigned)(i * 2654435761u) ^ (seed * 40503u);
             h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
-            // integers spread over [0, 997) (a float in [-1, 1] would truncate to 0 almost always)
-            if constexpr (std::is_integral_v<T>) mem[i] = T(h % 997u);
+            // integers spread over [0, 997) (a float in [-1, 1] would truncate to 0 almost always);
+            // bools half true, half false (a mask)
+            if constexpr (std::is_same_v<T, bool>) mem[i] = (h % 2u) == 0u;
+            else if constexpr (std::is_integral_v<T>) mem[i] = T(h % 997u);
             else mem[i] = T((float)((double)(h % 2001u) / 1000.0 - 1.0));
         }
     }

@@ -192,8 +192,10 @@ def _request(source: str, launch: LaunchContext = LAUNCH) -> RewriteRequest:
 def test_positive_forms(name: str) -> None:
     req = _request(FORMS[name])
     assert cooperative_scan.applies(req) is None, cooperative_scan.applies(req)
-    [cand] = cooperative_scan.propose(req)
-    assert cand.recipe == "cooperative-scan" and "__shfl_up_sync" in cand.source
+    cand, blocked = cooperative_scan.propose(req)
+    assert cand.recipe == blocked.recipe == "cooperative-scan" and "__shfl_up_sync" in cand.source
+    assert "__syncthreads()" in blocked.source and "__shfl" not in blocked.source
+    assert blocked.launch is not None and blocked.launch.grid == ["(ceil_div(rows, 256)) * (256)"]
     assert "coop_lane = threadIdx.x % 32" in cand.source
     assert ("coop_base -= 32" in cand.source) == ("reverse" in name)  # a reverse scan walks down the row
     assert cand.launch is not None and cand.launch.grid == ["32 * (ceil_div(rows, 256))"]
@@ -232,7 +234,12 @@ def test_registered_under_cooperative_row_and_in_the_catalog() -> None:
 
 
 def test_candidates_compile(tmp_path: Path) -> None:
-    sources = {name: cooperative_scan.propose(_request(src))[0].source for name, src in FORMS.items()}
+    sources = {
+        f"{name}-{i}": cand.source
+        for name, src in FORMS.items()
+        for i, cand in enumerate(cooperative_scan.propose(_request(src)))
+    }
+    assert len(sources) == 2 * len(FORMS)  # a warp per row and a block per row
     assert_compiled(nvcc_compile(sources, tmp_path))
 
 
@@ -292,6 +299,43 @@ def test_rewrite_matches_the_original_lane_by_lane(name: str, tmp_path: Path) ->
     assert_same(tmp_path, FORMS[name], cand.source, kernel, cases, rtol=rtol, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_block_per_row_matches_the_original_block_by_block(name: str, tmp_path: Path) -> None:
+    """The block version on the block-synchronous emulator (threads meet at every barrier), blocks of 64."""
+    from . import cuda_blocks
+
+    blocked = cooperative_scan.propose(_request(FORMS[name]))[1]
+    cases = []
+    for rows, cols in SHAPES:
+        grid = -(-rows // 64)
+        args = tuple(
+            cuda_blocks.Buf(a.ctype, a.size) if isinstance(a, Buf) else a for a in EMULATED[name](rows, cols)
+        )
+        cases.append(
+            cuda_blocks.Case(args, ((grid, 1), (64, 1)), ((grid * 64, 1), (64, 1)), f"{rows}x{cols}")
+        )
+    kernel = KERNEL.get(name, "cumsum_kernel")
+    rtol = 1e-4 if "cumprod" in name else 1e-5
+    cuda_blocks.assert_same(tmp_path, FORMS[name], blocked.source, kernel, cases, rtol=rtol, atol=1e-5)
+
+
+def test_the_block_emulation_catches_a_missing_barrier(tmp_path: Path) -> None:
+    from . import cuda_blocks
+
+    blocked = cooperative_scan.propose(_request(CUMSUM))[1]
+    wrong = blocked.source.replace(
+        "__syncthreads();  // the next chunk overwrites", "// the next chunk overwrites"
+    )
+    assert wrong != blocked.source
+    args = tuple(
+        cuda_blocks.Buf(a.ctype, a.size) if isinstance(a, Buf) else a
+        for a in EMULATED["cumsum-inclusive"](3, 300)
+    )
+    cases = [cuda_blocks.Case(args, ((1, 1), (64, 1)), ((64, 1), (64, 1)), "3x300")]
+    ok, out = cuda_blocks.run(tmp_path, CUMSUM, wrong, "cumsum_kernel", cases)
+    assert not ok and "differs" in out
+
+
 def test_the_emulation_catches_a_carry_taken_from_the_wrong_lane(tmp_path: Path) -> None:
     cand = cooperative_scan.propose(_request(CUMSUM))[0]
     wrong = cand.source.replace("coop_incl, 31)", "coop_incl, 30)")
@@ -325,8 +369,9 @@ def _cuda_of(python: str) -> str:
 def test_kernelbench_masked_cumsum_is_scanned_and_its_launch_rewritten(tmp_path: Path) -> None:
     rewriter = RecipesRewriter()
     assert rewriter.applies(_solution()) is None
-    [cand] = rewriter.propose(_solution())
-    assert cand.recipe == "cooperative-scan"
+    cand, blocked = rewriter.propose(_solution())
+    assert cand.recipe == blocked.recipe == "cooperative-scan"
+    assert "/ 256 * 256" in _cuda_of(blocked.source)  # the wrapper's grid: a block of 256 per former thread
     unit = _cuda_of(cand.source)
     assert "32 * (" in unit  # the wrapper's grid, written back
     original, rewritten = device_code(_cuda_of(_solution().source)), device_code(unit)
@@ -337,6 +382,18 @@ def test_kernelbench_masked_cumsum_is_scanned_and_its_launch_rewritten(tmp_path:
     ]
     # running sums of 300 values in [-3, 3] reach tens: another summation order moves them by ~1e-5
     assert_same(tmp_path, original, rewritten, "masked_cumsum_kernel", cases, rtol=1e-5, atol=1e-4)
+    from . import cuda_blocks
+
+    block_args = tuple(cuda_blocks.Buf(a.ctype, a.size) if isinstance(a, Buf) else a for a in args(9, 300))
+    block_case = cuda_blocks.Case(
+        block_args, ((1, 1), (256, 1)), ((256, 1), (256, 1)), "block per row, 9x300"
+    )
+    blocks = tmp_path / "blocks"
+    blocks.mkdir()
+    block_unit = device_code(_cuda_of(blocked.source))
+    cuda_blocks.assert_same(
+        blocks, original, block_unit, "masked_cumsum_kernel", [block_case], rtol=1e-5, atol=1e-4
+    )
     nvcc = nvcc_or_skip()
     stub = ROOT / "tests" / "data" / "kernelbench_inline" / "stub"
     path = tmp_path / "unit.cu"

@@ -67,7 +67,11 @@ IN = "coop_in"
 CONTRIB = "coop_d"
 INCL = "coop_incl"
 EXCL = "coop_excl"
-_OURS = (BASE, IN, CONTRIB, INCL, EXCL, LANE)
+TID = "coop_tid"
+SCAN = "coop_scan_"
+MAX_BLOCK = 1024
+"""The block version's shared array holds one value per thread of the largest block CUDA allows."""
+_OURS = (BASE, IN, CONTRIB, INCL, EXCL, LANE, TID, SCAN)
 
 
 @dataclass
@@ -497,15 +501,17 @@ def _rewritten(node: Node, replace: dict[int, str]) -> str:
     return out.decode("utf-8")
 
 
-def rewrite(source: str, plan: ScanPlan) -> str:
-    """The source with the row's running sum scanned by a warp."""
+def rewrite(source: str, plan: ScanPlan, *, block: bool = False) -> str:
+    """The source with the row's running value scanned by a warp (or, ``block``, by the whole block)."""
+    me, width = (TID, "blockDim.x") if block else (LANE, "32")
     edits: list[_cuda.Edit] = []
     init = plan.row_init
-    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / 32"))
+    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / {width}"))
     decl = init.parent.parent if init.parent is not None else None
     if decl is not None and decl.type == "declaration":
         pad = " " * decl.start_point[1]
-        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {LANE} = threadIdx.x % 32;"))
+        mine = "threadIdx.x" if block else "threadIdx.x % 32"
+        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {me} = {mine};"))
     loop = plan.loop
     cond, init_node = loop.child_by_field_name("condition"), loop.child_by_field_name("initializer")
     start = (
@@ -520,15 +526,16 @@ def rewrite(source: str, plan: ScanPlan) -> str:
         and plan.update is not None
         and plan.update_expr is not None
     )
-    t, acc = plan.acc_type, plan.acc
+    t, acc, combine = plan.acc_type, plan.acc, plan.combine
     pad = " " * loop.start_point[1]
     inner = pad + "    "
     base_cond = _rewritten(cond, {n.id: BASE for n in _mentions(cond, plan.var)})
-    up = plan.step > 0
+    sign = "+" if plan.step > 0 else "-"
+    who = "block" if block else "warp"
     lines = [
-        f"for ({plan.counter_type} {BASE} = {_cuda.text(start_value)}; {base_cond}; {BASE} {'+' if up else '-'}= 32) "
-        "{  // the warp walks the row 32 elements at a time",
-        f"{inner}const {plan.counter_type} {plan.var} = {BASE} {'+' if up else '-'} {LANE};",
+        f"for ({plan.counter_type} {BASE} = {_cuda.text(start_value)}; {base_cond}; {BASE} {sign}= {width}) "
+        f"{{  // the {who} walks the row {width} elements at a time",
+        f"{inner}const {plan.counter_type} {plan.var} = {BASE} {sign} {me};",
         f"{inner}const bool {IN} = {_cuda.text(cond)};",
     ]
     for d in plan.declarations:
@@ -544,30 +551,67 @@ def rewrite(source: str, plan: ScanPlan) -> str:
             lines.append(f"{inner}{_cuda.text(d)}")
     update_text = _rewritten(plan.update, {plan.update_expr.id: f"{CONTRIB} = {plan.contribution}"})
     lines += [
-        f"{inner}{t} {CONTRIB} = {_identity(plan.combine, t)};  // this lane's element's contribution",
+        f"{inner}{t} {CONTRIB} = {_identity(combine, t)};  // this thread's element's contribution",
         f"{inner}if ({IN}) {{ {update_text} }}",
+    ]
+    lines += _block_scan(plan, inner) if block else _warp_scan(plan, inner)
+    stores = [(s, EXCL) for s in plan.stores_before] + [(s, INCL) for s in plan.stores_after]
+    stores.sort(key=lambda pair: pair[0].start_byte)
+    body = " ".join(_rewritten(s, {n.id: value for n in _mentions(s, acc)}) for s, value in stores)
+    lines.append(f"{inner}if ({IN}) {{ {body} }}")
+    if block:
+        lines += [
+            f"{inner}{acc} = {_combined(combine, acc, f'{SCAN}[blockDim.x - 1]')};  // the carry into the next chunk",
+            f"{inner}__syncthreads();  // the next chunk overwrites {SCAN}",
+        ]
+    else:
+        lines.append(
+            f"{inner}{acc} = __shfl_sync(0xffffffffu, {INCL}, 31);  // the carry into the next 32 elements"
+        )
+    lines.append(f"{pad}}}")
+    edits.append(_cuda.Edit(loop.start_byte, loop.end_byte, "\n".join(lines)))
+    return _cuda.apply_edits(source, edits)
+
+
+def _warp_scan(plan: ScanPlan, inner: str) -> list[str]:
+    """Inclusive (and exclusive) values of the 32 contributions, the carry combined in: shuffles."""
+    t, acc, combine = plan.acc_type, plan.acc, plan.combine
+    lines = [
         f"{inner}{t} {INCL} = {CONTRIB};",
         f"{inner}for (int o_ = 1; o_ < 32; o_ <<= 1) {{  // inclusive scan across the warp",
         f"{inner}    const {t} n_ = __shfl_up_sync(0xffffffffu, {INCL}, o_);",
-        f"{inner}    if ({LANE} >= o_) {INCL} = {_combined(plan.combine, 'n_', INCL)};",
+        f"{inner}    if ({LANE} >= o_) {INCL} = {_combined(combine, 'n_', INCL)};",
         f"{inner}}}",
-        f"{inner}{INCL} = {_combined(plan.combine, acc, INCL)};",
+        f"{inner}{INCL} = {_combined(combine, acc, INCL)};",
     ]
     if plan.stores_before:
         lines += [
             f"{inner}{t} {EXCL} = __shfl_up_sync(0xffffffffu, {INCL}, 1);",
             f"{inner}if ({LANE} == 0) {EXCL} = {acc};",
         ]
-    stores = [(s, EXCL) for s in plan.stores_before] + [(s, INCL) for s in plan.stores_after]
-    stores.sort(key=lambda pair: pair[0].start_byte)
-    body = " ".join(_rewritten(s, {n.id: value for n in _mentions(s, acc)}) for s, value in stores)
-    lines += [
-        f"{inner}if ({IN}) {{ {body} }}",
-        f"{inner}{acc} = __shfl_sync(0xffffffffu, {INCL}, 31);  // the carry into the next 32 elements",
-        f"{pad}}}",
+    return lines
+
+
+def _block_scan(plan: ScanPlan, inner: str) -> list[str]:
+    """The same over the block's contributions: a barrier-separated Hillis-Steele scan in shared memory."""
+    t, acc, combine = plan.acc_type, plan.acc, plan.combine
+    lines = [
+        f"{inner}__shared__ {t} {SCAN}[{MAX_BLOCK}];",
+        f"{inner}{SCAN}[{TID}] = {CONTRIB};",
+        f"{inner}__syncthreads();",
+        f"{inner}for (int o_ = 1; o_ < blockDim.x; o_ <<= 1) {{  // inclusive scan across the block",
+        f"{inner}    const {t} n_ = {TID} >= o_ ? {SCAN}[{TID} - o_] : {_identity(combine, t)};",
+        f"{inner}    __syncthreads();",
+        f"{inner}    {SCAN}[{TID}] = {_combined(combine, 'n_', f'{SCAN}[{TID}]')};",
+        f"{inner}    __syncthreads();",
+        f"{inner}}}",
+        f"{inner}const {t} {INCL} = {_combined(combine, acc, f'{SCAN}[{TID}]')};",
     ]
-    edits.append(_cuda.Edit(loop.start_byte, loop.end_byte, "\n".join(lines)))
-    return _cuda.apply_edits(source, edits)
+    if plan.stores_before:
+        lines.append(
+            f"{inner}const {t} {EXCL} = {TID} == 0 ? {acc} : {_combined(combine, acc, f'{SCAN}[{TID} - 1]')};"
+        )
+    return lines
 
 
 def applies(request: RewriteRequest) -> str | None:
@@ -586,12 +630,13 @@ def propose(request: RewriteRequest) -> list[Candidate]:
     assert not isinstance(kernel, str)
     plan = analyse(kernel)
     assert not isinstance(plan, str)
-    grid = str(request.launch.grid[0])
+    grid, block = str(request.launch.grid[0]), str(request.launch.block[0])
     kind = (
         "exclusive and inclusive"
         if plan.stores_before and plan.stores_after
         else ("exclusive" if plan.stores_before else "inclusive")
     )
+    what = {"+": "sum", "*": "product"}.get(plan.combine, plan.combine)
     return [
         make_candidate(
             request,
@@ -599,13 +644,26 @@ def propose(request: RewriteRequest) -> list[Candidate]:
             recipe=NAME,
             source=rewrite(request.source, plan),
             description=(
-                f"warp per row: the running sum {plan.acc} ({kind}) scanned 32 elements at a time with "
+                f"warp per row: the running {what} {plan.acc} ({kind}) scanned 32 elements at a time with "
                 "__shfl_up_sync, loads and stores coalesced, the carry broadcast from lane 31; grid x32. "
-                "Summation order changes: results differ by rounding only"
+                "Combination order changes: results differ by rounding only"
             ),
             parameters={"rows_per_block": "block / 32", "scan": kind},
             launch=LaunchOverride(grid=[f"32 * ({grid})"]),
-        )
+        ),
+        make_candidate(
+            request,
+            backend="recipes",
+            recipe=NAME,
+            source=rewrite(request.source, plan, block=True),
+            description=(
+                f"block per row (for few long rows): the running {what} {plan.acc} ({kind}) scanned "
+                f"{block} elements at a time in shared memory (Hillis-Steele, barrier-separated), the carry "
+                f"from the last thread; grid x{block}. Combination order changes: results differ by rounding only"
+            ),
+            parameters={"rows_per_block": 1, "scan": kind},
+            launch=LaunchOverride(grid=[f"({grid}) * ({block})"]),
+        ),
     ][: request.max_candidates]
 
 
@@ -615,5 +673,5 @@ RECIPE = Recipe(
     languages=("cuda",),
     applies=applies,
     propose=propose,
-    summary="row-per-thread running sums (cumsum, exclusive and masked cumsum): a warp scans each row",
+    summary="row-per-thread running sums, products, maxima (cumsum family): a warp, or a block, scans each row",
 )
