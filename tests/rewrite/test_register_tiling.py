@@ -28,9 +28,9 @@ from tests.rewrite.test_smem_tiling import (
     _spec_request,
 )
 
-TRANSPOSED = {"hgemm-b-k-major"}
-"""Cases with a transposed operand: smem-tiling only."""
-APPLIES = sorted(set(SPEC_CASES) - TRANSPOSED)
+APPLIES = sorted(SPEC_CASES)
+"""Every case, the transposed-B one (hgemm-b-k-major) included: a transposed tile is loaded along its
+contiguous index."""
 
 
 def _request(name: str) -> RewriteRequest:
@@ -53,8 +53,6 @@ def test_applies_with_a_32_by_8_block(name: str) -> None:
 
 
 def test_refused_forms() -> None:
-    why = register_tiling.applies(_request("hgemm-b-k-major"))
-    assert why is not None and "row-major" in why
     tiled = register_tiling.propose(_request("unseen-08-row-from-x"))[0].source
     again = _request("unseen-08-row-from-x").model_copy(update={"source": tiled})
     assert "register-tiling rewrites the naive nest" in (register_tiling.applies(again) or "")
@@ -107,3 +105,35 @@ def test_guarded_square_tile_edges(tmp_path: Path) -> None:
         for small in ({"M": 5, "N": 3, "K": 1}, {"M": 32, "N": 32, "K": 32}, {"M": 41, "N": 9, "K": 33})
     ]
     cuda_blocks.assert_same(tmp_path, GUARDED, cand.source, "g", cases, rtol=1e-6, atol=1e-6)
+
+
+TRANSPOSES = {
+    "A^T": ("A[row * K + k]", "A[k * M + row]"),
+    "B^T": ("B[k * N + col]", "B[col * K + k]"),
+}
+
+
+@pytest.mark.parametrize("which", ["A^T", "B^T", "both"])
+def test_transposed_operands_are_loaded_along_their_contiguous_index(which: str, tmp_path: Path) -> None:
+    """A stored K x M (A[k * M + row]) and/or B stored N x K (B[col * K + k]), as KernelBench's transposed
+    matmuls (level 1, 16-18) are written naively: threadIdx.x walks the contiguous index of each transposed
+    tile, which is padded; the result equals the original on ragged sizes."""
+    source = GUARDED
+    for key, (old, new) in TRANSPOSES.items():
+        if which in (key, "both"):
+            source = source.replace(old, new)
+    assert source != GUARDED
+    request = RewriteRequest(
+        source=source, language="cuda", transform="register-tiling", launch=_float_launch()
+    )
+    assert register_tiling.applies(request) is None
+    [cand] = register_tiling.propose(request)
+    padded = cand.source.count("[32][33]")
+    assert padded == (2 if which == "both" else 1)
+    if which in ("A^T", "both"):
+        assert "[threadIdx.x][threadIdx.y + pa_i * 8] = ((row - threadIdx.y + threadIdx.x) < M" in cand.source
+    cases = [
+        _case(_float_launch(), small, cand.launch)
+        for small in ({"M": 5, "N": 3, "K": 1}, {"M": 41, "N": 9, "K": 33}, {"M": 33, "N": 70, "K": 64})
+    ]
+    cuda_blocks.assert_same(tmp_path, source, cand.source, "g", cases, rtol=1e-6, atol=1e-6)

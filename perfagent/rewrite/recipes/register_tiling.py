@@ -5,9 +5,9 @@ computes ROWS = 4 outputs of one column, rows ``row + 8 * i``, from register acc
 tile it reads B's element once from shared memory and A's four, so a shared-memory load feeds more
 FMAs and the block of 256 threads still covers a 32 x 32 tile of C.
 
-The precondition is smem-tiling's (``_matmul_nest.analyse``), restricted to row-major A and B (the
-transposed layouts are tiled by smem-tiling only), plus an accumulator declared once with a value
-before the loop. The rewrite tiles as smem-tiling does, each thread loading 4 elements of each tile,
+The precondition is smem-tiling's (``_matmul_nest.analyse``: row-major or transposed A and B), plus an
+accumulator declared once with a value before the loop. A transposed operand's tile is loaded along its
+contiguous index (threadIdx.x along the tile's rows of A^T or k of B^T) into a padded tile. The rewrite tiles as smem-tiling does, each thread loading 4 elements of each tile,
 keeps the loop body per row with the accumulator replaced by ``pa_acc[i]``, and runs the original
 epilogue once per row in a scope where the row variable and the accumulator hold that row's values.
 The summation order of every output is unchanged. The candidate's launch: block (32, 8), grid
@@ -78,8 +78,6 @@ def _check(request: RewriteRequest) -> tuple[_Plan, str, tuple[Node, str, str]] 
             return plan + " (register-tiling rewrites the naive nest; the loop keeps the faster of the two)"
         return plan
     nest = plan.nest
-    if nest.a_kind != "a" or nest.b_kind != "b":
-        return "a transposed operand: register tiling covers row-major A[row * lda + k] and B[k * ldb + col] only"
     acc = _acc_name(nest)
     decl = _accumulator(nest, acc)
     if isinstance(decl, str):
@@ -122,8 +120,8 @@ def rewrite(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) ->
     r = _fresh(kernel, "pa_row")
     bound = _paren(_cuda.text(nest.k_bound))
     row, col = nest.row, nest.col
-    a_load = _subst(nest.a.node, {nest.counter: f"({t} + threadIdx.x)", row: r})
-    b_load = _subst(nest.b.node, {nest.counter: f"({t} + threadIdx.y + {i} * {STEP})"})
+    a_line, a_dims = _a_load(plan, ta, t, i, r, bound)
+    b_line, b_dims = _b_load(plan, tb, t, i, bound)
     in_range = _in_range(plan)
     inner = _body(plan, acc, ta, tb, kk, i).replace("\n", "\n        ")
     post = _span(data, nest.post).replace("\n", "\n        ")
@@ -131,14 +129,14 @@ def rewrite(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) ->
         f"{acc_type} pa_acc[{ROWS}];  // register-tiling: rows {row} + {STEP} * i of column {col}",
         "#pragma unroll",
         f"for (int {i} = 0; {i} < {ROWS}; ++{i}) pa_acc[{i}] = {acc_init};",
-        f"__shared__ {nest.a_type} {ta}[{TILE}][{TILE}];",
-        f"__shared__ {nest.b_type} {tb}[{TILE}][{TILE}];",
+        f"__shared__ {nest.a_type} {ta}{a_dims};",
+        f"__shared__ {nest.b_type} {tb}{b_dims};",
         f"for ({nest.counter_type} {t} = 0; {t} < {bound}; {t} += {TILE}) {{",
         "#pragma unroll",
         f"    for (int {i} = 0; {i} < {ROWS}; ++{i}) {{",
         f"        const decltype({row}) {r} = {row} + {i} * {STEP};",
-        f"        {ta}[threadIdx.y + {i} * {STEP}][threadIdx.x] = ({r} < {plan.row_limit} && {t} + threadIdx.x < {bound}) ? {a_load} : {ELEMENT_TYPES[nest.a_type]};",
-        f"        {tb}[threadIdx.y + {i} * {STEP}][threadIdx.x] = ({t} + threadIdx.y + {i} * {STEP} < {bound} && {plan.col_ok}) ? {b_load} : {ELEMENT_TYPES[nest.b_type]};",
+        f"        {a_line}",
+        f"        {b_line}",
         "    }",
         "    __syncthreads();",
         "#pragma unroll",
@@ -161,6 +159,49 @@ def rewrite(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) ->
         "}",
     ]
     return _cuda.apply_edits(source, _edits(plan, data, lines))
+
+
+def _a_load(plan: _Plan, ta: str, t: str, i: str, r: str, bound: str) -> tuple[str, str]:
+    """The statement that loads strip ``i`` of A's tile, and the tile's dimensions.
+
+    Row-major A (A[row * lda + k]) is read along k by threadIdx.x ([row][k] = [ty + i*STEP][tx]). A
+    transposed A (A[k * lda + row], stored K x M) is contiguous along the row, so threadIdx.x walks the
+    tile's rows instead ([tx][ty + i*STEP], read at the row of another thread of the block) and the tile
+    gets a padding column against bank conflicts on those column-wise stores.
+    """
+    nest = plan.nest
+    zero = ELEMENT_TYPES[nest.a_type]
+    if nest.a_kind == "a":
+        load = _subst(nest.a.node, {nest.counter: f"({t} + threadIdx.x)", nest.row: r})
+        return (
+            f"{ta}[threadIdx.y + {i} * {STEP}][threadIdx.x] = ({r} < {plan.row_limit} && {t} + threadIdx.x < {bound}) ? {load} : {zero};",
+            f"[{TILE}][{TILE}]",
+        )
+    k = f"({t} + threadIdx.y + {i} * {STEP})"
+    other = f"({nest.row} - threadIdx.y + threadIdx.x)"
+    load = _subst(nest.a.node, {nest.counter: k, nest.row: other})
+    return (
+        f"{ta}[threadIdx.x][threadIdx.y + {i} * {STEP}] = ({other} < {plan.row_limit} && {k} < {bound}) ? {load} : {zero};",
+        f"[{TILE}][{TILE + 1}]",
+    )
+
+
+def _b_load(plan: _Plan, tb: str, t: str, i: str, bound: str) -> tuple[str, str]:
+    """The same for B's tile: row-major B[k * ldb + col] along col, a transposed B[col * ldb + k] along k."""
+    nest = plan.nest
+    zero = ELEMENT_TYPES[nest.b_type]
+    if nest.b_kind == "b":
+        load = _subst(nest.b.node, {nest.counter: f"({t} + threadIdx.y + {i} * {STEP})"})
+        return (
+            f"{tb}[threadIdx.y + {i} * {STEP}][threadIdx.x] = ({t} + threadIdx.y + {i} * {STEP} < {bound} && {plan.col_ok}) ? {load} : {zero};",
+            f"[{TILE}][{TILE}]",
+        )
+    other = f"({nest.col} - threadIdx.x + threadIdx.y + {i} * {STEP})"
+    load = _subst(nest.b.node, {nest.counter: f"({t} + threadIdx.x)", nest.col: other})
+    return (
+        f"{tb}[threadIdx.x][threadIdx.y + {i} * {STEP}] = ({t} + threadIdx.x < {bound} && {other} < {plan.col_limit}) ? {load} : {zero};",
+        f"[{TILE}][{TILE + 1}]",
+    )
 
 
 def _in_range(plan: _Plan) -> str:
