@@ -31,6 +31,8 @@ from tests.rewrite.test_smem_tiling import (
 APPLIES = sorted(SPEC_CASES)
 """Every case, the transposed-B one (hgemm-b-k-major) included: a transposed tile is loaded along its
 contiguous index."""
+TRANSPOSED = {"hgemm-b-k-major"}
+"""Cases with a transposed operand: no 4x4 candidate (its tiles are loaded row-major only)."""
 
 
 def _request(name: str) -> RewriteRequest:
@@ -45,11 +47,18 @@ def test_registered_with_the_catalog_transform() -> None:
 def test_applies_with_a_32_by_8_block(name: str) -> None:
     request = _request(name)
     assert RecipesRewriter().applies(request) is None
-    [cand] = RecipesRewriter().propose(request)
+    cands = RecipesRewriter().propose(request)
+    cand = cands[0]
     assert cand.recipe == "register-tiling" and cand.parameters["rows_per_thread"] == 4
     assert cand.launch is not None and cand.launch.block == [32, 8]
     assert_clean_cuda(cand.source)
     assert cand.source.count("__syncthreads()") == 2 and "pa_acc[4]" in cand.source
+    # the 4x4 variant is the second candidate wherever both operands are row-major
+    assert len(cands) == (1 if name in TRANSPOSED else 2)
+    if len(cands) == 2:
+        grid = cands[1]
+        assert grid.launch is not None and grid.launch.block == [16, 16] and "pa_acc[4][4]" in grid.source
+        assert_clean_cuda(grid.source)
 
 
 def test_refused_forms() -> None:
@@ -66,25 +75,35 @@ def test_embedded_candidates_write_the_wrapper_launch() -> None:
         request = RewriteRequest(
             source=path.read_text(), path=str(path), language="python", transform="register-tiling"
         )
-        [cand] = RecipesRewriter().propose(request)
+        cand = RecipesRewriter().propose(request)[0]
         compile(cand.source, str(path), "exec")
         assert "dim3(32, 8)" in cand.source, name
 
 
 def test_every_candidate_compiles_with_nvcc(tmp_path: Path) -> None:
-    sources = {name: register_tiling.propose(_request(name))[0].source for name in APPLIES}
+    sources = {
+        f"{name}-{n}": cand.source
+        for name in APPLIES
+        for n, cand in enumerate(register_tiling.propose(_request(name)))
+    }
     for name in EMBEDDED:
         inner = _embedded(name).inner.model_copy(update={"transform": "register-tiling"})
-        sources[name] = _kernels_only(register_tiling.propose(inner)[0].source)
+        for n, cand in enumerate(register_tiling.propose(inner)):
+            sources[f"{name}-{n}"] = _kernels_only(cand.source)
     sources = {k: "#include <cuda_fp16.h>\n" + v for k, v in sources.items()}
     assert_compiled(nvcc_compile(sources, tmp_path))
 
 
 def _emulate(tmp: Path, original: str, kernel: str, request: RewriteRequest, small: dict[str, int]) -> None:
+    """Every candidate (the 4-row strip and, for row-major operands, the 4x4 tile) against the original."""
     assert request.launch is not None
-    [cand] = register_tiling.propose(request)
-    case = _case(request.launch, small, cand.launch)
-    cuda_blocks.assert_same(tmp, original, _kernels_only(cand.source), kernel, [case], rtol=1e-6, atol=1e-6)
+    for n, cand in enumerate(register_tiling.propose(request)):
+        case = _case(request.launch, small, cand.launch)
+        folder = tmp / f"c{n}"
+        folder.mkdir()
+        cuda_blocks.assert_same(
+            folder, original, _kernels_only(cand.source), kernel, [case], rtol=1e-6, atol=1e-6
+        )
 
 
 @pytest.mark.parametrize("name", APPLIES)
@@ -99,12 +118,13 @@ def test_guarded_square_tile_edges(tmp_path: Path) -> None:
     request = RewriteRequest(
         source=GUARDED, language="cuda", transform="register-tiling", launch=_float_launch()
     )
-    [cand] = register_tiling.propose(request)
-    cases = [
-        _case(_float_launch(), small, cand.launch)
-        for small in ({"M": 5, "N": 3, "K": 1}, {"M": 32, "N": 32, "K": 32}, {"M": 41, "N": 9, "K": 33})
-    ]
-    cuda_blocks.assert_same(tmp_path, GUARDED, cand.source, "g", cases, rtol=1e-6, atol=1e-6)
+    smalls = ({"M": 5, "N": 3, "K": 1}, {"M": 32, "N": 32, "K": 32}, {"M": 41, "N": 9, "K": 33})
+    smalls += ({"M": 64, "N": 64, "K": 64}, {"M": 70, "N": 130, "K": 45})  # around the 4x4 variant's 64 x 64
+    for n, cand in enumerate(register_tiling.propose(request)):
+        cases = [_case(_float_launch(), small, cand.launch) for small in smalls]
+        folder = tmp_path / f"c{n}"
+        folder.mkdir()
+        cuda_blocks.assert_same(folder, GUARDED, cand.source, "g", cases, rtol=1e-6, atol=1e-6)
 
 
 TRANSPOSES = {
@@ -127,7 +147,8 @@ def test_transposed_operands_are_loaded_along_their_contiguous_index(which: str,
         source=source, language="cuda", transform="register-tiling", launch=_float_launch()
     )
     assert register_tiling.applies(request) is None
-    [cand] = register_tiling.propose(request)
+    cand, *others = register_tiling.propose(request)
+    assert others == []  # no 4x4 candidate with a transposed operand
     padded = cand.source.count("[32][33]")
     assert padded == (2 if which == "both" else 1)
     if which in ("A^T", "both"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes import _cuda, _register_tile_2d
 from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest
 from perfagent.rewrite.recipes.registry import Recipe
 from perfagent.rewrite.recipes.smem_tiling import (
@@ -96,16 +96,13 @@ def applies(request: RewriteRequest) -> str | None:
     return got if isinstance(got, str) else None
 
 
-def _body(plan: _Plan, acc: str, ta: str, tb: str, kk: str, i: str) -> str:
+def body_with(plan: _Plan, acc: str, a: str, b: str, acc_cell: str) -> str:
+    """The loop body with A's and B's elements read as ``a`` and ``b`` and the accumulator as ``acc_cell``."""
     nest = plan.nest
     body = nest.loop.child_by_field_name("body")
     assert body is not None
     accs = [n for n in _cuda.walk(body) if n.type == "identifier" and _cuda.text(n) == acc]
-    swaps = [
-        (nest.a.node, f"{ta}[threadIdx.y + {i} * {STEP}][{kk}]"),
-        (nest.b.node, f"{tb}[{kk}][threadIdx.x]"),
-        *[(n, f"pa_acc[{i}]") for n in accs],
-    ]
+    swaps = [(nest.a.node, a), (nest.b.node, b), *[(n, acc_cell) for n in accs]]
     text = _replace_in(body, swaps)
     return text if body.type == "compound_statement" else "{ " + text + " }"
 
@@ -123,7 +120,10 @@ def rewrite(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) ->
     a_line, a_dims = _a_load(plan, ta, t, i, r, bound)
     b_line, b_dims = _b_load(plan, tb, t, i, bound)
     in_range = _in_range(plan)
-    inner = _body(plan, acc, ta, tb, kk, i).replace("\n", "\n        ")
+    inner = body_with(
+        plan, acc, f"{ta}[threadIdx.y + {i} * {STEP}][{kk}]", f"{tb}[{kk}][threadIdx.x]", f"pa_acc[{i}]"
+    )
+    inner = inner.replace("\n", "\n        ")
     post = _span(data, nest.post).replace("\n", "\n        ")
     lines = [
         f"{acc_type} pa_acc[{ROWS}];  // register-tiling: rows {row} + {STEP} * i of column {col}",
@@ -158,7 +158,7 @@ def rewrite(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) ->
         "    }",
         "}",
     ]
-    return _cuda.apply_edits(source, _edits(plan, data, lines))
+    return _cuda.apply_edits(source, edits_for(plan, data, lines))
 
 
 def _a_load(plan: _Plan, ta: str, t: str, i: str, r: str, bound: str) -> tuple[str, str]:
@@ -215,12 +215,13 @@ def _in_range(plan: _Plan) -> str:
     return _cuda.text(cond) if nest.guard == "if" else f"(!{_cuda.text(cond)})"
 
 
-def _edits(plan: _Plan, data: bytes, lines: list[str]) -> list[_cuda.Edit]:
-    """The row/column maps of the tile, and the nest (guard to last store) replaced by ``lines``."""
+def edits_for(plan: _Plan, data: bytes, lines: list[str], tile: int = TILE) -> list[_cuda.Edit]:
+    """The row/column maps of a ``tile``-wide block tile, and the nest (guard to last store) replaced by
+    ``lines``."""
     nest = plan.nest
     edits = [
-        _cuda.Edit(nest.row_decl.start_byte, nest.row_decl.end_byte, f"blockIdx.y * {TILE} + threadIdx.y"),
-        _cuda.Edit(nest.col_decl.start_byte, nest.col_decl.end_byte, f"blockIdx.x * {TILE} + threadIdx.x"),
+        _cuda.Edit(nest.row_decl.start_byte, nest.row_decl.end_byte, f"blockIdx.y * {tile} + threadIdx.y"),
+        _cuda.Edit(nest.col_decl.start_byte, nest.col_decl.end_byte, f"blockIdx.x * {tile} + threadIdx.x"),
     ]
     if nest.guard in ("if", "return"):
         assert nest.guard_stmt is not None
@@ -256,7 +257,7 @@ def propose(request: RewriteRequest) -> list[Candidate]:
         block=[TILE, STEP, *extra],
     )
     nest = plan.nest
-    return [
+    out = [
         make_candidate(
             request,
             backend="recipes",
@@ -270,7 +271,37 @@ def propose(request: RewriteRequest) -> list[Candidate]:
             parameters={"tile": TILE, "rows_per_thread": ROWS, "a": nest.a.pointer, "b": nest.b.pointer},
             launch=launch,
         )
-    ][: request.max_candidates]
+    ]
+    if _register_tile_2d.applies(plan) is None:
+        two_d = _register_tile_2d
+        out.append(
+            make_candidate(
+                request,
+                backend="recipes",
+                recipe=NAME,
+                source=rewrite_2d(request.source, plan, acc, acc_type, acc_init),
+                description=(
+                    f"register tiling 4x4: {two_d.TILE}x{two_d.DEPTH} and {two_d.DEPTH}x{two_d.TILE} shared tiles of "
+                    f"{nest.a.pointer} and {nest.b.pointer}, each thread of a 16x16 block computes a 4x4 tile of C "
+                    f"(rows {nest.row} + 16 * i, columns {nest.col} + 16 * j) in registers; block (16, 16)"
+                ),
+                parameters={"tile": two_d.TILE, "rows_per_thread": two_d.PER, "cols_per_thread": two_d.PER},
+                launch=LaunchOverride(
+                    grid=[_ceil(plan.cols, two_d.TILE), _ceil(plan.rows, two_d.TILE), *extra],
+                    block=[two_d.THREADS, two_d.THREADS, *extra],
+                ),
+            )
+        )
+    return out[: request.max_candidates]
+
+
+def rewrite_2d(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) -> str:
+    """The source with the nest tiled 64 x 64 per block and 4 x 4 outputs per thread (``_register_tile_2d``)."""
+    data = source.encode("utf-8")
+    body = body_with(plan, acc, "@A", "@B", "@ACC")
+    post = _span(data, plan.nest.post)
+    lines = _register_tile_2d.lines(plan, acc, acc_type, acc_init, body, post, _in_range(plan))
+    return _cuda.apply_edits(source, edits_for(plan, data, lines, _register_tile_2d.TILE))
 
 
 RECIPE = Recipe(
