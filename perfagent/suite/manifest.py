@@ -27,6 +27,7 @@ from pydantic import Field, ValidationError
 
 from perfagent.errors import BadInput
 from perfagent.workloads.optimizable import KernelBenchTarget, LaunchSpecTarget, TritonScriptTarget
+from perfagent.workloads.python_ast import parse_module
 from profilers.model import Frozen
 
 SUITE_FILE = "suite.toml"
@@ -88,7 +89,7 @@ def kind_of(target: Path) -> str:
 
 def _defines(path: Path, cls: str) -> bool:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_module(path.read_text(encoding="utf-8"))
     except (SyntaxError, UnicodeDecodeError, OSError):
         return False
     return any(isinstance(n, ast.ClassDef) and n.name == cls for n in tree.body)

@@ -13,6 +13,8 @@ import ast
 import math
 from collections.abc import Callable, Mapping
 
+from perfagent.workloads.python_ast import parse_expression
+
 Number = int | float
 
 _MAX_EXPONENT = 64
@@ -64,7 +66,7 @@ def evaluate(expression: str | int | float, names: Mapping[str, Number] | None =
     if len(text) > _MAX_LENGTH:
         raise ExpressionError(f"expression longer than {_MAX_LENGTH} characters")
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parse_expression(text)
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse {text!r}: {exc.msg}") from None
     return _Evaluator(dict(names or {}), text).visit(tree.body)
@@ -91,7 +93,7 @@ def names_in(expression: str | int | float) -> set[str]:
     if not isinstance(expression, str):
         return set()
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
+        tree = parse_expression(expression.strip())
     except SyntaxError:
         return set()
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}

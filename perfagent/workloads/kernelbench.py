@@ -20,6 +20,7 @@ from types import ModuleType
 from perfagent.errors import BadInput
 from perfagent.workloads import extension_cache
 from perfagent.workloads.model import Backend
+from perfagent.workloads.python_ast import parse_module
 from perfagent.workloads.triton_script import jit_kernels
 from profilers.errors import ProfilerError
 from profilers.process import run_command
@@ -65,7 +66,7 @@ def inspect_python(path: str | Path) -> PythonInfo:
             f"cannot read {p}: {exc.strerror or exc}", hint="check the file's permissions"
         ) from None
     try:
-        tree = ast.parse(text, filename=str(p))
+        tree = parse_module(text, filename=str(p))
     except SyntaxError as exc:
         raise BadInput(
             f"{p} is not valid Python (line {exc.lineno}: {exc.msg})", hint="fix the syntax"

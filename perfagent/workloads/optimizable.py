@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
 from abc import abstractmethod
@@ -33,6 +32,7 @@ from perfagent.workloads.model import (
     TritonScript,
     absolute,
 )
+from perfagent.workloads.python_ast import parse_module
 from perfagent.workloads.triton_script import jit_kernels
 from profilers.base import workload_nvtx_include
 
@@ -246,6 +246,6 @@ def kind_class(kind: str) -> type[OptimizeWorkload]:
 
 def _jit_names(source: str) -> tuple[str, ...]:
     try:
-        return tuple(jit_kernels(ast.parse(source)))
+        return tuple(jit_kernels(parse_module(source)))
     except SyntaxError:
         return ()

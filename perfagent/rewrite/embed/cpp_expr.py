@@ -23,6 +23,7 @@ from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
 from perfagent.workloads.launch_spec import DEFAULT_DEVICE_ATTRS, Expr
+from perfagent.workloads.python_ast import parse_expression
 
 NOMINAL_NUMEL = 1 << 24
 """Value given to an element count only the running wrapper knows (``x.numel()``): recipes compare
@@ -295,7 +296,7 @@ class CppWriter:
         if isinstance(expr, int | float):
             return str(int(expr))
         try:
-            tree = ast.parse(expr.strip(), mode="eval")
+            tree = parse_expression(expr.strip())
         except SyntaxError as exc:
             raise EmbedError(f"cannot read the launch expression {expr!r}") from exc
         return self._node(tree.body, expr)

@@ -19,6 +19,7 @@ from typing import Literal
 
 from perfagent.rewrite.recipes._cuda import Edit
 from perfagent.rewrite.recipes._python import SourceMap, dotted
+from perfagent.workloads.python_ast import parse_module
 
 Role = Literal["cuda", "cpp"]
 _SIMPLE_ESCAPES = {
@@ -85,7 +86,7 @@ def find_inline_sources(source: str) -> list[InlineSources]:
         LiteralError: a call's ``cuda_sources`` is not a fixed literal (the message names the line).
         SyntaxError: the Python source does not parse.
     """
-    tree = ast.parse(source)
+    tree = parse_module(source)
     smap = SourceMap(source)
     out: list[InlineSources] = []
     calls = sorted(

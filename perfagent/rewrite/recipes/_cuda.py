@@ -16,6 +16,8 @@ from functools import cache
 
 from tree_sitter import Language, Node, Parser, Tree
 
+from perfagent.workloads.python_ast import parse_expression
+
 _INT_SUFFIX = re.compile(r"(?<=[0-9a-fA-FxX])(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)\b")
 _COMMENT = re.compile(r"//.*$|/\*.*?\*/", re.S)
 ELEMENT_BYTES = {
@@ -386,7 +388,7 @@ def evaluate(expr: str, env: Mapping[str, Constant | int], _depth: int = 0) -> i
     if not cleaned:
         return None
     try:
-        tree = ast.parse(cleaned.replace("/", "//"), mode="eval")
+        tree = parse_expression(cleaned.replace("/", "//"))
     except SyntaxError:
         return None
     return _eval_node(tree.body, env, _depth)

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Iterator
 
 from perfagent.rewrite.recipes._cuda import Edit, ParseError
+from perfagent.workloads.python_ast import parse_module
 
 __all__ = ["Edit", "ParseError", "SourceMap", "apply_edits", "is_triton_jit", "jit_functions", "parse"]
 
@@ -22,7 +23,7 @@ def parse(source: str) -> ast.Module:
         ParseError: a syntax error (with its line).
     """
     try:
-        return ast.parse(source)
+        return parse_module(source)
     except SyntaxError as exc:
         raise ParseError(f"the Python source does not parse (line {exc.lineno}: {exc.msg})") from exc
 
