@@ -288,14 +288,11 @@ class _Scan:
             update_expr=expr,
             contribution=upd.contribution,
         )
-        for s in stores:
-            reads = _mentions(s, acc)
-            if reads and s.start_byte < stmt.start_byte:
-                plan.stores_before.append(s)
-            elif reads:
-                plan.stores_after.append(s)
-            else:
-                plan.stores_after.append(s)  # stored within the bound, after the scan: order kept
+        for (
+            s
+        ) in stores:  # a store before the update reads the exclusive value; every other one, after the scan
+            exclusive = s.start_byte < stmt.start_byte and bool(_mentions(s, acc))
+            (plan.stores_before if exclusive else plan.stores_after).append(s)
         if not any(_mentions(s, acc) for s in stores):
             raise Refused(
                 f"{where} accumulates {acc} but stores no running value: a reduction (cooperative-row), not a scan"
