@@ -42,7 +42,7 @@ from perfagent.optimize.loop_state import (
     snapshot,
     verification_summary,
 )
-from perfagent.optimize.outcome import MetricCheck, beats_best, check_metric, decide
+from perfagent.optimize.outcome import MetricCheck, check_metric, decide, would_accept
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, VerificationSummary
@@ -116,6 +116,14 @@ class CandidateEvaluator:
         """Candidate folders staged so far (the next is ``c{_numbered + 1}``)."""
         self._ahead: dict[str, _Ahead] = {}
         """Candidate key -> its build and verification started by ``verify_ahead``."""
+        self._batch: list[_Ahead] = []
+        """The batch ``verify_ahead`` started last, in the candidates' order, until it is timed."""
+        self._timed_ahead: dict[str, tuple[measure.Timing, float]] = {}
+        """Candidate id -> its timing from the batch's one timing worker, and its share of that worker's
+        wall time, s (``_time_batch``)."""
+        self._superseded: dict[str, str] = {}
+        """Candidate id -> the later candidate of its batch that will replace it as the best: it is
+        accepted in turn but not re-profiled (only the batch's last winner's profile is planned from)."""
         original = wl.file.read_text(encoding="utf-8")
         self.state = LoopState(
             source=original,
@@ -197,7 +205,9 @@ class CandidateEvaluator:
         before, and repeats within the batch, are left to ``evaluate`` (which calls them duplicates).
         """
         jobs = self.settings.verify_jobs_for(len(candidates))
-        if not self.verifies_ahead or jobs < 2 or not (self.gpu or self.wl.runs_on_cpu):
+        if not self.verifies_ahead or not (self.gpu or self.wl.runs_on_cpu):
+            return
+        if jobs < 2 and not self._times_batches():  # nothing to gain from holding the batch back
             return
         fresh: dict[str, Candidate] = {}
         for cand in candidates:
@@ -211,10 +221,10 @@ class CandidateEvaluator:
             staged = self._stage(cand, step, origin, repairs=0, repair_of=None)
             self._write_spec(staged)
             todo.append((key, staged))
+        timed = "then timing them in one worker" if self._times_batches() else "timing one at a time"
         self.tell(
             Info,
-            f"building and verifying {', '.join(s.cid for _, s in todo)} at once ({jobs} jobs); "
-            "timing one at a time",
+            f"building and verifying {', '.join(s.cid for _, s in todo)} at once ({jobs} jobs); {timed}",
             transform=step.transform.id,
         )
         pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="perfagent-verify")
@@ -225,6 +235,7 @@ class CandidateEvaluator:
                 _told.append((cls, message, extra))
 
             self._ahead[key] = _Ahead(staged, pool.submit(self._build_and_verify, staged, hold), told)
+        self._batch = list(self._ahead.values())
         pool.shutdown(wait=False)
 
     def settle_ahead(self) -> None:
@@ -234,6 +245,9 @@ class CandidateEvaluator:
             if not ahead.measured.cancel():
                 ahead.measured.exception()
         self._ahead.clear()
+        self._batch.clear()
+        self._timed_ahead.clear()
+        self._superseded.clear()
 
     def _collect(self, ahead: _Ahead) -> Measured:
         """The result of a build and verification started ahead, its events told now.
@@ -244,7 +258,56 @@ class CandidateEvaluator:
         measured = ahead.measured.result()
         for cls, message, extra in ahead.told:
             self.tell(cls, message, **extra)
+        if self._batch:
+            batch, self._batch = self._batch, []
+            self._time_batch(batch)
         return measured
+
+    def _times_batches(self) -> bool:
+        """A batch's verified candidates are timed in one worker: on a GPU, for workloads whose candidates
+        run no host code of their own (``OptimizeWorkload.shares_timing_worker``)."""
+        return self.gpu and self.wl.shares_timing_worker and self.wl.timed_by == "cuda-events"
+
+    def _time_batch(self, batch: list[_Ahead]) -> None:
+        """Time the batch's built and verified candidates against the baseline in one worker, and name
+        those a later candidate of the batch will replace as the best (``_superseded``).
+
+        One worker start (interpreter, torch, CUDA context: 4-7 s on an H200) for the batch instead of
+        one per candidate. A batch that fails (a candidate crashed or hung in it) leaves every candidate
+        to be timed alone, which says which one it was.
+        """
+        if not self._times_batches():
+            return
+        ready = [
+            a.staged
+            for a in batch
+            if (m := a.measured.result()).build.ok is not False and m.verification.verdict == "pass"
+        ]
+        if len(ready) < 2:
+            return
+        s, cids = self.settings, ", ".join(st.cid for st in ready)
+        self.tell(Info, f"timing {cids} against the baseline in one worker ({s.runs} interleaved rounds) …")
+        clock = time.monotonic()
+        got = measure.bench_timings(
+            self.wl,
+            [(st.source_path, st.spec) for st in ready],
+            runs=s.runs,
+            warmup=s.warmup,
+            timeout_s=s.timeout_s,
+            compile_timeout_s=s.compile_timeout_s,
+        )
+        if isinstance(got, str):
+            self.tell(Info, f"timing {cids} together failed ({got}); timing each alone")
+            return
+        share = round((time.monotonic() - clock) / len(ready), 3)
+        best, winner, could_win = self.state.best_speedup, None, []
+        for st, timing in zip(ready, got, strict=True):
+            timing = self._relative_to_start(timing)
+            self._timed_ahead[st.cid] = (timing, share)
+            if would_accept(timing, best):  # decided in this order: each winner becomes the best in turn
+                could_win.append(st.cid)
+                best, winner = timing.speedup, st.cid
+        self._superseded = {cid: str(winner) for cid in could_win if cid != winner}
 
     def _stage(
         self, cand: Candidate, step: PlannedTransform, origin: Origin, *, repairs: int, repair_of: str | None
@@ -322,20 +385,29 @@ class CandidateEvaluator:
         """Time a verified candidate; re-profile it when it could win (the targeted-metric check)."""
         cid, transform = staged.cid, staged.fields["transform"]
         clock = time.monotonic()
-        timing, measured.reprofiled = self.time_candidate(cid, staged.source_path, staged.spec, staged.folder)
-        staged.stages["time"] = round(time.monotonic() - clock, 3)
+        if cid in self._timed_ahead:  # timed with its batch (``_time_batch``)
+            timing, staged.stages["time"] = self._timed_ahead.pop(cid)
+            if timing.bench is not None:
+                measure.write_json(staged.folder / "bench.json", timing.bench)
+        else:
+            timing, measured.reprofiled = self.time_candidate(
+                cid, staged.source_path, staged.spec, staged.folder
+            )
+            staged.stages["time"] = round(time.monotonic() - clock, 3)
         measured.timing = timing
         said = f"{timing.speedup:.3g}x vs the original" if timing.speedup else f"not timed: {timing.error}"
         self.tell(Timed, f"{cid}: {said}", speedup=timing.speedup, candidate=cid, transform=transform)
-        could_win = (
-            timing.error is None
-            and timing.significant
-            and timing.verdict == "faster"
-            and not timing.implausible
-            and beats_best(timing, self.state.best_speedup)
-        )
-        if could_win:
-            measured.metric = self._check_metric(staged, measured)
+        if not would_accept(timing, self.state.best_speedup):
+            return
+        replaced_by = self._superseded.pop(cid, None)
+        if replaced_by is not None:
+            effect = catalog()[transform].effect_for(
+                staged.step.finding.category if staged.step.finding else None
+            )
+            note = f"not re-profiled: {replaced_by} of the same batch is faster and replaces it"
+            measured.metric = MetricCheck(effect.metric, effect.direction, note=note)
+            return
+        measured.metric = self._check_metric(staged, measured)
 
     def _check_metric(self, staged: _Staged, measured: Measured) -> MetricCheck:
         """The targeted metric of the candidate against the profile it was proposed from."""
@@ -389,10 +461,12 @@ class CandidateEvaluator:
         )
         if timing.bench is not None:
             measure.write_json(folder / "bench.json", timing.bench)
+        return self._relative_to_start(timing), None
+
+    def _relative_to_start(self, timing: measure.Timing) -> measure.Timing:
+        """KernelBench with a starting ``ModelNew``: timed against ``Model``, judged against the start."""
         start = self.baseline.start_speedup
-        if start:  # KernelBench: timed against Model, judged against the starting ModelNew
-            timing = measure.relative_to_start(timing, start, self.baseline.time_s)
-        return timing, None
+        return measure.relative_to_start(timing, start, self.baseline.time_s) if start else timing
 
     def _time_script(self, source: Path, folder: Path) -> tuple[measure.Timing, measure.Reprofile | None]:
         """A Triton script is timed by ncu kernel durations against the baseline's repeated runs."""

@@ -316,6 +316,43 @@ def bench_timing(
     return timing_from_bench(result)
 
 
+def bench_timings(
+    wl: OptimizeWorkload,
+    candidates: list[tuple[Path, Path | None]],
+    *,
+    runs: int,
+    warmup: int,
+    timeout_s: float,
+    compile_timeout_s: float,
+    progress: Progress = _quiet,
+) -> list[Timing] | str:
+    """Time several (candidate file, spec) pairs against the baseline in one worker (``bench_batch``).
+
+    Returns one ``Timing`` per pair, in order, or why the batch has no timings (a candidate failed or
+    hung in it: time each alone to learn which).
+    """
+    from perfagent.timing import bench_batch
+
+    ref = wl.reference(candidates[0][1])  # as bench_timing reads it for the first pair
+    cands = [wl.candidate(file, spec) for file, spec in candidates]
+    try:
+        results = bench_batch(
+            ref,
+            cands,
+            device="cuda",
+            runs=runs,
+            warmup=warmup,
+            timeout_s=timeout_s,
+            compile_timeout_s=compile_timeout_s,
+            progress=progress,
+        )
+    except InternalError:
+        raise
+    except PerfAgentError as exc:
+        return exc.message
+    return [timing_from_bench(r) for r in results]
+
+
 def timing_from_bench(result: BenchResult) -> Timing:
     """The numbers the loop needs from a ``BenchResult``."""
     entry = result.candidate or result.baseline

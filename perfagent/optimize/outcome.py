@@ -168,6 +168,26 @@ def beats_best(timing: Timing, best_speedup: float | None) -> bool:
 EXCESSIVE = "excessive-speedup"
 
 
+def hard_flags(timing: Timing) -> list[str]:
+    """Plausibility flags that reject a timing: faster than the speed of light, above a peak, work
+    escaping the timed interval. A >10x speed-up of a verified kernel is possible (a bad config fixed)
+    but rare: it is kept, flagged for a human look."""
+    return [f for f in timing.implausible if f != EXCESSIVE]
+
+
+def would_accept(timing: Timing, best_speedup: float | None) -> bool:
+    """The accept rule's timing steps pass for ``timing`` against the best so far: a correct candidate
+    with this timing is accepted (the targeted-metric step only says how it won, ``_route``)."""
+    return (
+        timing.error is None
+        and timing.speedup is not None
+        and not hard_flags(timing)
+        and timing.significant
+        and timing.verdict == "faster"
+        and beats_best(timing, best_speedup)
+    )
+
+
 def _fmt(value: float | None) -> str:
     if value is None:
         return "n/a"
@@ -237,9 +257,7 @@ def _judge_speed(
     noise = timing.noise_threshold or 0.0
     ctx = f"noise threshold {noise * 100:.1f} %, {timing.timer or 'timer unknown'}"
     speed = f"{timing.speedup:.3g}x"
-    # Faster than the speed of light or above a peak is impossible: reject. A >10x speed-up of a
-    # verified kernel is possible (a bad config fixed) but rare: keep it, flagged for a human look.
-    hard = [f for f in timing.implausible if f != EXCESSIVE]
+    hard = hard_flags(timing)
     review = (
         f" — FLAGGED FOR REVIEW: {speed} exceeds the 10x plausibility bound"
         if EXCESSIVE in timing.implausible

@@ -133,7 +133,8 @@ class Harness:
     def start(self) -> None:
         self._progress = open(self.request.progress_path, "a", buffering=1)  # noqa: SIM115 - lives for the process
         self.watchdog = Watchdog(self._expired)
-        self.candidate_files = (self.request.candidate.path,) if self.request.candidate else ()
+        candidates = [self.request.candidate] if self.request.candidate else []
+        self.candidate_files = tuple(c.path for c in [*candidates, *self.request.batch])
         self.reference_files = (self.request.reference.path,)
 
     def progress(self, line: str) -> None:

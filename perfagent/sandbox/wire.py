@@ -93,6 +93,17 @@ class ErrorSummary(Frozen):
     """Comparisons outside the dtype tolerance of the original that the accuracy rule passed."""
 
 
+class BatchSeries(Frozen):
+    """One further candidate of a batched timing (``WorkerRequest.batch``): its samples and what it failed."""
+
+    samples: list[float]
+    """Call times, s, from the same interleaved rounds as the baseline."""
+    flops: float | None = None
+    bytes: float | None = None
+    checks: list[Check] = Field(default_factory=list)
+    """Checks this candidate failed while being timed (work left running after its end event)."""
+
+
 class TimingSamples(Frozen):
     """Raw samples from the timing worker (before statistics)."""
 
@@ -111,6 +122,8 @@ class TimingSamples(Frozen):
     """Minimum DRAM bytes per call, byte."""
     candidate_flops: float | None = None
     candidate_bytes: float | None = None
+    batch: list[BatchSeries] = Field(default_factory=list)
+    """The request's further candidates (``WorkerRequest.batch``), in its order."""
     device: str
     """'cpu' or 'cuda:0'."""
     device_name: str | None = None
@@ -125,6 +138,10 @@ class WorkerRequest(Frozen):
     """Which entry of the job table (``perfagent.sandbox.jobs``) runs."""
     reference: AnyRunnable
     candidate: AnyRunnable | None = None
+    batch: list[AnyRunnable] = Field(default_factory=list)
+    """Bench: further candidates timed in the same interleaved rounds as ``candidate`` (one worker start
+    for several candidates; each is loaded into this one process, so the caller decides whose code may
+    share it)."""
     device: Device = "auto"
     seeds: int = 5
     """Verification: number of seeds; each gives a get_inputs() draw and a re-drawn distribution."""

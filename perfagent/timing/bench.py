@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -21,6 +21,8 @@ from perfagent.workloads.model import LaunchSpecKernel, RunnableWorkload
 from profilers.model import DevicePeaks
 
 DeviceChoice = Literal["cpu", "cuda", "auto"]
+ESCAPED = "runtime:work-after-end-event"
+"""The check a candidate fails when work it started outlives its timed interval (``bench_job``)."""
 
 
 def peaks_for_device(device_name: str | None) -> DevicePeaks | None:
@@ -78,10 +80,100 @@ def bench(
     started = time.monotonic()
     _check_counts(runs, warmup)
     ref, cand = _workloads(target, candidate, device=device, spec=spec, kernel=kernel)
+    cands = [cand] if cand is not None else []
+    results = _bench_in_worker(
+        ref,
+        cands,
+        device=device,
+        runs=runs,
+        warmup=warmup,
+        flush_l2=flush_l2,
+        timeout_s=timeout_s,
+        compile_timeout_s=compile_timeout_s,
+        peaks=peaks,
+        seed=seed,
+        noise_floor=noise_floor,
+        progress=progress,
+        started=started,
+    )
+    return results[0]
+
+
+def bench_batch(
+    target: str | Path | RunnableWorkload,
+    candidates: Sequence[str | Path | RunnableWorkload],
+    *,
+    device: DeviceChoice = "auto",
+    runs: int = 100,
+    warmup: int = 10,
+    flush_l2: bool = True,
+    timeout_s: float = 60.0,
+    compile_timeout_s: float = 600.0,
+    peaks: DevicePeaks | None = None,
+    spec: str | Path | None = None,
+    kernel: str | None = None,
+    seed: int = 0,
+    noise_floor: float = NOISE_FLOOR,
+    progress: Callable[[str], None] | None = None,
+) -> list[BenchResult]:
+    """Time ``target`` against every one of ``candidates`` in one worker: one ``BenchResult`` each.
+
+    Each round times the baseline, every candidate and the baseline repeat in rotating order, so each
+    result reads as ``bench(target, candidate)`` would, at one worker start instead of one per candidate
+    (interpreter, torch and CUDA context: most of a short benchmark). The candidates share that process:
+    batch only code you would run together (the optimize loop batches launch-spec kernels, which run no
+    host code of their own, and times every Python candidate alone). Arguments as for ``bench``.
+
+    Raises:
+        BadInput: no candidates, or an unusable target, candidate or option.
+        VerificationFailed: a candidate crashed, hung or raised while being timed (the batch has no samples:
+            time the candidates one by one to learn which).
+    """
+    started = time.monotonic()
+    _check_counts(runs, warmup)
+    if not candidates:
+        raise BadInput("bench_batch needs at least one candidate", hint="or call bench(target)")
+    ref, _ = _workloads(target, None, device=device, spec=spec, kernel=kernel)
+    cands = [_workloads(ref, c, device=device, spec=None, kernel=kernel)[1] for c in candidates]
+    return _bench_in_worker(
+        ref,
+        [c for c in cands if c is not None],
+        device=device,
+        runs=runs,
+        warmup=warmup,
+        flush_l2=flush_l2,
+        timeout_s=timeout_s,
+        compile_timeout_s=compile_timeout_s,
+        peaks=peaks,
+        seed=seed,
+        noise_floor=noise_floor,
+        progress=progress,
+        started=started,
+    )
+
+
+def _bench_in_worker(
+    ref: RunnableWorkload,
+    cands: list[RunnableWorkload],
+    *,
+    device: DeviceChoice,
+    runs: int,
+    warmup: int,
+    flush_l2: bool,
+    timeout_s: float,
+    compile_timeout_s: float,
+    peaks: DevicePeaks | None,
+    seed: int,
+    noise_floor: float,
+    progress: Callable[[str], None] | None,
+    started: float,
+) -> list[BenchResult]:
+    """One timing worker for ``ref`` and ``cands``: a result per candidate (the baseline's alone without)."""
     fields: dict[str, object] = {
         "job": "bench",
         "reference": ref,
-        "candidate": cand,
+        "candidate": cands[0] if cands else None,
+        "batch": cands[1:],
         "device": device,
         "base_seed": seed,
         "timeout_s": timeout_s,
@@ -90,26 +182,43 @@ def bench(
         "warmup": warmup,
         "flush_l2": flush_l2,
     }
-    calls = runs * 3 + warmup * 2 + 4
-    samples, notes, failed = _time_in_worker(fields, 4 * compile_timeout_s + timeout_s * calls + 60, progress)
+    n = max(1, len(cands))
+    calls = runs * (2 + n) + warmup * (1 + n) + 2 + 2 * n
+    backstop = (2 + 2 * n) * compile_timeout_s + timeout_s * calls + 60
+    samples, notes, failed = _time_in_worker(fields, backstop, progress)
     if peaks is None and samples.device.startswith("cuda"):
         peaks = peaks_for_device(samples.device_name)
-    return build_result(
-        samples,
-        ref,
-        cand,
-        runs=runs,
-        warmup=warmup,
-        peaks=peaks,
-        precision=_precision(ref),
-        extra_flags=["work-after-end-event"]
-        if any(c.name == "runtime:work-after-end-event" for c in failed)
-        else [],
-        checks_failed=[f"{c.name}: {c.detail}" for c in failed],
-        noise_floor=noise_floor,
-        elapsed_s=time.monotonic() - started,
-        notes=notes,
-    )
+    shared = [c for c in failed if c.name != ESCAPED]
+    per_candidate: list[tuple[RunnableWorkload | None, TimingSamples, list[Check]]] = [
+        (cands[0] if cands else None, samples, [c for c in failed if c.name == ESCAPED])
+    ]
+    for cand, series in zip(cands[1:], samples.batch, strict=True):
+        one = samples.model_copy(
+            update={
+                "candidate": series.samples,
+                "candidate_flops": series.flops,
+                "candidate_bytes": series.bytes,
+                "batch": [],
+            }
+        )
+        per_candidate.append((cand, one, [c for c in series.checks if not c.passed]))
+    return [
+        build_result(
+            one,
+            ref,
+            cand,
+            runs=runs,
+            warmup=warmup,
+            peaks=peaks,
+            precision=_precision(ref),
+            extra_flags=["work-after-end-event"] if own else [],
+            checks_failed=[f"{c.name}: {c.detail}" for c in shared + own],
+            noise_floor=noise_floor,
+            elapsed_s=time.monotonic() - started,
+            notes=notes,
+        )
+        for cand, one, own in per_candidate
+    ]
 
 
 def _check_counts(runs: int, warmup: int) -> None:

@@ -6,7 +6,9 @@ before every call, then start event, the call, end event on the current stream. 
 behind the flush, so the interval is GPU time, not the host's launch and sync latency (the old
 sync-start-call-sync-end order added ~8 µs on an H200: 145.8 vs 137.9 µs for the same copy).
 The runners (``runners``) build each workload and make its inputs. Warm-up calls first, then ``runs`` rounds that interleave baseline, candidate and a second baseline
-series in rotating order (drift hits all three alike; the repeat gives the noise). The event class,
+series in rotating order (drift hits all three alike; the repeat gives the noise). A request with a
+``batch`` times further candidates in the same rounds (one worker start for all of them; each keeps its
+own overhang check). The event class,
 its ``elapsed_time`` and ``synchronize`` are captured before candidate code is imported, so
 monkey-patching them changes nothing (and is reported).
 
@@ -32,7 +34,7 @@ import torch
 
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
 from perfagent.sandbox.integrity import HarnessSnapshot
-from perfagent.sandbox.wire import Check, TimingSamples, WorkerResult
+from perfagent.sandbox.wire import BatchSeries, Check, TimingSamples, WorkerResult
 from perfagent.timing.runners import Runner, cuda_kernel_runner, kernelbench_runner
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel
 
@@ -94,28 +96,30 @@ def overhang_check(
 
 
 def _runners(h: Harness) -> dict[str, Runner]:
-    """'baseline' (the reference) and, when the request has one, 'candidate'.
+    """'baseline' (the reference) and, when the request has them, 'candidate' and 'batch1'... (its batch).
 
     Raises:
         ReferenceFailure: the reference cannot be timed (its kind, or no CUDA device for a launch spec).
     """
     req = h.request
+    candidates = ([req.candidate] if req.candidate is not None else []) + list(req.batch)
+    keys = ["candidate", *(f"batch{i}" for i in range(1, len(candidates)))]
     runners: dict[str, Runner] = {}
     if isinstance(req.reference, KernelBenchModel):
         modules: dict[str, Any] = {}
         runners["baseline"] = kernelbench_runner(
             h, req.reference, module_name="perfagent_reference", who="reference", modules=modules
         )
-        if req.candidate is not None:
-            runners["candidate"] = kernelbench_runner(
-                h, req.candidate, module_name="perfagent_candidate", who="candidate", modules=modules
+        for key, cand in zip(keys, candidates, strict=False):
+            runners[key] = kernelbench_runner(
+                h, cand, module_name=f"perfagent_{key}", who="candidate", modules=modules
             )
     elif isinstance(req.reference, LaunchSpecKernel):
         if not h.device.startswith("cuda"):
             raise ReferenceFailure("launch-spec kernels need a CUDA device and torch sees none")
         runners["baseline"] = cuda_kernel_runner(h, req.reference, who="reference")
-        if req.candidate is not None:
-            runners["candidate"] = cuda_kernel_runner(h, req.candidate, who="candidate")
+        for key, cand in zip(keys, candidates, strict=False):
+            runners[key] = cuda_kernel_runner(h, cand, who="candidate")
     else:
         raise ReferenceFailure(f"cannot time a {req.reference.kind}")
     return runners
@@ -155,7 +159,7 @@ def _timed_rounds(
     on_cuda = h.device.startswith("cuda")
     samples: Series = {k: [] for k in series}
     overhang: Series = {k: [] for k in series}
-    who = "candidate" if "candidate" in runners else "reference"
+    who = "candidate" if len(runners) > 1 else "reference"
     assert h.watchdog is not None
     for i in range(req.runs):
         order = series[i % len(series) :] + series[: i % len(series)]
@@ -194,7 +198,7 @@ def _environment(device: str) -> dict[str, str]:
 
 
 def run_bench(h: Harness) -> WorkerResult:
-    """Time the reference (baseline) and, when given, the candidate; return raw samples."""
+    """Time the reference (baseline) and, when given, the candidate and its batch; return raw samples."""
     snapshot = HarnessSnapshot.take()
     runners = _runners(h)
     checks: list[Check] = []
@@ -208,19 +212,25 @@ def run_bench(h: Harness) -> WorkerResult:
             )
         )
     flush_buf, flush_bytes = _flush_buffer(h)
-    has_candidate = "candidate" in runners
-    series = (
-        ["baseline", "candidate", "baseline_repeat"] if has_candidate else ["baseline", "baseline_repeat"]
-    )
+    timed = [k for k in runners if k != "baseline"]
+    series = ["baseline", *timed, "baseline_repeat"]
     _warm_up(h, runners)
     samples, overhang = _timed_rounds(h, runners, series, flush_buf)
-    if has_candidate:
-        escaped = overhang_check(
-            overhang["baseline"] + overhang["baseline_repeat"], overhang["candidate"], samples["candidate"]
-        )
-        if escaped is not None:
-            checks.append(escaped)
+    base_overhang = overhang["baseline"] + overhang["baseline_repeat"]
+    escaped = {k: overhang_check(base_overhang, overhang[k], samples[k]) for k in timed}
+    first = escaped.get("candidate")
+    if first is not None:
+        checks.append(first)
     base, cand = runners["baseline"], runners.get("candidate")
+    batch = [
+        BatchSeries(
+            samples=samples[k],
+            flops=runners[k].flops,
+            bytes=runners[k].nbytes,
+            checks=[c for c in [escaped[k]] if c is not None],
+        )
+        for k in timed[1:]
+    ]
     timing = TimingSamples(
         baseline=samples["baseline"],
         baseline_repeat=samples["baseline_repeat"],
@@ -231,6 +241,7 @@ def run_bench(h: Harness) -> WorkerResult:
         baseline_bytes=base.nbytes,
         candidate_flops=cand.flops if cand else None,
         candidate_bytes=cand.nbytes if cand else None,
+        batch=batch,
         device=h.device,
         device_name=h.device_name,
         environment=_environment(h.device),

@@ -70,6 +70,10 @@ class OptimizeWorkload(Workload):
     """Without a GPU, nvcc/ptxas can still diagnose the original (a ``.cu`` file)."""
     kernels_in_candidate: ClassVar[bool] = False
     """The kernels to diagnose live in the candidate file, not the oracle's (KernelBench: ``Model`` is PyTorch)."""
+    shares_timing_worker: ClassVar[bool] = False
+    """Candidates may be timed together in one process: they carry device code only, no host code that
+    could patch what times the others. Python candidates (a ``ModelNew``, a Triton script) run their
+    module at import, so each is timed in a fresh process."""
 
     @property
     def suffix(self) -> str:
@@ -122,6 +126,7 @@ class LaunchSpecTarget(OptimizeWorkload):
     verified_by: ClassVar[Verification | None] = "oracle"
     timed_by: ClassVar[Timer | None] = "cuda-events"
     statically_analysable: ClassVar[bool] = True
+    shares_timing_worker: ClassVar[bool] = True
 
     def describe(self) -> str:
         return f"{self.file.name}:{self.entry} (launch spec {self.spec_path.name if self.spec_path else '?'})"

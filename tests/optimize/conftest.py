@@ -34,7 +34,8 @@ class _Ncu:
 
 @pytest.fixture
 def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Stub the GPU: probe, verification verdicts, CUDA-event timings; profiles come from the recording."""
+    """Stub the GPU: probe, verification verdicts, CUDA-event timings (alone and batched); profiles come from
+    the recording."""
     kernels = recorded_kernels()
     slow, fixed = kernels["transpose_smem_conflicts"], kernels["transpose_smem_padded"]
     knobs: dict[str, Any] = {"speedup": 1.6, "padded_profile": fixed, "calls": []}
@@ -56,6 +57,13 @@ def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     def bench(wl: Any, candidate: Path | None, spec: Any, **_: Any) -> Timing:
         knobs["calls"].append(("bench", candidate.name if candidate else None))
+        return timing(candidate)
+
+    def bench_many(wl: Any, candidates: list[tuple[Path, Any]], **_: Any) -> list[Timing]:
+        knobs["calls"].append(("bench-batch", [c.parent.name for c, _ in candidates]))
+        return [timing(c) for c, _ in candidates]
+
+    def timing(candidate: Path | None) -> Timing:
         if candidate is None:
             return Timing(
                 time_s=1e-3,
@@ -85,6 +93,7 @@ def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(measure, "probe_gpu", probe)
     monkeypatch.setattr(measure, "verify_candidate", verify)
     monkeypatch.setattr(measure, "bench_timing", bench)
+    monkeypatch.setattr(measure, "bench_timings", bench_many)
     monkeypatch.setattr(measure, "reprofile", reprofile)
     real_get = profilers.get_profiler
     monkeypatch.setattr(profilers, "get_profiler", lambda name: _Ncu() if name == "ncu" else real_get(name))
