@@ -217,3 +217,23 @@ def test_bench_flags_work_left_on_a_side_stream(tmp_path: Path) -> None:
     result = bench(problem, CANDIDATES / "cheat_stream.py", device="cuda", runs=20, warmup=3)
     print("\n[bench add 2^26: torch vs side-stream cheat]\n" + render_bench(result))
     assert "work-after-end-event" in result.flags, result.notes
+
+
+def test_bench_batch_reads_as_one_bench_per_candidate() -> None:
+    """Three candidates timed in one worker (the optimize loop's batch) give the verdicts and speed-ups
+    that one worker per candidate gives, within the noise of two separate runs."""
+    from perfagent.timing import bench_batch
+
+    slow, fixed = TRANSPOSE / "slow.cu", TRANSPOSE / "fixed.cu"
+    batched = bench_batch(slow, [fixed, slow, fixed], device="cuda", runs=60, warmup=5)
+    alone = bench(slow, fixed, device="cuda", runs=60, warmup=5)
+    got = [r.comparison.speedup if r.comparison else None for r in batched]
+    print(f"\n[bench_batch 01_transpose_naive: fixed, slow, fixed] {got}; alone {alone.comparison}")
+    assert all(r.timer == "cuda-events" for r in batched)
+    assert alone.comparison is not None and all(s is not None for s in got)
+    fixed_a, same, fixed_b = (r.comparison for r in batched)
+    assert fixed_a is not None and same is not None and fixed_b is not None
+    assert fixed_a.verdict == fixed_b.verdict == alone.comparison.verdict == "faster"
+    assert same.verdict == "no-change" or abs(same.speedup - 1) < 0.05  # slow.cu against itself
+    assert abs(fixed_a.speedup / alone.comparison.speedup - 1) < 0.15
+    assert abs(fixed_a.speedup / fixed_b.speedup - 1) < 0.1
