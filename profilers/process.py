@@ -3,19 +3,27 @@
 argv lists only (never a shell string), a mandatory timeout, the whole process group killed on
 timeout so that a hung application under a profiler cannot outlive us, and a result that keeps
 argv, return code, stdout and stderr for error messages.
+
+``run_forked`` keeps that contract for a Python function run in a fresh child forked from a warm
+server that imported the heavy modules once (``profilers.fork_server``).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import sys
+import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from profilers.errors import ProfilerUnavailable, ToolTimeout
+from profilers.fork_server import Call, ForkServer
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -112,3 +120,99 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         proc.kill()
+
+
+_SERVERS_LOCK = threading.Lock()
+_servers: dict[tuple[str, ...], ForkServer] = {}
+
+
+def fork_server_available() -> bool:
+    """Whether ``run_forked`` can work here (``fork`` and ``select`` on pipes: Linux, macOS)."""
+    return sys.platform != "win32" and hasattr(os, "fork")
+
+
+def _server(preload: tuple[str, ...]) -> ForkServer:
+    """The running server for ``preload`` (started on first use, restarted if it died)."""
+    with _SERVERS_LOCK:
+        server = _servers.get(preload)
+        if server is None or not server.alive:
+            server = _servers[preload] = ForkServer(preload, dict(os.environ))
+        return server
+
+
+def run_forked(
+    entry: str,
+    args: Sequence[str],
+    *,
+    preload: Sequence[str] = (),
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin_text: str | None = None,
+) -> CompletedCommand:
+    """Call ``entry`` ("module:function", given ``args`` as a list) in a fresh child of a warm server.
+
+    The child is a new process for every call: its own session and process group, ``cwd``, the full
+    ``env`` in place of the server's, ``stdin_text`` on stdin, stdout and stderr captured. It shares
+    only the modules the server imported once, before any call (``preload``), and exits with the
+    function's return value. Preload nothing whose import reads the environment or initialises a GPU:
+    the server imports it once, under the first caller's environment.
+
+    Returns:
+        The completed call, as ``run_command`` reports a command (a signal is a negative return code).
+
+    Raises:
+        ProfilerUnavailable: no fork server on this platform, or it could not start the child.
+        ToolTimeout: the call ran past ``timeout_s`` (its whole process group is killed).
+    """
+    if not fork_server_available():
+        raise ProfilerUnavailable("no fork server on this platform", hint="use run_command")
+    io_dir = Path(tempfile.mkdtemp(prefix="perfagent-forked-"))
+    streams = [io_dir / "stdin", io_dir / "stdout", io_dir / "stderr"]
+    streams[0].write_text(stdin_text or "", encoding="utf-8")
+    start = time.monotonic()
+    call: Call | None = None
+    try:
+        call = _server(tuple(preload)).start(
+            entry,
+            list(args),
+            os.fspath(cwd) if cwd is not None else os.getcwd(),
+            dict(env) if env is not None else dict(os.environ),
+            [str(p) for p in streams],
+        )
+        if call.pid is None:
+            raise ProfilerUnavailable(
+                f"the fork server could not start '{entry}'", hint="it ended; the next call starts a new one"
+            )
+        if not call.ended.wait(timeout_s):
+            _kill_forked(call.pid)
+            call.ended.wait(10)
+            raise ToolTimeout(
+                f"'{entry}' ran past its {timeout_s:g} s limit and was killed",
+                hint="raise --timeout or make the workload smaller",
+            )
+        out, err = (p.read_bytes().decode(errors="replace") if p.exists() else "" for p in streams[1:])
+    except BaseException:
+        if call is not None and call.pid is not None and not call.ended.is_set():
+            _kill_forked(call.pid)
+        raise
+    finally:
+        shutil.rmtree(io_dir, ignore_errors=True)
+    return CompletedCommand(
+        argv=("forked", entry, *args),
+        returncode=call.returncode if call.returncode is not None else -int(signal.SIGKILL),
+        stdout=out,
+        stderr=err,
+        elapsed_s=time.monotonic() - start,
+    )
+
+
+def _kill_forked(pid: int) -> None:
+    """Kill a forked child's process group (it made its own), or the child alone before it did."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
