@@ -191,6 +191,11 @@ def run_forked(
                 f"'{entry}' ran past its {timeout_s:g} s limit and was killed",
                 hint="raise --timeout or make the workload smaller",
             )
+        if call.returncode is None:  # the server ended (killed?) and can no longer report the child
+            _kill_forked(call.pid)
+            raise ProfilerUnavailable(
+                f"the fork server ended while '{entry}' ran", hint="the next call starts a new one"
+            )
         out, err = (p.read_bytes().decode(errors="replace") if p.exists() else "" for p in streams[1:])
     except BaseException:
         if call is not None and call.pid is not None and not call.ended.is_set():
@@ -200,7 +205,7 @@ def run_forked(
         shutil.rmtree(io_dir, ignore_errors=True)
     return CompletedCommand(
         argv=("forked", entry, *args),
-        returncode=call.returncode if call.returncode is not None else -int(signal.SIGKILL),
+        returncode=call.returncode,
         stdout=out,
         stderr=err,
         elapsed_s=time.monotonic() - start,

@@ -4,6 +4,7 @@ code, captured output, stdin, folder, environment, process group killed on timeo
 from __future__ import annotations
 
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -139,3 +140,18 @@ def test_calls_from_several_threads_each_get_their_own_result(env: dict[str, str
         results = list(pool.map(call, range(8)))
     assert [code for code, _ in results] == list(range(8))
     assert all(f"stdin=n{i} " in out for i, (_, out) in enumerate(results))
+
+
+def test_a_server_that_dies_mid_call_is_reported_and_replaced(env: dict[str, str], tmp_path: Path) -> None:
+    from profilers import process
+    from profilers.errors import ProfilerUnavailable
+
+    pid_file = tmp_path / "grandchild.pid"
+    server = process._server(())
+    killer = threading.Timer(1.0, lambda: os.kill(server._proc.pid, 9))
+    killer.start()
+    with pytest.raises(ProfilerUnavailable, match="fork server ended"):
+        run_forked("forked_targets:hangs", [str(pid_file)], env=env, cwd=tmp_path, timeout_s=30)
+    killer.join()
+    done = run_forked("forked_targets:echo", ["0"], env=env, cwd=tmp_path, stdin_text="again\n")
+    assert done.returncode == 0 and "stdin=again" in done.stdout  # a new server took over
