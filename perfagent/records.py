@@ -142,6 +142,9 @@ class OptimizeBaseline(Frozen):
     """Achieved FLOP/s as % of the device's peak for the kernel's precision."""
     start_speedup: float | None = None
     """For a KernelBench ModelNew starting point: its speed-up over the problem's Model (x)."""
+    stage_s: dict[str, float] = Field(default_factory=dict)
+    """Wall seconds of measuring the original: ``profile`` (ncu, a recorded report or static analysis)
+    and ``time`` (CUDA events or a second ncu run); empty in records from before."""
     profile: ProfileSummary | None = None
     findings: list[FindingSummary] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
@@ -377,6 +380,9 @@ class OptimizeResult(Frozen):
     notes: list[str] = Field(default_factory=list)
     phases: PhasesInfo | None = None
     """Two-machine runs (``--propose-only`` / ``--evaluate``); None for a run made in one go."""
+    wall_s: float | None = None
+    """Wall seconds of this invocation so far: the original measured, every candidate, the record
+    written (a two-machine phase: that phase alone; None: a record from before)."""
 
     def candidate(self, cid: str) -> CandidateOutcome | None:
         """The candidate with id ``cid``."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,9 +93,11 @@ def measure_baseline(
     notes: list[str] = []
     work = run_dir / "baseline"
     work.mkdir(parents=True, exist_ok=True)
+    clock = time.monotonic()
     seen = _diagnose_original(
         wl, gpu=gpu, report=report, work=work, settings=settings, emit=emit, notes=notes
     )
+    stages = {"profile": round(time.monotonic() - clock, 3)}
     target = target_kernel(seen.kernels, wl, kernel)
     measured = seen.profile is not None and seen.profile.mode == "counters"
     state = BaselineState(
@@ -105,6 +108,7 @@ def measure_baseline(
         kernel_name=target.profile.base_name if target else None,
     )
     timed = _Timed()
+    clock = time.monotonic()
     if gpu and wl.timed_by == "cuda-events":
         timed = _time_with_events(wl, work, settings, emit, notes)
     elif (
@@ -114,8 +118,10 @@ def measure_baseline(
     if timed.pct is None and measured and target is not None and target.roofline is not None:
         if target.roofline.fraction_of_sol is not None:
             timed.pct = target.roofline.fraction_of_sol * 100.0
+    if timed.timer is not None:
+        stages["time"] = round(time.monotonic() - clock, 3)
     state.time_s, state.start_speedup = timed.time_s, timed.start
-    summary = _summary(wl, seen.profile, target, timed, notes)
+    summary = _summary(wl, seen.profile, target, timed, notes).model_copy(update={"stage_s": stages})
     if timed.time_s is not None:
         emit(
             Info(

@@ -9,6 +9,7 @@ every finished candidate and ``stopped`` saying why, so that ``perfagent report 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -73,6 +74,7 @@ class RunWriter:
         self.notes = notes
         self.version = version
         self.loop: OptimizeLoop | None = None
+        self._started = time.monotonic()
         self._summary = OptimizeBaseline(file=str(wl.file))
         self._profile: Profile | None = None
         self._kernels: list[KernelDiagnosis] = []
@@ -120,6 +122,7 @@ class RunWriter:
             **self._sampling(),
             run_dir=str(self.run_dir),
             notes=list(self.notes),
+            wall_s=round(time.monotonic() - self._started, 3),
         )
 
     def _sampling(self) -> dict[str, int]:

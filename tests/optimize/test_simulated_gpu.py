@@ -57,6 +57,11 @@ def test_padding_accepted_with_metric_moved_and_applied(
     assert result.applied is not None and result.applied.candidate == "c1"
     assert (folder / "slow.cu.orig").read_text() == original
     assert PADDED in target.read_text() and target.read_text() == Path(c1.source_path or "").read_text()
+    # Where the time went: the original's stages, each candidate's, and the whole run's wall time.
+    assert set(result.baseline.stage_s) == {"profile", "time"}
+    assert result.wall_s is not None
+    spent = sum(result.baseline.stage_s.values()) + sum(sum(c.stage_s.values()) for c in record.candidates)
+    assert result.wall_s > 0 and spent <= result.wall_s
     # Run folder layout.
     run = tmp_path / "run"
     for name in ("record.json", "summary.md", "original/slow.cu", "baseline"):
