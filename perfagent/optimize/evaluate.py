@@ -221,7 +221,11 @@ class CandidateEvaluator:
             staged = self._stage(cand, step, origin, repairs=0, repair_of=None)
             self._write_spec(staged)
             todo.append((key, staged))
-        timed = "then timing them in one worker" if self._times_batches() else "timing one at a time"
+        timed = (
+            "then timing them in one worker"
+            if self._times_batches() and self.wl.shares_timing_worker
+            else "timing one at a time"
+        )
         self.tell(
             Info,
             f"building and verifying {', '.join(s.cid for _, s in todo)} at once ({jobs} jobs); {timed}",
@@ -264,17 +268,19 @@ class CandidateEvaluator:
         return measured
 
     def _times_batches(self) -> bool:
-        """A batch's verified candidates are timed in one worker: on a GPU, for workloads whose candidates
-        run no host code of their own (``OptimizeWorkload.shares_timing_worker``)."""
-        return self.gpu and self.wl.shares_timing_worker and self.wl.timed_by == "cuda-events"
+        """A batch's verified candidates are all timed before any is judged (``_time_batch``): on a GPU,
+        for workloads timed with CUDA events (a Triton script's timing is its ncu re-profile)."""
+        return self.gpu and self.wl.timed_by == "cuda-events"
 
     def _time_batch(self, batch: list[_Ahead]) -> None:
-        """Time the batch's built and verified candidates against the baseline in one worker, and name
-        those a later candidate of the batch will replace as the best (``_superseded``).
+        """Time the batch's built and verified candidates against the baseline before any is judged, and
+        name those a later candidate of the batch will replace as the best (``_superseded``): only the
+        batch's final winner is re-profiled (an ncu run, 7-14 s).
 
-        One worker start (interpreter, torch, CUDA context: 4-7 s on an H200) for the batch instead of
-        one per candidate. A batch that fails (a candidate crashed or hung in it) leaves every candidate
-        to be timed alone, which says which one it was.
+        Candidates that carry device code only (``OptimizeWorkload.shares_timing_worker``) are timed in
+        one worker: one worker start for the batch. A batch that fails there (a candidate crashed or hung
+        in it) leaves every candidate to be timed alone, which says which one it was. Python candidates
+        are timed one by one, each in a worker of its own, as ``evaluate`` would.
         """
         if not self._times_batches():
             return
@@ -285,6 +291,17 @@ class CandidateEvaluator:
         ]
         if len(ready) < 2:
             return
+        timed = self._time_together(ready) if self.wl.shares_timing_worker else self._time_each(ready)
+        best, winner, could_win = self.state.best_speedup, None, []
+        for cid, (timing, _) in timed.items():
+            if would_accept(timing, best):  # decided in this order: each winner becomes the best in turn
+                could_win.append(cid)
+                best, winner = timing.speedup, cid
+        self._timed_ahead.update(timed)
+        self._superseded = {cid: str(winner) for cid in could_win if cid != winner}
+
+    def _time_together(self, ready: list[_Staged]) -> dict[str, tuple[measure.Timing, float]]:
+        """Candidate id -> (timing, its share of the worker's wall time) from one worker; {} if it failed."""
         s, cids = self.settings, ", ".join(st.cid for st in ready)
         self.tell(Info, f"timing {cids} against the baseline in one worker ({s.runs} interleaved rounds) …")
         clock = time.monotonic()
@@ -298,16 +315,18 @@ class CandidateEvaluator:
         )
         if isinstance(got, str):
             self.tell(Info, f"timing {cids} together failed ({got}); timing each alone")
-            return
+            return {}
         share = round((time.monotonic() - clock) / len(ready), 3)
-        best, winner, could_win = self.state.best_speedup, None, []
-        for st, timing in zip(ready, got, strict=True):
-            timing = self._relative_to_start(timing)
-            self._timed_ahead[st.cid] = (timing, share)
-            if would_accept(timing, best):  # decided in this order: each winner becomes the best in turn
-                could_win.append(st.cid)
-                best, winner = timing.speedup, st.cid
-        self._superseded = {cid: str(winner) for cid in could_win if cid != winner}
+        return {st.cid: (self._relative_to_start(t), share) for st, t in zip(ready, got, strict=True)}
+
+    def _time_each(self, ready: list[_Staged]) -> dict[str, tuple[measure.Timing, float]]:
+        """Candidate id -> (timing, wall seconds), each candidate timed in a worker of its own."""
+        timed = {}
+        for st in ready:
+            clock = time.monotonic()
+            timing, _ = self.time_candidate(st.cid, st.source_path, st.spec, st.folder)
+            timed[st.cid] = (timing, round(time.monotonic() - clock, 3))
+        return timed
 
     def _stage(
         self, cand: Candidate, step: PlannedTransform, origin: Origin, *, repairs: int, repair_of: str | None

@@ -1,5 +1,6 @@
-"""A batch's verified launch-spec candidates are timed in one worker, and only the batch's final winner is
-re-profiled; a batch that fails to time is timed one candidate at a time.
+"""A batch's verified candidates are timed before any is judged (launch-spec ones in one worker, Python
+ones each in its own), and only the batch's final winner is re-profiled; a batch that fails to time
+together is timed one candidate at a time.
 
 The GPU is simulated (``simulated_gpu``): timings come from the candidate's text, profiles from a
 recorded report. The real worker side of ``bench_batch`` is tested in ``tests/timing``.
@@ -127,6 +128,8 @@ def test_the_outcomes_match_timing_one_at_a_time(
         ("bench", FOLDER[3]),
     ]
     assert alone == batched
+    # timed one by one, but all before any is judged: still only the batch's final winner is re-profiled
+    assert [c for c in simulated_gpu["calls"] if c[0] == "profile"] == [("profile", "source.cu")]
 
 
 def test_a_failed_batch_is_timed_one_at_a_time(
