@@ -138,7 +138,6 @@ class ForkServer:
 
     def __init__(self, preload: tuple[str, ...], env: dict[str, str]) -> None:
         path = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
-        self.preload = preload
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "profilers.fork_server", *preload],
             stdin=subprocess.PIPE,
@@ -150,7 +149,6 @@ class ForkServer:
         self._lock = threading.Lock()
         self._calls: dict[int, Call] = {}
         self._next = 0
-        self._ready = threading.Event()
         threading.Thread(target=self._read, name="perfagent-fork-server", daemon=True).start()
 
     @property
@@ -182,24 +180,11 @@ class ForkServer:
         call.started.wait()
         return call
 
-    def close(self) -> None:
-        """End the server (its running children, in their own sessions, are not touched)."""
-        if self._proc.stdin is not None:
-            try:
-                self._proc.stdin.close()
-            except OSError:
-                pass
-        try:
-            self._proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-
     def _read(self) -> None:
         assert self._proc.stdout is not None
         for line in self._proc.stdout:
             message = json.loads(line)
-            if message.get("ready"):
-                self._ready.set()
+            if message.get("ready"):  # preloads done: nothing waits for it, requests queue on the pipe
                 continue
             call = self._calls.get(message["id"])
             if call is None:

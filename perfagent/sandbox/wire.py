@@ -93,6 +93,10 @@ class ErrorSummary(Frozen):
     """Comparisons outside the dtype tolerance of the original that the accuracy rule passed."""
 
 
+WORK_AFTER_END = "runtime:work-after-end-event"
+"""The timing check a candidate fails when work it started outlives its timed interval (``bench_job``)."""
+
+
 class BatchSeries(Frozen):
     """One further candidate of a batched timing (``WorkerRequest.batch``): its samples and what it failed."""
 

@@ -11,7 +11,7 @@ from knowledge.gpus import spec_for
 from perfagent.errors import BadInput, VerificationFailed
 from perfagent.roofline import datasheet_peaks
 from perfagent.sandbox.runner import run_worker
-from perfagent.sandbox.wire import Check
+from perfagent.sandbox.wire import WORK_AFTER_END, Check
 from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, TimingSamples
 from perfagent.timing.plausibility import flags_for, roofline, speedup_flags
 from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
@@ -21,8 +21,6 @@ from perfagent.workloads.model import LaunchSpecKernel, RunnableWorkload
 from profilers.model import DevicePeaks
 
 DeviceChoice = Literal["cpu", "cuda", "auto"]
-ESCAPED = "runtime:work-after-end-event"
-"""The check a candidate fails when work it started outlives its timed interval (``bench_job``)."""
 
 
 def peaks_for_device(device_name: str | None) -> DevicePeaks | None:
@@ -188,9 +186,9 @@ def _bench_in_worker(
     samples, notes, failed = _time_in_worker(fields, backstop, progress)
     if peaks is None and samples.device.startswith("cuda"):
         peaks = peaks_for_device(samples.device_name)
-    shared = [c for c in failed if c.name != ESCAPED]
+    shared = [c for c in failed if c.name != WORK_AFTER_END]
     per_candidate: list[tuple[RunnableWorkload | None, TimingSamples, list[Check]]] = [
-        (cands[0] if cands else None, samples, [c for c in failed if c.name == ESCAPED])
+        (cands[0] if cands else None, samples, [c for c in failed if c.name == WORK_AFTER_END])
     ]
     for cand, series in zip(cands[1:], samples.batch, strict=True):
         one = samples.model_copy(

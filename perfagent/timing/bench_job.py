@@ -34,7 +34,7 @@ import torch
 
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
 from perfagent.sandbox.integrity import HarnessSnapshot
-from perfagent.sandbox.wire import BatchSeries, Check, TimingSamples, WorkerResult
+from perfagent.sandbox.wire import WORK_AFTER_END, BatchSeries, Check, TimingSamples, WorkerResult
 from perfagent.timing.runners import Runner, cuda_kernel_runner, kernelbench_runner
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel
 
@@ -86,7 +86,7 @@ def overhang_check(
     if cand <= allowed:
         return None
     return Check(
-        name="runtime:work-after-end-event",
+        name=WORK_AFTER_END,
         passed=False,
         detail=(
             f"the device stayed busy {cand * 1e6:.0f} µs after the candidate's end event (baseline "
