@@ -1,0 +1,35 @@
+"""KernelBench level 1, problem `99_TripletMarginLoss.py` (the reference `Model`, unchanged).
+
+Copied verbatim from ScalingIntelligence/KernelBench, KernelBench/level1/99_TripletMarginLoss.py at commit
+8542319d0851d550296c1d33ec1a9cdd9f0eb366 (where this problem was first added, before the leaderboard run),
+https://github.com/ScalingIntelligence/KernelBench/blob/8542319d0851d550296c1d33ec1a9cdd9f0eb366/KernelBench/level1/99_TripletMarginLoss.py
+MIT licence, (c) 2023 Anne Ouyang, Simon Guo, Azalia Mirhoseini, Scaling Intelligence Lab, Stanford.
+The candidate is `09_triplet_margin_loss_solution.py`.
+"""
+
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """
+    A model that computes Triplet Margin Loss for metric learning tasks.
+
+    Parameters:
+        margin (float): The margin between the positive and negative samples.
+    """
+    def __init__(self, margin=1.0):
+        super(Model, self).__init__()
+        self.loss_fn = torch.nn.TripletMarginLoss(margin=margin)
+
+    def forward(self, anchor, positive, negative):
+        return self.loss_fn(anchor, positive, negative)
+
+batch_size = 128
+input_shape = (4096, )
+dim = 1
+
+def get_inputs():
+    return [torch.randn(batch_size, *input_shape), torch.randn(batch_size, *input_shape), torch.randn(batch_size, *input_shape)]
+
+def get_init_inputs():
+    return [1.0]  # Default margin
