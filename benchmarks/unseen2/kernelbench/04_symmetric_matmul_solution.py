@@ -11,7 +11,6 @@ The symmetry of A and B is not used either. Expected fix: column from threadIdx.
 shared-memory / register tiling.
 """
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 

@@ -11,7 +11,6 @@ stores scatter; no reuse. Expected fix: treat it as one (N*M) x K by K x L GEMM,
 threadIdx.x, tiled.
 """
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 

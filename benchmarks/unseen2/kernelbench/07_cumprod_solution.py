@@ -11,7 +11,6 @@ Expected fix: a block (or warp) per row with a parallel multiplicative scan (war
 between chunks), coalesced loads/stores.
 """
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 

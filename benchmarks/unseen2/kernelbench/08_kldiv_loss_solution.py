@@ -11,7 +11,6 @@ then a separate torch mean over the 128 row sums. Expected fix: a block per row 
 reduction) with coalesced loads and shuffle reductions, the batchmean folded in.
 """
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 

@@ -11,7 +11,6 @@ mean. Like the solution, it leaves out nn.PairwiseDistance's eps = 1e-6 (inside 
 Expected fix: a block (or warp) per triplet with coalesced loads and shuffle reductions.
 """
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
@@ -52,7 +51,9 @@ torch::Tensor triplet_loss_forward(torch::Tensor a, torch::Tensor p, torch::Tens
 }
 """
 
-triplet_decl = "torch::Tensor triplet_loss_forward(torch::Tensor a, torch::Tensor p, torch::Tensor n, float margin);"
+triplet_decl = (
+    "torch::Tensor triplet_loss_forward(torch::Tensor a, torch::Tensor p, torch::Tensor n, float margin);"
+)
 
 triplet_ext = load_inline(
     name="unseen2_kb_triplet_margin_loss",

@@ -48,7 +48,9 @@ torch::Tensor linear_bias_relu_forward(torch::Tensor x, torch::Tensor w, torch::
 }
 """
 
-linear_relu_decl = "torch::Tensor linear_bias_relu_forward(torch::Tensor x, torch::Tensor w, torch::Tensor b);"
+linear_relu_decl = (
+    "torch::Tensor linear_bias_relu_forward(torch::Tensor x, torch::Tensor w, torch::Tensor b);"
+)
 
 linear_relu_ext = load_inline(
     name="unseen2_kb_gemm_add_relu",
