@@ -338,7 +338,9 @@ def choose_entry(spec: LaunchSpec, source: Path, override: LaunchOverride | None
         found = kernels_in_source(source.read_text(errors="replace"))
     except OSError as exc:
         raise BadInput(f"cannot read {source}: {exc}", hint="check the path") from None
-    if spec.kernel in found:
+    # A template instantiation (``f<double, 0, 2, 1>``) names a kernel defined as ``f``: keep the full
+    # name, NVRTC resolves it as a name expression.
+    if spec.kernel in found or spec.kernel.split("<", 1)[0].strip() in found:
         return spec.kernel
     if len(found) == 1:
         return found[0]

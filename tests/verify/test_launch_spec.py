@@ -11,6 +11,8 @@ from perfagent.errors import BadInput
 from perfagent.workloads.cuda_launch import is_poison, kernel_args, make_arg_tensor, poison_
 from perfagent.workloads.detect import detect_candidate, detect_reference, find_spec_for
 from perfagent.workloads.launch_spec import (
+    LaunchSpec,
+    choose_entry,
     kernels_in_source,
     load_launch_spec,
     param_sets,
@@ -149,6 +151,26 @@ def test_kernels_in_source_handles_launch_bounds_and_comments() -> None:
     template <int B> __global__ void tmpl(float* x) {}
     """
     assert kernels_in_source(text) == ["smooth", "tmpl"]
+
+
+def test_choose_entry_keeps_a_template_instantiation_of_a_defined_kernel(tmp_path: Path) -> None:
+    source = tmp_path / "k.cu"
+    source.write_text(
+        "template <typename T, int A> __global__ void shuffle(const T* x, T* y) {}\n"
+        "template __global__ void shuffle<double, 1>(const double*, double*);\n"
+    )
+    spec = LaunchSpec.model_validate(
+        {
+            "source": "k.cu",
+            "kernel": "shuffle<double, 1>",
+            "grid": [1],
+            "block": [32],
+            "args": [{"name": "y", "shape": [4], "role": "output"}],
+        }
+    )
+    assert choose_entry(spec, source, None, None) == "shuffle<double, 1>"
+    other = spec.model_copy(update={"kernel": "other<double, 1>"})
+    assert choose_entry(other, source, None, None) == "shuffle"  # the file's only kernel, as before
 
 
 def test_argument_construction_on_cpu(tmp_path: Path) -> None:
