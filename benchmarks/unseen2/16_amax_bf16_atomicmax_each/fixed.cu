@@ -1,5 +1,5 @@
-// unseen2/16_amax_bf16_atomicmax_each / fixed: the reduce-then-one-atomic shape of NVIDIA
-// TransformerEngine's amax kernel (transformer_engine/common/recipe, reduce_max + atomicMaxFloat): a
+// unseen2/16_amax_bf16_atomicmax_each / fixed: the reduce-then-one-atomic shape of vLLM's per-tensor
+// FP8 scale kernel (vllm-project/vllm csrc/quantization/fp8, segmented_max_reduction + atomicMaxFloat): a
 // grid-stride loop keeps a private max, warps combine with __shfl_xor_sync, warp maxima meet in shared
 // memory, and one atomicMax per block reaches global memory. max is order-independent: exact.
 // Launch: block 256, grid 4 * sm_count (spec variant); amax must start at 0.0f.
