@@ -1,6 +1,6 @@
 // unseen2/17_transpose_inplace_square / slow: in-place transpose of a square fp32 matrix, one thread per
-// element of the upper triangle swapping a[row][col] with a[col][row] (the first answer to "transpose a
-// matrix in place in CUDA", e.g. NVIDIA developer forums / Stack Overflow q. 15458552). Half of the
+// element of the upper triangle swapping a[row][col] with a[col][row] (the usual first answer to
+// "transpose a square matrix in place in CUDA" on Q&A sites and forums). Half of the
 // threads idle, and the mirrored load and store of every warp are n floats apart (32 sectors each).
 // Launch: block (32, 8), grid (ceil(n / 32), ceil(n / 8)).
 extern "C" __global__ void transpose_inplace_naive(float *a, int n)
