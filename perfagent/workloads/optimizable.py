@@ -158,7 +158,10 @@ class LaunchSpecTarget(OptimizeWorkload):
         return f"{REPORT_COMMAND} -m {HARNESS} {spec} --kernel-file {shown(self.file)}"
 
     def kernel_regex(self, source: str | None = None) -> str | None:
-        return f"^{re.escape(self.entry)}$" if self.entry else super().kernel_regex(source)
+        if not self.entry:
+            return super().kernel_regex(source)
+        # ncu names a template instance's function without its arguments (`f`, not `f<double, 2>`).
+        return f"^{re.escape(self.entry.split('<', 1)[0].strip())}$"
 
 
 @dataclass(frozen=True)

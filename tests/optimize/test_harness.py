@@ -73,6 +73,8 @@ def test_commands_given_to_ncu() -> None:
         "2",
     ]
     assert cu.kernel_regex() == "^transpose_smem_conflicts$"
+    templated = resolve(ROOT / "benchmarks" / "unseen2" / "14_shuffle3_template_simple" / "slow.cu")
+    assert templated.kernel_regex() == "^shuffle_in_tensor3_simple$"  # as ncu's function name shows it
     kb = resolve(KB / "01_vector_add_triton.py", problem=KB / "01_vector_add.py")
     cmd = harness_command(kb, kb.file, None)
     assert cmd[-2:] == ["--candidate", str(kb.file)] and str(KB / "01_vector_add.py") in cmd
