@@ -302,7 +302,8 @@ def target_kernel(
             f"no kernel of the diagnosis matches --kernel {regex!r}",
             hint="kernels: " + ", ".join(k.profile.base_name for k in kernels[:8]),
         )
-    names = {wl.entry} if wl.entry else set(wl.jit_kernels)
+    # a template instance's profile carries the bare function name (`f`, not `f<double, 2>`)
+    names = {wl.entry.split("<", 1)[0].strip()} if wl.entry else set(wl.jit_kernels)
     for k in kernels:
         if k.profile.base_name in names:
             return k
