@@ -17,7 +17,9 @@ from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
 from profilers.process import run_command
 
 UNSEEN2 = Path(__file__).resolve().parents[2] / "benchmarks" / "unseen2"
-ENTRIES = sorted(p for p in UNSEEN2.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+# every launch-spec folder, whichever half wrote it (kernelbench/ holds load_inline pairs instead)
+ENTRIES = sorted(p for p in UNSEEN2.iterdir() if p.is_dir() and any(p.glob("*.launch.toml")))
+KERNELBENCH_SOLUTIONS = sorted((UNSEEN2 / "kernelbench").glob("*_solution.py"))
 NVCC_TIMEOUT_S = 300.0
 
 
@@ -56,6 +58,10 @@ def test_the_suite_discovers_every_entry_with_its_fix() -> None:
         name = f"{entry.name}/slow.cu"
         assert name in found, f"{name} is not discovered"
         assert found[name].candidate == entry / "fixed.cu"
+    for solution in KERNELBENCH_SOLUTIONS:
+        name = f"kernelbench/{solution.name}"
+        assert name in found, f"{name} is not discovered as a candidate of its problem"
+        assert found[name].candidate == solution
 
 
 def _nvcc_errors(source: Path, out_dir: Path) -> str:
