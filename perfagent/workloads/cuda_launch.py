@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from perfagent.workloads import nvcc_ptx
 from perfagent.workloads.inputs import draw
 from perfagent.workloads.launch_spec import FLOAT_DTYPES, ResolvedArg, ResolvedLaunch
 
@@ -242,13 +244,32 @@ def compile_kernel(source: str, entry: str, defines: dict[str, str], device_inde
             )
             kernel = obj.get_kernel(entry)
         except Exception:
-            text = log.getvalue().strip()
-            raise RuntimeError(
-                f"NVRTC could not build {path.name}:{entry}: {first}{' | ' + text[-800:] if text else ''}"
-            ) from first
+            nvrtc_error = nvcc_ptx.first_error(f"{log.getvalue()}\n{first}")
+            kernel, log = _nvcc_fallback(cc, path, entry, defines, dev.arch, nvrtc_error)
     return CompiledKernel(
         kernel=kernel, name=entry, source=str(path), defines=dict(defines), log=log.getvalue()
     )
+
+
+def _nvcc_fallback(
+    cc: Any, path: Path, entry: str, defines: dict[str, str], arch: str, nvrtc_error: str
+) -> tuple[Any, io.StringIO]:
+    """Build ``path`` with nvcc (PTX) after NVRTC failed, e.g. on ``<cfloat>`` or ``<math.h>``.
+
+    Raises:
+        RuntimeError: nvcc failed too; the message gives both compilers' first errors on one line.
+    """
+    log = io.StringIO()
+    try:
+        with tempfile.TemporaryDirectory(prefix="perfagent-nvcc-") as tmp:
+            ptx = nvcc_ptx.build_ptx(path, Path(tmp), arch, defines, _include_paths(path))
+        symbol = nvcc_ptx.entry_symbol(ptx, entry)
+        options = cc.ProgramOptions(arch=f"sm_{arch}")
+        obj = cc.Program(ptx, code_type="ptx", options=options).compile("cubin", logs=log)
+        log.write(f"built with nvcc (NVRTC: {nvrtc_error})\n")
+        return obj.get_kernel(symbol), log
+    except Exception as exc:
+        raise RuntimeError(f"NVRTC could not build {path.name}:{entry}: {nvrtc_error}; and {exc}") from exc
 
 
 def _raise_dynamic_smem_limit(compiled: CompiledKernel, nbytes: int, device_index: int) -> None:
