@@ -173,6 +173,13 @@ class PlanStep(Frozen):
     """Why it is at this place and why it was tried or not: '<why planned>; tried: precondition met;
     c1 (accepted): rewrites lines 9-13', '...; not tried: recipes: cooperative-row: the loop on line 9 is
     nested ...', '...; not reached: iteration budget spent (3)'. None: records older than this field."""
+    backends: list[str] = Field(default_factory=list)
+    """The backends whose candidates competed on this step ('recipes', 'llm'), in the order proposed
+    (empty: not tried, or a record older than this field)."""
+    winner: str | None = None
+    """The candidate accepted on this step (the last one, when several were); None: none won."""
+    winner_backend: str | None = None
+    """The backend that produced ``winner`` ('recipes' or 'llm')."""
 
 
 class CandidateOutcome(Frozen):
@@ -348,9 +355,9 @@ class OptimizeResult(Frozen):
     language: str
     """'cuda', 'triton' or 'python'."""
     backend: str
-    """The backend that ran ('recipes' or 'llm')."""
+    """The backend that ran: 'recipes', 'llm' or 'auto' (both in one loop; each candidate says its own)."""
     backend_reason: str = ""
-    """Why this backend (``auto``: llm when configured, else recipes)."""
+    """Why this backend (``auto``: recipes and llm together when configured, else recipes)."""
     device: str
     """'cpu' or 'cuda:0 (<GPU>)'."""
     gpu: bool

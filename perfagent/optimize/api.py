@@ -1,7 +1,7 @@
 """``perfagent.optimize``: diagnose a kernel, rewrite it one targeted transform at a time, keep what won.
 
-Order of work: resolve the workload → choose the backend (``auto``: llm when configured, else
-recipes, said plainly) → probe the GPU → profile and diagnose the original (ncu through the harness
+Order of work: resolve the workload → choose the backend (``auto``: recipes and the llm together when
+configured, else recipes, said plainly) → probe the GPU → profile and diagnose the original (ncu through the harness
 on a GPU; a recorded report or static analysis without one) → time it (GPU) → run the loop
 (``perfagent.optimize.loop``; ``record.json`` is rewritten after every candidate, and on Ctrl-C or an
 error the record keeps what was measured) → ``apply``: ``perfagent.optimize.apply`` (a fresh
@@ -216,7 +216,7 @@ def _write_kernel(
             f"write-kernel writes a first kernel for a plain-PyTorch KernelBench problem; {wl.file.name} has one",
             hint="leave out --transform write-kernel",
         )
-    if not plain or backend != "llm":
+    if not plain or backend not in ("llm", "auto"):  # 'auto' here: recipes and the model together
         return None
     return "triton" if language == "triton" else "cuda"
 

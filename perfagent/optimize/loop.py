@@ -37,6 +37,7 @@ from perfagent.optimize.loop_state import (
     merged,
 )
 from perfagent.optimize.plan import PlannedTransform, make_plan
+from perfagent.optimize.step_winner import step_winner
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, PlanStep
 from perfagent.rewrite import get_rewriter
@@ -237,6 +238,8 @@ class OptimizeLoop(CandidateEvaluator):
             self.state.llm_errors.append(str(exc))
             self.tell(Info, f"LLM error: {exc}", transform=step.transform.id)
             return None
+        finally:
+            self._take_llm_errors(step.transform.id)
         # unseen proposals first: a recipe re-asked after an acceptance repeats what was measured
         candidates = sorted(candidates, key=lambda c: self._candidate_key(c) in self.state.seen)
         candidates = candidates[: self.settings.max_candidates]
@@ -247,6 +250,13 @@ class OptimizeLoop(CandidateEvaluator):
             transform=step.transform.id,
         )
         return candidates
+
+    def _take_llm_errors(self, transform: str) -> None:
+        """Keep the model's errors that ``auto`` swallowed while a recipe's candidates went on."""
+        take = getattr(self.rewriter, "take_errors", None)
+        for error in take() if take is not None else []:
+            self.state.llm_errors.append(error)
+            self.tell(Info, f"LLM error (the recipes' candidates go on): {error}", transform=transform)
 
     def _evaluate_batch(
         self, index: int, step: PlannedTransform, request: RewriteRequest, candidates: list[Candidate]
@@ -273,9 +283,11 @@ class OptimizeLoop(CandidateEvaluator):
         return _Batch(outcomes, accepted, feedback)
 
     def _try_again(self, step: PlannedTransform, batch: _Batch, attempts: Counter[str]) -> bool:
-        """The llm backend gets another request for the same transform, with the rejections as feedback."""
+        """A batch the model took part in gets another request for the same transform, with the rejections
+        as feedback (recipes are deterministic: the same request would give the same candidates)."""
+        from_model = any(o.backend == "llm" for o in batch.outcomes)
         return (
-            self.rewriter.name == "llm"
+            from_model
             and batch.feedback
             and attempts[step.transform.id] < LLM_ATTEMPTS_PER_TRANSFORM
         )
@@ -307,10 +319,13 @@ class OptimizeLoop(CandidateEvaluator):
     def _plan_record(self, stopped: str) -> list[PlanStep]:
         """The plan log as saved, each step with why it was tried or not."""
         return [
-            s.record(
-                tried=i in self.tried,
-                tried_note="; ".join(self.tried_notes.get(i, [])),
-                unreached=self.dropped.get(i, stopped),
+            step_winner(
+                s.record(
+                    tried=i in self.tried,
+                    tried_note="; ".join(self.tried_notes.get(i, [])),
+                    unreached=self.dropped.get(i, stopped),
+                ),
+                self.state.outcomes,
             )
             for i, s in enumerate(self.plan_log)
         ]
@@ -345,7 +360,7 @@ class OptimizeLoop(CandidateEvaluator):
         """``evaluate``, then up to ``settings.repairs`` repair requests while it fails to compile or verify."""
         out = [self.evaluate(cand, step, origin)]
         fix = getattr(self.rewriter, "repair", None)
-        if fix is None:
+        if fix is None or cand.backend != "llm":  # only the model repairs; a recipe would repeat itself
             return out
         for round_ in range(1, self.settings.repairs + 1):
             last = out[-1]

@@ -48,6 +48,11 @@ class RecordingRewriter:
         self.last = request
         return self.inner.propose(request)
 
+    def take_errors(self) -> list[str]:
+        """The inner rewriter's swallowed LLM errors (``auto``), for the record."""
+        take = getattr(self.inner, "take_errors", None)
+        return take() if take is not None else []
+
 
 class ProposeLoop(OptimizeLoop):
     """The optimize loop with ``evaluate`` replaced by writing the proposal: nothing is built or run."""

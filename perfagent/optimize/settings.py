@@ -58,7 +58,7 @@ class OptimizeSettings(BaseModel):
     backend: Annotated[Backend, Flag("--backend", LOOP_GROUP)] = Field(
         "auto",
         description="rewriter: recipes (deterministic, offline), llm (OpenAI-compatible endpoint), "
-        "auto (llm when configured, else recipes; default)",
+        "auto (default: recipes and llm together when an endpoint is configured, else recipes)",
     )
     transforms: Annotated[tuple[str, ...], Flag("--transform", LOOP_GROUP, metavar="ID", append=True)] = (
         Field(
