@@ -23,7 +23,7 @@ from perfagent._version import __version__
 from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize import measure
-from perfagent.optimize.baseline import Baseline, measure_baseline
+from perfagent.optimize.baseline import Baseline, loop_hardware, measure_baseline
 from perfagent.optimize.events import Info, ProgressCallback, ignore_progress
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import LoopResult
@@ -35,6 +35,7 @@ from perfagent.records import (
     RunRecord,
 )
 from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
+from perfagent.rewrite.hardware import gpu_device
 from perfagent.session import new_run_dir
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
@@ -124,7 +125,7 @@ def _measure_and_loop(
             gpu=setup.gpu,
             baseline=base.state,
             settings=setup.settings,
-            hardware=base.diagnosis.profile.device if base.diagnosis else None,
+            hardware=loop_hardware(base, settings.gpu, run.notes, emit),
             progress=run.watch(progress),
             write_kernel=setup.write_kernel,
         )
@@ -158,6 +159,8 @@ def _set_up(
 ) -> _Setup:
     """Resolve the workload, choose the rewriter, probe the GPU, make the run folder (a copy of the original)."""
     wl = resolve(target, problem=settings.problem, spec=settings.spec)
+    if settings.gpu is not None:
+        gpu_device(settings.gpu)  # an unknown --gpu is exit 2 before anything is measured
     chosen = choose_rewriter(settings, llm_config, emit)
     gpu, device_label = measure.probe_gpu(settings.device)
     run_dir = _run_dir(settings.out, settings.force)

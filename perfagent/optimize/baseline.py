@@ -19,12 +19,13 @@ import profilers
 from perfagent.api import diagnose, profile
 from perfagent.classifier import classify
 from perfagent.errors import BadInput, PerfAgentError
-from perfagent.models import KernelDiagnosis, Profile
+from perfagent.models import DeviceInfo, KernelDiagnosis, Profile
 from perfagent.optimize import measure
 from perfagent.optimize.events import Info, ProgressCallback
 from perfagent.optimize.loop_state import BaselineState, profile_pcts
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import FindingSummary, OptimizeBaseline, ProfileSummary
+from perfagent.rewrite.hardware import prompt_hardware
 from perfagent.workloads.optimizable import OptimizeWorkload
 
 Progress = ProgressCallback
@@ -330,3 +331,14 @@ def _profile_summary(prof: Profile | None, kd: KernelDiagnosis | None) -> Profil
         else None,
         bound=roof.bound if roof else None,
     )
+
+
+def loop_hardware(base: Baseline, gpu: str | None, notes: list[str], emit: Progress) -> DeviceInfo | None:
+    """The GPU the loop's prompts describe: the profiled device, else ``--gpu``, else unknown (said in
+    ``notes`` and to ``emit``; never a default: ``perfagent.rewrite.hardware``)."""
+    measured = base.diagnosis.profile.device if base.diagnosis else None
+    hardware = prompt_hardware(measured, gpu)
+    if hardware.note is not None:
+        notes.append(hardware.note)
+        emit(Info(message=hardware.note))
+    return hardware.device

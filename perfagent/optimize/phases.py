@@ -32,7 +32,7 @@ from typing import Any
 from perfagent._version import __version__
 from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
-from perfagent.models import KernelDiagnosis, Profile
+from perfagent.models import DeviceInfo, KernelDiagnosis, Profile
 from perfagent.optimize import measure
 from perfagent.optimize.api import (
     NO_GPU_NOTE,
@@ -67,6 +67,7 @@ from perfagent.optimize.rewriter_choice import choose_rewriter
 from perfagent.optimize.run_writer import shown_path
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import OptimizeBaseline, PhasesInfo, ProposalRound, RunRecord
+from perfagent.rewrite.hardware import gpu_device, prompt_hardware
 from perfagent.rewrite.proposals import ProposalsRewriter
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
@@ -110,6 +111,8 @@ def propose(
     """
     chosen = OptimizeSettings.build(settings, **options)
     emit = progress or ignore_progress
+    if chosen.gpu is not None:
+        gpu_device(chosen.gpu)  # an unknown --gpu is exit 2 before anything is written
     start = _proposal_start(target, from_run, chosen)
     rewriter = choose_rewriter(chosen, llm_config, emit)
     if start.prior is not None and start.prior_dir is not None:
@@ -318,7 +321,7 @@ def _proposal_writer(
         kernel=settings.kernel
         if settings.kernel is not None
         else (prior_info.kernel if prior_info else None),
-        settings={k: getattr(loop_settings, k) for k in SETTING_KEYS},
+        settings={k: getattr(loop_settings, k) for k in SETTING_KEYS} | _gpu_setting(settings, prior_info),
         rounds=[
             *earlier_rounds,
             ProposalRound(round=len(earlier_rounds) + 1, backend=backend, diagnosis=found.where),
@@ -341,6 +344,12 @@ def _proposal_writer(
         notes=found.notes,
         version=__version__,
     )
+
+
+def _gpu_setting(settings: OptimizeSettings, prior: PhasesInfo | None) -> dict[str, str]:
+    """``--gpu``, or the one an earlier round was given: the GPU later rounds' prompts describe."""
+    gpu = settings.gpu or (prior.settings.get("gpu") if prior is not None else None)
+    return {"gpu": str(gpu)} if gpu else {}
 
 
 def _given(value: str | Path | None, recorded: str | None) -> str | None:
@@ -373,7 +382,7 @@ def _run_proposals(
             writer.run_dir,
             baseline=state,
             settings=settings,
-            hardware=diagnosis.profile.device if diagnosis else None,
+            hardware=_proposal_hardware(found, writer, progress),
             progress=writer.watch(progress),
             round_no=len(earlier_rounds) + 1,
             first_number=1 + sum(len(r.proposals) for r in earlier_rounds),
@@ -389,6 +398,18 @@ def _run_proposals(
     except BaseException as exc:
         writer.save_partial(exc)
         raise
+
+
+def _proposal_hardware(found: _Found, writer: PhasedWriter, progress: Progress | None) -> DeviceInfo | None:
+    """The GPU the proposals' prompts describe: the report's device, else --gpu (kept for later rounds),
+    else unknown, said in the record and the progress."""
+    gpu = writer.info.settings.get("gpu")
+    diagnosis = found.diagnosis
+    hardware = prompt_hardware(diagnosis.profile.device if diagnosis else None, str(gpu) if gpu else None)
+    if hardware.note is not None:
+        writer.notes.append(hardware.note)
+        (progress or ignore_progress)(Info(message=hardware.note))
+    return hardware.device
 
 
 # --------------------------------------------------------------------------------------------- evaluate

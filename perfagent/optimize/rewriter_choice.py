@@ -49,7 +49,9 @@ def choose_rewriter(
         wanted = settings.max_candidates + max(config.samples, config.candidates)
         settings = settings.model_copy(update={"max_candidates": min(wanted, 64)})
     rewriter = get_rewriter(name, config=config)
-    if isinstance(rewriter, LLMRewriter | CombinedRewriter):  # a slow model is never silent: waiting lines and retries
+    if isinstance(
+        rewriter, LLMRewriter | CombinedRewriter
+    ):  # a slow model is never silent: waiting lines and retries
         rewriter.progress = lambda message: emit(Info(message=message))
     return ChosenRewriter(rewriter=rewriter, name=name, reason=reason, config=config, settings=settings)
 

@@ -91,6 +91,11 @@ class OptimizeSettings(BaseModel):
     report: Annotated[str | Path | None, Flag("--report", LOOP_GROUP, metavar="PATH")] = Field(
         None, description="recorded report (.ncu-rep, ...) to diagnose from when nothing can be profiled here"
     )
+    gpu: Annotated[str | None, Flag("--gpu", LOOP_GROUP, metavar="NAME")] = Field(
+        None,
+        description="the GPU the prompts describe when no report says (any GPU in knowledge/data/gpus, e.g. "
+        "'NVIDIA H100 80GB HBM3' or h200); a report recorded on a GPU wins",
+    )
     arch: Annotated[str, Flag("--arch", LOOP_GROUP)] = Field(
         "sm_90", description="architecture for nvcc builds and static analysis (default sm_90)"
     )

@@ -76,9 +76,15 @@ def system_message(language: str, *, structured: bool, launch: bool = False) -> 
 
 def format_hardware(device: DeviceInfo | None) -> str:
     """One paragraph about the device: what the profile says, completed from the GPU table
-    (``knowledge/data/gpus``, the datasheet peaks the roofline uses) when the device is in it."""
-    if device is None or (device.name is None and device.arch is None):
-        return "Hardware: unknown (static analysis or not reported)."
+    (``knowledge/data/gpus``, the datasheet peaks the roofline uses) when the device is in it.
+
+    A device nobody named (static analysis: the compile target's limits, ``--arch``) is not the GPU the
+    kernel runs on: it reads "unknown" (``perfagent.rewrite.hardware``)."""
+    if device is None or device.name is None:
+        return (
+            "Hardware: unknown (no profile recorded on a GPU and no --gpu given): write portable code for a "
+            "recent NVIDIA GPU and do not rely on one architecture's features."
+        )
     spec = spec_for(device.name)
     parts = [device.name or "unnamed device"]
     if device.arch or spec:
@@ -87,7 +93,7 @@ def format_hardware(device: DeviceInfo | None) -> str:
         parts.append(f"compute capability {device.compute_capability}")
     sm_count = device.sm_count or (spec.sm_count if spec else None)
     if sm_count:
-        parts.append(f"{sm_count} SMs")
+        parts.append(f"{sm_count} {'CUs' if device.vendor == 'amd' else 'SMs'}")
     if device.max_shared_memory_per_sm_bytes:
         parts.append(f"{device.max_shared_memory_per_sm_bytes // 1024} KiB shared memory per SM")
     if device.l2_cache_bytes:
@@ -177,17 +183,25 @@ def _expr(value: object) -> str:
     return json.dumps(value) if isinstance(value, list) else str(value)
 
 
-def format_launch(launch: LaunchContext) -> str:
-    """How the launch spec launches the kernel, and how a reply may change it."""
+def format_launch(launch: LaunchContext, hardware: DeviceInfo | None = None) -> str:
+    """How the launch spec launches the kernel, and how a reply may change it (device attributes in the
+    evaluated launch are ``hardware``'s; with no GPU named, the ones used are said)."""
     lines = [
         "Launch: perfagent's harness allocates the arguments from the launch spec and launches the kernel "
         "(the source holds no host code).",
         f"- grid = {_expr(launch.grid)}, block = {_expr(launch.block)}, dynamic shared memory = "
         f"{_expr(launch.shared_mem)} bytes",
     ]
-    now = launch_reply.evaluated(launch)
+    known_sms = hardware.sm_count if hardware is not None and hardware.name else None
+    params = {**launch.params, **({"sm_count": known_sms} if known_sms else {})}
+    now = launch_reply.evaluated(launch, params)
     if now is not None:
-        lines.append(f"  (at the params: grid {tuple(now[0])}, block {tuple(now[1])}, {now[2]} bytes)")
+        uses_sms = "sm_count" in json.dumps([launch.grid, launch.block, launch.shared_mem])
+        sms = f"; sm_count = {known_sms}" if known_sms else "; sm_count assumed 132, the GPU is unknown"
+        lines.append(
+            f"  (at the params{sms if uses_sms else ''}: grid {tuple(now[0])}, block {tuple(now[1])}, "
+            f"{now[2]} bytes)"
+        )
     if launch.params:
         lines.append("- params: " + ", ".join(f"{k} = {v}" for k, v in launch.params.items()))
     if launch.defines:
@@ -286,7 +300,7 @@ def user_message(request: RewriteRequest, entry: Transform) -> str:
             format_finding(request.finding),
             *([hot] if (hot := format_hot_lines(request)) else []),
             "Catalog entry for the transform:\n" + entry.as_prompt(request.language),
-            *([format_launch(request.launch)] if request.launch is not None else []),
+            *([format_launch(request.launch, request.hardware)] if request.launch is not None else []),
             format_failures(request),
             "Current source:\n" + fenced(request.source, request.language),
         ]

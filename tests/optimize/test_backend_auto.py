@@ -80,7 +80,9 @@ def test_recipes_and_model_compete_in_one_loop_and_the_record_says_who_won(
     with ReplayServer() as server:
         server.enqueue(
             Reply(content=structured(MODEL_STAGING, "Staged the tile differently.")),
-            Reply(content=structured(MODEL_STAGING.replace("[TILE_DIM][TILE_DIM]", "[TILE_DIM][TILE_DIM + 1]"))),
+            Reply(
+                content=structured(MODEL_STAGING.replace("[TILE_DIM][TILE_DIM]", "[TILE_DIM][TILE_DIM + 1]"))
+            ),
         )
         record = perfagent.optimize(
             folder / "slow.cu",
