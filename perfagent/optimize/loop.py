@@ -37,8 +37,8 @@ from perfagent.optimize.loop_state import (
     merged,
 )
 from perfagent.optimize.plan import PlannedTransform, make_plan
-from perfagent.optimize.step_winner import step_winner
 from perfagent.optimize.settings import OptimizeSettings
+from perfagent.optimize.step_winner import step_winner
 from perfagent.records import CandidateOutcome, PlanStep
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import Candidate, LaunchContext, Rewriter, RewriteRequest, launch_context
