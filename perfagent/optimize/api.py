@@ -36,6 +36,7 @@ from perfagent.records import (
 )
 from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
 from perfagent.rewrite.hardware import gpu_device
+from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.session import new_run_dir
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
@@ -129,6 +130,11 @@ def _measure_and_loop(
             progress=run.watch(progress),
             write_kernel=setup.write_kernel,
         )
+        if setup.wl.is_plain_pytorch:  # the reference is the file: its profile is what to beat
+            where = (
+                f"the recorded report {settings.report}" if settings.report and not setup.gpu else "ncu here"
+            )
+            loop.reference_profile = reference_profile_lines(base.kernels, where)
         run.loop = loop
         return base, loop.run()
     except BaseException as exc:

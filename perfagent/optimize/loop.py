@@ -93,6 +93,8 @@ class OptimizeLoop(CandidateEvaluator):
         """Plan-log index -> what each try of it produced ('c1 (accepted): rewrites lines 9-13')."""
         self.dropped: dict[int, str] = {}
         """Plan-log index -> why a runnable step left the queue untried (a re-plan dropped it)."""
+        self.reference_profile: list[str] = []
+        """KernelBench: the reference Model's profile as prompt lines (``reference_profile_lines``)."""
 
     # ------------------------------------------------------------------ requests and plans
 
@@ -115,6 +117,7 @@ class OptimizeLoop(CandidateEvaluator):
             history=repair.history(self.state.outcomes),
             hot_lines=list(self.state.before.source_lines) if self.state.before else [],
             launch=self.launch_context(),
+            reference_profile=self.reference_profile,
             max_candidates=self.settings.max_candidates,
         )
 

@@ -23,7 +23,7 @@ from perfagent.optimize.plan import PlannedTransform
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, VerificationSummary
 from perfagent.rewrite.base import Candidate, Rewriter, RewriteRequest
-from perfagent.rewrite.prompt import user_message
+from perfagent.rewrite.prompt import build_messages
 from perfagent.rewrite.proposals import PROPOSAL_FILE, REQUEST_FILE, ProposalsRewriter, StoredProposal
 from perfagent.workloads.optimizable import OptimizeWorkload
 
@@ -138,9 +138,9 @@ class ProposeLoop(OptimizeLoop):
         request = self.recorder.last
         if request is not None:
             (folder / REQUEST_FILE).write_text(request.model_dump_json(indent=2), encoding="utf-8")
-            if cand.backend == "llm":
-                prompt = user_message(request, catalog()[cand.transform])
-                (folder / "prompt.md").write_text(prompt, encoding="utf-8")
+            if cand.backend == "llm":  # the user message as sent (write-kernel has its own)
+                sent = build_messages(request, catalog()[cand.transform], structured=False)
+                (folder / "prompt.md").write_text(sent[-1]["content"], encoding="utf-8")
         stored = StoredProposal(
             id=f"p{n}",
             round=self.round_no,

@@ -42,6 +42,14 @@ from perfagent.optimize.api import (
 )
 from perfagent.optimize.baseline import Baseline, measure_baseline, target_kernel
 from perfagent.optimize.events import Info, ignore_progress
+from perfagent.optimize.first_kernel import KernelLanguage
+from perfagent.optimize.first_kernel_phases import (
+    adopt_recorded,
+    no_first_kernel_writer,
+    profile_first_kernel,
+    proposal_language,
+    replay_workload,
+)
 from perfagent.optimize.loop_state import BaselineState, LoopResult, diagnose_one
 from perfagent.optimize.phase_files import (
     PROPOSE_DEVICE,
@@ -67,8 +75,10 @@ from perfagent.optimize.rewriter_choice import choose_rewriter
 from perfagent.optimize.run_writer import shown_path
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import OptimizeBaseline, PhasesInfo, ProposalRound, RunRecord
+from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.hardware import gpu_device, prompt_hardware
 from perfagent.rewrite.proposals import ProposalsRewriter
+from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
 
@@ -113,13 +123,16 @@ def propose(
     emit = progress or ignore_progress
     if chosen.gpu is not None:
         gpu_device(chosen.gpu)  # an unknown --gpu is exit 2 before anything is written
-    start = _proposal_start(target, from_run, chosen)
     rewriter = choose_rewriter(chosen, llm_config, emit)
+    start = _proposal_start(target, from_run, chosen, rewriter.name)
+    write_kernel = proposal_language(start.wl, rewriter.name, chosen.transforms, chosen.language, start.prior)
     if start.prior is not None and start.prior_dir is not None:
         run_dir = continue_into(start.prior_dir, chosen.out, chosen.force)
     else:
         run_dir = _run_dir(chosen.out, chosen.force)
-    loop_settings = rewriter.settings
+    loop_settings = rewriter.settings.with_changes(
+        transforms=tuple(t for t in chosen.transforms if t != WRITE_KERNEL)
+    )
     if start.info is not None:  # a later round keeps the run's verification and timing settings
         loop_settings = loop_settings.with_changes(
             **{k: v for k, v in start.info.settings.items() if k in SETTING_KEYS}
@@ -131,17 +144,17 @@ def propose(
             f"run folder {shown_path(run_dir)}"
         )
     )
-    plain_pytorch = [] if chosen.transforms else _nothing_to_try(wl, rewriter.name)
+    plain_pytorch = [] if (chosen.transforms or write_kernel) else _nothing_to_try(wl, rewriter.name)
     for line in plain_pytorch:
         emit(Info(message=line))
     snapshot = run_dir / "original"
     snapshot.mkdir(parents=True, exist_ok=True)
     if not (snapshot / wl.file.name).exists():
         shutil.copy2(wl.file, snapshot / wl.file.name)
-    found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit)
+    found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, write_kernel is not None)
     writer = _proposal_writer(start, found, chosen, loop_settings, rewriter.name, rewriter.reason, run_dir)
     outcome = _run_proposals(
-        start, found, writer, loop_settings, RecordingRewriter(rewriter.rewriter), progress
+        start, found, writer, loop_settings, RecordingRewriter(rewriter.rewriter), progress, write_kernel
     )
     result = conclude(writer, outcome, found.summary, found.diagnosis, apply=False)
     proposed = [c for c in result.candidates if c.verdict == "proposed"]
@@ -171,7 +184,7 @@ class _Start:
 
 
 def _proposal_start(
-    target: str | Path | None, from_run: str | Path | None, settings: OptimizeSettings
+    target: str | Path | None, from_run: str | Path | None, settings: OptimizeSettings, backend: str
 ) -> _Start:
     """Find the target (and the run a ``--from`` round continues) and check it can be diagnosed."""
     if from_run is None:
@@ -181,7 +194,10 @@ def _proposal_start(
                 hint="perfagent optimize TARGET --propose-only --report REPORT, or --propose-only --from RUN",
             )
         wl = resolve(target, problem=settings.problem, spec=settings.spec)
-        if settings.report is None and not settings.transforms:
+        first_kernel = wl.is_plain_pytorch and backend in ("llm", "auto")  # written from the source alone
+        if settings.report is None and not settings.transforms and not first_kernel:
+            if wl.is_plain_pytorch:
+                raise no_first_kernel_writer(wl)
             need_a_diagnosis(wl)
         return _Start(wl=wl, typed=str(target), digest=sha256_file(wl.file))
     prior_dir = Path(from_run).absolute()
@@ -218,7 +234,12 @@ class _Found:
 
 
 def _proposal_diagnosis(
-    start: _Start, settings: OptimizeSettings, loop_settings: OptimizeSettings, run_dir: Path, emit: Progress
+    start: _Start,
+    settings: OptimizeSettings,
+    loop_settings: OptimizeSettings,
+    run_dir: Path,
+    emit: Progress,
+    first_kernel: bool = False,
 ) -> _Found:
     """The diagnosis: a report, RUN's best (or its baseline), static analysis. Raises when there is none
     and no transform was named."""
@@ -246,7 +267,7 @@ def _proposal_diagnosis(
     else:
         found = _prior_diagnosis(start, settings, loop_settings, run_dir, emit, notes)
         why = f"{shown_path(start.prior_dir or run_dir)} holds no profile of the original or of its best"
-    if found.diagnosis is None and not settings.transforms:
+    if found.diagnosis is None and not settings.transforms and not first_kernel:
         raise BadInput(
             f"--propose-only has no diagnosis to plan from ({why})",
             hint=f"record a report on the GPU machine ({record_command(wl)}) and pass --report base.ncu-rep, "
@@ -363,6 +384,7 @@ def _run_proposals(
     settings: OptimizeSettings,
     rewriter: RecordingRewriter,
     progress: Progress | None,
+    write_kernel: KernelLanguage | None = None,
 ) -> LoopResult:
     """The loop that writes proposals; the record keeps what was written when it ends early."""
     diagnosis = found.diagnosis
@@ -387,17 +409,40 @@ def _run_proposals(
             round_no=len(earlier_rounds) + 1,
             first_number=1 + sum(len(r.proposals) for r in earlier_rounds),
             target_sha256=start.digest,
+            write_kernel=write_kernel,
         )
         loop.on_proposal = writer.save_now
+        if start.wl.is_plain_pytorch:
+            loop.reference_profile = reference_profile_lines(found.kernels, found.where)
         if start.prior is not None:
             restore(loop, start.prior, writer.run_dir, start.wl)
             loop.state.diagnosis = diagnosis
+            _continue_first_kernel(loop, start, writer)
         writer.round_update(parent=loop.state.parent)
         writer.loop = loop
         return loop.run()
     except BaseException as exc:
         writer.save_partial(exc)
         raise
+
+
+def _continue_first_kernel(loop: ProposeLoop, start: _Start, writer: PhasedWriter) -> None:
+    """A ``--from`` round on a plain-PyTorch problem starts from RUN's first kernel (its source, its profile)."""
+    assert start.prior is not None
+    adopted = adopt_recorded(start.prior, writer.run_dir, start.wl, loop.baseline.kernel_name)
+    if adopted is None:
+        return
+    wl, cand, diagnosis = adopted
+    st = loop.state
+    loop.wl = wl
+    st.source, st.source_file, st.parent = cand.source or "", Path(cand.source_path or ""), cand.id
+    if diagnosis is not None:
+        st.before, st.diagnosis = diagnosis.profile, diagnosis
+    writer.notes.append(
+        f"starting from the first kernel {cand.id} ({cand.verdict}"
+        + (", its profile" if diagnosis is not None else ", not profiled")
+        + ")"
+    )
 
 
 def _proposal_hardware(found: _Found, writer: PhasedWriter, progress: Progress | None) -> DeviceInfo | None:
@@ -534,9 +579,13 @@ def _replay(
             hardware=base.diagnosis.profile.device if base.diagnosis else None,
             progress=writer.watch(progress),
         )
+        # first-kernel proposals: the problem stays the oracle, the file they would be applied to is beside it
+        loop.wl = replay_workload(wl, [p.candidate.source for p in replay.pending()])
         restore(loop, record, writer.run_dir, wl)
         writer.loop = loop
-        return base, loop.run()
+        outcome = loop.run()
+        profile_first_kernel(loop)
+        return base, outcome
     except BaseException as exc:
         writer.save_partial(exc)
         raise

@@ -299,6 +299,7 @@ def user_message(request: RewriteRequest, entry: Transform) -> str:
             format_hardware(request.hardware),
             format_finding(request.finding),
             *([hot] if (hot := format_hot_lines(request)) else []),
+            *([format_reference_profile(request)] if request.reference_profile else []),
             "Catalog entry for the transform:\n" + entry.as_prompt(request.language),
             *([format_launch(request.launch, request.hardware)] if request.launch is not None else []),
             format_failures(request),
@@ -340,12 +341,19 @@ def write_kernel_message(request: RewriteRequest, entry: Transform) -> str:
             f"Task: write a first ModelNew with {'CUDA' if lang == 'cuda' else 'Triton'} kernel(s) for {where}.",
             format_hardware(request.hardware),
             "Inputs (dtypes and shapes):\n" + inputs,
+            *([format_reference_profile(request)] if request.reference_profile else []),
             "Catalog entry for the transform:\n" + entry.as_prompt("cuda" if lang == "cuda" else "triton"),
             format_failures(request),
             "Reference (the oracle; candidates are verified against its Model):\n"
             + fenced(request.source, "python"),
         ]
     )
+
+
+def format_reference_profile(request: RewriteRequest) -> str:
+    """What the reference launches on the GPU (the profile a first kernel or a rewrite must beat)."""
+    lines = "\n".join(f"- {line}" for line in request.reference_profile)
+    return "Profile of the reference (its Model, as recorded on the GPU; the time to beat):\n" + lines
 
 
 def build_messages(request: RewriteRequest, entry: Transform, *, structured: bool) -> list[dict[str, str]]:
