@@ -26,6 +26,7 @@ from perfagent.models import DeviceInfo, Finding, KernelDiagnosis
 from perfagent.optimize import first_kernel, measure, repair
 from perfagent.optimize.evaluate import CandidateEvaluator
 from perfagent.optimize.events import Info, Planned, ProgressCallback, Proposed
+from perfagent.optimize.fits import contradiction
 from perfagent.optimize.loop_state import (
     FEEDBACK_VERDICTS,
     MAX_FEEDBACK,
@@ -130,7 +131,7 @@ class OptimizeLoop(CandidateEvaluator):
         return launch_context({**self._spec_data, **self.state.launch})
 
     def make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
-        return make_plan(
+        steps = make_plan(
             diagnosis,
             rewriter=self.rewriter,
             request_for=self.request_for,
@@ -139,6 +140,17 @@ class OptimizeLoop(CandidateEvaluator):
             measured=measured,
             recipe_check=get_rewriter("recipes"),
         )
+        return [self._fits(step, diagnosis) for step in steps]
+
+    def _fits(self, step: PlannedTransform, diagnosis: KernelDiagnosis | None) -> PlannedTransform:
+        """``step`` skipped, with why, when the evidence contradicts its catalog precondition (not for a
+        transform the user named: ``perfagent.optimize.fits``)."""
+        if step.skipped is not None or step.origin == "requested":
+            return step
+        why = contradiction(
+            step.transform.id, self.state.source, self.wl.language, diagnosis.profile if diagnosis else None
+        )
+        return step if why is None else replace(step, skipped=f"does not fit: {why}")
 
     def log_plan(self, steps: list[PlannedTransform]) -> list[int]:
         """Add steps to the plan log (new transform ids only); their log indexes."""

@@ -79,6 +79,17 @@ class ProposeLoop(OptimizeLoop):
         self.target_sha256 = target_sha256
         self.on_proposal: Callable[[], None] | None = None
 
+    def _first_plan(self, measured: bool) -> list[int]:
+        """The plan, transforms already proposed (earlier iterations or rounds) last: nothing is measured
+        between iterations here, so asking again for the same transform would repeat the same answer."""
+        queue = super()._first_plan(measured)
+        done = {o.transform for o in self.state.outcomes if not o.accepted}
+        again = [i for i in queue if self.plan_log[i].transform.id in done]
+        if again and len(again) < len(queue):
+            names = ", ".join(self.plan_log[i].transform.id for i in again)
+            self.tell(Info, f"proposed before, asked for last: {names}")
+        return [i for i in queue if i not in again] + again
+
     def evaluate(
         self,
         cand: Candidate,

@@ -92,6 +92,10 @@ class EarlierAttempt(Frozen):
     metric_before: float | None = None
     metric_after: float | None = None
     metric_moved: bool | None = None
+    diff: str = ""
+    """The candidate's full diff against its parent, for proposals not measured yet (a propose-only run's
+    earlier iterations: the model sees what was already proposed and asks for something else); empty
+    otherwise."""
 
 
 class LaunchArg(Frozen):

@@ -59,7 +59,7 @@ Then two or three sentences: what you changed and which metric should move. No o
 
 
 def fence_language(language: str) -> str:
-    return "cuda" if language == "cuda" else "python"
+    return language if language in ("cuda", "diff") else "python"
 
 
 def reply_format(language: str, *, structured: bool, launch: bool = False) -> str:
@@ -242,7 +242,10 @@ def format_failures(request: RewriteRequest) -> str:
     lines: list[str] = []
     if request.history:
         lines.append("Earlier attempts on this kernel, oldest first, with what was measured:")
-        lines += [f"- {_attempt(a)}" for a in request.history]
+        for a in request.history:
+            lines.append(f"- {_attempt(a)}")
+            if a.diff:  # proposed, not measured yet: the whole proposal, so the next one differs
+                lines.append(f"  The proposal in full (a diff against its parent):\n{fenced(a.diff, 'diff')}")
         current = [a.candidate_id for a in request.history if a.accepted]
         if current:
             lines.append(f"The current source below is {current[-1]}'s (the best accepted so far).")
@@ -266,7 +269,7 @@ def _attempt(a: EarlierAttempt) -> str:
         head += ", REJECTED"
     parts = [head]
     if a.description:
-        parts.append(f"changed: {' '.join(a.description.split())[:200]}")
+        parts.append(f"changed: {' '.join(a.description.split())}")
     if a.time_s is not None:
         before = f" (was {a.time_s_before * 1e3:.4g} ms)" if a.time_s_before else ""
         speed = f", {a.speedup:.3g}x" if a.speedup is not None else ""
