@@ -142,6 +142,12 @@ class OptimizeBaseline(Frozen):
     """Achieved FLOP/s as % of the device's peak for the kernel's precision."""
     start_speedup: float | None = None
     """For a KernelBench ModelNew starting point: its speed-up over the problem's Model (x)."""
+    compile_time_s: float | None = None
+    """KernelBench: the reference under ``torch.compile(Model)`` (default mode), median s (None: not timed)."""
+    compile_speedup: float | None = None
+    """KernelBench: eager time / torch.compile time, measured in one run (>1: compile beats eager)."""
+    compile_note: str | None = None
+    """Why the torch.compile baseline is missing (unavailable here, no GPU), when it is."""
     stage_s: dict[str, float] = Field(default_factory=dict)
     """Wall seconds of measuring the original: ``profile`` (ncu, a recorded report or static analysis)
     and ``time`` (CUDA events or a second ncu run); empty in records from before."""
@@ -227,6 +233,8 @@ class CandidateOutcome(Frozen):
     """Baseline median time from the same interleaved run, s."""
     speedup: float | None = None
     """Baseline time / candidate time against the original (x)."""
+    speedup_over_compile: float | None = None
+    """KernelBench: the speed-up over ``torch.compile(Model)``: ``speedup`` / the baseline's compile speed-up."""
     noise_threshold: float | None = None
     """Relative change below which timings are noise (fraction)."""
     timer: str | None = None

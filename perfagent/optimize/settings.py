@@ -167,6 +167,11 @@ class OptimizeSettings(BaseModel):
     out: Annotated[str | Path | None, Flag("--out", RESULTS_GROUP, metavar="DIR")] = Field(
         None, description="run folder (default: a new one under .perfagent/runs)"
     )
+    no_compile_baseline: Annotated[bool, Flag("--no-compile-baseline", VERIFY_GROUP)] = Field(
+        False,
+        description="KernelBench on a GPU: do not also time torch.compile(Model) (default: timed, and every "
+        "speed-up is also given over it)",
+    )
     apply: Annotated[bool, Flag("--apply", RESULTS_GROUP)] = Field(
         False,
         description="write the best candidate into TARGET after copying it to TARGET.orig (TARGET.orig.N when "
