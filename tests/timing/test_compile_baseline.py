@@ -44,7 +44,18 @@ def test_no_cpp_compiler_makes_the_baseline_unavailable_and_the_bench_goes_on(
 def test_torch_compile_is_timed_on_the_cpu_like_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("torch")
     code = main(
-        ["bench", str(KB / "01_vector_add.py"), "--device", "cpu", "--runs", "3", "--warmup", "1", "--format", "json"]
+        [
+            "bench",
+            str(KB / "01_vector_add.py"),
+            "--device",
+            "cpu",
+            "--runs",
+            "3",
+            "--warmup",
+            "1",
+            "--format",
+            "json",
+        ]
     )
     out = capsys.readouterr().out
     assert code == 0
@@ -77,11 +88,26 @@ def test_the_record_and_the_suite_report_speed_ups_over_torch_compile() -> None:
     assert with_compile(_cand(3.0), base).speedup_over_compile == pytest.approx(1.5)
     assert with_compile(_cand(3.0), OptimizeBaseline(file="p.py")).speedup_over_compile is None
     rows = [
-        EntryResult(name="a", kind="kernelbench", target="p.py", correct=True, speedup=3.0, speedup_over_compile=1.6),
-        EntryResult(name="b", kind="kernelbench", target="p.py", correct=True, speedup=1.2, speedup_over_compile=0.6),
-        EntryResult(name="c", kind="kernelbench", target="p.py", correct=False, speedup=9.0, speedup_over_compile=4.0),
+        EntryResult(
+            name="a", kind="kernelbench", target="p.py", correct=True, speedup=3.0, speedup_over_compile=1.6
+        ),
+        EntryResult(
+            name="b", kind="kernelbench", target="p.py", correct=True, speedup=1.2, speedup_over_compile=0.6
+        ),
+        EntryResult(
+            name="c", kind="kernelbench", target="p.py", correct=False, speedup=9.0, speedup_over_compile=4.0
+        ),
     ]
     summary = summarize(rows)
-    assert summary.fast_p == {"1": pytest.approx(2 / 3), "1.5": pytest.approx(1 / 3), "2": pytest.approx(1 / 3)}
+    assert summary.fast_p == {
+        "1": pytest.approx(2 / 3),
+        "1.5": pytest.approx(1 / 3),
+        "2": pytest.approx(1 / 3),
+    }
     assert summary.fast_p_compile == {"1": pytest.approx(1 / 3), "1.5": pytest.approx(1 / 3), "2": 0.0}
-    assert summarize([EntryResult(name="a", kind="kernelbench", target="p.py", correct=True, speedup=2.0)]).fast_p_compile == {}
+    assert (
+        summarize(
+            [EntryResult(name="a", kind="kernelbench", target="p.py", correct=True, speedup=2.0)]
+        ).fast_p_compile
+        == {}
+    )
