@@ -4,6 +4,8 @@
 #   OUT=/tmp/out MODE=reports  bash scripts/gpu_llm_evaluate.sh   # 1. reports the prompts are written from (~3 min)
 #   ... on the CPU machine: scripts/record_llm_cassettes.py relay --reports $OUT/llm/reports ...
 #   OUT=/tmp/out MODE=evaluate bash scripts/gpu_llm_evaluate.sh   # 2. evaluate every proposal (~5 min on one H100)
+#   OUT=/tmp/out MODE=tests    bash scripts/gpu_llm_evaluate.sh   # the GPU tests of this flow (~3 min): a first
+#       CUDA kernel proposed then evaluated, and torch.compile baselines (tests/gpu/test_first_kernel_phases_gpu.py)
 #
 # MODE=reports: for every target of scripts/llm_targets.toml (TARGETS) records the ncu report of the original
 # (the launch-spec kernels; the KernelBench references too) into $OUT/llm/reports/<name>.ncu-rep.
@@ -24,6 +26,14 @@ CASSETTES=${CASSETTES:-tests/data/llm_relay}
 mkdir -p "$OUT/llm"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 echo "${GPU:-no GPU}" > "$OUT/llm/gpu.txt"
+
+if [ "$MODE" = tests ]; then
+  timeout 900 python3 -m pytest -m gpu -q -s tests/gpu/test_first_kernel_phases_gpu.py -p no:cacheprovider \
+    > "$OUT/llm/gpu_tests.log" 2>&1
+  echo "exit $?" >> "$OUT/llm/gpu_tests.log"
+  tail -5 "$OUT/llm/gpu_tests.log"
+  exit 0
+fi
 
 if [ "$MODE" = reports ]; then
   mkdir -p "$OUT/llm/reports"
