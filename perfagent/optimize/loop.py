@@ -300,7 +300,7 @@ class OptimizeLoop(CandidateEvaluator):
     def _try_again(self, step: PlannedTransform, batch: _Batch, attempts: Counter[str]) -> bool:
         """A batch the model took part in gets another request for the same transform, with the rejections
         as feedback (recipes are deterministic: the same request would give the same candidates)."""
-        from_model = any(o.backend == "llm" for o in batch.outcomes)
+        from_model = self.rewriter.name == "llm" or any(o.backend == "llm" for o in batch.outcomes)
         return from_model and batch.feedback and attempts[step.transform.id] < LLM_ATTEMPTS_PER_TRANSFORM
 
     def _result(self, stopped: str) -> LoopResult:

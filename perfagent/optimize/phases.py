@@ -33,24 +33,21 @@ from perfagent._version import __version__
 from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
 from perfagent.models import DeviceInfo, KernelDiagnosis, Profile
-from perfagent.optimize import measure
 from perfagent.optimize.api import (
-    NO_GPU_NOTE,
     Progress,
     _nothing_to_try,
     _run_dir,
 )
-from perfagent.optimize.baseline import Baseline, measure_baseline, target_kernel
+from perfagent.optimize.baseline import measure_baseline, target_kernel
 from perfagent.optimize.events import Info, ignore_progress
 from perfagent.optimize.first_kernel import KernelLanguage
 from perfagent.optimize.first_kernel_phases import (
     adopt_recorded,
     no_first_kernel_writer,
-    profile_first_kernel,
     proposal_language,
-    replay_workload,
 )
 from perfagent.optimize.loop_state import BaselineState, LoopResult, diagnose_one
+from perfagent.optimize.phase_evaluate import evaluate  # the GPU half, re-exported
 from perfagent.optimize.phase_files import (
     PROPOSE_DEVICE,
     SETTING_KEYS,
@@ -59,16 +56,14 @@ from perfagent.optimize.phase_files import (
     continue_into,
     evaluate_command,
     load_optimize_run,
-    load_proposal,
     need_a_diagnosis,
     record_command,
     relocated_candidates,
     restore,
     run_target,
     sha256_file,
-    stored_settings,
 )
-from perfagent.optimize.phase_loops import ProposeLoop, RecordingRewriter, ReplayLoop
+from perfagent.optimize.phase_loops import ProposeLoop, RecordingRewriter
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter
@@ -77,7 +72,6 @@ from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import OptimizeBaseline, PhasesInfo, ProposalRound, RunRecord
 from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.hardware import gpu_device, prompt_hardware
-from perfagent.rewrite.proposals import ProposalsRewriter
 from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
@@ -455,155 +449,3 @@ def _proposal_hardware(found: _Found, writer: PhasedWriter, progress: Progress |
         writer.notes.append(hardware.note)
         (progress or ignore_progress)(Info(message=hardware.note))
     return hardware.device
-
-
-# --------------------------------------------------------------------------------------------- evaluate
-
-
-def evaluate(
-    run: str | Path,
-    *,
-    target: str | Path | None = None,
-    settings: OptimizeSettings | None = None,
-    progress: Progress | None = None,
-    **options: Any,
-) -> RunRecord:
-    """Build, verify, time, re-profile and decide every proposal waiting in ``run``.
-
-    Args:
-        run: the folder ``propose`` wrote (copied to this machine).
-        target: where the target is on this machine, when not where the proposals were made (default: the
-            recorded path, absolute then as given).
-        settings, options: as ``perfagent.optimize``; only ``problem``, ``spec`` (as ``target``),
-            ``device``, ``out`` (write the evaluated run here, ``run`` copied first), ``force`` and ``apply``
-            are used: the verification and timing settings are the run's.
-        progress: receives every ``LoopEvent``.
-
-    Returns:
-        The run's record, as a one-machine run writes it (every proposal a candidate with its verdict).
-
-    Raises:
-        BadInput: ``run`` is not a proposals run, holds no proposal waiting, misses proposal files, or
-            the target is missing or changed since the proposals were made (its hash).
-    """
-    chosen = OptimizeSettings.build(settings, **options)
-    emit = progress or ignore_progress
-    src = Path(run).absolute()
-    record, info = _waiting_run(src)
-    assert record.optimize is not None
-    waiting = [c for c in record.candidates if c.verdict == "proposed"]
-    wl = run_target(record, src, target, chosen.problem, chosen.spec)
-    notes = check_unchanged(wl, info, src)
-    run_dir = continue_into(src, chosen.out, chosen.force)
-    replay = ProposalsRewriter([load_proposal(run_dir, c) for c in waiting])
-    gpu, device_label = measure.probe_gpu(chosen.device)
-    loop_settings = stored_settings(
-        info.settings, iterations=len(replay.transforms), max_candidates=replay.largest_batch
-    ).with_changes(transforms=replay.transforms)
-    if not gpu:
-        notes.append(NO_GPU_NOTE)
-    emit(
-        Info(
-            message=f"{wl.describe()}: evaluating {len(waiting)} proposal(s) of {shown_path(src)}, "
-            f"device {device_label}, run folder {shown_path(run_dir)}"
-        )
-    )
-    writer = PhasedWriter(
-        run_dir,
-        wl,
-        info=info,
-        earlier=relocated_candidates(record, run_dir, wl),
-        prior_best=record.best,
-        waiting=waiting,
-        target=record.optimize.target,
-        backend=record.optimize.backend,
-        backend_reason=record.optimize.backend_reason,
-        device=device_label,
-        gpu=gpu,
-        iterations=loop_settings.iterations,
-        notes=notes,
-        version=__version__,
-    )
-    base, outcome = _replay(record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress)
-    result = conclude(writer, outcome, base.summary, base.diagnosis, apply=chosen.apply)
-    saved = writer.save(result)
-    emit(Info(message=f"run saved to {shown_path(run_dir)}"))
-    return saved
-
-
-def _waiting_run(src: Path) -> tuple[RunRecord, PhasesInfo]:
-    """The proposals run at ``src`` and its two-machine block; raises unless proposals wait in it."""
-    record = load_optimize_run(src, "--evaluate")
-    assert record.optimize is not None
-    info = record.optimize.phases
-    if info is None:
-        raise BadInput(
-            f"{shown_path(src)} is not a proposals run: it was optimized in one go (no --propose-only)",
-            hint="make proposals with: perfagent optimize TARGET --propose-only --report REPORT --out RUN",
-        )
-    if not any(c.verdict == "proposed" for c in record.candidates):
-        raise BadInput(
-            f"{shown_path(src)} holds no proposal waiting to be evaluated (see: perfagent report {shown_path(src)})",
-            hint=f"make the next round where the model is: perfagent optimize --propose-only --from {shown_path(src)}",
-        )
-    return record, info
-
-
-def _replay(
-    record: RunRecord,
-    wl: OptimizeWorkload,
-    writer: PhasedWriter,
-    replay: ProposalsRewriter,
-    settings: OptimizeSettings,
-    gpu: bool,
-    kernel: str | None,
-    emit: Progress,
-    progress: Progress | None,
-) -> tuple[Baseline, LoopResult]:
-    """Measure the original (or take the run's diagnosis without a GPU), then every proposal."""
-    try:
-        if gpu:
-            base = measure_baseline(
-                wl, gpu=True, report=None, kernel=kernel, run_dir=writer.run_dir, settings=settings, emit=emit
-            )
-        else:
-            base = _recorded_baseline(record, wl, kernel)
-        writer.baseline(base.summary, base.profile, base.kernels)
-        loop = ReplayLoop(
-            wl,
-            replay,
-            writer.run_dir,
-            gpu=gpu,
-            baseline=base.state,
-            settings=settings,
-            hardware=base.diagnosis.profile.device if base.diagnosis else None,
-            progress=writer.watch(progress),
-        )
-        # first-kernel proposals: the problem stays the oracle, the file they would be applied to is beside it
-        loop.wl = replay_workload(wl, [p.candidate.source for p in replay.pending()])
-        restore(loop, record, writer.run_dir, wl)
-        writer.loop = loop
-        outcome = loop.run()
-        profile_first_kernel(loop)
-        return base, outcome
-    except BaseException as exc:
-        writer.save_partial(exc)
-        raise
-
-
-def _recorded_baseline(record: RunRecord, wl: OptimizeWorkload, kernel: str | None) -> Baseline:
-    """No GPU here: the proposals run's own diagnosis (its report) stands for the original."""
-    assert record.optimize is not None
-    kernels = list(record.kernels)
-    profile = record.profile() if kernels else None
-    diagnosis = target_kernel(kernels, wl, kernel)
-    state = BaselineState(
-        diagnosis=diagnosis,
-        measured=profile is not None and profile.mode == "counters",
-        can_profile=False,
-        profile_note="no GPU: candidates are not re-profiled",
-        kernel_name=diagnosis.profile.base_name if diagnosis else None,
-    )
-    return Baseline(
-        state=state, summary=record.optimize.baseline, profile=profile, kernels=kernels, diagnosis=diagnosis
-    )
