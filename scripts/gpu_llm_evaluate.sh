@@ -3,7 +3,8 @@
 #
 #   OUT=/tmp/out MODE=reports  bash scripts/gpu_llm_evaluate.sh   # 1. reports the prompts are written from (~3 min)
 #   ... on the CPU machine: scripts/record_llm_cassettes.py relay --reports $OUT/llm/reports ...
-#   OUT=/tmp/out MODE=evaluate bash scripts/gpu_llm_evaluate.sh   # 2. evaluate every proposal (~5 min on one H100)
+#   OUT=/tmp/out MODE=evaluate bash scripts/gpu_llm_evaluate.sh   # 2. evaluate every proposal (~8 min on one H100;
+#       ONLY='^u' then ONLY='^kb_' splits it into two calls of ~4 min; the table covers every evaluated run)
 #   OUT=/tmp/out MODE=tests    bash scripts/gpu_llm_evaluate.sh   # the GPU tests of this flow (~3 min): a first
 #       CUDA kernel proposed then evaluated, and torch.compile baselines (tests/gpu/test_first_kernel_phases_gpu.py)
 #
@@ -59,6 +60,7 @@ mkdir -p "$OUT/llm/runs"
 for folder in "$CASSETTES"/*/; do
   name=$(basename "$folder")
   [ -d "$folder/run" ] || continue
+  [[ "$name" =~ ${ONLY:-.} ]] || continue  # ONLY='^u' / ONLY='^kb_': split the evaluation over two calls
   target=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['target']['path'])" "$folder/expected.json")
   rm -rf "$OUT/llm/runs/$name"
   cp -r "$folder/run" "$OUT/llm/runs/$name"
