@@ -21,11 +21,14 @@ from perfagent.errors import BadInput
 from perfagent.models import Profile
 from perfagent.records import RunRecord
 from perfagent.session import load_record, provisional_run_dir, save_record
+from perfagent.staging.run import can_stage, staged_profile
 from perfagent.workloads.targets import ProfileTarget, RecordedReport, SavedRun, resolve_target
 from profilers import get_profiler
 from profilers.base import ClockControl, Profiler, ProfileRequest
 from profilers.build import build_program
 from profilers.errors import CounterPermissionDenied, ProfilerUnavailable
+from profilers.model import MetricTier
+from profilers.ncu.profiler import NcuProfiler
 from profilers.process import run_command
 
 Progress = Callable[[str], None]
@@ -52,6 +55,10 @@ def profile(
     timeout_s: float = 600.0,
     workdir: Path | None = None,
     progress: Progress = _quiet,
+    staged: bool = True,
+    all_kernels: bool = False,
+    metric_tiers: tuple[MetricTier, ...] = ("A", "B"),
+    per_launch_config: bool = False,
 ) -> Profile:
     """Measure ``target`` (or read it, when it is a recorded report) into a canonical Profile.
 
@@ -71,6 +78,12 @@ def profile(
         timeout_s: limit for each external run, s.
         workdir: folder for builds and reports (default: a temporary folder).
         progress: callback for human-readable progress lines.
+        staged: under ncu, time every launch first and collect counters only for the kernels making 90 %
+            of GPU time, tier B only where tier A calls for it (``perfagent.staging``); off, or with
+            ``launch_skip``/``launch_count``/``full_set``, one targeted run profiles every matched launch.
+        all_kernels: staged, but every kernel in depth.
+        metric_tiers: counter tiers of an unstaged targeted run (``profilers.ncu.tiers``).
+        per_launch_config: apply ``launch_skip``/``launch_count`` per launch configuration.
 
     Raises:
         BadInput: unusable target or option.
@@ -98,11 +111,13 @@ def profile(
         clock_control=clock_control,
         full_set=full_set,
         source_counters=source_counters,
+        metric_tiers=metric_tiers,
+        per_launch_config=per_launch_config,
         arch=arch,
         timeout_s=timeout_s,
     )
     try:
-        return _run(tgt, request, profiler, progress)
+        return _run(tgt, request, profiler, progress, staging=(staged, all_kernels))
     finally:
         if own_tmp:
             shutil.rmtree(work, ignore_errors=True)
@@ -134,7 +149,14 @@ def _read_recorded(tgt: RecordedReport, profiler: str, kernel: str | None, progr
     return reader.read(tgt.path, kernel_regex=kernel)
 
 
-def _run(tgt: ProfileTarget, request: ProfileRequest, profiler: str, progress: Progress) -> Profile:
+def _run(
+    tgt: ProfileTarget,
+    request: ProfileRequest,
+    profiler: str,
+    progress: Progress,
+    *,
+    staging: tuple[bool, bool] = (False, False),
+) -> Profile:
     if tgt.default_profiler == "rocprof" or profiler == "rocprof":
         rocprof = get_profiler("rocprof")
         _require(rocprof)
@@ -165,8 +187,11 @@ def _run(tgt: ProfileTarget, request: ProfileRequest, profiler: str, progress: P
         progress(f"building {request.source} for {request.arch} (nvcc -O3 -lineinfo) …")
         build_program(request.source, exe, request.arch, request.timeout_s)
         request = request.model_copy(update={"command": [str(exe.resolve()), *request.command]})
-    progress(f"profiling with ncu ({'full set' if request.full_set else 'targeted metrics'}) …")
+    staged, all_kernels = staging
     try:
+        if staged and isinstance(ncu, NcuProfiler) and can_stage(request):
+            return staged_profile(ncu, request, all_kernels=all_kernels, progress=progress)
+        progress(f"profiling with ncu ({'full set' if request.full_set else 'targeted metrics'}) …")
         return ncu.profile(request)
     except CounterPermissionDenied as exc:
         progress(f"{exc.message}; falling back to a timing-only diagnosis")

@@ -12,7 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
-from profilers.model import Frozen, Profile
+from profilers.model import Frozen, MetricTier, Profile
 
 ClockControl = Literal["base", "none", "reset"]
 
@@ -55,6 +55,12 @@ class ProfileRequest(Frozen):
     tensor_counters: bool = True
     """Collect the tensor-pipe counters (False when the code certainly has no tensor-core instruction:
     they cost replay passes; see ``profilers.static.sass_scan``)."""
+    metric_tiers: tuple[MetricTier, ...] = ("A", "B")
+    """Counter tiers of a targeted run (``profilers.ncu.tiers``): 'A' = sections and speed-of-light, memory
+    and occupancy metrics; 'B' = warp stalls, scheduler state and tensor paths. Ignored with ``full_set``."""
+    per_launch_config: bool = False
+    """Apply ``launch_skip``/``launch_count`` to each launch configuration (ncu ``--filter-mode
+    per-launch-config``): one representative launch of every matched kernel and configuration."""
     arch: str = "sm_90"
     """Target architecture for static analysis and builds."""
     timeout_s: float = 600.0

@@ -17,6 +17,10 @@ SCHEMA_VERSION = 1
 Precision = Literal["fp64", "fp32", "fp16", "tensor"]
 MemoryLevel = Literal["dram", "l2", "l1"]
 CollectionMode = Literal["counters", "static", "timing-only"]
+MetricTier = Literal["duration", "A", "B"]
+"""How deeply a kernel was profiled (staged ncu profiling, ``profilers.ncu.tiers``): 'duration' = its launch
+times only (stage 1), 'A' = speed of light, memory and occupancy counters, 'B' = warp stalls, scheduler
+state and tensor paths."""
 
 
 class Frozen(BaseModel):
@@ -222,6 +226,11 @@ class KernelProfile(Frozen):
     source_lines: list[SourceLine] = Field(default_factory=list)
     raw_metric_count: int | None = None
     """How many raw metrics the tool reported for this kernel."""
+    tiers: list[MetricTier] = Field(default_factory=list)
+    """Metric tiers collected for this kernel (staged profiling); empty = whatever the report holds (a
+    recorded report, a one-run targeted or full profile), read as every tier."""
+    tier_reason: str | None = None
+    """Why this kernel got these tiers, in words (e.g. 'not profiled in depth (0.4 % of GPU time)')."""
     harness: bool = False
     """Launched by perfagent's harness outside the workload's NVTX range (``WORKLOAD_NVTX_RANGE``: input
     preparation, set-up, warm-up), not by the workload: listed, never diagnosed or ranked."""

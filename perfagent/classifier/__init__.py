@@ -60,6 +60,8 @@ HARNESS_REASON = (
     "inputs; not diagnosed or ranked"
 )
 
+SHALLOW_REASON = "not profiled in depth (durations only)"
+
 
 def kernel_time(d: KernelDiagnosis) -> float | None:
     """Total time of a kernel over its profiled launches, s."""
@@ -83,6 +85,16 @@ def classify(profile: Profile, rules: tuple[Rule, ...] = RULES) -> list[KernelDi
                     name=kernel.name,
                     duration_s=kernel.metrics.duration_s,
                     skipped=[SkippedRule(rule="all rules", reason=HARNESS_REASON)],
+                    profile=kernel,
+                )
+            )
+            continue
+        if kernel.tiers == ["duration"]:  # stage 1 only: listed with its time, never diagnosed
+            diagnoses.append(
+                KernelDiagnosis(
+                    name=kernel.name,
+                    duration_s=kernel.metrics.duration_s,
+                    skipped=[SkippedRule(rule="all rules", reason=kernel.tier_reason or SHALLOW_REASON)],
                     profile=kernel,
                 )
             )

@@ -63,6 +63,15 @@ class RuleContext:
             return 1.0 / self.roofline.fraction_of_sol
         return None
 
+    def not_collected(self, tier: str) -> Skip | None:
+        """Skip saying ``tier`` (staged profiling: 'A', 'B') was not collected for this kernel, or None
+        when it was. A kernel without a staged record (``KernelProfile.tiers`` empty) holds every tier."""
+        tiers = self.kernel.tiers
+        if not tiers or tier in tiers:
+            return None
+        why = f" ({self.kernel.tier_reason})" if self.kernel.tier_reason else ""
+        return Skip(f"not collected: tier {tier} was not profiled for this kernel{why}")
+
     def missing(self, *fields: str) -> Skip | None:
         """Skip naming the metrics (fields of Metrics) that are None, or None when all are present."""
         absent = [f for f in fields if getattr(self.kernel.metrics, f) is None]

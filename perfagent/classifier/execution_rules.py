@@ -360,6 +360,9 @@ def latency_bound(ctx: RuleContext) -> Finding | Skip | None:
     waves = ctx.kernel.launch.waves_per_sm
     if busiest >= LATENCY_FRAC or (waves is not None and waves < 1.0):
         return None  # busy enough, or the small-grid rule explains it
+    lacking = ctx.not_collected("B")  # the stall reasons decide the finding: absent is not zero
+    if lacking:
+        return lacking
     issue = m.issue_slot_utilization_pct
     if issue is not None and issue >= ISSUE_ACTIVE_PCT_THRESHOLD:
         return None

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from profilers.base import ProfileRequest
 from profilers.ncu.mapping import ncu_metric_map
+from profilers.ncu.tiers import STAGE1_METRICS, metrics_for
 
 
 @cache
@@ -58,8 +59,42 @@ def _export_path(path: Path) -> str:
     return str(path).replace("%", "%%")
 
 
+def _common_options(request: ProfileRequest, *, ncu: str, log_path: Path) -> list[str]:
+    return [
+        ncu,
+        "--log-file",
+        str(log_path),
+        "--target-processes",
+        "all",
+        "--clock-control",
+        request.clock_control,
+        "--kernel-name-base",
+        "function",
+    ]
+
+
+def _filter_options(request: ProfileRequest) -> list[str]:
+    argv: list[str] = []
+    if request.kernel_regex:
+        argv += ["--kernel-name", f"regex:{request.kernel_regex}"]
+    if request.per_launch_config:
+        argv += ["--filter-mode", "per-launch-config"]
+    if request.launch_skip:
+        argv += ["--launch-skip", str(request.launch_skip)]
+    if request.launch_count is not None:
+        argv += ["--launch-count", str(request.launch_count)]
+    if request.nvtx_include:
+        argv.append("--nvtx")
+        for expression in request.nvtx_include:
+            argv += ["--nvtx-include", expression]
+    return argv
+
+
 def build_ncu_argv(request: ProfileRequest, *, ncu: str, report_path: Path, log_path: Path) -> list[str]:
     """The full ncu argv for ``request`` (no side effects).
+
+    A targeted run collects ``request.metric_tiers``: tier A brings the sections and its metrics, tier B
+    its metrics (``profilers.ncu.tiers``); both = the whole targeted list.
 
     Args:
         request: what to profile; ``request.command`` is the application argv.
@@ -70,40 +105,48 @@ def build_ncu_argv(request: ProfileRequest, *, ncu: str, report_path: Path, log_
     Returns:
         ``[ncu, options..., application argv...]``.
     """
-    argv = [
-        ncu,
-        "--export",
-        _export_path(report_path),
-        "--force-overwrite",
-        "--log-file",
-        str(log_path),
-        "--target-processes",
-        "all",
-        "--clock-control",
-        request.clock_control,
-        "--kernel-name-base",
-        "function",
-    ]
-    if request.kernel_regex:
-        argv += ["--kernel-name", f"regex:{request.kernel_regex}"]
-    if request.launch_skip:
-        argv += ["--launch-skip", str(request.launch_skip)]
-    if request.launch_count is not None:
-        argv += ["--launch-count", str(request.launch_count)]
-    if request.nvtx_include:
-        argv.append("--nvtx")
-        for expression in request.nvtx_include:
-            argv += ["--nvtx-include", expression]
+    argv = _common_options(request, ncu=ncu, log_path=log_path)
+    argv[1:1] = ["--export", _export_path(report_path), "--force-overwrite"]
+    argv += _filter_options(request)
+    tiers = ("A", "B") if request.full_set else request.metric_tiers
     if request.full_set:
         argv += ["--set", "full"]
-    else:
+    elif "A" in tiers:
         for section in targeted_sections():
             argv += ["--section", section]
-    metrics = targeted_metrics() if request.tensor_counters else without_tensor_counters(targeted_metrics())
+    else:
+        argv += ["--section", "LaunchStats"]  # names the launch; tier B's counters need no other section
+    metrics = metrics_for(tiers)
+    if not request.tensor_counters:
+        metrics = without_tensor_counters(metrics)
     argv += ["--metrics", ",".join(metrics)]
     if request.source_counters:
         for section in source_sections():
             argv += ["--section", section]
         argv += ["--import-source", "yes"]
+    argv += list(request.command)
+    return argv
+
+
+def build_timing_argv(request: ProfileRequest, *, ncu: str, log_path: Path) -> list[str]:
+    """Stage 1 of staged profiling: every matched launch's duration, one replay pass, printed as CSV.
+
+    ``--csv --page raw --print-units base`` prints one row per launch (name, grid, block, duration in
+    ns) into ``log_path`` among ncu's ``==PROF==`` lines (ncu.md sections 4 and 6); no report is written.
+    ``--section`` none and ``--apply-rules no``: nothing else is collected or evaluated.
+    """
+    argv = _common_options(request, ncu=ncu, log_path=log_path)
+    argv += _filter_options(request)
+    argv += [
+        "--metrics",
+        ",".join(STAGE1_METRICS),
+        "--apply-rules",
+        "no",
+        "--csv",
+        "--page",
+        "raw",
+        "--print-units",
+        "base",
+    ]
     argv += list(request.command)
     return argv

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 from profilers.base import ProfileRequest
 from profilers.errors import ProfilerFailed, ProfilerUnavailable
 from profilers.model import Profile
-from profilers.ncu.argv import build_ncu_argv
+from profilers.ncu.argv import build_ncu_argv, build_timing_argv
 from profilers.ncu.csv import looks_like_ncu_csv, read_ncu_csv
 from profilers.ncu.isolated import read_ncu_rep_isolated
 from profilers.ncu.locate import DEFAULT_SEARCH_GLOBS, find_ncu
@@ -105,18 +106,15 @@ class NcuProfiler:
         """
         if not request.command:
             raise ValueError("ProfileRequest.command is empty: nothing to run under ncu")
-        exe = self.executable()
-        if exe is None:
-            raise ProfilerUnavailable(
-                "ncu (Nsight Compute) was not found",
-                hint="install Nsight Compute (or the CUDA toolkit) and put ncu on PATH",
-            )
+        exe = self._require()
         workdir = Path(request.workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         stem = f"perfagent-ncu-{uuid.uuid4().hex[:8]}"
         report_path, log_path = workdir / f"{stem}.ncu-rep", workdir / f"{stem}.log"
         skipped = (
-            no_tensor_code(request.command) if request.tensor_counters and not request.full_set else None
+            no_tensor_code(request.command)
+            if request.tensor_counters and not request.full_set and "B" in request.metric_tiers
+            else None
         )
         if skipped:
             request = request.model_copy(update={"tensor_counters": False})
@@ -134,6 +132,38 @@ class NcuProfiler:
         if skipped:
             warnings.append(f"tensor-pipe counters not collected (two replay passes saved): {skipped}")
         return profile.model_copy(update={"notes": [*profile.notes, *warnings]})
+
+    def time_launches(self, request: ProfileRequest) -> Profile:
+        """Stage 1 of staged profiling: the duration of every matched launch (one replay pass each).
+
+        Returns:
+            One kernel per (name, grid, block) with ``invocations`` and ``total_duration_s``; no counters.
+
+        Raises:
+            As ``profile``; BadReport when ncu printed no launch table.
+        """
+        if not request.command:
+            raise ValueError("ProfileRequest.command is empty: nothing to run under ncu")
+        exe = self._require()
+        workdir = Path(request.workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        table = workdir / f"perfagent-ncu-times-{uuid.uuid4().hex[:8]}.csv"
+        argv = build_timing_argv(request, ncu=exe, log_path=table)
+        env = {**os.environ, "LC_ALL": "C", **request.env}
+        result = run_command(argv, timeout_s=request.timeout_s, env=env)
+        log_text = table.read_text(errors="replace") if table.is_file() else ""
+        warnings = check_ncu_run(result, log_text, kernel_regex=request.kernel_regex)
+        profile = read_ncu_csv(table, kernel_regex=request.kernel_regex)
+        return profile.model_copy(update={"source": shlex.join(request.command), "notes": warnings})
+
+    def _require(self) -> str:
+        exe = self.executable()
+        if exe is None:
+            raise ProfilerUnavailable(
+                "ncu (Nsight Compute) was not found",
+                hint="install Nsight Compute (or the CUDA toolkit) and put ncu on PATH",
+            )
+        return exe
 
     def can_read(self, path: Path) -> bool:
         """True for ``.ncu-rep``/``.ncu-repz`` files and CSV files with ncu's identity columns."""

@@ -1,0 +1,107 @@
+"""Put staged profiling's runs back together into one Profile (pure): tier B merged into tier A, stage-1
+launch counts and times on every kernel, the kernels below the line listed with their time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfagent.models import KernelProfile, Metrics, Profile
+from perfagent.staging.select import KernelKey, Selection, TimedKernel, kernel_key, shallow_reason
+
+
+def merge_tier_b(tier_a: KernelProfile, tier_b: KernelProfile) -> KernelProfile:
+    """``tier_a`` with the metrics only ``tier_b``'s run measured (tier A's values win where both have one)."""
+    a, b = tier_a.metrics.model_dump(), tier_b.metrics.model_dump()
+    merged: dict[str, Any] = {}
+    for name, value in a.items():
+        other = b.get(name)
+        if isinstance(value, dict):
+            merged[name] = {**(other or {}), **value}
+        else:
+            merged[name] = value if value is not None else other
+    seen = {f.rule_id for f in tier_a.tool_findings}
+    findings = [*tier_a.tool_findings, *(f for f in tier_b.tool_findings if f.rule_id not in seen)]
+    counts = [c for c in (tier_a.raw_metric_count, tier_b.raw_metric_count) if c is not None]
+    return tier_a.model_copy(
+        update={
+            "metrics": Metrics.model_validate(merged),
+            "tool_findings": findings,
+            "raw_metric_count": sum(counts) if counts else None,
+        }
+    )
+
+
+def with_tier_b(
+    tier_a: Profile, tier_b: Profile | None, reasons: dict[KernelKey, str]
+) -> list[KernelProfile]:
+    """Tier A's kernels, each with tier B merged in where it was asked for, and its tiers and reason."""
+    found = {kernel_key(k): k for k in (tier_b.kernels if tier_b else [])}
+    out: list[KernelProfile] = []
+    for kernel in tier_a.kernels:
+        key = kernel_key(kernel)
+        reason = reasons.get(key)
+        if reason is not None and key in found:
+            merged = merge_tier_b(kernel, found[key])
+            out.append(merged.model_copy(update={"tiers": ["duration", "A", "B"], "tier_reason": reason}))
+        elif reason is not None:
+            why = f"{reason}; but tier B's run did not profile it, so its stalls are not collected"
+            out.append(kernel.model_copy(update={"tiers": ["duration", "A"], "tier_reason": why}))
+        else:
+            out.append(kernel.model_copy(update={"tiers": ["duration", "A"]}))
+    return out
+
+
+def assemble(
+    times: Profile,
+    selection: Selection,
+    kernels: list[KernelProfile],
+    *,
+    notes: list[str],
+) -> Profile:
+    """The staged Profile: in-depth kernels carry stage 1's launch count and summed time (the whole
+    program's, not the representative launch's); kernels below the line follow with their time only."""
+    timed = {kernel_key(t.kernel): t for t in [*selection.in_depth, *selection.shallow]}
+    profiled: set[KernelKey] = set()
+    out: list[KernelProfile] = []
+    for kernel in kernels:
+        key = kernel_key(kernel)
+        entry = timed.get(key)
+        profiled.add(key)
+        reason = _depth_reason(entry, kernel.tier_reason, selection.share_in_depth)
+        update: dict[str, Any] = {"tier_reason": reason}
+        if entry is not None:
+            update |= {"invocations": entry.kernel.invocations, "total_duration_s": entry.time_s}
+        out.append(kernel.model_copy(update=update))
+    missed = "chosen, but stage 2 profiled no launch of it; "
+    out += [
+        _listed(entry, missed + shallow_reason(entry))
+        for entry in selection.in_depth
+        if kernel_key(entry.kernel) not in profiled
+    ]
+    out += [_listed(entry, shallow_reason(entry)) for entry in selection.shallow]
+    return Profile(
+        tool="ncu",
+        tool_version=times.tool_version,
+        mode="counters",
+        source=times.source,
+        command=times.command,
+        kernels=out,
+        notes=notes,
+    )
+
+
+def _depth_reason(entry: TimedKernel | None, tier_b_reason: str | None, covered: float) -> str:
+    head = (
+        f"tier A: one of the kernels making {covered:.1%} of GPU time ({entry.share:.1%} itself)"
+        if entry is not None
+        else "tier A: another launch configuration of a chosen kernel"
+    )
+    if tier_b_reason:
+        return f"{head}; tier B: {tier_b_reason}"
+    return f"{head}; tier B not needed (tier A shows a busy unit, not waiting)"
+
+
+def _listed(entry: TimedKernel, reason: str) -> KernelProfile:
+    return entry.kernel.model_copy(
+        update={"tiers": ["duration"], "tier_reason": reason, "total_duration_s": entry.time_s}
+    )
