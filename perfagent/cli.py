@@ -12,11 +12,12 @@ import traceback
 from collections.abc import Sequence
 
 from perfagent._version import __version__
-from perfagent.commands import load_commands
+from perfagent.commands import COMMANDS, load_commands
 from perfagent.errors import ExitCode, exit_code_for, one_line, saved_note
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; ``only``: with just that subcommand (see ``main``)."""
     parser = argparse.ArgumentParser(
         prog="perfagent",
         description="Profile GPU kernels, explain why they are slow, and rewrite them one verified step at a time.",
@@ -24,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"perfagent {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, command in load_commands().items():
+    for name, command in load_commands(only).items():
         doc = (type(command).__doc__ or "").strip()
         summary = doc.splitlines()[0] if doc else name
         # argparse %-formats help strings; a literal % in a docstring must not crash --help.
@@ -37,10 +38,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _named_command(args: Sequence[str]) -> str | None:
+    """The subcommand ``args`` name when it is a known one (the first argument not an option)."""
+    first = next((a for a in args if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``perfagent`` console script."""
-    parser = build_parser()
     args_list = list(sys.argv[1:] if argv is None else argv)
+    # Start-up cost: `perfagent diagnose ...` builds (imports) the diagnose command alone; the full
+    # parser is built when no known subcommand is named (`perfagent --help`, typos).
+    parser = build_parser(_named_command(args_list))
     # Everything after a bare `--` is the user's command, never perfagent's options.
     trailing: list[str] = []
     if "--" in args_list:

@@ -42,10 +42,13 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def load_commands() -> dict[str, Command]:
-    """Instantiate every command whose module exists (a missing one is skipped)."""
+def load_commands(only: str | None = None) -> dict[str, Command]:
+    """Instantiate every command whose module exists (a missing one is skipped); ``only``: just that one
+    (a command line naming its subcommand imports no other command's module)."""
     found: dict[str, Command] = {}
     for name, target in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         module_name, cls_name = target.split(":")
         try:
             module = importlib.import_module(module_name)

@@ -73,6 +73,16 @@ def add_profile_args(parser: argparse.ArgumentParser) -> None:
         help="collect per-source-line counters (build with -lineinfo)",
     )
     g.add_argument(
+        "--all-kernels",
+        action="store_true",
+        help="counters for every kernel (default: only the kernels making 90 %% of GPU time; the rest are timed)",
+    )
+    g.add_argument(
+        "--single-run",
+        action="store_true",
+        help="one targeted ncu run over every matched launch instead of staged profiling (time first, then tiers)",
+    )
+    g.add_argument(
         "--arch", default="sm_90", help="target architecture for builds and static analysis (default sm_90)"
     )
     g.add_argument(
@@ -95,6 +105,8 @@ def profile_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "clock_control": args.clock_control,
         "full_set": args.full,
         "source_counters": args.source_counters,
+        "staged": not args.single_run,
+        "all_kernels": args.all_kernels,
         "arch": args.arch,
         "timeout_s": args.timeout,
     }

@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from perfagent.api import diagnose
 from perfagent.commands.common import (
     add_output_args,
     add_profile_args,
@@ -17,7 +16,6 @@ from perfagent.commands.common import (
     progress_to_stderr,
 )
 from perfagent.errors import ExitCode
-from perfagent.render import OutputFormat, render, write_output
 
 
 class DiagnoseCommand:
@@ -38,6 +36,10 @@ class DiagnoseCommand:
         g.add_argument("--no-save", action="store_true", help="do not keep a run folder")
 
     def run(self, args: argparse.Namespace) -> int:
+        # imported here so that `perfagent diagnose --help` and argument errors stay fast
+        from perfagent.api import diagnose
+        from perfagent.render import OutputFormat, render, write_output
+
         check_output_path(args)
         check_writable_folder(args.run_dir, option="--run-dir")
         record = diagnose(

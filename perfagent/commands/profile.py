@@ -57,7 +57,7 @@ class ProfileCommand:
                 command=args.trailing_command,
                 workdir=work,
                 progress=progress_to_stderr,
-                **profile_kwargs(args),
+                **{**profile_kwargs(args), "staged": not (args.single_run or args.save_report)},
             )
             if args.save_report:
                 _keep_report(work, args.save_report)

@@ -14,17 +14,37 @@ PNG beside the output, so each report is a single file that survives being moved
 
 from __future__ import annotations
 
+import importlib
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
-from perfagent.records import RunRecord
 from perfagent.render.base import Renderer
-from perfagent.render.html import HtmlRenderer
-from perfagent.render.json import JsonRenderer
-from perfagent.render.markdown import MarkdownRenderer
-from perfagent.render.text import TextRenderer
+
+if TYPE_CHECKING:
+    from perfagent.records import RunRecord
+    from perfagent.render.html import HtmlRenderer
+    from perfagent.render.json import JsonRenderer
+    from perfagent.render.markdown import MarkdownRenderer
+    from perfagent.render.text import TextRenderer
+
+# Each renderer is imported when its format is asked for: the text one loads rich, md/html the chart code;
+# `--format json` needs neither (CLI start-up, tests/unit/test_import_cost.py).
+_RENDERERS = {
+    "TextRenderer": "perfagent.render.text",
+    "JsonRenderer": "perfagent.render.json",
+    "MarkdownRenderer": "perfagent.render.markdown",
+    "HtmlRenderer": "perfagent.render.html",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _RENDERERS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'perfagent.render' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "HtmlRenderer",
@@ -77,12 +97,20 @@ class OutputFormat(StrEnum):
             A ``Renderer`` whose ``render(record)`` returns the document.
         """
         if self is OutputFormat.TEXT:
+            from perfagent.render.text import TextRenderer
+
             return TextRenderer(color=color, width=width)
         if self is OutputFormat.JSON:
+            from perfagent.render.json import JsonRenderer
+
             return JsonRenderer()
         if self is OutputFormat.MARKDOWN:
+            from perfagent.render.markdown import MarkdownRenderer
+
             return MarkdownRenderer()
         if self is OutputFormat.HTML:
+            from perfagent.render.html import HtmlRenderer
+
             return HtmlRenderer()
         assert_never(self)
 
