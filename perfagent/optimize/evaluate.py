@@ -44,6 +44,7 @@ from perfagent.optimize.loop_state import (
 )
 from perfagent.optimize.outcome import MetricCheck, check_metric, decide, would_accept
 from perfagent.optimize.plan import PlannedTransform
+from perfagent.optimize.reprofile_tiers import tiers_for_candidate
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, VerificationSummary
 from perfagent.rewrite.base import Candidate
@@ -446,6 +447,7 @@ class CandidateEvaluator:
                 target_kernel=self.baseline.kernel_name,
                 arch=s.arch,
                 timeout_s=s.profile_timeout_s,
+                tiers=tiers_for_candidate(self.state.before, entry.effect_for(category).metric),
             )
             staged.stages["profile"] = round(time.monotonic() - clock, 3)
         rp = measured.reprofiled

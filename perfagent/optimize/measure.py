@@ -21,6 +21,9 @@ from typing import Any
 
 from perfagent.errors import BadInput, InternalError, PerfAgentError
 from perfagent.models import KernelProfile, Profile
+from perfagent.optimize.reprofile_tiers import needs_second_run
+from perfagent.staging.assemble import merge_tier_b
+from perfagent.staging.select import kernel_key
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
@@ -33,6 +36,7 @@ from perfagent.workloads.launch_spec import (
 )
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.errors import ProfilerError, ProfilerUnavailable
+from profilers.model import MetricTier
 
 Progress = Callable[[str], None]
 CANDIDATE_CU = "source.cu"
@@ -464,24 +468,33 @@ def reprofile(
     arch: str,
     timeout_s: float,
     progress: Progress = _quiet,
+    tiers: tuple[MetricTier, ...] = ("A", "B"),
 ) -> Reprofile:
-    """Profile ``file`` with ncu through the harness; never raises for a profiler problem (it becomes a note)."""
+    """Profile ``file`` with ncu through the harness; never raises for a profiler problem (it becomes a note).
+
+    One targeted run (not staged: the kernel filter already names the changed kernel) collecting ``tiers``;
+    when tier B was left out but the kernel's tier-A evidence calls for it, a second run adds it
+    (``perfagent.optimize.reprofile_tiers``).
+    """
     from perfagent.api import profile
 
     text = file.read_text(encoding="utf-8", errors="replace")
     workdir.mkdir(parents=True, exist_ok=True)
+    options: dict[str, Any] = {
+        "command": harness_command(wl, file, spec),
+        "profiler": "ncu",
+        "kernel": wl.kernel_regex(text),
+        "nvtx_include": harness_nvtx_include(wl),
+        "arch": arch,
+        "timeout_s": timeout_s,
+        "progress": progress,
+        "staged": False,
+    }
     try:
-        prof = profile(
-            None,
-            command=harness_command(wl, file, spec),
-            profiler="ncu",
-            kernel=wl.kernel_regex(text),
-            nvtx_include=harness_nvtx_include(wl),
-            arch=arch,
-            timeout_s=timeout_s,
-            workdir=workdir,
-            progress=progress,
-        )
+        prof = profile(None, workdir=workdir, metric_tiers=tiers, **options)
+        if tiers_needing_b(tiers, prof):
+            tier_b = profile(None, workdir=workdir / "tier-b", metric_tiers=("B",), **options)
+            prof = with_tier_b_merged(prof, tier_b)
     except PerfAgentError as exc:
         return Reprofile(note=f"not re-profiled: {exc.message}")
     (workdir / "profile.json").write_text(prof.model_dump_json(indent=2), encoding="utf-8")
@@ -490,6 +503,18 @@ def reprofile(
             profile=prof, note=f"the profile holds no kernel ({'; '.join(prof.notes) or prof.mode})"
         )
     return Reprofile(profile=prof, kernel=pick_kernel(prof.kernels, target_kernel))
+
+
+def tiers_needing_b(tiers: tuple[MetricTier, ...], prof: Profile) -> bool:
+    """A tier-A-only profile whose kernels' tier-A evidence calls for tier B (see ``reprofile``)."""
+    return any(needs_second_run(tiers, k) for k in prof.kernels)
+
+
+def with_tier_b_merged(tier_a: Profile, tier_b: Profile) -> Profile:
+    """``tier_a`` with each kernel's tier-B counters from ``tier_b`` (same name, grid and block)."""
+    found = {kernel_key(k): k for k in tier_b.kernels}
+    kernels = [merge_tier_b(k, found[kernel_key(k)]) if kernel_key(k) in found else k for k in tier_a.kernels]
+    return tier_a.model_copy(update={"kernels": kernels, "notes": [*tier_a.notes, *tier_b.notes]})
 
 
 def pick_kernel(kernels: list[KernelProfile], name: str | None) -> KernelProfile:

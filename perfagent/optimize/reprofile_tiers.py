@@ -1,0 +1,50 @@
+"""Which counter tiers a candidate's re-profile collects (issue 27): only what the accept rule and the
+next plan need.
+
+The candidate is profiled for its changed kernel only (the workload's kernel filter) in one run. Tier A
+always (the accept rule's metric and most findings read it); tier B (warp stalls, scheduler state, tensor
+paths) only when the original kernel's tier-A evidence called for it, when the accept rule's metric is a
+tier-B one, or, after the run, when the candidate's own tier-A evidence calls for it (then a second run
+collects tier B for it: the next plan must not read a missing stall breakdown as an empty one).
+"""
+
+from __future__ import annotations
+
+from perfagent.classifier.needs import tier_b_reason
+from perfagent.models import KernelProfile
+from profilers.model import MetricTier
+from profilers.ncu.tiers import fields_provided
+
+BOTH: tuple[MetricTier, ...] = ("A", "B")
+TIER_A: tuple[MetricTier, ...] = ("A",)
+
+
+def metric_in_tier_a(metric: str) -> bool:
+    """Whether tier A fills the canonical metric an accept rule checks (the catalog's effect names,
+    ``metrics.shared_bank_conflict_pct``, ``metrics.warp_stalls.long_scoreboard``; a bare field name is read
+    as ``metrics.<name>``); a key no tier fills counts as tier A (more tiers would not measure it)."""
+    key = (
+        metric
+        if metric.split(".")[0] in ("metrics", "launch", "occupancy", "device")
+        else f"metrics.{metric}"
+    )
+    provided = fields_provided(TIER_A)
+    if key in provided or any(k.startswith(key + ".") for k in provided):
+        return True
+    return key not in fields_provided(BOTH) and not any(
+        k.startswith(key + ".") for k in fields_provided(BOTH)
+    )
+
+
+def tiers_for_candidate(before: KernelProfile | None, accept_metric: str | None) -> tuple[MetricTier, ...]:
+    """The tiers of a candidate's first re-profile run (module docstring)."""
+    if before is None or tier_b_reason(before) is not None:
+        return BOTH
+    if accept_metric is not None and not metric_in_tier_a(accept_metric):
+        return BOTH
+    return TIER_A
+
+
+def needs_second_run(tiers: tuple[MetricTier, ...], after: KernelProfile | None) -> bool:
+    """True when a tier-A-only re-profile shows the candidate now calls for tier B."""
+    return "B" not in tiers and after is not None and tier_b_reason(after) is not None
