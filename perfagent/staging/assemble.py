@@ -92,7 +92,7 @@ def assemble(
 
 def _depth_reason(entry: TimedKernel | None, tier_b_reason: str | None, covered: float) -> str:
     head = (
-        f"tier A: one of the kernels making {covered:.1%} of GPU time ({entry.share:.1%} itself)"
+        f"tier A: one of the kernels making {100 * covered:.1f} % of GPU time ({100 * entry.share:.1f} % itself)"
         if entry is not None
         else "tier A: another launch configuration of a chosen kernel"
     )

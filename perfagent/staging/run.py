@@ -71,7 +71,7 @@ def staged_profile(
     chosen = len(selection.in_depth)
     progress(
         f"stage 2: tier A counters on {chosen} of {len(times.kernels)} kernel configuration(s), "
-        f"{selection.share_in_depth:.1%} of GPU time …"
+        f"{100 * selection.share_in_depth:.1f} % of GPU time …"
     )
     tier_a = ncu.profile(stage2_request(request, selection.kernel_regex(), selection.launch_skip, ("A",)))
     reasons: dict[KernelKey, str] = {}
@@ -88,8 +88,8 @@ def staged_profile(
     launches = sum(k.invocations for k in times.kernels)
     notes = [
         f"staged profiling: stage 1 timed {launches} launch(es) of {len(times.kernels)} kernel configuration(s) "
-        f"(duration only); tier A on the {chosen} making {selection.share_in_depth:.1%} of GPU time "
-        f"({'every kernel asked for' if all_kernels else f'threshold {DEPTH_SHARE:.0%}'}); tier B on {len(reasons)}",
+        f"(duration only); tier A on the {chosen} making {100 * selection.share_in_depth:.1f} % of GPU time "
+        f"({'every kernel asked for' if all_kernels else f'threshold {100 * DEPTH_SHARE:.0f} %'}); tier B on {len(reasons)}",
         *times.notes,
         *tier_a.notes,
         *(tier_b.notes if tier_b else []),

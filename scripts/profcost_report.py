@@ -1,0 +1,125 @@
+"""Tables of the staged-profiling cost benchmark (scripts/bench_profiling_cost.sh, issue 27).
+
+    python3 scripts/profcost_report.py WORKDIR LABEL > table.md
+
+WORKDIR holds, for one workload: ``times.tsv`` (label, seconds per run), ``staged_*/record.json`` and the
+ncu logs of each staged diagnose (run folders), ``staged_1.json`` (the staged record) and ``single.json``
+(the record of one targeted run over every launch: the classification before staging). Prints the
+timing table (median, min, max, ratio to ``ncu --set basic``), the replay passes per stage, and each
+kernel's tier and top finding before/after with a verdict for the kernels that matter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+PASSES = re.compile(r"(\d+) pass(?:es)?")
+
+
+def timings(work: Path) -> dict[str, list[float]]:
+    runs: dict[str, list[float]] = {}
+    for line in (work / "times.tsv").read_text().splitlines():
+        label, _, seconds = line.rpartition("\t")
+        if label and seconds:
+            runs.setdefault(label, []).append(float(seconds))
+    return runs
+
+
+def timing_table(runs: dict[str, list[float]]) -> list[str]:
+    basic = statistics.median(runs["ncu --set basic"]) if runs.get("ncu --set basic") else None
+    rows = ["| command | runs | median s | min s | max s | vs basic |", "|---|---|---|---|---|---|"]
+    for label, values in runs.items():
+        med = statistics.median(values)
+        ratio = f"{med / basic:.2f}×" if basic else ""
+        rows.append(
+            f"| {label} | {len(values)} | {med:.2f} | {min(values):.2f} | {max(values):.2f} | {ratio} |"
+        )
+    return rows
+
+
+def stage_passes(run_dir: Path) -> list[str]:
+    """Replay passes per profiled launch in each ncu log of a staged run, oldest first."""
+    logs = sorted(
+        [*run_dir.glob("perfagent-ncu-times-*.csv"), *run_dir.glob("perfagent-ncu-*.log")],
+        key=lambda p: p.stat().st_mtime,
+    )
+    rows = ["| stage (ncu log) | launches profiled | passes per launch (median) |", "|---|---|---|"]
+    for log in logs:
+        found = [int(p) for p in PASSES.findall(log.read_text(errors="replace"))]
+        stage = "1: durations" if "times" in log.name else "2: counters"
+        median = statistics.median(found) if found else "?"
+        rows.append(f"| {stage} ({log.name}) | {len(found)} | {median} |")
+    return rows
+
+
+def _top(kernel: dict[str, Any]) -> str:
+    findings = kernel.get("findings") or []
+    return findings[0]["category"] if findings else "—"
+
+
+def _key(kernel: dict[str, Any]) -> tuple[str, str]:
+    profile = kernel["profile"]
+    return profile["name"], str(profile["launch"].get("grid"))
+
+
+def classification_table(single: dict[str, Any], staged: dict[str, Any]) -> tuple[list[str], int, int]:
+    """Per kernel of the staged record: share, tiers, top finding before/after; (rows, compared, changed)."""
+    before = {_key(k): k for k in single.get("kernels", [])}
+    rows = [
+        "| kernel | share | tiers | tier reason | top finding before | after | same |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    compared = changed = 0
+    for kernel in staged.get("kernels", []):
+        profile = kernel["profile"]
+        tiers = profile.get("tiers") or []
+        share = kernel.get("share_of_total")
+        old = before.get(_key(kernel))
+        in_depth = "A" in tiers
+        verdict = ""
+        if in_depth and old is not None:
+            compared += 1
+            same = [f["category"] for f in old.get("findings", [])] == [
+                f["category"] for f in kernel["findings"]
+            ]
+            changed += not same
+            verdict = "yes" if same else "**NO**"
+        reason = (profile.get("tier_reason") or "").replace("|", "/")
+        rows.append(
+            f"| {profile['base_name'][:48]} | {'' if share is None else f'{100 * share:.1f} %'} | "
+            f"{'+'.join(tiers) or 'all'} | {reason[:90]} | {_top(old) if old else '—'} | {_top(kernel)} | {verdict} |"
+        )
+    return rows, compared, changed
+
+
+def main(work: Path, label: str) -> None:
+    print(f"### {label}\n")
+    runs = timings(work)
+    print("\n".join(timing_table(runs)) + "\n")
+    run_dir = work / "staged_1"
+    if run_dir.is_dir():
+        print("\n".join(stage_passes(run_dir)) + "\n")
+    staged_path, single_path = work / "staged_1.json", work / "single.json"
+    if staged_path.is_file() and single_path.is_file():
+        rows, compared, changed = classification_table(
+            json.loads(single_path.read_text()), json.loads(staged_path.read_text())
+        )
+        staged = json.loads(staged_path.read_text())
+        print("\n".join(staged.get("notes", [])[:2]) + "\n")
+        print("\n".join(rows) + "\n")
+        print(
+            f"kernels profiled in depth compared with the single-run classification: {compared}; changed: {changed}\n"
+        )
+    summary = {
+        label: {name: statistics.median(values) for name, values in runs.items()},
+    }
+    (work / "summary.json").write_text(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), sys.argv[2])
