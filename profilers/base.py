@@ -57,7 +57,7 @@ class ProfileRequest(Frozen):
     they cost replay passes; see ``profilers.static.sass_scan``)."""
     metric_tiers: tuple[MetricTier, ...] = ("A", "B")
     """Counter tiers of a targeted run (``profilers.ncu.tiers``): 'A' = sections and speed-of-light, memory
-    and occupancy metrics; 'B' = warp stalls, scheduler state and tensor paths. Ignored with ``full_set``."""
+    occupancy and FLOP metrics; 'B' = warp-stall reasons and scheduler state. Ignored with ``full_set``."""
     per_launch_config: bool = False
     """Apply ``launch_skip``/``launch_count`` to each launch configuration (ncu ``--filter-mode
     per-launch-config``): one representative launch of every matched kernel and configuration."""

@@ -19,8 +19,8 @@ MemoryLevel = Literal["dram", "l2", "l1"]
 CollectionMode = Literal["counters", "static", "timing-only"]
 MetricTier = Literal["duration", "A", "B"]
 """How deeply a kernel was profiled (staged ncu profiling, ``profilers.ncu.tiers``): 'duration' = its launch
-times only (stage 1), 'A' = speed of light, memory and occupancy counters, 'B' = warp stalls, scheduler
-state and tensor paths."""
+times only (stage 1), 'A' = speed of light, memory, occupancy and FLOP counters, 'B' = warp-stall reasons
+and scheduler state."""
 
 
 class Frozen(BaseModel):

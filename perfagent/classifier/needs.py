@@ -1,8 +1,8 @@
 """What each classifier rule reads, and when a kernel's tier-A evidence calls for tier B.
 
 Staged profiling (``perfagent.staging``) collects counters in tiers (``profilers.ncu.tiers``): tier A
-(speed of light, memory, occupancy) for every kernel profiled in depth, tier B (warp stalls, scheduler
-state, tensor paths) only where ``tier_b_reason`` says the tier-A evidence calls for it. Each rule
+(speed of light, memory, occupancy, FLOPs) for every kernel profiled in depth, tier B (warp stalls,
+scheduler state) only where ``tier_b_reason`` says the tier-A evidence calls for it. Each rule
 declares its needs in canonical keys (the metric map's ``metrics.<field>`` names; a dict field such as
 ``metrics.warp_stalls`` means any of its keys): ``always`` = read whenever the rule runs, ``tier_b`` =
 read only on a branch taken when ``tier_b_reason`` fires. tests/classifier/test_needs.py checks that every
@@ -108,11 +108,11 @@ RULE_NEEDS: dict[str, RuleNeeds] = {
     "at_roofline_bound": RuleNeeds(
         _keys(
             *_ROOFLINE,
+            "metrics.flops.tensor",
             "metrics.dram_throughput_pct",
             "metrics.sm_throughput_pct",
             "metrics.pipe_utilization_pct",
-        ),
-        tier_b=_keys("metrics.flops.tensor", "metrics.pipe_utilization_pct.tensor"),
+        )
     ),
     "no_dominant_limiter": RuleNeeds(_keys(*_SOL, *_ROOFLINE)),
 }
@@ -127,8 +127,8 @@ def tier_b_reason(kernel: KernelProfile) -> str | None:
     - **latency-bound**: SM and memory throughput both under 60 % of peak with at least one full wave:
       only the stall reasons and scheduler state say what the warps wait on (``latency_bound``).
     - **compute-bound with no dominant limiter**: SM throughput at 60 % or more of peak but no counted
-      FLOPs at 75 % of a compute roof: the busy pipe (tensor paths included) names the limiter
-      (``at_roofline_bound``'s pipe branch, tensor FLOPs for the roofline).
+      FLOPs at 75 % of a compute roof: the SM is busy with something other than useful FLOPs, and the
+      stalls and issue state say what (``latency_bound``'s and the plan's evidence).
     """
     m = kernel.metrics
     sm, mem = m.sm_throughput_pct, m.memory_throughput_pct
@@ -140,7 +140,7 @@ def tier_b_reason(kernel: KernelProfile) -> str | None:
     if sm >= LATENCY_FRAC * 100 and not _at_compute_roof(kernel):
         return (
             f"compute-bound in tier A (SM {sm:.0f} % of peak) with no FLOP roof near it: "
-            "pipes, tensor paths and stalls needed"
+            "stall reasons and issue state needed"
         )
     return None
 

@@ -2,8 +2,8 @@
 next plan need.
 
 The candidate is profiled for its changed kernel only (the workload's kernel filter) in one run. Tier A
-always (the accept rule's metric and most findings read it); tier B (warp stalls, scheduler state, tensor
-paths) only when the original kernel's tier-A evidence called for it, when the accept rule's metric is a
+always (the accept rule's metric and most findings read it); tier B (warp stall reasons and scheduler
+state) only when the original kernel's tier-A evidence called for it, when the accept rule's metric is a
 tier-B one, or, after the run, when the candidate's own tier-A evidence calls for it (then a second run
 collects tier B for it: the next plan must not read a missing stall breakdown as an empty one).
 """

@@ -82,7 +82,7 @@ def staged_profile(
     tier_b = None
     if reasons:
         names = names_regex(key[0] for key in reasons)
-        progress(f"stage 2: tier B counters (stalls, scheduler, tensor paths) on {len(reasons)} kernel(s) …")
+        progress(f"stage 2: tier B counters (stall reasons, scheduler state) on {len(reasons)} kernel(s) …")
         tier_b = ncu.profile(stage2_request(request, names, selection.launch_skip, ("B",)))
     kernels = with_tier_b(tier_a, tier_b, reasons)
     launches = sum(k.invocations for k in times.kernels)

@@ -113,7 +113,7 @@ class NcuProfiler:
         report_path, log_path = workdir / f"{stem}.ncu-rep", workdir / f"{stem}.log"
         skipped = (
             no_tensor_code(request.command)
-            if request.tensor_counters and not request.full_set and "B" in request.metric_tiers
+            if request.tensor_counters and not request.full_set and "A" in request.metric_tiers
             else None
         )
         if skipped:

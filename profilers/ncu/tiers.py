@@ -4,16 +4,19 @@ Staged profiling (``perfagent.staging``) first times every launch (``STAGE1_METR
 then profiles the kernels that matter with tier A and, only where tier A's evidence calls for it, tier B:
 
 - **A**, always in depth: the SpeedOfLight, LaunchStats and Occupancy sections plus every targeted metric
-  not in tier B: roofline FLOP and byte counts, coalescing (bytes per sector), shared-memory conflicts,
-  local (spill) traffic, atomics, predication, cache hit rates and pipe utilisation. About the
-  ``basic`` set's 10 passes plus the SASS-count and L1TEX passes (issue 10's pass study,
-  tests/gpu/profiling_groups_h100.md: SASS op counts +1 alone, L1TEX +2, pipes and L2 +0).
-- **B**, on demand: warp-stall reasons, scheduler/issue state and the tensor op paths and pipe. The
-  stall group alone costs 5 passes and the tensor group 2 (same study); they are what the latency and
-  compute rules read when SM and memory throughput do not name the limiter.
+  not in tier B: roofline FLOP and byte counts (tensor paths included), coalescing (bytes per sector),
+  shared-memory conflicts, local (spill) traffic, atomics, predication, cache hit rates and pipe
+  utilisation. About the ``basic`` set's 10 passes plus the SASS-count and L1TEX passes (issue 10's pass
+  study, tests/gpu/profiling_groups_h100.md: SASS op counts +1 alone, L1TEX +2, pipes and L2 +0).
+- **B**, on demand: warp-stall reasons and scheduler/issue state (the stall group alone costs 5 passes,
+  the scheduler state 1 more; same study): what the latency rules read when SM and memory throughput do
+  not name the limiter.
 
-Pipe utilisation stays in tier A although the issue lists pipes under B: on the H100 it added no replay
-pass to the sections (same study), so moving it would save nothing and cost a run.
+Two placements differ from the issue's sketch, on measurement and on what the numbers feed: pipe
+utilisation stays in A because it added no replay pass to the sections; the tensor op paths and pipe
+(2 passes) stay in A because the roofline's tensor FLOPs are speed-of-light evidence for every kernel
+that uses tensor cores, whatever its tier-B verdict. They are still left out whenever the program's
+SASS shows no tensor-core instruction (``profilers.static.sass_scan``), as before staging.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ _TIER_B = re.compile(
     r"issue_stalled"  # the 18 stall reasons (5 passes)
     r"|^smsp__issue_active|^smsp__warps_eligible|^smsp__average_warp_latency"  # scheduler state
     r"|^smsp__warps_active\.avg\.per_cycle_active"
-    r"|tensor(?!.*\.peak_sustained$)"  # tensor op paths and pipe (2 passes); their peaks are constants
 )
 LAUNCH_IDENTITY_METRICS: tuple[str, ...] = (
     "launch__grid_dim_x",
@@ -45,7 +47,7 @@ LAUNCH_IDENTITY_METRICS: tuple[str, ...] = (
 
 
 def is_tier_b(metric: str) -> bool:
-    """True when ``metric`` belongs to tier B (stalls, scheduler state, tensor paths)."""
+    """True when ``metric`` belongs to tier B (stall reasons, scheduler state)."""
     return _TIER_B.search(metric) is not None
 
 

@@ -45,11 +45,10 @@ def test_a_kernel_tier_a_explains_is_reprofiled_with_tier_a_only(kernels: dict[s
     assert tiers_for_candidate(None, "metrics.duration_s") == ("A", "B")
 
 
-def test_the_catalogs_tier_b_effects_are_the_stall_issue_and_tensor_metrics() -> None:
+def test_the_catalogs_tier_b_effects_are_the_stall_and_issue_metrics() -> None:
     effects = {e.metric for t in catalog().values() for e in t.expected_effect}
     assert sorted(m for m in effects if not metric_in_tier_a(m)) == [
         "metrics.issue_slot_utilization_pct",
-        "metrics.pipe_utilization_pct.tensor",
         "metrics.warp_stalls.barrier",
         "metrics.warp_stalls.long_scoreboard",
     ]

@@ -128,9 +128,10 @@ def test_tiers_partition_the_targeted_metrics() -> None:
     assert metrics_for(("A", "B")) == targeted_metrics()
     stalls = [m for m in targeted_metrics() if "issue_stalled" in m]
     assert len(stalls) == 18 and all(is_tier_b(m) for m in stalls)
-    # tensor paths are tier B, their peaks (constants, no replay pass) tier A
-    assert is_tier_b("sm__ops_path_tensor_src_fp16.sum")
-    assert not is_tier_b("sm__ops_path_tensor_src_fp16_dst_fp32.sum.peak_sustained")
+    # tensor paths feed the roofline: tier A (left out only when the SASS shows no tensor instruction)
+    assert not is_tier_b("sm__ops_path_tensor_src_fp16.sum")
+    assert not is_tier_b("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
+    assert len(tier_metrics("B")) == 22  # 18 stall reasons + 4 scheduler-state ratios
     # the occupancy section's achieved warps stays in A; the scheduler's warps per cycle is B
     assert not is_tier_b("sm__warps_active.avg.pct_of_peak_sustained_active")
     assert is_tier_b("smsp__warps_active.avg.per_cycle_active")
@@ -149,6 +150,7 @@ def test_tier_a_alone_fills_the_speed_of_light_memory_and_occupancy_keys() -> No
         "occupancy.theoretical_pct",
         "launch.waves_per_sm",
         "peaks.dram_bytes_per_s",
+        "metrics.flops.tensor",
     ):
         assert key in a, key
     assert "metrics.warp_stalls.long_scoreboard" not in a
