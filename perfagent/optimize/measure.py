@@ -22,8 +22,7 @@ from typing import Any
 from perfagent.errors import BadInput, InternalError, PerfAgentError
 from perfagent.models import KernelProfile, Profile
 from perfagent.optimize.reprofile_tiers import needs_second_run
-from perfagent.staging.assemble import merge_tier_b
-from perfagent.staging.select import kernel_key
+from perfagent.staging.assemble import find_same, merge_tier_b
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
@@ -512,8 +511,10 @@ def tiers_needing_b(tiers: tuple[MetricTier, ...], prof: Profile) -> bool:
 
 def with_tier_b_merged(tier_a: Profile, tier_b: Profile) -> Profile:
     """``tier_a`` with each kernel's tier-B counters from ``tier_b`` (same name, grid and block)."""
-    found = {kernel_key(k): k for k in tier_b.kernels}
-    kernels = [merge_tier_b(k, found[kernel_key(k)]) if kernel_key(k) in found else k for k in tier_a.kernels]
+    kernels = []
+    for kernel in tier_a.kernels:
+        same = find_same(kernel, tier_b.kernels)
+        kernels.append(merge_tier_b(kernel, same) if same is not None else kernel)
     return tier_a.model_copy(update={"kernels": kernels, "notes": [*tier_a.notes, *tier_b.notes]})
 
 

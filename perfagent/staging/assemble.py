@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from perfagent.models import KernelProfile, Metrics, Profile
-from perfagent.staging.select import KernelKey, Selection, TimedKernel, kernel_key, shallow_reason
+from perfagent.staging.select import KernelKey, Selection, TimedKernel, exact_key, kernel_key, shallow_reason
 
 
 def merge_tier_b(tier_a: KernelProfile, tier_b: KernelProfile) -> KernelProfile:
@@ -31,17 +31,28 @@ def merge_tier_b(tier_a: KernelProfile, tier_b: KernelProfile) -> KernelProfile:
     )
 
 
+def find_same(kernel: KernelProfile, others: list[KernelProfile]) -> KernelProfile | None:
+    """The kernel of another run that is ``kernel``: same demangled name, grid and block; else the one
+    with the same function name, grid and block."""
+    exact = [k for k in others if exact_key(k) == exact_key(kernel)]
+    if exact:
+        return exact[0]
+    loose = [k for k in others if kernel_key(k) == kernel_key(kernel)]
+    return loose[0] if len(loose) == 1 else None
+
+
 def with_tier_b(
     tier_a: Profile, tier_b: Profile | None, reasons: dict[KernelKey, str]
 ) -> list[KernelProfile]:
-    """Tier A's kernels, each with tier B merged in where it was asked for, and its tiers and reason."""
-    found = {kernel_key(k): k for k in (tier_b.kernels if tier_b else [])}
+    """Tier A's kernels (``reasons`` keyed by ``exact_key``), each with tier B merged in where it was asked
+    for, and its tiers and reason."""
+    others = tier_b.kernels if tier_b else []
     out: list[KernelProfile] = []
     for kernel in tier_a.kernels:
-        key = kernel_key(kernel)
-        reason = reasons.get(key)
-        if reason is not None and key in found:
-            merged = merge_tier_b(kernel, found[key])
+        reason = reasons.get(exact_key(kernel))
+        match = find_same(kernel, others) if reason is not None else None
+        if reason is not None and match is not None:
+            merged = merge_tier_b(kernel, match)
             out.append(merged.model_copy(update={"tiers": ["duration", "A", "B"], "tier_reason": reason}))
         elif reason is not None:
             why = f"{reason}; but tier B's run did not profile it, so its stalls are not collected"
@@ -49,6 +60,21 @@ def with_tier_b(
         else:
             out.append(kernel.model_copy(update={"tiers": ["duration", "A"]}))
     return out
+
+
+def stage1_entry(kernel: KernelProfile, entries: list[TimedKernel]) -> TimedKernel | None:
+    """The stage-1 entry of a stage-2 kernel: same demangled name, grid and block; else the one entry
+    with the same function name, grid and block (template instantiations share a function name)."""
+    exact = [
+        e
+        for e in entries
+        if (e.kernel.name, e.kernel.launch.grid, e.kernel.launch.block)
+        == (kernel.name, kernel.launch.grid, kernel.launch.block)
+    ]
+    if exact:
+        return exact[0]
+    loose = [e for e in entries if kernel_key(e.kernel) == kernel_key(kernel)]
+    return loose[0] if len(loose) == 1 else None
 
 
 def assemble(
@@ -60,25 +86,20 @@ def assemble(
 ) -> Profile:
     """The staged Profile: in-depth kernels carry stage 1's launch count and summed time (the whole
     program's, not the representative launch's); kernels below the line follow with their time only."""
-    timed = {kernel_key(t.kernel): t for t in [*selection.in_depth, *selection.shallow]}
-    profiled: set[KernelKey] = set()
+    entries = [*selection.in_depth, *selection.shallow]
+    profiled: set[int] = set()
     out: list[KernelProfile] = []
     for kernel in kernels:
-        key = kernel_key(kernel)
-        entry = timed.get(key)
-        profiled.add(key)
+        entry = stage1_entry(kernel, entries)
         reason = _depth_reason(entry, kernel.tier_reason, selection.share_in_depth)
         update: dict[str, Any] = {"tier_reason": reason}
         if entry is not None:
+            profiled.add(id(entry))
             update |= {"invocations": entry.kernel.invocations, "total_duration_s": entry.time_s}
         out.append(kernel.model_copy(update=update))
     missed = "chosen, but stage 2 profiled no launch of it; "
-    out += [
-        _listed(entry, missed + shallow_reason(entry))
-        for entry in selection.in_depth
-        if kernel_key(entry.kernel) not in profiled
-    ]
-    out += [_listed(entry, shallow_reason(entry)) for entry in selection.shallow]
+    out += [_listed(e, missed + shallow_reason(e)) for e in selection.in_depth if id(e) not in profiled]
+    out += [_listed(e, shallow_reason(e)) for e in selection.shallow if id(e) not in profiled]
     return Profile(
         tool="ncu",
         tool_version=times.tool_version,

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from perfagent.classifier.needs import tier_b_reason
 from perfagent.models import Profile
 from perfagent.staging.assemble import assemble, with_tier_b
-from perfagent.staging.select import DEPTH_SHARE, KernelKey, kernel_key, names_regex, select_kernels
+from perfagent.staging.select import DEPTH_SHARE, KernelKey, exact_key, names_regex, select_kernels
 from profilers.base import ProfileRequest
 from profilers.errors import BadReport
 from profilers.ncu.profiler import NcuProfiler
@@ -75,13 +75,15 @@ def staged_profile(
     )
     tier_a = ncu.profile(stage2_request(request, selection.kernel_regex(), selection.launch_skip, ("A",)))
     reasons: dict[KernelKey, str] = {}
+    wanted: set[str] = set()
     for kernel in tier_a.kernels:
         reason = tier_b_reason(kernel)
         if reason is not None:
-            reasons[kernel_key(kernel)] = reason
+            reasons[exact_key(kernel)] = reason
+            wanted.add(kernel.base_name)
     tier_b = None
     if reasons:
-        names = names_regex(key[0] for key in reasons)
+        names = names_regex(wanted)
         progress(f"stage 2: tier B counters (stall reasons, scheduler state) on {len(reasons)} kernel(s) …")
         tier_b = ncu.profile(stage2_request(request, names, selection.launch_skip, ("B",)))
     kernels = with_tier_b(tier_a, tier_b, reasons)

@@ -27,6 +27,11 @@ def kernel_key(kernel: KernelProfile) -> KernelKey:
     return kernel.base_name, kernel.launch.grid, kernel.launch.block
 
 
+def exact_key(kernel: KernelProfile) -> KernelKey:
+    """One kernel of one report: demangled name (template arguments included), grid, block."""
+    return kernel.name, kernel.launch.grid, kernel.launch.block
+
+
 def total_time(kernel: KernelProfile) -> float:
     """Summed time of a stage-1 entry over its launches, s (0 when unmeasured)."""
     if kernel.total_duration_s is not None:

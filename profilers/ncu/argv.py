@@ -129,10 +129,11 @@ def build_ncu_argv(request: ProfileRequest, *, ncu: str, report_path: Path, log_
 
 
 def build_timing_argv(request: ProfileRequest, *, ncu: str, log_path: Path) -> list[str]:
-    """Stage 1 of staged profiling: every matched launch's duration, one replay pass, printed as CSV.
+    """Stage 1 of staged profiling: every matched launch's duration and launch configuration, one replay
+    pass, printed as CSV.
 
     ``--csv --page raw --print-units base`` prints one row per launch (name, grid, block, duration in
-    ns) into ``log_path`` among ncu's ``==PROF==`` lines (ncu.md sections 4 and 6); no report is written.
+    ns, registers, shared memory) into ``log_path`` among ncu's ``==PROF==`` lines (ncu.md sections 4 and 6); no report is written.
     ``--section`` none and ``--apply-rules no``: nothing else is collected or evaluated.
     """
     argv = _common_options(request, ncu=ncu, log_path=log_path)

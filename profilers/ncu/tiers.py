@@ -27,8 +27,17 @@ from functools import cache
 from profilers.model import MetricTier
 from profilers.ncu.mapping import ncu_metric_map
 
-STAGE1_METRICS: tuple[str, ...] = ("gpu__time_duration.sum",)
-"""What stage 1 asks of every launch: its duration (one pass; grid and block come with every launch)."""
+STAGE1_METRICS: tuple[str, ...] = (
+    "gpu__time_duration.sum",
+    "launch__block_size",
+    "launch__grid_size",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_dynamic",
+    "launch__shared_mem_per_block_static",
+)
+"""What stage 1 asks of every launch: its duration (the one replay pass) and its launch configuration
+(launch attributes, read without replay), so that a kernel below the line is still listed with its
+time, grid, block, registers and shared memory."""
 
 _TIER_B = re.compile(
     r"issue_stalled"  # the 18 stall reasons (5 passes)

@@ -28,7 +28,8 @@ def test_stage1_times_every_launch_in_one_pass_as_csv() -> None:
         str(LOG),
         *COMMON,
         "--metrics",
-        "gpu__time_duration.sum",
+        "gpu__time_duration.sum,launch__block_size,launch__grid_size,launch__registers_per_thread,"
+        "launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static",
         "--apply-rules",
         "no",
         "--csv",
