@@ -47,7 +47,8 @@ if args == ["--version"]:
     print("Version 2025.3.1.0 (build 36398880) (public-release)")
     sys.exit(0)
 log = args[args.index("--log-file") + 1]
-export = args[args.index("--export") + 1].replace("%%", "%")
+# stage 1 of staged profiling prints a CSV instead of exporting a report
+export = args[args.index("--export") + 1].replace("%%", "%") if "--export" in args else None
 with open(os.environ["FAKE_NCU_RECORD"], "w") as record:
     json.dump({{"argv": sys.argv, "LC_ALL": os.environ.get("LC_ALL"), "APP_VAR": os.environ.get("APP_VAR")}}, record)
 messages = json.loads(os.environ["FAKE_NCU_LOG"])
@@ -55,7 +56,7 @@ with open(log, "w") as handle:
     handle.write("\n".join(messages) + "\n")
 sys.stdout.write(os.environ.get("FAKE_APP_STDOUT", ""))
 sys.stderr.write(os.environ.get("FAKE_APP_STDERR", ""))
-if scenario == "success":
+if scenario == "success" and export:
     shutil.copyfile(os.environ["FAKE_NCU_REPORT"], export)
 if scenario == "hang":
     time.sleep(30)
