@@ -123,6 +123,8 @@ class KernelView:
     tool_findings: tuple[str, ...]
     harness: bool = False
     """Launched by perfagent's harness outside the workload: not diagnosed (``KernelProfile.harness``)."""
+    timed_only: str | None = None
+    """Why a kernel below staged profiling's line has only its time (``KernelProfile.tier_reason``)."""
 
 
 @dataclass(frozen=True)
@@ -454,6 +456,8 @@ def no_findings(k: KernelView) -> str:
     """What a kernel without findings says: why there are none."""
     if k.harness:
         return "Not diagnosed: a harness kernel, outside the workload's forward()."
+    if k.timed_only:
+        return f"Not diagnosed: {k.timed_only}."
     return "No findings: no rule fired on the collected metrics."
 
 
@@ -476,6 +480,8 @@ def _kernel(rank: int, kd: KernelDiagnosis) -> KernelView:
             facts.append((label, text))
     if kp.harness:
         facts.insert(0, ("Role", HARNESS_ROLE))
+    if kp.tiers:
+        facts.append(("Profiled", _depth(kp.tiers, kp.tier_reason)))
     shown_in_findings = {(s.file, s.line) for f in kd.findings for s in f.source_lines}
     hot = [s for s in kp.source_lines if (s.file, s.line) not in shown_in_findings][:_HOT_LINES]
     return KernelView(
@@ -488,7 +494,15 @@ def _kernel(rank: int, kd: KernelDiagnosis) -> KernelView:
         skipped=tuple(f"skipped: {s.rule} rule — {s.reason}" for s in kd.skipped),
         tool_findings=tuple(_tool_finding(t) for t in kp.tool_findings),
         harness=kp.harness,
+        timed_only=(kp.tier_reason or "durations only") if kp.tiers == ["duration"] else None,
     )
+
+
+def _depth(tiers: list[str], reason: str | None) -> str:
+    """Staged profiling's verdict for one kernel: its counter tiers and why."""
+    counters = [t for t in tiers if t != "duration"]
+    head = f"tiers {'+'.join(counters)}" if counters else "durations only"
+    return f"{head} — {reason}" if reason else head
 
 
 def build_view(record: RunRecord) -> ReportView:

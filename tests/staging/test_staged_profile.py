@@ -145,3 +145,18 @@ def test_record_says_per_kernel_which_tier_and_why(suite: Profile, tmp_path: Pat
 def test_launches_the_user_chose_are_profiled_in_one_run(tmp_path: Path) -> None:
     for fields in ({"launch_count": 3}, {"launch_skip": 2}, {"full_set": True}, {"metric_tiers": ("A",)}):
         assert not can_stage(ProfileRequest(workdir=tmp_path, command=["./prog"], **fields))  # type: ignore[arg-type]
+
+
+def test_reports_show_each_kernels_tiers_and_the_timed_only_kernels(suite: Profile, tmp_path: Path) -> None:
+    from perfagent.render import OutputFormat, render
+
+    staged = staged_profile(
+        RecordedNcu(suite), ProfileRequest(workdir=tmp_path, command=["./prog"]), progress=lambda _: None
+    )
+    record = RunRecord(id="t", perfagent_version="0", target="prog", tool="ncu", kernels=classify(staged))
+    text = render(record, OutputFormat.TEXT, width=200)
+    assert (
+        "Profiled   tiers A+B — tier A: one of the kernels making 90.7 % of GPU time (12.2 % itself)" in text
+    )
+    assert text.count("Not diagnosed: not profiled in depth (") == 15
+    assert "not profiled in depth (0.1 % of GPU time)" in render(record, OutputFormat.MARKDOWN)
