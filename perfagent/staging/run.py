@@ -23,7 +23,7 @@ from perfagent.models import Profile
 from perfagent.staging.assemble import assemble, with_tier_b
 from perfagent.staging.select import DEPTH_SHARE, KernelKey, exact_key, names_regex, select_kernels
 from profilers.base import ProfileRequest
-from profilers.errors import BadReport
+from profilers.errors import BadReport, NoKernelsProfiled
 from profilers.ncu.profiler import NcuProfiler
 
 Progress = Callable[[str], None]
@@ -73,7 +73,11 @@ def staged_profile(
         f"stage 2: tier A counters on {chosen} of {len(times.kernels)} kernel configuration(s), "
         f"{100 * selection.share_in_depth:.1f} % of GPU time …"
     )
-    tier_a = ncu.profile(stage2_request(request, selection.kernel_regex(), selection.launch_skip, ("A",)))
+    try:
+        tier_a = ncu.profile(stage2_request(request, selection.kernel_regex(), selection.launch_skip, ("A",)))
+    except NoKernelsProfiled as exc:  # stage 1 saw these launches: a filter quirk, not an empty program
+        progress(f"stage 2 matched no launch ({exc.message}); one targeted run instead")
+        return ncu.profile(request)
     reasons: dict[KernelKey, str] = {}
     wanted: set[str] = set()
     for kernel in tier_a.kernels:
@@ -85,7 +89,10 @@ def staged_profile(
     if reasons:
         names = names_regex(wanted)
         progress(f"stage 2: tier B counters (stall reasons, scheduler state) on {len(reasons)} kernel(s) …")
-        tier_b = ncu.profile(stage2_request(request, names, selection.launch_skip, ("B",)))
+        try:
+            tier_b = ncu.profile(stage2_request(request, names, selection.launch_skip, ("B",)))
+        except NoKernelsProfiled as exc:  # each such kernel says its stalls were not collected
+            progress(f"tier B matched no launch ({exc.message}); stall reasons not collected")
     kernels = with_tier_b(tier_a, tier_b, reasons)
     launches = sum(k.invocations for k in times.kernels)
     notes = [

@@ -68,9 +68,15 @@ class Selection:
 
 
 def names_regex(names: Iterable[str]) -> str:
-    """An anchored alternation of exact function names, e.g. ``^(gemm|softmax)$``."""
+    """A regex matching exactly these function names, e.g. ``(^|[: ])(gemm|softmax)(<|\\(|$)``.
+
+    ncu searches (partial match) the name ``--kernel-name-base function`` gives; the guards on both sides
+    keep ``gemm`` from matching ``sgemm_naive`` while tolerating a return type or namespace before the name, template
+    arguments or parameters after it, should a release include them; the report reader applies the same
+    search to the function and the demangled name.
+    """
     unique = sorted(set(names))
-    return "^(" + "|".join(re.escape(n) for n in unique) + ")$"
+    return "(^|[: ])(" + "|".join(re.escape(n) for n in unique) + ")(<|\\(|$)"
 
 
 def select_kernels(times: Profile, *, share: float = DEPTH_SHARE, all_kernels: bool = False) -> Selection:

@@ -16,6 +16,7 @@ from perfagent.records import RunRecord
 from perfagent.staging.run import can_stage, staged_profile
 from perfagent.staging.select import select_kernels
 from profilers.base import ProfileRequest
+from profilers.errors import BadReport, NoKernelsProfiled
 from profilers.ncu.profiler import NcuProfiler
 from profilers.ncu.report_reader import read_ncu_rep
 from profilers.ncu.tiers import fields_provided
@@ -76,7 +77,7 @@ def test_the_kernels_making_90_percent_of_gpu_time_are_chosen(suite: Profile) ->
     assert 0.90 <= selection.share_in_depth < 0.91  # 64.3 + 12.2 + 7.5 + 3.5 + 3.2 %
     assert len(selection.shallow) == 15
     assert selection.launch_skip == 0  # each kernel ran once: its only launch is the representative one
-    assert selection.kernel_regex() == "^(" + "|".join(sorted(TOP_90)) + ")$"
+    assert selection.kernel_regex() == "(^|[: ])(" + "|".join(sorted(TOP_90)) + ")(<|\\(|$)"
     assert len(select_kernels(suite, all_kernels=True).in_depth) == 20
     assert [t.kernel.base_name for t in select_kernels(suite, share=0.5).in_depth] == ["sgemm_naive"]
 
@@ -91,12 +92,15 @@ def test_staged_run_requests_tier_a_for_the_top_kernels_and_tier_b_where_needed(
     stage1, tier_a, tier_b = ncu.requests
     assert stage1 == request
     assert (tier_a.kernel_regex, tier_a.metric_tiers, tier_a.per_launch_config, tier_a.launch_count) == (
-        "^(" + "|".join(sorted(TOP_90)) + ")$",
+        "(^|[: ])(" + "|".join(sorted(TOP_90)) + ")(<|\\(|$)",
         ("A",),
         True,
         1,
     )
-    assert (tier_b.kernel_regex, tier_b.metric_tiers) == ("^(" + "|".join(NEEDS_B) + ")$", ("B",))
+    assert (tier_b.kernel_regex, tier_b.metric_tiers) == (
+        "(^|[: ])(" + "|".join(NEEDS_B) + ")(<|\\(|$)",
+        ("B",),
+    )
     tiers = {k.base_name: k.tiers for k in staged.kernels}
     assert len(tiers) == 20
     assert {n for n, t in tiers.items() if t == ["duration", "A", "B"]} == set(NEEDS_B)
@@ -160,3 +164,44 @@ def test_reports_show_each_kernels_tiers_and_the_timed_only_kernels(suite: Profi
     )
     assert text.count("Not diagnosed: not profiled in depth (") == 15
     assert "not profiled in depth (0.1 % of GPU time)" in render(record, OutputFormat.MARKDOWN)
+
+
+class QuirkyNcu(RecordedNcu):
+    """A stage that fails the way ncu does (an unreadable stage-1 table, a stage-2 filter matching nothing)."""
+
+    def __init__(self, recorded: Profile, failing: str) -> None:
+        super().__init__(recorded)
+        self.failing = failing
+
+    def time_launches(self, request: ProfileRequest) -> Profile:
+        if self.failing == "stage 1":
+            raise BadReport("stage 1 printed no launch table")
+        return super().time_launches(request)
+
+    def profile(self, request: ProfileRequest) -> Profile:
+        if request.metric_tiers == (self.failing,):
+            raise NoKernelsProfiled("ncu profiled no kernel")
+        return super().profile(request)
+
+
+@pytest.mark.parametrize("failing", ["stage 1", "A"])
+def test_a_failed_stage_falls_back_to_one_targeted_run(suite: Profile, tmp_path: Path, failing: str) -> None:
+    ncu = QuirkyNcu(suite, failing)
+    request = ProfileRequest(workdir=tmp_path, command=["./prog"])
+    said: list[str] = []
+    profile = staged_profile(ncu, request, progress=said.append)
+    assert ncu.requests[-1] == request  # the one targeted run over every launch
+    assert len(profile.kernels) == 20 and all(k.tiers == [] for k in profile.kernels)
+    assert "one targeted run instead" in said[-1]
+
+
+def test_a_tier_b_run_matching_nothing_leaves_stalls_not_collected(suite: Profile, tmp_path: Path) -> None:
+    staged = staged_profile(
+        QuirkyNcu(suite, "B"), ProfileRequest(workdir=tmp_path, command=["./prog"]), progress=lambda _: None
+    )
+    histogram = next(k for k in staged.kernels if k.base_name == "histogram_global_atomics")
+    assert histogram.tiers == ["duration", "A"] and "stalls are not collected" in (
+        histogram.tier_reason or ""
+    )
+    (d,) = [d for d in classify(staged) if d.profile.base_name == "histogram_global_atomics"]
+    assert any(s.rule == "latency_bound" and s.reason.startswith("not collected") for s in d.skipped)
