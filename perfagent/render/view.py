@@ -7,6 +7,7 @@ out, so the three formats always say the same thing; the TUI can reuse it too. P
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from perfagent.models import (
@@ -498,7 +499,7 @@ def _kernel(rank: int, kd: KernelDiagnosis) -> KernelView:
     )
 
 
-def _depth(tiers: list[str], reason: str | None) -> str:
+def _depth(tiers: Sequence[str], reason: str | None) -> str:
     """Staged profiling's verdict for one kernel: its counter tiers and why."""
     counters = [t for t in tiers if t != "duration"]
     head = f"tiers {'+'.join(counters)}" if counters else "durations only"
