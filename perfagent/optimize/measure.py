@@ -21,8 +21,7 @@ from typing import Any
 
 from perfagent.errors import BadInput, InternalError, PerfAgentError
 from perfagent.models import KernelProfile, Profile
-from perfagent.optimize.reprofile_tiers import needs_second_run
-from perfagent.staging.assemble import find_same, merge_tier_b
+from perfagent.optimize.reprofile_tiers import tiers_needing_b, with_tier_b_merged
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
@@ -502,20 +501,6 @@ def reprofile(
             profile=prof, note=f"the profile holds no kernel ({'; '.join(prof.notes) or prof.mode})"
         )
     return Reprofile(profile=prof, kernel=pick_kernel(prof.kernels, target_kernel))
-
-
-def tiers_needing_b(tiers: tuple[MetricTier, ...], prof: Profile) -> bool:
-    """A tier-A-only profile whose kernels' tier-A evidence calls for tier B (see ``reprofile``)."""
-    return any(needs_second_run(tiers, k) for k in prof.kernels)
-
-
-def with_tier_b_merged(tier_a: Profile, tier_b: Profile) -> Profile:
-    """``tier_a`` with each kernel's tier-B counters from ``tier_b`` (same name, grid and block)."""
-    kernels = []
-    for kernel in tier_a.kernels:
-        same = find_same(kernel, tier_b.kernels)
-        kernels.append(merge_tier_b(kernel, same) if same is not None else kernel)
-    return tier_a.model_copy(update={"kernels": kernels, "notes": [*tier_a.notes, *tier_b.notes]})
 
 
 def pick_kernel(kernels: list[KernelProfile], name: str | None) -> KernelProfile:

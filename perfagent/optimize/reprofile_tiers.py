@@ -11,7 +11,8 @@ collects tier B for it: the next plan must not read a missing stall breakdown as
 from __future__ import annotations
 
 from perfagent.classifier.needs import tier_b_reason
-from perfagent.models import KernelProfile
+from perfagent.models import KernelProfile, Profile
+from perfagent.staging.assemble import find_same, merge_tier_b
 from profilers.model import MetricTier
 from profilers.ncu.tiers import fields_provided
 
@@ -48,3 +49,17 @@ def tiers_for_candidate(before: KernelProfile | None, accept_metric: str | None)
 def needs_second_run(tiers: tuple[MetricTier, ...], after: KernelProfile | None) -> bool:
     """True when a tier-A-only re-profile shows the candidate now calls for tier B."""
     return "B" not in tiers and after is not None and tier_b_reason(after) is not None
+
+
+def tiers_needing_b(tiers: tuple[MetricTier, ...], prof: Profile) -> bool:
+    """A tier-A-only profile whose kernels' tier-A evidence calls for tier B (see ``reprofile``)."""
+    return any(needs_second_run(tiers, k) for k in prof.kernels)
+
+
+def with_tier_b_merged(tier_a: Profile, tier_b: Profile) -> Profile:
+    """``tier_a`` with each kernel's tier-B counters from ``tier_b`` (same name, grid and block)."""
+    kernels = []
+    for kernel in tier_a.kernels:
+        same = find_same(kernel, tier_b.kernels)
+        kernels.append(merge_tier_b(kernel, same) if same is not None else kernel)
+    return tier_a.model_copy(update={"kernels": kernels, "notes": [*tier_a.notes, *tier_b.notes]})

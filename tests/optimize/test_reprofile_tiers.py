@@ -9,8 +9,13 @@ import pytest
 
 from knowledge.transforms import catalog
 from perfagent.models import KernelProfile, Metrics, Profile
-from perfagent.optimize.measure import tiers_needing_b, with_tier_b_merged
-from perfagent.optimize.reprofile_tiers import metric_in_tier_a, needs_second_run, tiers_for_candidate
+from perfagent.optimize.reprofile_tiers import (
+    metric_in_tier_a,
+    needs_second_run,
+    tiers_for_candidate,
+    tiers_needing_b,
+    with_tier_b_merged,
+)
 from profilers.ncu.report_reader import read_ncu_rep
 from profilers.ncu.tiers import fields_provided
 
