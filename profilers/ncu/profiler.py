@@ -153,6 +153,10 @@ class NcuProfiler:
         result = run_command(argv, timeout_s=request.timeout_s, env=env)
         log_text = table.read_text(errors="replace") if table.is_file() else ""
         warnings = check_ncu_run(result, log_text, kernel_regex=request.kernel_regex)
+        if not looks_like_ncu_csv(table):
+            # should a release print the table to stdout despite --log-file: its rows are the quoted lines
+            rows = [line for line in result.stdout.splitlines() if line.startswith('"')]
+            table.write_text(log_text + "\n" + "\n".join(rows) + "\n")
         profile = read_ncu_csv(table, kernel_regex=request.kernel_regex)
         return profile.model_copy(update={"source": shlex.join(request.command), "notes": warnings})
 
