@@ -11,10 +11,12 @@
 # Workloads: suite = examples/cuda/suite (20 kernels, one launch each); longtail = examples/cuda/longtail
 # (63 kernels, 3 dominant, 60 tail kernels x 2 launches); torch = examples/torch/transformer_block.py (bf16
 # pre-norm block, 2 forwards); unseen = examples/cuda/longtail_unseen (51 kernels, 2 rounds, never used to
-# tune the staging rules; REPS_UNSEEN runs, default 1). nsys (stage 1's alternative) on suite and torch. Targets: staged diagnose <= 1.25x basic on suite and torch, <= 1.0x on longtail.
+# tune the staging rules; REPS_UNSEEN runs, default 1, and FULL_UNSEEN runs of --set full, default 0).
+# nsys (stage 1's alternative) on suite and torch. The "before" classification is one targeted run
+# (`--single-run`) over every launch of the kernels the staged run profiled in depth. Targets: staged diagnose <= 1.25x basic on suite and torch, <= 1.0x on longtail.
 # Writes $OUT/profcost/{summary.md,import_time.md,<workload>.md,<workload>/...}. Expected GPU time on an
-# H100: about 7 minutes with the defaults (`--set full` is the slow part: ~45 s on the suite per run);
-# split it with WORKLOADS if needed.
+# H100: 7-8 minutes with the defaults (`--set full` is the slow part: ~45 s on the suite per run); split
+# it with WORKLOADS="suite torch" / WORKLOADS="longtail unseen" if a call is limited to fewer minutes.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck disable=SC1091
@@ -23,11 +25,13 @@ OUT=${OUT:-/tmp/out}/profcost
 REPS=${REPS:-3}
 REPS_FULL=${REPS_FULL:-1}
 REPS_UNSEEN=${REPS_UNSEEN:-1}
+FULL_UNSEEN=${FULL_UNSEEN:-0}
 WORKLOADS=${WORKLOADS:-"suite longtail torch unseen"}
 LIMIT=${LIMIT:-300}
 mkdir -p "$OUT"
 work=$(mktemp -d)
 export PERFAGENT_CACHE_DIR="$work/cache"
+STAGE1=$(python3 -c "from profilers.ncu.tiers import STAGE1_METRICS; print(','.join(STAGE1_METRICS))")
 
 build() {  # name, source: prints the binary path
   nvcc -arch=sm_90 -O3 -lineinfo -o "$work/$1" "$2" >&2 && echo "$work/$1"
@@ -45,8 +49,8 @@ timed() {  # dir, label, command...: appends "label<TAB>seconds" to dir/times.ts
   printf '%s\t%s\n' "$label" "$(python3 -c "print(f'{$t1-$t0:.3f}')")" >>"$dir/times.tsv"
 }
 
-bench() {  # name, repeats, command...
-  local name=$1 reps=$2; shift 2
+bench() {  # name, repeats, repeats of --set full, command...
+  local name=$1 reps=$2 reps_full=$3; shift 3
   local dir="$work/$name"
   mkdir -p "$dir"
   "$@" >/dev/null 2>&1  # warm the driver, JIT and torch caches once
@@ -56,13 +60,19 @@ bench() {  # name, repeats, command...
     timed "$dir" "perfagent diagnose (staged)" python3 -m perfagent diagnose --run-dir "$dir/staged_$i" \
       --format json -o "$dir/staged_$i.json" --force -- "$@"
   done
-  for _ in $(seq "$REPS_FULL"); do
+  for _ in $(seq "$reps_full"); do
     timed "$dir" "ncu --set full" ncu --clock-control none --set full -f -o "$dir/full" "$@"
   done
-  timed "$dir" "perfagent diagnose --single-run (before staging)" python3 -m perfagent diagnose --single-run \
-    --no-save --format json -o "$dir/single.json" --force -- "$@"
-  timed "$dir" "stage 1 alone: ncu gpu__time_duration.sum (CSV)" ncu --clock-control none --metrics \
-    gpu__time_duration.sum --apply-rules no --csv --page raw --print-units base --log-file "$dir/stage1.csv" "$@"
+  # before staging: one targeted run over every launch of the kernels the staged run profiled in depth
+  local depth
+  depth=$(python3 -c "import json, sys; from perfagent.staging.select import names_regex
+k = json.load(open(sys.argv[1]))['kernels']
+print(names_regex(x['profile']['base_name'] for x in k if 'A' in (x['profile'].get('tiers') or [])))" "$dir/staged_1.json")
+  timed "$dir" "perfagent diagnose --single-run --kernel <in-depth kernels> (before staging)" python3 -m perfagent \
+    diagnose --single-run --kernel "$depth" --no-save --format json -o "$dir/single.json" --force -- "$@"
+  timed "$dir" "stage 1 alone: ncu durations + launch attributes (CSV)" ncu --clock-control none \
+    --target-processes all --metrics "$STAGE1" --apply-rules no --csv --page raw --print-units base \
+    --log-file "$dir/stage1.csv" "$@"
   if [ "$name" = suite ] || [ "$name" = torch ] && command -v nsys >/dev/null; then
     timed "$dir" "stage 1 alternative: nsys CUDA trace + kernel summary" bash -c \
       'nsys profile --trace=cuda --sample=none --cpuctxsw=none -f true -o "$0/trace" "${@:1}" >/dev/null &&
@@ -102,10 +112,11 @@ import_time() {
 import_time
 for w in $WORKLOADS; do
   case $w in
-    suite) prog=$(build suite examples/cuda/suite/main.cu) && bench suite "$REPS" "$prog" ;;
-    longtail) prog=$(build longtail examples/cuda/longtail/main.cu) && bench longtail "$REPS" "$prog" ;;
-    unseen) prog=$(build longtail_unseen examples/cuda/longtail_unseen/main.cu) && bench unseen "$REPS_UNSEEN" "$prog" ;;
-    torch) bench torch "$REPS" python3 examples/torch/transformer_block.py ;;
+    suite) prog=$(build suite examples/cuda/suite/main.cu) && bench suite "$REPS" "$REPS_FULL" "$prog" ;;
+    longtail) prog=$(build longtail examples/cuda/longtail/main.cu) && bench longtail "$REPS" "$REPS_FULL" "$prog" ;;
+    unseen) prog=$(build longtail_unseen examples/cuda/longtail_unseen/main.cu) &&
+      bench unseen "$REPS_UNSEEN" "$FULL_UNSEEN" "$prog" ;;
+    torch) bench torch "$REPS" "$REPS_FULL" python3 examples/torch/transformer_block.py ;;
   esac
   [ -f "$OUT/$w.md" ] && { echo; cat "$OUT/$w.md"; } >>"$OUT/summary.md"
 done
