@@ -24,11 +24,29 @@ harness import them.
 
 from __future__ import annotations
 
-from perfagent.workloads.base import Workload
-from perfagent.workloads.detect import detect_candidate, detect_reference, resolve
-from perfagent.workloads.model import RunnableWorkload, WorkloadKind
-from perfagent.workloads.optimizable import OptimizeWorkload
-from perfagent.workloads.targets import ProfileTarget, resolve_target
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from perfagent.workloads.base import Workload
+    from perfagent.workloads.detect import detect_candidate, detect_reference, resolve
+    from perfagent.workloads.model import RunnableWorkload, WorkloadKind
+    from perfagent.workloads.optimizable import OptimizeWorkload
+    from perfagent.workloads.targets import ProfileTarget, resolve_target
+
+# Imported on first use (PEP 562): `diagnose` needs only `targets`, not the optimize loop's launch specs,
+# KernelBench and Triton inspection (CLI start-up, tests/unit/test_import_cost.py).
+_LAZY = {
+    "Workload": "perfagent.workloads.base",
+    "detect_candidate": "perfagent.workloads.detect",
+    "detect_reference": "perfagent.workloads.detect",
+    "resolve": "perfagent.workloads.detect",
+    "RunnableWorkload": "perfagent.workloads.model",
+    "WorkloadKind": "perfagent.workloads.model",
+    "OptimizeWorkload": "perfagent.workloads.optimizable",
+    "ProfileTarget": "perfagent.workloads.targets",
+    "resolve_target": "perfagent.workloads.targets",
+}
 
 __all__ = [
     "OptimizeWorkload",
@@ -41,3 +59,10 @@ __all__ = [
     "resolve",
     "resolve_target",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'perfagent.workloads' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

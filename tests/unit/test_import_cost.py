@@ -75,3 +75,5 @@ def test_the_diagnose_run_path_loads_no_heavy_module() -> None:
     assert not any(
         m.startswith(("perfagent.optimize", "perfagent.rewrite", "perfagent.verify")) for m in loaded
     )
+    # the optimize loop's workloads (launch specs, KernelBench, Triton inspection) load on first use
+    assert not {"perfagent.workloads.launch_spec", "perfagent.workloads.kernelbench"} & loaded
