@@ -49,6 +49,8 @@ def stage2_request(request: ProfileRequest, regex: str, skip: int, tiers: tuple[
             "launch_skip": skip,
             "launch_count": 1,
             "metric_tiers": tiers,
+            # per-line counters come with tier A's run; the tier-B run would only repeat their passes
+            "source_counters": request.source_counters and "A" in tiers,
         }
     )
 
