@@ -33,10 +33,10 @@ if TYPE_CHECKING:
     from perfagent.records import RunRecord
 
 _LAZY = {
+    # `optimize` is the subpackage perfagent/optimize/, callable as the library function (its __init__)
     "diagnose": "perfagent.api",
     "load": "perfagent.api",
     "profile": "perfagent.api",
-    "optimize": "perfagent.optimize.api",
     "RunRecord": "perfagent.records",
     **dict.fromkeys(
         ("Evidence", "Finding", "KernelDiagnosis", "KernelProfile", "Metrics", "Profile", "Roofline"),
@@ -62,6 +62,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "optimize":
+        return importlib.import_module("perfagent.optimize")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'perfagent' has no attribute {name!r}")

@@ -8,4 +8,26 @@ measures the original, ``measure`` runs the three workload kinds (``perfagent.wo
 models are in ``perfagent.records``.
 
 This package's ``__init__`` imports nothing: importing one of its modules stays light.
+
+The package is also the library function: ``perfagent.optimize`` names both this package (the import
+system binds a subpackage on its parent) and ``perfagent.optimize.api.optimize``, which ``import
+perfagent`` no longer imports eagerly (CLI start-up). So the package's module is callable and calls the
+function, while every import form (``from perfagent.optimize import measure``, ``import
+perfagent.optimize.api as api``) keeps working.
 """
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+
+class _CallablePackage(types.ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from perfagent.optimize.api import optimize
+
+        return optimize(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage
