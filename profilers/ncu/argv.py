@@ -8,6 +8,10 @@ No hierarchical roofline sections and no ``--set full``: the aim is a profiling 
 Metric names absent on a chip (e.g. ``_mem_lgds`` before CC 9.0) come back ``n/a`` with exit 0 and are
 simply missing; the map's next alternative is used.
 
+Staged profiling (``perfagent.staging``) splits that list into counter tiers (``profilers.ncu.tiers``:
+``ProfileRequest.metric_tiers``) and adds ``build_timing_argv``, stage 1's one-pass launch table, and
+``--filter-mode per-launch-config`` for one representative launch of each chosen kernel configuration.
+
 Choices:
     * ``--kernel-name-base function`` with ``--kernel-name regex:<re>``: the filter matches the plain
       function name (``gemm`` in ``void ns::gemm<128>(float*)``), which is what users type; the report
