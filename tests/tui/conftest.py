@@ -62,8 +62,9 @@ def fake_loop(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLoop]:
 
 @pytest.fixture
 def no_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This build without ``perfagent.optimize`` (the state until issue 4 lands)."""
-    monkeypatch.delattr(perfagent, "optimize", raising=False)
+    """This build without ``perfagent.optimize`` (the state until issue 4 lands). Set to None rather than
+    deleted: the package's names load on first use, so a deleted name would simply load again."""
+    monkeypatch.setattr(perfagent, "optimize", None, raising=False)
 
 
 @pytest.fixture
