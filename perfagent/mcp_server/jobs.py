@@ -149,7 +149,13 @@ async def _converse(proc: Process, job: Job, notify: Callable[[str], Awaitable[N
 
 
 async def stop(proc: Process, job: Job) -> None:
-    """End the job's process group (SIGTERM, grace period, SIGKILL) and leave its run folder consistent."""
+    """End the job's process group (SIGTERM, grace period, SIGKILL) and leave its run folder consistent.
+
+    The record is marked interrupted before the signal too, so that whoever sees the job gone also
+    sees the record say so (the optimize loop then overwrites it with its own, fuller, partial record).
+    """
+    if job.run_dir is not None:
+        mark_interrupted(job.run_dir, job.target)
     _signal_group(proc.pid, signal.SIGTERM)
     with anyio.move_on_after(GRACE_S):
         await proc.wait()
@@ -168,8 +174,7 @@ def _signal_group(pgid: int, signum: signal.Signals) -> None:
 
 def mark_interrupted(run_dir: Path, target: str) -> None:
     """Make ``run_dir/record.json`` say the run was interrupted (written when the job could not)."""
-    if not run_dir.is_dir():
-        return
+    run_dir.mkdir(parents=True, exist_ok=True)
     try:
         record = load_record(run_dir) if (run_dir / RECORD_FILE).is_file() else None
     except BadInput:
