@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import anyio
@@ -49,7 +48,7 @@ async def in_thread(ctx: Context | None, work: Callable[[ProgressSink], BaseMode
     def progress(line: str) -> None:
         nonlocal step
         step += 1
-        anyio.from_thread.run(partial(report, step, None, line))
+        anyio.from_thread.run(report, step, None, line)
 
     try:
         result = await anyio.to_thread.run_sync(work, progress)

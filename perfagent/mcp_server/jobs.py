@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import PIPE
@@ -35,7 +35,7 @@ from perfagent.records import RunRecord
 from perfagent.session import RECORD_FILE, load_record, save_record
 from profilers.errors import ToolTimeout
 
-Reporter = Callable[[float, float | None, str], Awaitable[None]]
+Reporter = Callable[[float, float | None, str], Coroutine[Any, Any, None]]
 """``(progress, total, message)``: an MCP progress notification."""
 
 HEARTBEAT_S = 5.0

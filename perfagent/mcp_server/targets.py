@@ -101,7 +101,10 @@ def _spec(path: Path, root: Path) -> LaunchSpecKernel | None:
 def list_targets(root: ProjectRoot, limit: int = 50) -> Targets:
     """Everything the tools can take under ``root`` (at most ``limit`` per kind)."""
     files, walk_cut = _files(root.root)
-    reports, specs, problems, candidates = [], [], [], []
+    reports: list[str] = []
+    specs: list[LaunchSpecKernel] = []
+    problems: list[str] = []
+    candidates: list[str] = []
     for path in files:
         rel = str(path.relative_to(root.root))
         if path.name.endswith(".ncu-rep"):
@@ -115,7 +118,7 @@ def list_targets(root: ProjectRoot, limit: int = 50) -> Targets:
             elif "class Model" in head and "def get_inputs" in head:
                 problems.append(rel)
     runs = [e for p in root.saved_runs()[:limit] if (e := _run_entry(p)) is not None]
-    kinds = {
+    kinds: dict[str, list[str] | list[LaunchSpecKernel]] = {
         "reports": reports,
         "launch_specs": specs,
         "kernelbench_problems": problems,

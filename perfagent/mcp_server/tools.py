@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -135,7 +136,7 @@ def bench_job(
 
 def optimize_job(progress: ProgressSink, *, target: str, out: str, **options: object) -> RunRecord:
     """One optimize run into ``out`` (in a job worker); the user's files are never changed (no ``apply``)."""
-    given = {name: value for name, value in options.items() if value is not None}
+    given: dict[str, Any] = {name: value for name, value in options.items() if value is not None}
     return optimize(
         Path(target),
         out=out,

@@ -19,7 +19,9 @@ from perfagent.records import RunRecord
 STARTED = "fake optimize started "
 
 
-def blocking_optimize(progress: Callable[[str], None], *, target: str, out: str, **_options: object) -> RunRecord:
+def blocking_optimize(
+    progress: Callable[[str], None], *, target: str, out: str, **_options: object
+) -> RunRecord:
     """Never returns on its own: blocks until the process is signalled."""
     Path(out).mkdir(parents=True, exist_ok=True)
     # a grandchild of the server that only a signal ends: it must die with the job's process group

@@ -78,12 +78,16 @@ def test_five_everyday_tasks_over_stdio(tmp_path: Path) -> None:
         progress.append((value, total))
 
     async def session() -> dict[str, Any]:
-        async with Client(_params([sys.executable, "-m", "perfagent", "mcp", "--root", str(root)][1:], root)) as c:
+        async with Client(
+            _params([sys.executable, "-m", "perfagent", "mcp", "--root", str(root)][1:], root)
+        ) as c:
             replies = {
                 "diagnose": await c.call_tool("diagnose_report", {"target": "reports/suite.ncu-rep"}),
                 "targets": await c.call_tool("list_targets", {}),
                 "profile": await c.call_tool("profile", {"target": "reports/suite.ncu-rep", "top_k": 5}),
-                "compare": await c.call_tool("compare", {"before": "20260101-000000-aaaaaa", "after": "latest"}),
+                "compare": await c.call_tool(
+                    "compare", {"before": "20260101-000000-aaaaaa", "after": "latest"}
+                ),
                 "pair": await c.call_tool(
                     "compare",
                     {
@@ -95,7 +99,12 @@ def test_five_everyday_tasks_over_stdio(tmp_path: Path) -> None:
                 ),
                 "verify": await c.call_tool(
                     "verify",
-                    {"reference": "kb/01_vector_add.py", "candidate": "kb/01_vector_add_triton.py", "device": "cpu", "seeds": 1},
+                    {
+                        "reference": "kb/01_vector_add.py",
+                        "candidate": "kb/01_vector_add_triton.py",
+                        "device": "cpu",
+                        "seeds": 1,
+                    },
                     progress_callback=on_progress,
                 ),
             }
@@ -107,12 +116,16 @@ def test_five_everyday_tasks_over_stdio(tmp_path: Path) -> None:
     summary = _ok(replies["diagnose"])["summary"]
     assert summary["kernels_total"] == len(summary["kernels"]) >= 10 and summary["run"] is None
     first = summary["kernels"][0]
-    assert first["duration_s"] > 0 and first["top_finding"] and first["transforms"] and "share_of_total" in first
+    assert (
+        first["duration_s"] > 0 and first["top_finding"] and first["transforms"] and "share_of_total" in first
+    )
     assert "read_run" not in summary["full_record"] and "detail=" in summary["full_record"]
 
     targets = _ok(replies["targets"])
     assert set(targets["reports"]) >= {"reports/suite.ncu-rep", "reports/01_transpose_naive.ncu-rep"}
-    assert targets["kernelbench_problems"] == ["kb/01_vector_add.py"] and targets["candidates"] == ["kb/01_vector_add_triton.py"]
+    assert targets["kernelbench_problems"] == ["kb/01_vector_add.py"] and targets["candidates"] == [
+        "kb/01_vector_add_triton.py"
+    ]
     assert {r["id"] for r in targets["runs"]} == {"20260101-000000-aaaaaa", "20260101-000001-bbbbbb"}
     kernels = _ok(replies["profile"])["summary"]
     assert len(kernels["kernels"]) == 5 and kernels["kernels_total"] == summary["kernels_total"]
@@ -165,7 +178,11 @@ def test_cancelled_optimize_ends_its_process_group_and_records_the_interruption(
             async with anyio.create_task_group() as tasks:
 
                 async def optimize() -> None:
-                    args = {"target": "kb/01_vector_add_triton.py", "problem": "kb/01_vector_add.py", "budget_s": 60}
+                    args = {
+                        "target": "kb/01_vector_add_triton.py",
+                        "problem": "kb/01_vector_add.py",
+                        "budget_s": 60,
+                    }
                     await client.call_tool("optimize", args, progress_callback=on_progress)
 
                 tasks.start_soon(optimize)

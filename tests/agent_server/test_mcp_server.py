@@ -67,7 +67,13 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return project
 
 
-def call(root: Path, name: str, args: dict[str, Any], *, progress: list[tuple[float, float | None, str]] | None = None) -> Any:
+def call(
+    root: Path,
+    name: str,
+    args: dict[str, Any],
+    *,
+    progress: list[tuple[float, float | None, str]] | None = None,
+) -> Any:
     """Call one tool in a fresh in-memory session rooted at ``root``; return the CallToolResult."""
 
     async def go() -> Any:
@@ -110,12 +116,18 @@ def test_every_tool_is_listed_with_described_schemas_enums_minimums_and_hints(ro
     props = {name: t.input_schema["properties"] for name, t in by_name.items()}
     assert props["diagnose"]["profiler"]["enum"] == list(PROFILERS)
     assert "regular expression" in props["diagnose"]["kernel"]["description"]
-    assert "auto" in props["optimize"]["backend"]["enum"] and props["optimize"]["language"]["enum"] == ["cuda", "triton"]
+    assert "auto" in props["optimize"]["backend"]["enum"] and props["optimize"]["language"]["enum"] == [
+        "cuda",
+        "triton",
+    ]
     assert props["explain_transform"]["transform_id"]["enum"] == sorted(catalog())
     assert sorted(catalog()) in [s.get("enum") for s in props["optimize"]["transform"]["anyOf"]]
     assert props["list_runs"]["limit"]["minimum"] == 1 and props["read_run"]["top_k"]["minimum"] == 1
     assert props["verify"]["seeds"]["minimum"] == 1 and props["optimize"]["iterations"]["minimum"] == 1
-    assert props["read_run"]["detail"]["enum"] == ["summary", "full"] and props["read_run"]["detail"]["default"] == "summary"
+    assert (
+        props["read_run"]["detail"]["enum"] == ["summary", "full"]
+        and props["read_run"]["detail"]["default"] == "summary"
+    )
     assert by_name["diagnose_report"].input_schema["required"] == ["target"]
     assert instructions and "verify" in instructions and "bench" in instructions
 
@@ -136,7 +148,10 @@ def test_prompts_and_resources_are_not_empty(root: Path) -> None:
     prompts, resources, prompt, catalog_text = anyio.run(go)
     assert {p.name for p in prompts} == {"diagnose_and_explain", "fix_and_verify", "optimize_kernel"}
     assert {str(r.uri) for r in resources} >= {"perfagent://transforms", "perfagent://instructions"}
-    assert "diagnose_report" in prompt.messages[0].content.text and "explain_transform" in prompt.messages[0].content.text
+    assert (
+        "diagnose_report" in prompt.messages[0].content.text
+        and "explain_transform" in prompt.messages[0].content.text
+    )
     assert {e["id"] for e in json.loads(catalog_text.contents[0].text)} == set(catalog())
 
 
@@ -146,10 +161,16 @@ def test_diagnose_report_is_a_bounded_summary_and_full_adds_the_record(root: Pat
     data = summary.structured_content
     assert data["record"] is None
     assert data["summary"]["kernels"][0]["top_finding"].startswith("global-coalescing")
-    assert json.loads(summary.content[0].text)["summary"]["kernels"][0]["name"] == data["summary"]["kernels"][0]["name"]
+    assert (
+        json.loads(summary.content[0].text)["summary"]["kernels"][0]["name"]
+        == data["summary"]["kernels"][0]["name"]
+    )
     full = call(root, "diagnose_report", {"target": REPORT, "detail": "full", "top_k": 1})
     record = full.structured_content["record"]
-    assert record["kernels"][0]["findings"][0]["evidence"] and len(full.structured_content["summary"]["kernels"]) == 1
+    assert (
+        record["kernels"][0]["findings"][0]["evidence"]
+        and len(full.structured_content["summary"]["kernels"]) == 1
+    )
 
 
 def test_the_largest_report_and_a_ten_candidate_optimize_run_fit_the_reply_cap(root: Path) -> None:
@@ -170,9 +191,9 @@ def test_the_largest_report_and_a_ten_candidate_optimize_run_fit_the_reply_cap(r
     optimize = read.structured_content["summary"]["optimize"]
     assert optimize["candidates_total"] == 10 and len(optimize["candidates"]) == 10
     assert all(c["verdict"] and c["reason"] for c in optimize["candidates"])
-    assert 'read_run(run="20260101-000000-abcdef", detail="full")' in read.structured_content["summary"]["full_record"] or (
-        "detail=" in read.structured_content["summary"]["full_record"]
-    )
+    assert 'read_run(run="20260101-000000-abcdef", detail="full")' in read.structured_content["summary"][
+        "full_record"
+    ] or ("detail=" in read.structured_content["summary"]["full_record"])
     assert _tokens(call(root, "read_run", {"run": "20260101-000000-abcdef", "detail": "full"})) > TOKEN_CAP
 
 
@@ -189,17 +210,29 @@ def test_compare_a_report_with_itself_passes_the_gate(root: Path) -> None:
     data = result.structured_content
     kernels = data["comparison"]["kernels"]
     assert kernels and {k["verdict"] for k in kernels} == {"same (within noise)"}
-    assert data["gate"] == {"passed": True, "max_regression_pct": 0.0, "checked": len(kernels), "regressions": []}
+    assert data["gate"] == {
+        "passed": True,
+        "max_regression_pct": 0.0,
+        "checked": len(kernels),
+        "regressions": [],
+    }
     assert data["comparison"]["total_before_s"] == pytest.approx(sum(k["before_s"] for k in kernels))
 
 
 def test_compare_flags_a_regression_and_tolerates_it_under_max_regression(root: Path) -> None:
-    args = {"before": SUITE, "after": SUITE, "before_kernel": "transpose_tiled_padded", "after_kernel": "transpose_naive"}
+    args = {
+        "before": SUITE,
+        "after": SUITE,
+        "before_kernel": "transpose_tiled_padded",
+        "after_kernel": "transpose_naive",
+    }
     slower = call(root, "compare", args).structured_content
     (delta,) = slower["comparison"]["kernels"]
     assert delta["matched_by"] == "position" and delta["change_pct"] > 10
     assert slower["gate"]["passed"] is False and "slower" in slower["gate"]["regressions"][0]
-    tolerated = call(root, "compare", args | {"max_regression_pct": delta["change_pct"] + 1}).structured_content
+    tolerated = call(
+        root, "compare", args | {"max_regression_pct": delta["change_pct"] + 1}
+    ).structured_content
     assert tolerated["gate"]["passed"] is True
     none = call(root, "compare", args | {"after_kernel": "no_such_kernel"})
     assert _error(none)["exit_code"] == 2 and "no_such_kernel" in _error(none)["cause"]
@@ -209,13 +242,20 @@ def test_explain_transform_and_an_unknown_transform(root: Path) -> None:
     ok = call(root, "explain_transform", {"transform_id": "smem-padding"})
     assert not ok.is_error and ok.structured_content["id"] == "smem-padding"
     error = _error(call(root, "explain_transform", {"transform_id": "make-it-fast"}))
-    assert error["exit_code"] == 2 and "unknown transform" in error["cause"] and "smem-padding" in error["cause"]
+    assert (
+        error["exit_code"] == 2 and "unknown transform" in error["cause"] and "smem-padding" in error["cause"]
+    )
 
 
 def test_verify_on_cpu_reports_a_verdict_and_progress_with_a_total(root: Path) -> None:
     pytest.importorskip("torch")
     progress: list[tuple[float, float | None, str]] = []
-    result = call(root, "verify", {"reference": PROBLEM, "candidate": TRITON, "device": "cpu", "seeds": 1}, progress=progress)
+    result = call(
+        root,
+        "verify",
+        {"reference": PROBLEM, "candidate": TRITON, "device": "cpu", "seeds": 1},
+        progress=progress,
+    )
     assert not result.is_error, result.content
     assert result.structured_content["verdict"] == "pass" and result.structured_content["checks"]
     assert progress and all(total == 1800.0 for _, total, _ in progress)
@@ -242,7 +282,10 @@ def test_optimize_saves_its_run_under_the_root_and_reports_progress(root: Path) 
     assert run.is_absolute() and run.parent == root.resolve() / ".perfagent/runs"
     assert load_record(run).kind == "optimize" and summary["optimize"]["candidates"]
     # on CPU a correct candidate is verified but never claimed faster
-    assert all(c["verdict"] != "fail" for c in summary["optimize"]["candidates"]) and summary["optimize"]["best"] is None
+    assert (
+        all(c["verdict"] != "fail" for c in summary["optimize"]["candidates"])
+        and summary["optimize"]["best"] is None
+    )
     assert any("iteration 1" in line for _, _, line in progress), progress
     assert call(root, "read_run", {"run": summary["id"]}).structured_content["summary"]["id"] == summary["id"]
 
@@ -257,7 +300,11 @@ def test_list_runs_read_run_by_id_and_latest(root: Path) -> None:
     data = call(root, "list_runs", {}).structured_content
     assert [r["id"] for r in data["runs"]] == ["20260101-000000-abcdef"] and len(data["unreadable"]) == 1
     assert data["runs"][0]["top_finding"].startswith("global-coalescing")
-    for ref in ("20260101-000000-abcdef", data["runs"][0]["path"], ".perfagent/runs/20260101-000000-abcdef/record.json"):
+    for ref in (
+        "20260101-000000-abcdef",
+        data["runs"][0]["path"],
+        ".perfagent/runs/20260101-000000-abcdef/record.json",
+    ):
         read = call(root, "read_run", {"run": ref})
         assert not read.is_error, (ref, read.content)
         assert read.structured_content["summary"]["kernels"][0]["name"] == record.kernels[0].name
@@ -306,7 +353,10 @@ def test_bad_arguments_are_structured_errors(root: Path, tool: str, args: dict[s
 
 
 def test_cli_phrased_hints_become_tool_arguments() -> None:
-    assert as_tool_call_hint("raise --timeout or pass --max-candidates 3") == "raise timeout_s or pass max_candidates 3"
+    assert (
+        as_tool_call_hint("raise --timeout or pass --max-candidates 3")
+        == "raise timeout_s or pass max_candidates 3"
+    )
     assert as_tool_call_hint("run `perfagent verify A B` first") == "run the verify tool first"
 
 
@@ -325,7 +375,9 @@ def test_stdio_subprocess_client_speaks_only_the_protocol_on_stdout(root: Path) 
     """A real `perfagent mcp` child process: initialise, list, call a tool that runs the ncu_report
     reader in a grandchild process (whose output must not reach the protocol stream)."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    params = StdioServerParameters(command=sys.executable, args=["-m", "perfagent", "mcp", "--root", str(root)], env=env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "perfagent", "mcp", "--root", str(root)], env=env
+    )
 
     async def go() -> tuple[set[str], Any, Any]:
         async with Client(params) as client:
