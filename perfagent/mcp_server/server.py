@@ -85,7 +85,9 @@ def build_server(root: Path | None = None, *, jobs: JobFunctions | None = None) 
     )
     _register_diagnosis_tools(server, project)
     register_long_tools(server, project, jobs or JobFunctions())
+    _register_profile(server, project)
     _register_reading_tools(server, project)
+    _register_run_tools(server, project)
     register_prompts(server)
     register_resources(server)
     return server
@@ -140,6 +142,8 @@ def _register_diagnosis_tools(server: MCPServer, root: ProjectRoot) -> None:
 
         return await in_thread(ctx, work)
 
+
+def _register_profile(server: MCPServer, root: ProjectRoot) -> None:
     @server.tool(annotations=RUNS_CODE, title="Profile a kernel")
     async def profile(
         target: Target,
@@ -209,6 +213,8 @@ def _register_reading_tools(server: MCPServer, root: ProjectRoot) -> None:
         move, its risks, and the recipes that implement it."""
         return await in_thread(None, lambda _p: tools.explain_transform(transform_id))
 
+
+def _register_run_tools(server: MCPServer, root: ProjectRoot) -> None:
     @server.tool(annotations=READ_ONLY, title="List what can be diagnosed")
     async def list_targets(limit: Limit = 50) -> Annotated[CallToolResult, Targets]:
         """Reports, saved runs, launch-spec kernels, KernelBench problems and ModelNew candidates under

@@ -65,6 +65,43 @@ def _ok(result: Any) -> dict[str, Any]:
     return data
 
 
+async def _five_tasks(root: Path, progress: list[tuple[float, float | None]]) -> dict[str, Any]:
+    """One stdio session: the calls of tasks 1-5, their replies by name."""
+
+    async def on_progress(value: float, total: float | None, _message: str | None) -> None:
+        progress.append((value, total))
+
+    async with Client(_params(["-m", "perfagent", "mcp", "--root", str(root)], root)) as c:
+        replies = {
+            "diagnose": await c.call_tool("diagnose_report", {"target": "reports/suite.ncu-rep"}),
+            "targets": await c.call_tool("list_targets", {}),
+            "profile": await c.call_tool("profile", {"target": "reports/suite.ncu-rep", "top_k": 5}),
+            "compare": await c.call_tool("compare", {"before": "20260101-000000-aaaaaa", "after": "latest"}),
+            "pair": await c.call_tool(
+                "compare",
+                {
+                    "before": "reports/suite.ncu-rep",
+                    "after": "reports/suite.ncu-rep",
+                    "before_kernel": "transpose_naive",
+                    "after_kernel": "transpose_tiled",
+                },
+            ),
+            "verify": await c.call_tool(
+                "verify",
+                {
+                    "reference": "kb/01_vector_add.py",
+                    "candidate": "kb/01_vector_add_triton.py",
+                    "device": "cpu",
+                    "seeds": 1,
+                },
+                progress_callback=on_progress,
+            ),
+        }
+        transform = replies["diagnose"].structured_content["summary"]["kernels"][0]["transforms"][0]
+        replies["explain"] = await c.call_tool("explain_transform", {"transform_id": transform})
+        return replies
+
+
 def test_five_everyday_tasks_over_stdio(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     root = _project(tmp_path)
@@ -73,46 +110,7 @@ def test_five_everyday_tasks_over_stdio(tmp_path: Path) -> None:
         name = "02_transpose_bank_conflicts" if report == "02" else "01_transpose_naive"
         save_record(diagnose(str(root / "reports" / f"{name}.ncu-rep"), save=False), runs / run_id)
     progress: list[tuple[float, float | None]] = []
-
-    async def on_progress(value: float, total: float | None, _message: str | None) -> None:
-        progress.append((value, total))
-
-    async def session() -> dict[str, Any]:
-        async with Client(
-            _params([sys.executable, "-m", "perfagent", "mcp", "--root", str(root)][1:], root)
-        ) as c:
-            replies = {
-                "diagnose": await c.call_tool("diagnose_report", {"target": "reports/suite.ncu-rep"}),
-                "targets": await c.call_tool("list_targets", {}),
-                "profile": await c.call_tool("profile", {"target": "reports/suite.ncu-rep", "top_k": 5}),
-                "compare": await c.call_tool(
-                    "compare", {"before": "20260101-000000-aaaaaa", "after": "latest"}
-                ),
-                "pair": await c.call_tool(
-                    "compare",
-                    {
-                        "before": "reports/suite.ncu-rep",
-                        "after": "reports/suite.ncu-rep",
-                        "before_kernel": "transpose_naive",
-                        "after_kernel": "transpose_tiled",
-                    },
-                ),
-                "verify": await c.call_tool(
-                    "verify",
-                    {
-                        "reference": "kb/01_vector_add.py",
-                        "candidate": "kb/01_vector_add_triton.py",
-                        "device": "cpu",
-                        "seeds": 1,
-                    },
-                    progress_callback=on_progress,
-                ),
-            }
-            transform = replies["diagnose"].structured_content["summary"]["kernels"][0]["transforms"][0]
-            replies["explain"] = await c.call_tool("explain_transform", {"transform_id": transform})
-            return replies
-
-    replies = anyio.run(session)
+    replies = anyio.run(_five_tasks, root, progress)
     summary = _ok(replies["diagnose"])["summary"]
     assert summary["kernels_total"] == len(summary["kernels"]) >= 10 and summary["run"] is None
     first = summary["kernels"][0]
