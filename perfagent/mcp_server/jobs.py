@@ -67,6 +67,8 @@ class Job:
     target: str = ""
     run_dir: Path | None = None
     """The run folder the job writes, made consistent ("interrupted") when the job is stopped."""
+    cwd: Path | None = None
+    """The worker's working folder: the project root, so that paths in progress lines are relative to it."""
     on_start: Callable[[int], None] = field(default=lambda _pid: None)
     """Told the worker's process id (its process group id too) once it runs."""
 
@@ -86,6 +88,7 @@ async def run_job(job: Job, report: Reporter, *, heartbeat_s: float = HEARTBEAT_
         stdout=PIPE,
         stderr=None,
         start_new_session=True,
+        cwd=job.cwd,
         env=_worker_env(),
     )
     job.on_start(proc.pid)

@@ -85,7 +85,7 @@ def register_long_tools(server: MCPServer, root: ProjectRoot, functions: JobFunc
                 "reference": str(root.path(reference, "reference")),
                 "candidate": _opt(root, candidate, "candidate"),
             }
-            return Job(functions.verify, args | paths, budget_s, target=reference)
+            return Job(functions.verify, args | paths, budget_s, target=reference, cwd=root.root)
 
         return await in_job(ctx, job, VerificationResult.model_validate)
 
@@ -106,7 +106,13 @@ def register_long_tools(server: MCPServer, root: ProjectRoot, functions: JobFunc
                 "target": str(root.path(target, "target")),
                 "candidate": _opt(root, candidate, "candidate"),
             }
-            return Job(functions.bench, {"device": device, "runs": runs} | paths, budget_s, target=target)
+            return Job(
+                functions.bench,
+                {"device": device, "runs": runs} | paths,
+                budget_s,
+                target=target,
+                cwd=root.root,
+            )
 
         return await in_job(ctx, job, BenchResult.model_validate)
 
@@ -169,6 +175,7 @@ def _register_optimize(server: MCPServer, root: ProjectRoot, functions: JobFunct
                 budget_s,
                 target=target,
                 run_dir=run_dir,
+                cwd=root.root,
             )
 
         def reply(data: dict[str, Any]) -> RunReply:
