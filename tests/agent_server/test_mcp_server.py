@@ -219,6 +219,20 @@ def test_compare_a_report_with_itself_passes_the_gate(root: Path) -> None:
     assert data["comparison"]["total_before_s"] == pytest.approx(sum(k["before_s"] for k in kernels))
 
 
+def test_compare_totals_cover_only_the_matched_kernels(root: Path) -> None:
+    """A side with kernels the other lacks: its extra time is listed, not summed into a 'speed-up'."""
+    data = call(
+        root, "compare", {"before": SUITE, "after": SUITE, "after_kernel": "transpose"}
+    ).structured_content
+    comparison = data["comparison"]
+    matched = comparison["kernels"]
+    assert matched and comparison["only_before"] and not comparison["only_after"]
+    assert all(k["matched_by"] == "name" for k in matched)
+    assert comparison["total_before_s"] == pytest.approx(sum(k["before_s"] for k in matched))
+    assert comparison["total_before_s"] == pytest.approx(comparison["total_after_s"])
+    assert data["gate"]["passed"] and data["gate"]["checked"] == len(matched)
+
+
 def test_compare_flags_a_regression_and_tolerates_it_under_max_regression(root: Path) -> None:
     args = {
         "before": SUITE,
