@@ -22,7 +22,9 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from knowledge.transforms import catalog  # noqa: E402
 from perfagent.api import PROFILERS, diagnose  # noqa: E402
+from perfagent.errors import BadInput  # noqa: E402
 from perfagent.mcp_server.arguments import ProfilerName  # noqa: E402
+from perfagent.mcp_server.boundary import ProjectRoot  # noqa: E402
 from perfagent.mcp_server.jobs import INTERRUPTED, mark_interrupted  # noqa: E402
 from perfagent.mcp_server.replies import as_tool_call_hint  # noqa: E402
 from perfagent.mcp_server.server import build_server  # noqa: E402
@@ -344,6 +346,16 @@ def test_paths_outside_the_root_are_refused(root: Path, tmp_path: Path) -> None:
         error = _error(call(root, tool, args))
         assert error["kind"] == "OutsideRoot" and error["exit_code"] == 2, (tool, error)
         assert "outside the server's --root" in error["cause"] and error["next_step"]
+
+
+def test_a_runs_folder_outside_the_root_is_refused_at_start(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PERFAGENT_RUNS_DIR", str(tmp_path / "elsewhere"))
+    with pytest.raises(BadInput, match="outside --root"):
+        build_server(root)
+    monkeypatch.setenv("PERFAGENT_RUNS_DIR", "my-runs")  # relative: inside the root
+    assert ProjectRoot(root).runs == root.resolve() / "my-runs"
 
 
 @pytest.mark.parametrize(
