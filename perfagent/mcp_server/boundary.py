@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import tomllib
 from datetime import datetime
 from pathlib import Path
 
@@ -49,6 +50,8 @@ class ProjectRoot:
                 f"{what} {value} does not exist (looked for {resolved})",
                 hint="call list_targets to see the reports, runs and kernels under the root",
             )
+        if resolved.suffix == ".toml":
+            self._spec_source_inside(resolved, value)
         return resolved
 
     def optional(self, value: str | None, what: str) -> Path | None:
@@ -89,6 +92,17 @@ class ProjectRoot:
     def fresh_run(self) -> Path:
         """A new run folder's path under the runs folder (not created: a failed run leaves nothing)."""
         return self.runs / (datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3))
+
+    def _spec_source_inside(self, spec: Path, value: str) -> None:
+        """A launch spec's ``source`` is what gets compiled and run: it must lie inside the root too."""
+        try:
+            source = tomllib.loads(spec.read_text(encoding="utf-8")).get("source")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return  # not a readable spec: the workload layer says what is wrong with it
+        if isinstance(source, str):
+            self._inside(
+                Path(os.path.realpath(spec.parent / source)), f"{source} (the source of {value})", "path"
+            )
 
     def _inside(self, resolved: Path, value: str, what: str) -> None:
         if not resolved.is_relative_to(self.root):

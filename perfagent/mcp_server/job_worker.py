@@ -58,8 +58,11 @@ def serve(request: dict[str, Any], stream: IO[str]) -> int:
     """Run one job, writing its progress and outcome to ``stream``; the process's exit status."""
 
     def send(message: dict[str, Any]) -> None:
-        stream.write(json.dumps(message) + "\n")
-        stream.flush()
+        try:
+            stream.write(json.dumps(message) + "\n")
+            stream.flush()
+        except BrokenPipeError:
+            pass  # the server stopped listening (the call was cancelled): nobody to tell
 
     try:
         result = _load(request["function"])(lambda line: send({"progress": line}), **request["kwargs"])

@@ -60,7 +60,12 @@ __all__ = ["agent_instructions", "build_server", "serve_stdio"]
 
 
 class PerfagentServer(MCPServer):
-    """The SDK's server, with argument-validation failures in perfagent's structured error form."""
+    """The SDK's server, with argument-validation failures in perfagent's structured error form.
+
+    The SDK (2.3) reports a schema violation as a ToolError caused by pydantic's ValidationError, as raw
+    text; it has no public hook for that, so ``call_tool`` is wrapped and the tool looked up in the
+    SDK's tool manager for the argument's description.
+    """
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

@@ -342,6 +342,10 @@ def test_paths_outside_the_root_are_refused(root: Path, tmp_path: Path) -> None:
         ("verify", {"reference": PROBLEM, "candidate": str(outside)}),
         ("optimize", {"target": TRITON, "problem": "../outside.ncu-rep"}),
     ]
+    spec = root / "escape.launch.toml"
+    spec.write_text('source = "../outside.cu"\nkernel = "k"\ngrid = [1]\nblock = [1]\n', encoding="utf-8")
+    (tmp_path / "outside.cu").write_text("__global__ void k() {}\n", encoding="utf-8")
+    refused.append(("verify", {"reference": "escape.launch.toml"}))
     for tool, args in refused:
         error = _error(call(root, tool, args))
         assert error["kind"] == "OutsideRoot" and error["exit_code"] == 2, (tool, error)
