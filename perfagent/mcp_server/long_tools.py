@@ -42,6 +42,7 @@ RUNS_CODE = ToolAnnotations(
 class JobFunctions:
     """The ``module:function`` each long tool runs in its worker (tests swap in a fake)."""
 
+    diagnose: str = "perfagent.mcp_server.tools:diagnose_job"
     verify: str = "perfagent.mcp_server.tools:verify_job"
     bench: str = "perfagent.mcp_server.tools:bench_job"
     optimize: str = "perfagent.mcp_server.tools:optimize_job"

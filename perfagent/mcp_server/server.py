@@ -32,6 +32,7 @@ from perfagent._version import __version__
 from perfagent.errors import BadInput
 from perfagent.mcp_server import tools
 from perfagent.mcp_server.arguments import (
+    Budget,
     Detail,
     KernelRegex,
     Limit,
@@ -43,12 +44,14 @@ from perfagent.mcp_server.arguments import (
     TransformId,
 )
 from perfagent.mcp_server.boundary import ProjectRoot
-from perfagent.mcp_server.calls import in_thread
+from perfagent.mcp_server.calls import in_job, in_thread
+from perfagent.mcp_server.jobs import Job
 from perfagent.mcp_server.long_tools import RUNS_CODE, JobFunctions, register_long_tools
 from perfagent.mcp_server.prompts import agent_instructions, register_prompts, register_resources
-from perfagent.mcp_server.replies import error_result, validation_result
+from perfagent.mcp_server.replies import error_result, exception_result, validation_result
 from perfagent.mcp_server.summaries import ProfileReply, RunReply, profile_reply, run_reply
 from perfagent.mcp_server.targets import Targets, list_targets
+from perfagent.records import RunRecord
 from perfagent.session import load_record
 
 READ_ONLY = ToolAnnotations(
@@ -88,8 +91,10 @@ def build_server(root: Path | None = None, *, jobs: JobFunctions | None = None) 
     server = PerfagentServer(
         name="perfagent", version=__version__, instructions=agent_instructions(), log_level="WARNING"
     )
-    _register_diagnosis_tools(server, project)
-    register_long_tools(server, project, jobs or JobFunctions())
+    functions = jobs or JobFunctions()
+    _register_diagnose_report(server, project)
+    _register_diagnose(server, project, functions)
+    register_long_tools(server, project, functions)
     _register_profile(server, project)
     _register_reading_tools(server, project)
     _register_run_tools(server, project)
@@ -98,8 +103,8 @@ def build_server(root: Path | None = None, *, jobs: JobFunctions | None = None) 
     return server
 
 
-def _register_diagnosis_tools(server: MCPServer, root: ProjectRoot) -> None:
-    """diagnose_report (read-only), diagnose and profile (these may run the target)."""
+def _register_diagnose_report(server: MCPServer, root: ProjectRoot) -> None:
+    """diagnose_report: read-only (a recorded report or saved run), so hosts may auto-approve it."""
 
     @server.tool(annotations=READ_ONLY, title="Diagnose a recorded report")
     async def diagnose_report(
@@ -125,6 +130,8 @@ def _register_diagnosis_tools(server: MCPServer, root: ProjectRoot) -> None:
 
         return await in_thread(ctx, work)
 
+
+def _register_diagnose(server: MCPServer, root: ProjectRoot, functions: JobFunctions) -> None:
     @server.tool(annotations=RUNS_CODE, title="Diagnose a kernel")
     async def diagnose(
         target: Target,
@@ -132,6 +139,7 @@ def _register_diagnosis_tools(server: MCPServer, root: ProjectRoot) -> None:
         profiler: Profiler = "auto",
         detail: Detail = "summary",
         top_k: TopK = 20,
+        budget_s: Budget = 1800.0,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, RunReply]:
         """Profile (or read) a target and explain why each kernel is slow: ranked findings with
@@ -139,13 +147,29 @@ def _register_diagnosis_tools(server: MCPServer, root: ProjectRoot) -> None:
         a run under the root (summary.run is its absolute folder, summary.id its run id)."""
 
         def work(progress: tools.ProgressSink) -> RunReply:
-            path = root.path(target, "target")
             record, run = tools.diagnose_target(
                 root, path, kernel=kernel, profiler=profiler, progress=progress
             )
             return run_reply(record, run=str(run) if run else None, detail=detail, top_k=top_k)
 
-        return await in_thread(ctx, work)
+        try:
+            path = root.path(target, "target")
+            recorded = tools.is_recorded(path)
+        except Exception as exc:  # a bad target is a structured error like any other
+            return exception_result(exc)
+        if recorded:
+            return await in_thread(ctx, work)
+        run = root.fresh_run()  # a program runs under the profiler: a cancellable job, saved as a run
+
+        def job() -> Job:
+            args = {"target": str(path), "kernel": kernel, "profiler": profiler, "run_dir": str(run)}
+            return Job(functions.diagnose, args, budget_s, target=target, cwd=root.root)
+
+        def reply(data: dict[str, Any]) -> RunReply:
+            record = RunRecord.model_validate(data)
+            return run_reply(record, run=str(run), detail=detail, top_k=top_k)
+
+        return await in_job(ctx, job, reply)
 
 
 def _register_profile(server: MCPServer, root: ProjectRoot) -> None:

@@ -101,6 +101,13 @@ def profile_target(target: Path, *, kernel: str | None, profiler: str, progress:
     return profile(str(target), kernel=kernel, profiler=profiler, progress=progress)
 
 
+def diagnose_job(
+    progress: ProgressSink, *, target: str, kernel: str | None, profiler: str, run_dir: str
+) -> RunRecord:
+    """Profile and diagnose a program into ``run_dir`` (in a job worker; a stopped run leaves no folder)."""
+    return diagnose(target, kernel=kernel, profiler=profiler, run_dir=Path(run_dir), progress=progress)
+
+
 def verify_job(
     progress: ProgressSink,
     *,

@@ -199,6 +199,25 @@ def test_the_largest_report_and_a_ten_candidate_optimize_run_fit_the_reply_cap(r
     assert _tokens(call(root, "read_run", {"run": "20260101-000000-abcdef", "detail": "full"})) > TOKEN_CAP
 
 
+def test_diagnose_of_a_program_is_a_job_saved_under_the_root(root: Path) -> None:
+    if shutil.which("nvcc") is None:
+        pytest.skip("static analysis needs nvcc/ptxas")
+    shutil.copytree(REPO / "examples/cuda/01_transpose_naive", root / "transpose")
+    progress: list[tuple[float, float | None, str]] = []
+    args = {"target": "transpose/slow.cu", "profiler": "static"}
+    result = call(root, "diagnose", args, progress=progress)
+    assert not result.is_error, result.content
+    summary = result.structured_content["summary"]
+    assert Path(summary["run"]) == root.resolve() / ".perfagent/runs" / summary["id"]
+    assert (
+        load_record(Path(summary["run"])).kernels[0].name
+        == summary["kernels"][0]["name"]
+        == "transpose_naive"
+    )
+    assert progress and all(total == 1800.0 for _, total, _ in progress)
+    assert call(root, "read_run", {"run": "latest"}).structured_content["summary"]["id"] == summary["id"]
+
+
 def test_profile_summarises_canonical_metrics(root: Path) -> None:
     result = call(root, "profile", {"target": SUITE, "kernel": "transpose"})
     assert not result.is_error, result.content
