@@ -85,6 +85,7 @@ class Comparison(Frozen):
     only_before: list[str] = Field(default_factory=list)
     only_after: list[str] = Field(default_factory=list)
     total_before_s: float | None = None
+    """Summed duration of the matched kernels (both sides timed), s: the same set on both sides."""
     total_after_s: float | None = None
     noise_pct: float = PROFILE_NOISE_PCT
     """Changes smaller than this (%) are 'same (within noise)'."""
@@ -160,9 +161,13 @@ def kernel_delta(before: KernelDiagnosis, after: KernelDiagnosis, noise_pct: flo
     )
 
 
-def _total(kernels: Sequence[KernelDiagnosis]) -> float | None:
-    durations = [k.duration_s for k in kernels if k.duration_s is not None]
-    return sum(durations) if durations else None
+def _matched_totals(deltas: Sequence[KernelDelta]) -> tuple[float | None, float | None]:
+    """Both sides' summed time over the kernels timed on both: totals over different sets would
+    compare an added or dropped kernel's time as if it were a speed-up."""
+    timed = [(d.before_s, d.after_s) for d in deltas if d.before_s is not None and d.after_s is not None]
+    if not timed:
+        return None, None
+    return sum(b for b, _ in timed if b is not None), sum(a for _, a in timed if a is not None)
 
 
 def compare_records(
@@ -187,14 +192,15 @@ def compare_records(
             for b, a in zip(b_left, a_left, strict=True)
         )
         only_before, only_after = [], []
+    total_before, total_after = _matched_totals(deltas)
     return Comparison(
         before=before.target,
         after=after.target,
         kernels=deltas,
         only_before=only_before,
         only_after=only_after,
-        total_before_s=_total(before.kernels),
-        total_after_s=_total(after.kernels),
+        total_before_s=total_before,
+        total_after_s=total_after,
         noise_pct=noise_pct,
     )
 

@@ -18,7 +18,8 @@ class McpCommand:
             "--root",
             type=Path,
             default=None,
-            help="folder that relative paths in tool calls refer to (default: the current directory)",
+            help="the project folder: every path in a tool call must lie inside it, and runs are saved under it "
+            "(default: the current directory)",
         )
 
     def run(self, args: argparse.Namespace) -> int:

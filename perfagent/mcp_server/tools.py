@@ -1,37 +1,41 @@
 """What each MCP tool does, as plain synchronous functions over perfagent's library API.
 
-The server module only wraps these (threads, progress, error results); keeping them here means they
-are typed, documented and testable without an MCP session. Every path argument is resolved against
-the server's working directory (``root``) so that an agent's relative paths mean what it sees in the
-project, and so that nothing relative crosses into perfagent's worker subprocesses.
+The server module only wraps these (threads or job processes, progress, replies); keeping them here
+means they are typed, documented and testable without an MCP session. Paths reach these functions
+already resolved inside the project root (``boundary.ProjectRoot``), so nothing relative crosses into
+perfagent's worker subprocesses and nothing outside the root is read or run.
+
+The ``*_job`` functions run inside a ``job_worker`` process (see ``jobs``): they take plain JSON
+arguments and a progress callback, and return a model.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
 from pydantic import Field
 
 from knowledge.transforms import Transform, catalog
 from perfagent.api import diagnose, load, profile
-from perfagent.compare import Comparison, compare_records
+from perfagent.compare import Comparison, GateVerdict, compare_records, gate, record_changes
 from perfagent.errors import BadInput
+from perfagent.mcp_server.boundary import ProjectRoot
 from perfagent.models import Profile
 from perfagent.optimize.api import optimize
 from perfagent.records import RunRecord
-from perfagent.session import RECORD_FILE, load_record, runs_root
+from perfagent.session import load_record
 from perfagent.timing.bench import bench
 from perfagent.timing.models import BenchResult
 from perfagent.verify.api import verify
 from perfagent.verify.models import VerificationResult
+from perfagent.workloads.targets import SavedRun, resolve_target
 from profilers.model import Frozen
 
 ProgressSink = Callable[[str], None]
 """Receives one human-readable progress line at a time."""
-
-DeviceName = Literal["auto", "cpu", "cuda"]
 
 
 class RunSummary(Frozen):
@@ -39,6 +43,8 @@ class RunSummary(Frozen):
 
     path: str
     """The run folder (absolute)."""
+    id: str
+    """The run id: pass it as ``run`` to read_run or as ``before``/``after`` to compare."""
     kind: str
     """'diagnose' or 'optimize'."""
     target: str
@@ -49,6 +55,8 @@ class RunSummary(Frozen):
     """The first kernel's top finding ('category: title')."""
     best: str | None = None
     """Optimize runs: the accepted candidate's id."""
+    stopped: str | None = None
+    """Optimize runs: why the loop stopped ('interrupted: ...' for a cancelled run)."""
 
 
 class RunList(Frozen):
@@ -60,105 +68,129 @@ class RunList(Frozen):
     """Folders whose record.json could not be read (with the reason)."""
 
 
-def resolve(path: str, root: Path) -> Path:
-    """``path`` made absolute against ``root``; a missing path is bad input naming what exists."""
-    p = Path(path).expanduser()
-    p = p if p.is_absolute() else root / p
-    if not p.exists():
-        raise BadInput(
-            f"{path} does not exist (looked in {p.parent})", hint="pass a path relative to the project"
-        )
-    return p
+class CompareReply(Frozen):
+    """Per-kernel deltas and the regression verdict (the CLI's ``compare --gate``)."""
+
+    comparison: Comparison
+    gate: GateVerdict
+    """passed / regressions over the matched kernels: a slow-down beyond noise and ``max_regression_pct``."""
 
 
-def _optional(path: str | None, root: Path) -> Path | None:
-    return resolve(path, root) if path else None
+def is_recorded(path: Path) -> bool:
+    """A recorded report or a saved run (reading it runs nothing)."""
+    tgt = resolve_target(str(path), ())
+    return isinstance(tgt, SavedRun) or tgt.is_recorded
 
 
 def diagnose_target(
-    target: str, root: Path, *, kernel: str | None, profiler: str, progress: ProgressSink
-) -> RunRecord:
-    """Diagnose a report, saved run, .cu/.py target (see ``perfagent.diagnose``)."""
-    return diagnose(str(resolve(target, root)), kernel=kernel, profiler=profiler, progress=progress)
+    root: ProjectRoot, target: Path, *, kernel: str | None, profiler: str, progress: ProgressSink
+) -> tuple[RunRecord, Path | None]:
+    """The record of ``target`` and its run folder: a report is read in place (nothing saved), a saved
+    run is re-read, anything else is profiled into a new run folder under the root."""
+    if isinstance(resolve_target(str(target), ()), SavedRun):
+        return diagnose(str(target), kernel=kernel, profiler=profiler, progress=progress), target
+    if is_recorded(target):
+        return diagnose(str(target), kernel=kernel, profiler=profiler, save=False, progress=progress), None
+    run = root.fresh_run()
+    record = diagnose(str(target), kernel=kernel, profiler=profiler, run_dir=run, progress=progress)
+    return record, run
 
 
-def profile_target(
-    target: str, root: Path, *, kernel: str | None, profiler: str, progress: ProgressSink
-) -> Profile:
+def profile_target(target: Path, *, kernel: str | None, profiler: str, progress: ProgressSink) -> Profile:
     """Canonical metrics per kernel, without a diagnosis."""
-    return profile(str(resolve(target, root)), kernel=kernel, profiler=profiler, progress=progress)
+    return profile(str(target), kernel=kernel, profiler=profiler, progress=progress)
 
 
-def verify_candidate(
+def diagnose_job(
+    progress: ProgressSink, *, target: str, kernel: str | None, profiler: str, run_dir: str
+) -> RunRecord:
+    """Profile and diagnose a program into ``run_dir`` (in a job worker; a stopped run leaves no folder)."""
+    return diagnose(target, kernel=kernel, profiler=profiler, run_dir=Path(run_dir), progress=progress)
+
+
+def verify_job(
+    progress: ProgressSink,
+    *,
     reference: str,
     candidate: str | None,
-    root: Path,
-    *,
-    device: DeviceName,
+    device: str,
     seeds: int,
     timeout_s: float,
-    progress: ProgressSink,
 ) -> VerificationResult:
-    """The verifier's verdict and checks for ``candidate`` against ``reference``."""
+    """The verifier's verdict and checks for ``candidate`` against ``reference`` (in a job worker)."""
     return verify(
-        resolve(reference, root),
-        _optional(candidate, root),
-        device=device,
+        Path(reference),
+        Path(candidate) if candidate else None,
+        device=device,  # type: ignore[arg-type]
         seeds=seeds,
         timeout_s=timeout_s,
         progress=progress,
     )
 
 
-def bench_candidate(
-    target: str, candidate: str | None, root: Path, *, device: DeviceName, runs: int, progress: ProgressSink
+def bench_job(
+    progress: ProgressSink, *, target: str, candidate: str | None, device: str, runs: int
 ) -> BenchResult:
-    """Interleaved timing of ``target`` (and ``candidate``): medians, noise, speed-up, flags."""
+    """Interleaved timing of ``target`` (and ``candidate``): medians, noise, speed-up, flags (in a job worker)."""
     return bench(
-        resolve(target, root), _optional(candidate, root), device=device, runs=runs, progress=progress
+        Path(target),
+        Path(candidate) if candidate else None,
+        device=device,  # type: ignore[arg-type]
+        runs=runs,
+        progress=progress,
     )
 
 
-def optimize_target(
-    target: str,
-    root: Path,
-    *,
-    problem: str | None,
-    backend: str,
-    transform: str | None,
-    iterations: int,
-    device: DeviceName,
-    progress: ProgressSink,
-    samples: int = 1,
-    repairs: int = 1,
-    language: str = "cuda",
-) -> RunRecord:
-    """One optimize run; the user's files are never changed (no ``apply``). ``samples``, ``repairs`` and
-    ``language`` are the llm backend's ``--samples``, ``--repairs`` and ``--language``."""
+def optimize_job(progress: ProgressSink, *, target: str, out: str, **options: object) -> RunRecord:
+    """One optimize run into ``out`` (in a job worker); the user's files are never changed (no ``apply``)."""
+    given: dict[str, Any] = {name: value for name, value in options.items() if value is not None}
     return optimize(
-        resolve(target, root),
-        problem=_optional(problem, root),
-        backend=backend,
-        transform=transform,
-        iterations=iterations,
-        device=device,
-        samples=samples,
-        repairs=repairs,
-        language=language,
+        Path(target),
+        out=out,
         progress=lambda event: progress(getattr(event, "message", str(event))),
+        **given,
     )
 
 
 def _as_record(path: Path) -> RunRecord:
     loaded = load(path)
-    if isinstance(loaded, RunRecord):
-        return loaded
-    return diagnose(str(path))
+    return loaded if isinstance(loaded, RunRecord) else diagnose(str(path), save=False)
 
 
-def compare_runs(before: str, after: str, root: Path) -> Comparison:
-    """Per-kernel deltas between two saved runs or recorded reports."""
-    return compare_records(_as_record(resolve(before, root)), _as_record(resolve(after, root)))
+def _only(record: RunRecord, pattern: str | None, side: str) -> RunRecord:
+    """``record`` narrowed to the kernels whose name matches ``pattern`` (a regex)."""
+    if not pattern:
+        return record
+    try:
+        wanted = re.compile(pattern)
+    except re.error as exc:
+        raise BadInput(
+            f"{side}_kernel {pattern!r} is not a regular expression ({exc})", hint="escape ( ) < > with \\"
+        ) from None
+    kept = [k for k in record.kernels if wanted.search(k.name)]
+    if not kept:
+        names = ", ".join(k.name.split("(")[0] for k in record.kernels[:8])
+        raise BadInput(
+            f"no kernel of {record.target} matches {side}_kernel {pattern!r}", hint=f"its kernels: {names}"
+        )
+    return record.model_copy(update={"kernels": kept})
+
+
+def compare_runs(
+    before: Path,
+    after: Path,
+    *,
+    before_kernel: str | None = None,
+    after_kernel: str | None = None,
+    max_regression_pct: float = 0.0,
+) -> CompareReply:
+    """Per-kernel deltas between two saved runs or reports (or two kernels of one), and the gate verdict."""
+    b = _only(_as_record(before), before_kernel, "before")
+    a = _only(_as_record(after), after_kernel, "after")
+    comparison = compare_records(b, a)
+    return CompareReply(
+        comparison=comparison, gate=gate(record_changes(comparison), max_regression_pct=max_regression_pct)
+    )
 
 
 def explain_transform(transform_id: str) -> Transform:
@@ -178,34 +210,26 @@ def _summary(folder: Path) -> RunSummary:
         f = record.kernels[0].findings[0]
         top = f"{f.category}: {f.title}"
     return RunSummary(
-        path=str(folder.resolve()),
+        path=str(folder),
+        id=folder.name,
         kind=record.kind,
         target=record.target,
         created=record.created,
         kernels=len(record.kernels),
         top_finding=top,
         best=record.best,
+        stopped=record.optimize.stopped if record.optimize else None,
     )
 
 
-def list_runs(root: Path, runs_dir: str | None = None, limit: int = 50) -> RunList:
-    """Saved runs (newest first) under ``runs_dir`` (default: perfagent's runs folder)."""
-    base = Path(runs_dir) if runs_dir else runs_root()
-    base = base if base.is_absolute() else root / base
-    result = RunList(root=str(base))
-    if not base.is_dir():
-        return result
-    folders = sorted((p for p in base.iterdir() if (p / RECORD_FILE).is_file()), reverse=True)
+def list_runs(root: ProjectRoot, runs_dir: str | None = None, limit: int = 50) -> RunList:
+    """Saved runs (newest first) under ``runs_dir`` (default: the server's runs folder under the root)."""
+    base = root.folder(runs_dir, "runs_dir")
     runs: list[RunSummary] = []
     unreadable: list[str] = []
-    for folder in folders[:limit]:
+    for folder in root.saved_runs(base)[:limit]:
         try:
             runs.append(_summary(folder))
         except BadInput as exc:
             unreadable.append(f"{folder}: {exc.message}")
     return RunList(root=str(base), runs=runs, unreadable=unreadable)
-
-
-def read_run(run: str, root: Path) -> RunRecord:
-    """The record of one saved run (folder or record.json)."""
-    return load_record(resolve(run, root))
