@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from perfagent._version import __version__
 from perfagent.commands import load_commands
+from perfagent.commands.common import check_output_path
 from perfagent.errors import ExitCode, exit_code_for, one_line, saved_note
 
 
@@ -55,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return ExitCode.USAGE
     try:
+        check_output_path(args)  # every command's -o, before any work
         return int(args._command.run(args))
     except KeyboardInterrupt as exc:
         print("perfagent: interrupted" + saved_note(exc), file=sys.stderr)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from perfagent.api import diagnose, load
-from perfagent.commands.common import add_output_args, check_output_path
+from perfagent.commands.common import add_output_args
 from perfagent.compare import Comparison, GateVerdict, compare_records, gate, record_changes
 from perfagent.errors import BadInput, ExitCode
 from perfagent.records import RunRecord
@@ -80,7 +80,6 @@ class CompareCommand:
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
-        check_output_path(args)
         if args.max_regression < 0:
             raise BadInput("--max-regression must be ≥ 0", hint="e.g. --max-regression 5")
         for p in (args.before, args.after):

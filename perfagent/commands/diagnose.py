@@ -11,7 +11,6 @@ from perfagent.commands.common import (
     add_output_args,
     add_profile_args,
     add_target_args,
-    check_output_path,
     check_writable_folder,
     profile_kwargs,
     progress_to_stderr,
@@ -38,7 +37,6 @@ class DiagnoseCommand:
         g.add_argument("--no-save", action="store_true", help="do not keep a run folder")
 
     def run(self, args: argparse.Namespace) -> int:
-        check_output_path(args)
         check_writable_folder(args.run_dir, option="--run-dir")
         record = diagnose(
             args.target,

@@ -7,7 +7,6 @@ import sys
 
 from perfagent.commands.common import (
     add_output_args,
-    check_output_path,
     positive_float,
     positive_int,
     progress_to_stderr,
@@ -60,7 +59,6 @@ class VerifyCommand:
         from perfagent.verify import Tolerance, verify
         from perfagent.verify.render import render_text
 
-        check_output_path(args)
         tolerance = None
         if args.tolerance is not None or args.atol is not None or args.rtol is not None:
             tolerance = Tolerance(
