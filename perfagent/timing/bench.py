@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from knowledge.gpus import spec_for
-from perfagent.errors import BadInput, VerificationFailed
+from perfagent.errors import BadInput, NotOnThisMachine, VerificationFailed
 from perfagent.roofline import datasheet_peaks
 from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WORK_AFTER_END, Check
@@ -263,7 +263,7 @@ def _workloads(
             hint="give a KernelBench problem or a kernel with a launch spec (profile programs with `perfagent profile`)",
         )
     if not ref.runs_on_cpu and device == "cpu":
-        raise BadInput(
+        raise NotOnThisMachine(
             "launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine"
         )
     cand = None
