@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from perfagent._version import __version__
 from perfagent.commands import load_commands
 from perfagent.commands.common import check_output_path
+from perfagent.commands.signals import interrupts_as_keyboard_interrupt
 from perfagent.errors import ExitCode, exit_code_for, one_line, saved_note
 
 
@@ -57,7 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.USAGE
     try:
         check_output_path(args)  # every command's -o, before any work
-        return int(args._command.run(args))
+        with interrupts_as_keyboard_interrupt():
+            return int(args._command.run(args))
     except KeyboardInterrupt as exc:
         print("perfagent: interrupted" + saved_note(exc), file=sys.stderr)
         return ExitCode.INTERRUPTED

@@ -167,7 +167,14 @@ class SuiteCommand:
             flush=True,
         )
         summary = run_suite(
-            args.suite, settings, args.out, executor, resume=args.resume, force=args.force, on_row=_Progress()
+            args.suite,
+            settings,
+            args.out,
+            executor,
+            resume=args.resume,
+            force=args.force,
+            on_row=_Progress(),
+            on_note=lambda note: print(f"perfagent: {note}", file=sys.stderr, flush=True),
         )
         if args.format == "json":
             print(summary.model_dump_json(indent=2))

@@ -137,6 +137,13 @@ class SuiteSummary(Frozen):
     """Failure cause → entries."""
     flagged: dict[str, list[str]] = Field(default_factory=dict)
     """Entry → its plausibility/hygiene flags, for review."""
+    skipped: dict[str, int] = Field(default_factory=dict)
+    """Why a job was skipped (this machine cannot do it, or it does not apply) → entries; skipped work
+    counts in no rate."""
+    partial: bool = False
+    """The run was interrupted: only the entries with a row are summarised (``--resume`` finishes it)."""
+    notes: list[str] = Field(default_factory=list)
+    """What the run noticed on its way (e.g. a torn last row of results.jsonl that was dropped)."""
     wall_s: float | None = None
     """Wall time of the suite run (first start to last finish), s."""
     workers: int | None = None
