@@ -93,7 +93,7 @@ class CompareCommand:
             a_rows, a_sum = load_suite_results(args.before)
             b_rows, b_sum = load_suite_results(args.after)
             comparison = compare_suites((str(args.before), a_rows, a_sum), (str(args.after), b_rows, b_sum))
-            changes, broken = suite_changes(comparison)
+            judged = suite_changes(comparison)
         elif any(suites):
             raise BadInput(
                 "one side is a suite result and the other is not",
@@ -101,9 +101,9 @@ class CompareCommand:
             )
         else:
             comparison = compare_records(_record(args.before), _record(args.after))
-            changes, broken = record_changes(comparison), []
+            judged = record_changes(comparison)
         verdict: GateVerdict | None = (
-            gate(changes, max_regression_pct=args.max_regression, broken=broken) if args.gate else None
+            gate(judged, max_regression_pct=args.max_regression) if args.gate else None
         )
         if args.format == "json":
             payload = {
@@ -118,13 +118,22 @@ class CompareCommand:
                 else _text_records(comparison)
             )
             if verdict is not None:
-                lines.append("gate: " + ("pass" if verdict.passed else "REGRESSED"))
+                lines.append("gate: " + ("REGRESSED" if not verdict.passed else verdict.status))
                 lines.extend(f"  {r}" for r in verdict.regressions)
+                lines.extend(f"  not comparable: {r}" for r in verdict.not_comparable)
             text = "\n".join(lines) + "\n"
         write_output(text, args.output)
         if verdict is not None and not verdict.passed:
             print(
-                f"perfagent compare: {len(verdict.regressions)} regression(s) beyond noise", file=sys.stderr
+                f"perfagent compare: gate failed: {verdict.regressions[0]}"
+                + (f" (+{len(verdict.regressions) - 1} more)" if len(verdict.regressions) > 1 else ""),
+                file=sys.stderr,
             )
             return ExitCode.FAILURE
+        if verdict is not None and verdict.status == "not comparable":
+            print(
+                "perfagent compare: gate not comparable — no timing on both sides is reliable "
+                f"({verdict.not_comparable[0]}); time on a GPU to gate on speed",
+                file=sys.stderr,
+            )
         return ExitCode.OK

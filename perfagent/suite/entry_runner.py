@@ -78,9 +78,11 @@ def _bench(target: Path, candidate: Path | None, settings: SuiteSettings, runs: 
     result = bench(target, candidate, device=settings.device, runs=runs)
     if candidate is not None and is_kernelbench_problem(target):
         result = with_compile_baseline(result, target)
+    timed = result.candidate.timing if result.candidate is not None else result.baseline.timing
     figures: Figures = {
         "baseline_s": result.baseline.timing.median_s,
         "flags": list(result.flags),
+        "spread": timed.iqr_s / timed.median_s if timed.median_s > 0 else None,
     }
     if result.baseline.roofline and result.baseline.roofline.pct_of_roofline is not None:
         figures["pct_of_roofline_before"] = result.baseline.roofline.pct_of_roofline

@@ -81,6 +81,9 @@ class EntryResult(Frozen):
     significant: bool | None = None
     noise_threshold: float | None = None
     """bench: relative change below which two medians are the same (fraction)."""
+    spread: float | None = None
+    """bench: interquartile range / median of the entry's time (the candidate's, else the target's)
+    series (fraction): the run-to-run noise ``compare`` allows for, with ``noise_threshold``."""
     flags: list[str] = Field(default_factory=list)
     """Plausibility flags (bench/optimize) and timing hygiene (e.g. 'sm-clock-throttled')."""
     top_finding: str | None = None
