@@ -13,7 +13,16 @@ import pytest
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import DataTable, OptionList, Static, TabbedContent
-from tui_support import LONG_CHECK_DETAIL, LONG_LOG_LINE, REPO, FakeLoop, PinnedBridge, run_async, screen_ready, settle
+from tui_support import (
+    LONG_CHECK_DETAIL,
+    LONG_LOG_LINE,
+    REPO,
+    FakeLoop,
+    PinnedBridge,
+    run_async,
+    screen_ready,
+    settle,
+)
 
 import perfagent
 from perfagent.records import RunRecord

@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 from tui_support import run_async, screen_ready
 
+
 class SlowScreen(Screen[None]):
     """A screen whose composed widgets are mounted only once ``release`` is set (as a loaded CPU delays it)."""
 
