@@ -294,8 +294,8 @@ CASES: list[Case] = [
     ),
     _c(
         "verify-candidate-syntax-error",
-        4,
-        "candidate fails",
+        2,
+        "not valid Python: bad input",
         "verify",
         f"{KB}/01_vector_add.py",
         "{W}/syntax_error.py",

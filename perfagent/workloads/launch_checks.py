@@ -61,7 +61,7 @@ def memory_limit() -> tuple[float, str]:
     )
 
 
-def check_resolved(resolved: ResolvedLaunch, spec_path: Path) -> None:
+def check_resolved(resolved: ResolvedLaunch, spec_path: str | Path) -> None:
     """Raise ``BadInput`` when the kernel's parameter count differs from the spec's arguments, or the
     spec's buffers cannot fit in GPU memory."""
     try:

@@ -465,7 +465,7 @@ def preflight_launch_spec(ref: RunnableWorkload, cand: RunnableWorkload | None) 
     preflight_files(ref.spec_path, [(w.path, w.kernel) for w in (ref, cand) if w is not None])
 
 
-def preflight_files(spec_path: Path, files: Sequence[tuple[Path, str | None]]) -> None:
+def preflight_files(spec_path: str | Path, files: Sequence[tuple[str | Path, str | None]]) -> None:
     """Resolve the spec for each (kernel file, entry point) at every parameter set, and check what needs
     no GPU (argument count, buffers that fit in GPU memory): what ``verify`` refuses before any worker,
     ``optimize --propose-only`` refuses before any proposal.
