@@ -252,15 +252,50 @@ CASES: list[Case] = [
         "spec expression",
         "verify",
         "{W}/bad_grid/slow.cu",
+        "{W}/bad_grid/fixed.cu",
         "--device",
         "cpu",
     ),
     _c(
-        "verify-spec-missing-arg", 2, "argument count", "verify", "{W}/bad_missing/slow.cu", "--device", "cpu"
+        "verify-spec-missing-arg",
+        2,
+        "argument count",
+        "verify",
+        "{W}/bad_missing/slow.cu",
+        "{W}/bad_missing/fixed.cu",
+        "--device",
+        "cpu",
     ),
-    _c("verify-spec-negative-size", 2, "size below 1", "verify", "{W}/bad_neg/slow.cu", "--device", "cpu"),
-    _c("verify-spec-8tb", 2, "beyond GPU memory", "verify", "{W}/bad_huge/slow.cu", "--device", "cpu"),
-    _c("verify-spec-broken-toml", 2, "TOML syntax", "verify", "{W}/bad_toml/slow.cu", "--device", "cpu"),
+    _c(
+        "verify-spec-negative-size",
+        2,
+        "size below 1",
+        "verify",
+        "{W}/bad_neg/slow.cu",
+        "{W}/bad_neg/fixed.cu",
+        "--device",
+        "cpu",
+    ),
+    _c(
+        "verify-spec-8tb",
+        2,
+        "beyond GPU memory",
+        "verify",
+        "{W}/bad_huge/slow.cu",
+        "{W}/bad_huge/fixed.cu",
+        "--device",
+        "cpu",
+    ),
+    _c(
+        "verify-spec-broken-toml",
+        2,
+        "TOML syntax",
+        "verify",
+        "{W}/bad_toml/slow.cu",
+        "{W}/bad_toml/fixed.cu",
+        "--device",
+        "cpu",
+    ),
     _c(
         "verify-program-without-check-cmd",
         2,
@@ -339,7 +374,16 @@ CASES: list[Case] = [
     _c("bench-o-unwritable", 2, "-o under /proc", "bench", f"{KB}/01_vector_add.py", "-o", "/proc/nope/x"),
     _c("bench-text-file", 2, "unknown kind", "bench", "{W}/notes.txt"),
     _c("bench-program", 2, "cannot time a program", "bench", "{W}/prog.cu", "--device", "cpu"),
-    _c("bench-spec-8tb", 2, "beyond GPU memory", "bench", "{W}/bad_huge/slow.cu", "--device", "cpu"),
+    _c(
+        "bench-spec-8tb",
+        2,
+        "beyond GPU memory",
+        "bench",
+        "{W}/bad_huge/slow.cu",
+        "{W}/bad_huge/fixed.cu",
+        "--device",
+        "cpu",
+    ),
     # --- optimize
     _c("optimize-no-target", 2, "no target", "optimize"),
     _c("optimize-missing", 2, "not found", "optimize", "{W}/missing.cu"),
@@ -460,16 +504,15 @@ CASES: list[Case] = [
         env=(("CUDA_VISIBLE_DEVICES", ""),),
     ),
     _c(
-        "suite-ray-not-installed",
+        "suite-unknown-executor",
         2,
-        "needs Ray",
+        "choices",
         "suite",
         "{W}/suite.toml",
         "--executor",
-        "ray",
+        "nope",
         "--out",
         "{W}/o8",
-        quick=False,
     ),
     _c(
         "suite-gpu-work-on-cpu",
@@ -536,7 +579,7 @@ CASES: list[Case] = [
     _c(
         "compare-noisy-runs-gate",
         0,
-        "within both runs' IQR",
+        "within both runs' IQR (a field older versions do not read)",
         "compare",
         "{W}/suite_noisy1",
         "{W}/suite_noisy2",
@@ -572,20 +615,20 @@ def _row(
     spread: float | None = None,
     flags: list[str] | None = None,
 ) -> str:
-    return json.dumps(
-        {
-            "name": name,
-            "kind": "kernelbench",
-            "target": name,
-            "correct": True,
-            "verdict": "pass",
-            "baseline_s": t,
-            "noise_threshold": noise,
-            "spread": spread,
-            "flags": flags or [],
-            "jobs": [{"job": "bench", "ok": True, "elapsed_s": 1.0}],
-        }
-    )
+    row = {
+        "name": name,
+        "kind": "kernelbench",
+        "target": name,
+        "correct": True,
+        "verdict": "pass",
+        "baseline_s": t,
+        "noise_threshold": noise,
+        "spread": spread,
+        "flags": flags or [],
+        "jobs": [{"job": "bench", "ok": True, "elapsed_s": 1.0}],
+    }
+    # Unset fields are left out, so that an older perfagent (the sweep's "before") reads the same rows.
+    return json.dumps({k: v for k, v in row.items() if v is not None})
 
 
 def _suite(folder: Path, rows: list[str], tail: str = "") -> None:
