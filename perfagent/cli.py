@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from perfagent._version import __version__
 from perfagent.commands import COMMANDS, load_commands
+from perfagent.commands.common import check_output_path
+from perfagent.commands.signals import interrupts_as_keyboard_interrupt
 from perfagent.errors import ExitCode, exit_code_for, one_line, saved_note
 
 
@@ -64,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return ExitCode.USAGE
     try:
-        return int(args._command.run(args))
+        check_output_path(args)  # every command's -o, before any work
+        with interrupts_as_keyboard_interrupt():
+            return int(args._command.run(args))
     except KeyboardInterrupt as exc:
         print("perfagent: interrupted" + saved_note(exc), file=sys.stderr)
         return ExitCode.INTERRUPTED

@@ -214,32 +214,51 @@ class GateVerdict(Frozen):
     checked: int
     """Kernels or entries compared."""
     regressions: list[str] = Field(default_factory=list)
-    """One line per regression: name, change, the threshold it crossed."""
+    """One line per regression: name, change, the threshold it crossed; a missing kernel/entry; or that
+    nothing at all was compared."""
+    not_comparable: list[str] = Field(default_factory=list)
+    """Entries whose timings are flagged unreliable on either side: neither a pass nor a regression."""
+    status: str = "pass"
+    """'pass', 'regressed', or 'not comparable' (nothing failed, but no comparable timing was left)."""
 
 
-def gate(
-    changes: Iterable[tuple[str, float | None, float]],
-    *,
-    max_regression_pct: float = 0.0,
-    broken: Sequence[str] = (),
-) -> GateVerdict:
-    """Judge ``(name, change %, noise %)`` triples: a regression is a slow-down beyond both the noise
-    and ``max_regression_pct``; every name in ``broken`` (correct before, not after) is one too."""
-    regressions = [f"{name}: no longer correct" for name in broken]
-    checked = 0
-    for name, change, noise in changes:
-        checked += 1
+class GateInput(Frozen):
+    """What the gate judges."""
+
+    changes: list[tuple[str, float | None, float]] = Field(default_factory=list)
+    """(name, change %, noise %) per compared kernel or entry."""
+    broken: list[str] = Field(default_factory=list)
+    """Correct before, not after."""
+    not_comparable: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+    """In the first run, absent from the second."""
+
+
+def gate(judged: GateInput, *, max_regression_pct: float = 0.0) -> GateVerdict:
+    """A regression is a slow-down beyond both the noise and ``max_regression_pct``, a kernel/entry that
+    stopped being correct or went missing, or nothing compared at all (a gate that checked nothing must
+    not pass); entries with unreliable timings are reported as not comparable."""
+    regressions = [f"{name}: no longer correct" for name in judged.broken]
+    regressions += [f"{name}: missing from the second run" for name in judged.missing]
+    for name, change, noise in judged.changes:
         limit = max(noise, max_regression_pct)
         if change is not None and change > limit:
             regressions.append(f"{name}: {change:+.1f} % slower (threshold {limit:.1f} %)")
+    if not judged.changes and not judged.not_comparable and not judged.broken:
+        regressions.append("nothing was compared: the two sides have no kernel or entry in common")
+    status = "regressed" if regressions else "not comparable" if not judged.changes else "pass"
     return GateVerdict(
         passed=not regressions,
         max_regression_pct=max_regression_pct,
-        checked=checked,
+        checked=len(judged.changes),
         regressions=regressions,
+        not_comparable=list(judged.not_comparable),
+        status=status,
     )
 
 
-def record_changes(c: Comparison) -> list[tuple[str, float | None, float]]:
+def record_changes(c: Comparison) -> GateInput:
     """The gate's input from a record comparison (per kernel, the profile noise threshold)."""
-    return [(k.name, k.change_pct, c.noise_pct) for k in c.kernels]
+    return GateInput(
+        changes=[(k.name, k.change_pct, c.noise_pct) for k in c.kernels], missing=list(c.only_before)
+    )

@@ -11,6 +11,7 @@ from pydantic import Field
 from perfagent.errors import BadInput
 from perfagent.llm_client import ENV_BASE_URL, LLMConfig, check_endpoint
 from perfagent.models import Frozen
+from perfagent.workloads.cuda_toolkit import find_cuda_home, load_inline_gap
 from profilers import get_profiler
 from profilers.errors import ProfilerError
 from profilers.process import run_command
@@ -41,6 +42,7 @@ def run_probes() -> DoctorReport:
     probes.append(_python_module("ncu_report", "reads .ncu-rep files without a GPU"))
     probes.append(_python_module("torch", "KernelBench problems, verification, timing"))
     probes.append(_python_module("triton", "Triton kernels (TRITON_INTERPRET=1 on CPU)"))
+    probes.append(_load_inline())
     probes.append(_llm())
     by_name = {p.name: p for p in probes}
     if by_name["profiler ncu"].ok and by_name["GPU"].ok:
@@ -105,6 +107,20 @@ def _python_module(module: str, purpose: str) -> Probe:
 
     found = importlib.util.find_spec(module) is not None
     return Probe(name=f"python {module}", ok=found, detail=purpose if found else f"not installed ({purpose})")
+
+
+def _load_inline() -> Probe:
+    """The CUDA toolkit (CUDA_HOME, as torch finds it) and CUDA torch that every load_inline candidate needs."""
+    home = find_cuda_home()
+    toolkit = f"CUDA toolkit {home.path} (from {home.how})" if home.path else f"no CUDA toolkit ({home.how})"
+    gap = load_inline_gap()
+    if gap is None:
+        return Probe(name="load_inline (CUDA C++ candidates)", ok=True, detail=toolkit)
+    return Probe(
+        name="load_inline (CUDA C++ candidates)",
+        ok=False,
+        detail=f"{gap}; {toolkit} — such candidates are verified and timed as inconclusive here",
+    )
 
 
 def _llm() -> Probe:

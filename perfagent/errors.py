@@ -17,6 +17,7 @@ __all__ = [
     "ExitCode",
     "InternalError",
     "LLMError",
+    "NotOnThisMachine",
     "PerfAgentError",
     "ToolFailure",
     "VerificationFailed",
@@ -30,6 +31,12 @@ class BadInput(PerfAgentError):
     """The user's target, file or option value is unusable."""
 
     exit_code = ExitCode.USAGE
+
+
+class NotOnThisMachine(BadInput):
+    """The work needs what this machine lacks (a CUDA GPU for a launch-spec kernel, a CUDA toolkit):
+    nothing is wrong with the input. Exit code 2 for the command asked to do it; a suite records the
+    job as skipped (with this message as the why), never as a failure of the entry."""
 
 
 class ToolFailure(PerfAgentError):

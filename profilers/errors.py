@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from enum import IntEnum
 
@@ -64,6 +65,30 @@ class NoKernelsInSource(NoKernelsProfiled):
     """The source file itself defines no kernel (bad input: exit code 2; nothing was wrong with the tool)."""
 
     exit_code = ExitCode.USAGE
+
+
+class KernelFilterUnmatched(NoKernelsProfiled):
+    """``--kernel REGEX`` is not a valid regular expression, or matches none of the kernels a recorded
+    report (or a source file) holds: bad usage, exit code 2 (the profiler did its part)."""
+
+    exit_code = ExitCode.USAGE
+
+
+def compile_kernel_filter(kernel_regex: str | None) -> re.Pattern[str] | None:
+    """``--kernel``'s pattern, compiled (None for no filter).
+
+    Raises:
+        KernelFilterUnmatched: not a valid Python regular expression.
+    """
+    if not kernel_regex:
+        return None
+    try:
+        return re.compile(kernel_regex)
+    except re.error as exc:
+        raise KernelFilterUnmatched(
+            f"the kernel filter {kernel_regex!r} is not a valid regular expression ({exc})",
+            hint="fix the --kernel pattern (Python re syntax, e.g. 'transpose|gemm')",
+        ) from None
 
 
 class ApplicationFailed(ProfilerError):

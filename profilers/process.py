@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from profilers import live_groups
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.fork_server import Call, ForkServer
 
@@ -91,6 +92,7 @@ def run_command(
         ) from exc
     except PermissionError as exc:
         raise ProfilerUnavailable(f"'{args[0]}' is not executable", hint="check its permissions") from exc
+    live_groups.track(proc.pid)  # an interrupted caller stops it (live_groups.stop_all)
     try:
         out, err = proc.communicate(
             input=stdin_text.encode() if stdin_text is not None else None, timeout=timeout_s
@@ -106,6 +108,8 @@ def run_command(
         _kill_group(proc)
         proc.wait()
         raise
+    finally:
+        live_groups.untrack(proc.pid)
     return CompletedCommand(
         argv=tuple(args),
         returncode=proc.returncode,

@@ -6,7 +6,6 @@ import argparse
 
 from perfagent.commands.common import (
     add_output_args,
-    check_output_path,
     non_negative_int,
     positive_float,
     positive_int,
@@ -85,7 +84,6 @@ class BenchCommand:
         from perfagent.timing.compiled import is_kernelbench_problem, with_compile_baseline
         from perfagent.timing.render import render_text
 
-        check_output_path(args)
         result = bench(
             args.target,
             args.candidate,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -36,7 +36,9 @@ def add_profile_args(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="which profiler (default: auto — recorded reports by their tool, ncu when usable, else static)",
     )
-    g.add_argument("--kernel", metavar="REGEX", help="only kernels whose name matches REGEX")
+    g.add_argument(
+        "--kernel", type=kernel_regex, metavar="REGEX", help="only kernels whose name matches REGEX"
+    )
     g.add_argument(
         "--launch-skip",
         type=non_negative_int,
@@ -122,9 +124,13 @@ def add_output_args(parser: argparse.ArgumentParser, formats: tuple[str, ...] = 
 
 
 def check_output_path(args: argparse.Namespace) -> None:
-    """Validate ``-o PATH`` before any work: not a folder, writable, and not overwritten without --force."""
+    """Validate ``-o PATH`` before any work: not a folder, writable, and not overwritten without --force.
+
+    ``cli.main`` calls this for every command before its ``run`` (the one place: a command cannot forget
+    it and find out after minutes of work that its output cannot be written).
+    """
     out = getattr(args, "output", "-")
-    if out != "-":
+    if out not in ("-", None, ""):
         check_writable_file(Path(out), force=bool(getattr(args, "force", False)), option="-o")
 
 
@@ -156,12 +162,22 @@ def check_writable_file(path: Path, *, force: bool, option: str) -> None:
         elif ancestor == path.parent:
             with tempfile.NamedTemporaryFile(dir=ancestor, prefix=".perfagent-write-check-"):
                 pass
-        elif not os.access(ancestor, os.W_OK | os.X_OK):
-            raise PermissionError(13, "Permission denied")
+        else:  # the missing folders are created on write: try creating one (os.access lies for root)
+            with tempfile.TemporaryDirectory(dir=ancestor, prefix=".perfagent-write-check-"):
+                pass
     except OSError as exc:
         raise BadInput(
             f"cannot write {option} {path}: {exc.strerror or exc}", hint=f"choose a writable {option} path"
         ) from None
+
+
+def kernel_regex(text: str) -> str:
+    """argparse type: a valid Python regular expression (refused at parse time, exit 2, before any work)."""
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid regular expression ({exc})") from None
+    return text
 
 
 def positive_int(text: str) -> int:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from perfagent.api import diagnose, load
-from perfagent.commands.common import add_output_args, check_output_path
+from perfagent.commands.common import add_output_args
 from perfagent.compare import Comparison, GateVerdict, compare_records, gate, record_changes
 from perfagent.errors import BadInput, ExitCode
 from perfagent.records import RunRecord
@@ -80,7 +80,6 @@ class CompareCommand:
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
-        check_output_path(args)
         if args.max_regression < 0:
             raise BadInput("--max-regression must be ≥ 0", hint="e.g. --max-regression 5")
         for p in (args.before, args.after):
@@ -94,7 +93,7 @@ class CompareCommand:
             a_rows, a_sum = load_suite_results(args.before)
             b_rows, b_sum = load_suite_results(args.after)
             comparison = compare_suites((str(args.before), a_rows, a_sum), (str(args.after), b_rows, b_sum))
-            changes, broken = suite_changes(comparison)
+            judged = suite_changes(comparison)
         elif any(suites):
             raise BadInput(
                 "one side is a suite result and the other is not",
@@ -102,9 +101,9 @@ class CompareCommand:
             )
         else:
             comparison = compare_records(_record(args.before), _record(args.after))
-            changes, broken = record_changes(comparison), []
+            judged = record_changes(comparison)
         verdict: GateVerdict | None = (
-            gate(changes, max_regression_pct=args.max_regression, broken=broken) if args.gate else None
+            gate(judged, max_regression_pct=args.max_regression) if args.gate else None
         )
         if args.format == "json":
             payload = {
@@ -119,13 +118,22 @@ class CompareCommand:
                 else _text_records(comparison)
             )
             if verdict is not None:
-                lines.append("gate: " + ("pass" if verdict.passed else "REGRESSED"))
+                lines.append("gate: " + ("REGRESSED" if not verdict.passed else verdict.status))
                 lines.extend(f"  {r}" for r in verdict.regressions)
+                lines.extend(f"  not comparable: {r}" for r in verdict.not_comparable)
             text = "\n".join(lines) + "\n"
         write_output(text, args.output)
         if verdict is not None and not verdict.passed:
             print(
-                f"perfagent compare: {len(verdict.regressions)} regression(s) beyond noise", file=sys.stderr
+                f"perfagent compare: gate failed: {verdict.regressions[0]}"
+                + (f" (+{len(verdict.regressions) - 1} more)" if len(verdict.regressions) > 1 else ""),
+                file=sys.stderr,
             )
             return ExitCode.FAILURE
+        if verdict is not None and verdict.status == "not comparable":
+            print(
+                "perfagent compare: gate not comparable — no timing on both sides is reliable "
+                f"({verdict.not_comparable[0]}); time on a GPU to gate on speed",
+                file=sys.stderr,
+            )
         return ExitCode.OK

@@ -10,7 +10,6 @@ from perfagent.commands.common import (
     add_output_args,
     add_profile_args,
     add_target_args,
-    check_output_path,
     check_writable_folder,
     profile_kwargs,
     progress_to_stderr,
@@ -40,7 +39,6 @@ class DiagnoseCommand:
         from perfagent.api import diagnose
         from perfagent.render import OutputFormat, render, write_output
 
-        check_output_path(args)
         check_writable_folder(args.run_dir, option="--run-dir")
         record = diagnose(
             args.target,

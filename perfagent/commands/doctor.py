@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from perfagent.commands.common import add_output_args, check_output_path
+from perfagent.commands.common import add_output_args
 from perfagent.doctor import run_probes
 from perfagent.errors import ExitCode
 from perfagent.render import write_output
@@ -19,7 +19,6 @@ class DoctorCommand:
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
-        check_output_path(args)
         report = run_probes()
         if args.format == "json":
             write_output(report.model_dump_json(indent=2) + "\n", args.output)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from perfagent.commands.common import (
     add_output_args,
-    check_output_path,
     check_writable_folder,
     progress_to_stderr,
 )
@@ -55,7 +54,6 @@ class OptimizeCommand:
         from perfagent.optimize.render import render_text
         from perfagent.render import write_output
 
-        check_output_path(args)
         check_writable_folder(Path(args.out) if args.out else None, option="--out")
         settings = settings_from_args(args)
 

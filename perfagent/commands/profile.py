@@ -16,7 +16,6 @@ from perfagent.api import profile
 from perfagent.commands.common import (
     add_profile_args,
     add_target_args,
-    check_output_path,
     check_writable_file,
     profile_kwargs,
     progress_to_stderr,
@@ -47,7 +46,6 @@ class ProfileCommand:
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        check_output_path(args)
         if args.save_report:
             check_writable_file(args.save_report, force=args.force, option="--save-report")
         work = Path(tempfile.mkdtemp(prefix="perfagent-profile-"))

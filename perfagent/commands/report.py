@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from perfagent.commands.common import add_output_args, check_output_path
+from perfagent.commands.common import add_output_args
 from perfagent.errors import BadInput, ExitCode
 from perfagent.render import OutputFormat, render, write_output
 from perfagent.session import load_record
@@ -29,7 +29,6 @@ class ReportCommand:
         add_output_args(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        check_output_path(args)
         if is_suite_dir(args.run):
             rows, summary = load_suite_results(args.run)
             write_output(render_suite(rows, summary, args.format), args.output)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import get_args
 
-from perfagent.commands.common import positive_float, positive_int
+from perfagent.commands.common import check_writable_folder, positive_float, positive_int
 from perfagent.errors import BadInput, ExitCode
 from perfagent.suite.api import run_suite
 from perfagent.suite.executors import make_executor
@@ -143,8 +143,7 @@ class SuiteCommand:
     def run(self, args: argparse.Namespace) -> int:
         if args.cooldown < 0:
             raise BadInput("--cooldown must be ≥ 0", hint="pass seconds, e.g. --cooldown 2")
-        if args.out.exists() and not args.out.is_dir():
-            raise BadInput(f"--out {args.out} is a file", hint="give a folder")
+        check_writable_folder(args.out, option="--out")
         settings = SuiteSettings(
             jobs=args.jobs,
             device=args.device,
@@ -168,7 +167,14 @@ class SuiteCommand:
             flush=True,
         )
         summary = run_suite(
-            args.suite, settings, args.out, executor, resume=args.resume, force=args.force, on_row=_Progress()
+            args.suite,
+            settings,
+            args.out,
+            executor,
+            resume=args.resume,
+            force=args.force,
+            on_row=_Progress(),
+            on_note=lambda note: print(f"perfagent: {note}", file=sys.stderr, flush=True),
         )
         if args.format == "json":
             print(summary.model_dump_json(indent=2))

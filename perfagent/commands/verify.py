@@ -7,12 +7,12 @@ import sys
 
 from perfagent.commands.common import (
     add_output_args,
-    check_output_path,
     positive_float,
     positive_int,
     progress_to_stderr,
 )
 from perfagent.errors import ExitCode
+from perfagent.verify.models import ENVIRONMENT_CHECK
 
 
 def _non_negative_float(text: str) -> float:
@@ -34,7 +34,8 @@ class VerifyCommand:
     ModelNew) or a rewritten .cu file. The candidate runs in a subprocess with fresh seeds, several
     input distributions, poisoned memory, cloned inputs and anti-cheat checks.
     Exit codes: 0 pass; 4 fail or inconclusive (a degenerate or nondeterministic reference cannot
-    tell right from wrong, so it is never a pass); 2 bad input.
+    tell right from wrong, so it is never a pass); 3 inconclusive because this machine cannot build or
+    run the candidate (no CUDA torch, no CUDA toolkit, no GPU); 2 bad input.
     """
 
     name = "verify"
@@ -60,7 +61,6 @@ class VerifyCommand:
         from perfagent.verify import Tolerance, verify
         from perfagent.verify.render import render_text
 
-        check_output_path(args)
         tolerance = None
         if args.tolerance is not None or args.atol is not None or args.rtol is not None:
             tolerance = Tolerance(
@@ -86,6 +86,16 @@ class VerifyCommand:
         write_output(text, args.output)
         if result.verdict == "pass":
             return ExitCode.OK
+        if result.verdict == "inconclusive" and any(
+            c.name == ENVIRONMENT_CHECK and not c.passed for c in result.checks
+        ):
+            # Not a verdict on the candidate: this machine cannot build or run it (exit 3, as a missing tool).
+            print(
+                f"perfagent: verification inconclusive: {result.reason} — run it where that is available "
+                "(`perfagent doctor` says what is missing here)",
+                file=sys.stderr,
+            )
+            return ExitCode.PROFILER
         print(f"perfagent: verification {result.verdict}: {result.reason}", file=sys.stderr)
         return ExitCode.VERIFICATION
 

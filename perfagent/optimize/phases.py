@@ -74,6 +74,7 @@ from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.hardware import gpu_device, prompt_hardware
 from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.workloads.detect import resolve
+from perfagent.workloads.launch_spec import preflight_files
 from perfagent.workloads.optimizable import OptimizeWorkload
 
 __all__ = ["evaluate", "propose"]
@@ -188,6 +189,8 @@ def _proposal_start(
                 hint="perfagent optimize TARGET --propose-only --report REPORT, or --propose-only --from RUN",
             )
         wl = resolve(target, problem=settings.problem, spec=settings.spec)
+        if wl.spec_path is not None:  # what verify refuses is refused before proposing (exit 2)
+            preflight_files(wl.spec_path, [(wl.file, wl.entry)])
         first_kernel = wl.is_plain_pytorch and backend in ("llm", "auto")  # written from the source alone
         if settings.report is None and not settings.transforms and not first_kernel:
             if wl.is_plain_pytorch:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
 from perfagent.errors import BadInput
@@ -186,6 +187,17 @@ class OptimizeSettings(BaseModel):
         description="first verification seed of every candidate (None: a fresh random one per verification); "
         "set when an LLM conversation is recorded or replayed, so that repair prompts repeat",
     )
+
+    @field_validator("kernel")
+    @classmethod
+    def _kernel_is_a_regex(cls, value: str | None) -> str | None:
+        """``kernel`` is matched with ``re.search``: an invalid pattern is bad input before any work."""
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"{value!r} is not a valid regular expression ({exc})") from None
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from perfagent.sandbox.wire import ENVIRONMENT_CHECK, Check, WorkerRequest, WorkerResult
+from perfagent.workloads.cuda_toolkit import load_inline_gap
 
 T = TypeVar("T")
 Phase = Literal["build", "first", "call"]
@@ -47,8 +48,15 @@ _ENVIRONMENT_GAPS = (
 
 
 def environment_gap(error_text: str) -> str | None:
-    """What this machine lacks, when ``error_text`` says it cannot build or run CUDA code at all."""
-    return next((what for pattern, what in _ENVIRONMENT_GAPS if pattern.search(error_text)), None)
+    """What this machine lacks, when ``error_text`` says it cannot build or run CUDA code at all.
+
+    torch's "CUDA_HOME is not set" is also what a CPU build of torch says with nvcc installed: the real
+    cause (no CUDA torch, or no toolkit where torch looks) comes from ``load_inline_gap``.
+    """
+    what = next((what for pattern, what in _ENVIRONMENT_GAPS if pattern.search(error_text)), None)
+    if what is not None and "CUDA_HOME" in what:
+        return load_inline_gap() or what
+    return what
 
 
 class ReferenceFailure(Exception):

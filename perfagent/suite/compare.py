@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from perfagent.compare import PROFILE_NOISE_PCT
+from perfagent.compare import PROFILE_NOISE_PCT, GateInput
 from perfagent.suite.models import EntryResult, SuiteSummary
 from profilers.model import Frozen
 
@@ -22,7 +22,8 @@ class EntryDelta(Frozen):
     noise_pct: float
     """The larger of the two runs' measured noise thresholds, % (profile default when unmeasured)."""
     verdict: str
-    """'faster', 'slower', 'same (within noise)', 'unknown', 'broke' (correct → not) or 'fixed'."""
+    """'faster', 'slower', 'same (within noise)', 'unknown', 'broke' (correct → not), 'fixed', or
+    'not comparable (FLAGS)' when either side's timing is flagged unreliable."""
     correct_before: bool | None = None
     correct_after: bool | None = None
     speedup_before: float | None = None
@@ -47,19 +48,37 @@ def _time(r: EntryResult) -> float | None:
     return r.candidate_s if r.candidate_s is not None else r.baseline_s
 
 
+UNRELIABLE_FLAGS = frozenset({"cpu-timing", "sm-clock-throttled", "work-after-end-event"})
+"""Flags that say a time is not evidence (CPU perf_counter timing, a throttled clock, work the timer
+missed): an entry with one on either side is 'not comparable', never a regression."""
+
+
+def _side_noise(r: EntryResult) -> float | None:
+    """One run's measured noise, %: its noise threshold or its time's IQR/median, whichever is larger."""
+    measured = [v * 100 for v in (r.noise_threshold, r.spread) if v is not None]
+    return max(measured) if measured else None
+
+
 def _noise(a: EntryResult, b: EntryResult) -> float:
-    measured = [r.noise_threshold * 100 for r in (a, b) if r.noise_threshold is not None]
-    return max(measured) if measured else PROFILE_NOISE_PCT
+    """The change two runs of the same code can show: the sum of both runs' measured noise (a side
+    without a measurement counts as noisy as the other), the profile default when neither measured."""
+    measured = [n for n in (_side_noise(a), _side_noise(b)) if n is not None]
+    if not measured:
+        return PROFILE_NOISE_PCT
+    return sum(measured) if len(measured) == 2 else 2 * measured[0]
 
 
 def entry_delta(a: EntryResult, b: EntryResult) -> EntryDelta:
     before, after = _time(a), _time(b)
     change = (after - before) / before * 100 if before and after is not None else None
     noise = _noise(a, b)
+    unreliable = sorted(UNRELIABLE_FLAGS.intersection(a.flags + b.flags))
     if a.correct and b.correct is False:
         verdict = "broke"
     elif a.correct is False and b.correct:
         verdict = "fixed"
+    elif unreliable and change is not None:
+        verdict = f"not comparable ({', '.join(unreliable)})"
     elif change is None:
         verdict = "unknown"
     elif abs(change) <= noise:
@@ -100,8 +119,15 @@ def compare_suites(
     )
 
 
-def suite_changes(c: SuiteComparison) -> tuple[list[tuple[str, float | None, float]], list[str]]:
-    """The gate's input: (name, change %, noise %) per entry, and the entries that broke."""
-    return [(e.name, e.change_pct, e.noise_pct) for e in c.entries], [
-        e.name for e in c.entries if e.verdict == "broke"
-    ]
+def suite_changes(c: SuiteComparison) -> GateInput:
+    """The gate's input: (name, change %, noise %) per comparable entry, the entries that broke, those
+    whose timings are not comparable, and those missing from the second run."""
+    comparable = [e for e in c.entries if not e.verdict.startswith("not comparable")]
+    return GateInput(
+        changes=[(e.name, e.change_pct, e.noise_pct) for e in comparable],
+        broken=[e.name for e in c.entries if e.verdict == "broke"],
+        not_comparable=[
+            f"{e.name}: {e.verdict}" for e in c.entries if e.verdict.startswith("not comparable")
+        ],
+        missing=list(c.only_before),
+    )

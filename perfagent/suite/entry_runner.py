@@ -14,7 +14,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from perfagent.api import diagnose
-from perfagent.errors import BadInput, LLMError, PerfAgentError, VerificationFailed, one_line
+from perfagent.errors import (
+    BadInput,
+    LLMError,
+    NotOnThisMachine,
+    PerfAgentError,
+    VerificationFailed,
+    one_line,
+)
 from perfagent.optimize.api import optimize
 from perfagent.suite.hygiene import GpuProbe, host, pinned_gpu, versions
 from perfagent.suite.manifest import SuiteEntry
@@ -22,6 +29,8 @@ from perfagent.suite.models import EntryResult, FailureCause, Job, JobOutcome, S
 from perfagent.timing.bench import bench
 from perfagent.timing.compiled import is_kernelbench_problem, with_compile_baseline
 from perfagent.verify.api import verify
+from perfagent.verify.models import ENVIRONMENT_CHECK
+from perfagent.workloads.cuda_toolkit import load_inline_gap
 from perfagent.workloads.optimizable import kind_class
 from profilers.errors import ProfilerError
 
@@ -54,6 +63,9 @@ def _diagnose(entry_target: Path, settings: SuiteSettings, kernel: str | None) -
 
 def _verify(target: Path, candidate: Path, settings: SuiteSettings, seeds: int) -> tuple[str, Figures]:
     result = verify(target, candidate, device=settings.device, seeds=seeds)
+    gap = next((c for c in result.checks if c.name == ENVIRONMENT_CHECK and not c.passed), None)
+    if gap is not None:  # no verdict on the candidate: this machine cannot build or run it
+        raise NotOnThisMachine(gap.detail)
     figures: Figures = {"verdict": result.verdict, "correct": result.verdict == "pass"}
     if result.verdict != "pass":
         raise _JobFailed(
@@ -66,9 +78,11 @@ def _bench(target: Path, candidate: Path | None, settings: SuiteSettings, runs: 
     result = bench(target, candidate, device=settings.device, runs=runs)
     if candidate is not None and is_kernelbench_problem(target):
         result = with_compile_baseline(result, target)
+    timed = result.candidate.timing if result.candidate is not None else result.baseline.timing
     figures: Figures = {
         "baseline_s": result.baseline.timing.median_s,
         "flags": list(result.flags),
+        "spread": timed.iqr_s / timed.median_s if timed.median_s > 0 else None,
     }
     if result.baseline.roofline and result.baseline.roofline.pct_of_roofline is not None:
         figures["pct_of_roofline_before"] = result.baseline.roofline.pct_of_roofline
@@ -150,6 +164,18 @@ def _why_skipped(job: Job, kind: str) -> str:
     return "no candidate to verify: give one in suite.toml, or use optimize"
 
 
+def machine_gap(job: Job, candidate: Path | None) -> str | None:
+    """Why this machine cannot run ``job`` on a ``load_inline`` candidate (checked before spending a
+    worker on it), or None."""
+    if job not in ("verify", "bench") or candidate is None or candidate.suffix != ".py":
+        return None
+    try:
+        uses_load_inline = "load_inline" in candidate.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None  # the job itself reports the unreadable file
+    return load_inline_gap() if uses_load_inline else None
+
+
 def run_entry(entry: dict[str, object], settings: SuiteSettings, out: Path) -> EntryResult:
     """Run ``settings.jobs`` on one entry (a ``SuiteEntry`` dump) and return its row."""
     e = SuiteEntry.model_validate(entry)
@@ -179,12 +205,18 @@ def run_entry(entry: dict[str, object], settings: SuiteSettings, out: Path) -> E
     outcomes: list[JobOutcome] = []
     planned = _plan(list(settings.jobs), e.kind, e.candidate is not None)
     figures: Figures = {"skipped": {j: _why_skipped(j, e.kind) for j in settings.jobs if j not in planned}}
+    skipped: dict[str, str] = figures["skipped"]  # type: ignore[assignment]
     for job in planned:
         t0 = time.monotonic()
         try:
+            gap = machine_gap(job, e.candidate)
+            if gap is not None:
+                raise NotOnThisMachine(gap)
             message, got = actions[job]()
             figures |= got
             outcomes.append(JobOutcome(job=job, ok=True, elapsed_s=time.monotonic() - t0, message=message))
+        except NotOnThisMachine as exc:  # work this machine cannot do: skipped (with why), not failed
+            skipped[job] = exc.message
         except _JobFailed as exc:
             figures |= exc.figures
             outcomes.append(

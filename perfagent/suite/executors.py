@@ -27,6 +27,7 @@ from perfagent.suite.manifest import SuiteEntry
 from perfagent.suite.models import EntryResult, FailureCause, SuiteSettings
 from perfagent.suite.worker import PARENT_ENV, WorkerRequest
 from profilers.errors import ProfilerError, ToolTimeout
+from profilers.live_groups import stop_all
 from profilers.process import run_command
 
 ResultSink = Callable[[EntryResult], None]
@@ -148,10 +149,19 @@ class LocalExecutor:
             finally:
                 free.put((i, gpu))
 
-        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="suite-slot") as pool:
-            futures = [pool.submit(one, e) for e in entries]
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="suite-slot")
+        futures = [pool.submit(one, e) for e in entries]
+        try:
             for fut in as_completed(futures):
                 on_result(fut.result())
+        except BaseException:  # Ctrl-C, SIGTERM/SIGHUP (made KeyboardInterrupt by the CLI): stop now
+            # Queued entries never start; running workers are asked to end (they remove their temporary
+            # folders) and killed after a grace period; their rows, which would only say "killed", are
+            # not recorded: --resume runs those entries again.
+            pool.shutdown(wait=False, cancel_futures=True)
+            stop_all()
+            raise
+        pool.shutdown()
 
 
 def visible_gpus() -> list[str]:

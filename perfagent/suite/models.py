@@ -81,6 +81,9 @@ class EntryResult(Frozen):
     significant: bool | None = None
     noise_threshold: float | None = None
     """bench: relative change below which two medians are the same (fraction)."""
+    spread: float | None = None
+    """bench: interquartile range / median of the entry's time (the candidate's, else the target's)
+    series (fraction): the run-to-run noise ``compare`` allows for, with ``noise_threshold``."""
     flags: list[str] = Field(default_factory=list)
     """Plausibility flags (bench/optimize) and timing hygiene (e.g. 'sm-clock-throttled')."""
     top_finding: str | None = None
@@ -137,6 +140,13 @@ class SuiteSummary(Frozen):
     """Failure cause → entries."""
     flagged: dict[str, list[str]] = Field(default_factory=dict)
     """Entry → its plausibility/hygiene flags, for review."""
+    skipped: dict[str, int] = Field(default_factory=dict)
+    """Why a job was skipped (this machine cannot do it, or it does not apply) → entries; skipped work
+    counts in no rate."""
+    partial: bool = False
+    """The run was interrupted: only the entries with a row are summarised (``--resume`` finishes it)."""
+    notes: list[str] = Field(default_factory=list)
+    """What the run noticed on its way (e.g. a torn last row of results.jsonl that was dropped)."""
     wall_s: float | None = None
     """Wall time of the suite run (first start to last finish), s."""
     workers: int | None = None

@@ -40,7 +40,7 @@ def _rows_table(rows: list[EntryResult]) -> list[list[str]]:
 def _headline(s: SuiteSummary) -> list[tuple[str, str]]:
     fast = ", ".join(f"fast_{p} = {v:.0%}" for p, v in s.fast_p.items())
     return [
-        ("entries", str(s.total)),
+        ("entries", str(s.total) + (" (interrupted: partial — --resume finishes it)" if s.partial else "")),
         (
             "correct",
             f"{s.correct}/{s.verified} verified"
@@ -64,6 +64,7 @@ def _headline(s: SuiteSummary) -> list[tuple[str, str]]:
         ),
         ("transforms that won", ", ".join(f"{t} ({n})" for t, n in s.transforms_won.items()) or "–"),
         ("failures", ", ".join(f"{c} ({n})" for c, n in s.failures.items()) or "none"),
+        ("skipped", "; ".join(f"{why} ({n})" for why, n in s.skipped.items()) or "none"),
         (
             "wall time",
             f"{s.wall_s:.1f} s on {s.workers} worker(s), {s.executor}" if s.wall_s is not None else "–",
@@ -80,6 +81,7 @@ def render_text(rows: list[EntryResult], s: SuiteSummary) -> str:
     if s.flagged:
         lines.append("")
         lines.extend(f"review {name}: {', '.join(flags)}" for name, flags in s.flagged.items())
+    lines.extend(f"note: {n}" for n in s.notes)
     return "\n".join(lines) + "\n"
 
 

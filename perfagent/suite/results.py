@@ -10,6 +10,7 @@ with a measured speed-up.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections import Counter
 from datetime import datetime
@@ -51,10 +52,47 @@ class ResultsLog:
         return {r.name for r in self.read()}
 
     def append(self, row: EntryResult) -> None:
-        line = row.model_dump_json() + "\n"
-        with self._lock, self.path.open("a", encoding="utf-8") as f:
-            f.write(line)
+        """Append one row as one complete line: a single write of the whole line, then fsync, so that a
+        kill leaves at most a torn last line (which ``drop_torn_tail`` removes), never a merged one."""
+        line = (row.model_dump_json() + "\n").encode("utf-8")
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                written = 0
+                while written < len(line):  # os.write may write less than asked (signals, full disk)
+                    written += os.write(fd, line[written:])
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def drop_torn_tail(self) -> str | None:
+        """Cut an incomplete or unreadable last line (a run killed mid-write) off the file, so that the
+        next row starts on a line of its own; returns what was dropped, for the user, or None."""
+        if not self.path.is_file():
+            return None
+        data = self.path.read_bytes()
+        if not data:
+            return None
+        body, _, last = data.rstrip(b"\n").rpartition(b"\n")
+        keep = len(body) + 1 if body else 0
+        if data.endswith(b"\n") and _valid_row(last):
+            return None
+        with self._lock, self.path.open("r+b") as f:
+            f.truncate(keep)
             f.flush()
+            os.fsync(f.fileno())
+        return (
+            f"dropped a torn last line of {self.path.name} ({len(data) - keep} bytes: the previous run was "
+            "killed while writing it); that entry runs again"
+        )
+
+
+def _valid_row(line: bytes) -> bool:
+    try:
+        EntryResult.model_validate_json(line)
+    except ValidationError:
+        return False
+    return True
 
 
 def final_speedup(row: EntryResult) -> float | None:
@@ -91,11 +129,15 @@ def summarize(
 ) -> SuiteSummary:
     """The suite's figures from its rows."""
     total = len(rows)
+    # fast_p's denominator: entries where some job ran (an entry this machine could do nothing with is
+    # skipped, not slow).
+    attempted = sum(1 for r in rows if r.jobs) or total
     correct_rows = [r for r in rows if r.correct]
     verified = [r for r in rows if r.correct is not None]
     speedups = {r.name: s for r in correct_rows if (s := final_speedup(r)) is not None and s > 0}
     fast_p = {
-        f"{p:g}": (sum(1 for s in speedups.values() if s > p) / total if total else 0.0) for p in FAST_P
+        f"{p:g}": (sum(1 for s in speedups.values() if s > p) / attempted if attempted else 0.0)
+        for p in FAST_P
     }
     over_compile = [r.speedup_over_compile for r in correct_rows if r.speedup_over_compile is not None]
     fast_p_compile = (
@@ -104,6 +146,7 @@ def summarize(
     geomean = math.exp(sum(math.log(s) for s in speedups.values()) / len(speedups)) if speedups else None
     won = Counter(t for r in rows for t in dict.fromkeys(r.transforms_won))
     failures = Counter(r.failure for r in rows if r.failure)
+    skipped = Counter(why for r in rows for why in dict.fromkeys(r.skipped.values()))
     return SuiteSummary(
         total=total,
         correct=len(correct_rows),
@@ -121,6 +164,7 @@ def summarize(
         ),
         transforms_won=dict(won.most_common()),
         failures=dict(failures.most_common()),
+        skipped=dict(skipped.most_common()),
         flagged={r.name: r.flags for r in rows if r.flags},
         wall_s=_wall(rows),
         workers=workers,

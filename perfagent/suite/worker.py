@@ -36,7 +36,8 @@ class WorkerRequest(Frozen):
 
 
 def die_with_parent() -> None:
-    """Ask Linux to SIGKILL this worker when the thread that started it dies.
+    """Ask Linux to SIGTERM this worker when the thread that started it dies (``main`` turns SIGTERM into
+    an orderly exit: its own workers are killed and their temporary folders removed).
 
     The executor starts workers in their own session (so a timeout can kill the whole group); without
     this, killing ``perfagent suite`` would leave its workers running on the GPU. Each worker is waited
@@ -46,7 +47,7 @@ def die_with_parent() -> None:
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):  # not fatal: the worker still ends with its entry
         return
     # The parent may have died before the request above: then we are already an orphan.
@@ -55,8 +56,22 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
+def _stop(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt  # unwinds through run_command/run_worker: grandchildren killed, folders removed
+
+
 def main(argv: list[str]) -> int:
-    """Read the request, run the entry, write its ``EntryResult`` JSON; exit 0 when written."""
+    """Read the request, run the entry, write its ``EntryResult`` JSON; exit 0 when written (130 when
+    stopped by SIGTERM/SIGHUP/SIGINT, after cleaning up)."""
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, _stop)
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run(argv: list[str]) -> int:
     die_with_parent()
     # Imported only now: it pulls in torch (seconds), and a worker orphaned during that import must
     # already be under die_with_parent's watch.

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from knowledge.gpus import spec_for
-from perfagent.errors import BadInput, VerificationFailed
+from perfagent.errors import BadInput, NotOnThisMachine, VerificationFailed
 from perfagent.roofline import datasheet_peaks
 from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WORK_AFTER_END, Check
@@ -262,10 +262,6 @@ def _workloads(
             f"cannot time a {ref.kind} itself",
             hint="give a KernelBench problem or a kernel with a launch spec (profile programs with `perfagent profile`)",
         )
-    if not ref.runs_on_cpu and device == "cpu":
-        raise BadInput(
-            "launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine"
-        )
     cand = None
     if candidate is not None:
         cand = (
@@ -274,7 +270,11 @@ def _workloads(
             else detect_candidate(candidate, ref, kernel=kernel)
         )
     if isinstance(ref, LaunchSpecKernel):
-        preflight_launch_spec(ref, cand)
+        preflight_launch_spec(ref, cand)  # a bad spec is said first, as verify says it (on any machine)
+    if not ref.runs_on_cpu and device == "cpu":
+        raise NotOnThisMachine(
+            "launch-spec kernels run only on a CUDA GPU", hint="use --device cuda on a GPU machine"
+        )
     return ref, cand
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from perfagent.errors import BadInput
+from perfagent.errors import BadInput, NotOnThisMachine
 from perfagent.sandbox.runner import WorkerOutcome, run_worker
 from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
@@ -187,7 +187,7 @@ def _check_device(
     if isinstance(ref, LaunchSpecKernel):
         preflight_launch_spec(ref, cand)
         if device == "cpu":
-            raise BadInput(
+            raise NotOnThisMachine(
                 "launch-spec kernels run only on a CUDA GPU",
                 hint="use --device cuda on a GPU machine (KernelBench problems verify on CPU)",
             )

@@ -306,5 +306,5 @@ def run_cuda_kernel(h: Harness) -> WorkerResult:
     try:
         v.run()
     except CandidateFailure as failure:
-        v.book.fail(failure.check.name, failure.check.detail)
+        v.book.fail(failure.check.name, failure.check.detail, failure.check.severity)
     return v.result()

@@ -534,5 +534,5 @@ def run_kernelbench(h: Harness) -> WorkerResult:
     try:
         v.run()
     except CandidateFailure as failure:
-        v.book.fail(failure.check.name, failure.check.detail)
+        v.book.fail(failure.check.name, failure.check.detail, failure.check.severity)
     return v.result()

@@ -123,10 +123,14 @@ def find_spec_for(kernel_file: Path) -> Path | None:
     if own.is_file():
         return own.resolve()
     naming: list[Path] = []
+    broken: list[str] = []
     for candidate in sorted(kernel_file.parent.glob("*.launch.toml")):
         try:
             data = tomllib.loads(candidate.read_text())
-        except (OSError, tomllib.TOMLDecodeError):
+        except tomllib.TOMLDecodeError as exc:
+            broken.append(f"{candidate.name} ({exc})")  # said if no other spec serves the file
+            continue
+        except OSError:
             continue
         variants = data.get("variants", {})
         if data.get("source") == kernel_file.name or (
@@ -139,6 +143,11 @@ def find_spec_for(kernel_file: Path) -> Path | None:
         raise BadInput(
             f"several launch specs name {kernel_file.name}: {', '.join(p.name for p in naming)}",
             hint="choose one with --spec PATH",
+        )
+    if broken:  # a spec that may name this file cannot be read: say so, not "no launch spec"
+        raise BadInput(
+            f"the launch spec beside {kernel_file.name} is not valid TOML: {'; '.join(broken)}",
+            hint="fix the spec's syntax (format: docs/verify.md)",
         )
     return None
 

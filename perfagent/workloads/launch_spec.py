@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -459,15 +459,27 @@ def preflight_launch_spec(ref: RunnableWorkload, cand: RunnableWorkload | None) 
     expression or an ambiguous entry point is bad input (exit 2) before any worker starts.
 
     Raises:
-        BadInput: as ``resolve_launch``.
+        BadInput: as ``preflight_files``.
     """
     assert ref.spec_path is not None
-    spec = load_launch_spec(ref.spec_path)
-    for workload in (ref, cand):
-        if workload is None:
-            continue
+    preflight_files(ref.spec_path, [(w.path, w.kernel) for w in (ref, cand) if w is not None])
+
+
+def preflight_files(spec_path: str | Path, files: Sequence[tuple[str | Path, str | None]]) -> None:
+    """Resolve the spec for each (kernel file, entry point) at every parameter set, and check what needs
+    no GPU (argument count, buffers that fit in GPU memory): what ``verify`` refuses before any worker,
+    ``optimize --propose-only`` refuses before any proposal.
+
+    Raises:
+        BadInput: as ``resolve_launch``, or ``launch_checks.check_resolved``.
+    """
+    from perfagent.workloads.launch_checks import check_resolved  # it imports this module
+
+    spec = load_launch_spec(spec_path)
+    for path, kernel in files:
         for params in param_sets(spec):
-            resolve_launch(spec, ref.spec_path, source=workload.path, kernel=workload.kernel, params=params)
+            resolved = resolve_launch(spec, spec_path, source=path, kernel=kernel, params=params)
+            check_resolved(resolved, spec_path)
 
 
 def param_sets(spec: LaunchSpec) -> list[dict[str, float | int]]:

@@ -14,17 +14,24 @@ import os
 import sys
 from pathlib import Path
 
-from profilers.errors import BadReport, NoKernelsProfiled, ProfilerError, ProfilerFailed, ProfilerUnavailable
+from profilers.errors import NoKernelsProfiled, ProfilerError, ProfilerFailed
 from profilers.model import Profile
 from profilers.ncu.report_reader import read_ncu_rep
 from profilers.process import run_command
 
 READ_TIMEOUT_S = 300.0
-_ERRORS: dict[str, type[ProfilerError]] = {
-    "BadReport": BadReport,
-    "NoKernelsProfiled": NoKernelsProfiled,
-    "ProfilerUnavailable": ProfilerUnavailable,
-}
+
+
+def _error_classes(root: type[ProfilerError] = ProfilerError) -> dict[str, type[ProfilerError]]:
+    """Every profiler error class by name, subclasses included: the child's error crosses the process
+    boundary by name, and a subclass (e.g. ``KernelFilterUnmatched``, exit 2) must keep its exit code."""
+    found: dict[str, type[ProfilerError]] = {root.__name__: root}
+    for sub in root.__subclasses__():
+        found |= _error_classes(sub)
+    return found
+
+
+_ERRORS = _error_classes()
 
 
 def read_ncu_rep_isolated(
@@ -59,10 +66,8 @@ def read_ncu_rep_isolated(
             err = None
         if isinstance(err, dict) and err.get("error") in _ERRORS:
             cls = _ERRORS[err["error"]]
-            if cls is NoKernelsProfiled:
-                raise NoKernelsProfiled(
-                    err["message"], hint=err.get("hint", ""), available=err.get("available", [])
-                )
+            if issubclass(cls, NoKernelsProfiled):
+                raise cls(err["message"], hint=err.get("hint", ""), available=err.get("available", []))
             raise cls(err["message"], hint=err.get("hint", ""))
     how = (
         f"crashed (signal {-result.returncode})"

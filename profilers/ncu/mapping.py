@@ -14,14 +14,13 @@ FLOPs over the mean duration equals the total FLOPs over the total time. Strings
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, get_args, get_origin
 
 from knowledge.metric_maps import MetricMap, load_metric_map
-from profilers.errors import NoKernelsProfiled
+from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
 from profilers.model import (
     DeviceInfo,
     DevicePeaks,
@@ -369,19 +368,15 @@ def filter_launches(
     Raises:
         NoKernelsProfiled: nothing matches (``available`` lists the names there are).
     """
-    if not kernel_regex:
+    pattern = compile_kernel_filter(kernel_regex)
+    if pattern is None:
         return list(records)
-    try:
-        pattern = re.compile(kernel_regex)
-    except re.error as exc:
-        raise NoKernelsProfiled(
-            f"the kernel filter {kernel_regex!r} is not a valid regular expression ({exc})",
-            hint="fix the --kernel pattern (Python re syntax)",
-        ) from None
     kept = [r for r in records if pattern.search(r.base_name) or pattern.search(r.name)]
     if not kept:
         available = list(dict.fromkeys(r.base_name for r in records))
-        raise NoKernelsProfiled(
+        if not available:  # nothing was recorded at all: the run, not the filter, is at fault
+            raise NoKernelsProfiled(f"no kernel in {source}", hint="check that the program launches kernels")
+        raise KernelFilterUnmatched(
             f"no kernel in {source} matches {kernel_regex!r}",
             hint="kernels there: " + ", ".join(available[:20]) + (" ..." if len(available) > 20 else ""),
             available=available,

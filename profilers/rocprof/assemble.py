@@ -8,12 +8,11 @@ theoretical occupancy. Everything dropped, estimated or assumed is said in ``Pro
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from profilers.errors import NoKernelsProfiled
+from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
 from profilers.model import (
     CollectionMode,
     DeviceInfo,
@@ -59,7 +58,7 @@ def build_profile(run: RocprofRun, *, kernel_regex: str | None = None) -> Profil
     Raises:
         NoKernelsProfiled: no dispatch matched ``kernel_regex`` (or the files held none).
     """
-    pattern = re.compile(kernel_regex) if kernel_regex else None
+    pattern = compile_kernel_filter(kernel_regex)
     groups: dict[str, list[Dispatch]] = defaultdict(list)
     for dispatch in run.dispatches:
         if matches(pattern, dispatch.kernel):
@@ -67,7 +66,8 @@ def build_profile(run: RocprofRun, *, kernel_regex: str | None = None) -> Profil
     if not groups:
         available = sorted({base_name(d.kernel) for d in run.dispatches})
         what = f"matching '{kernel_regex}'" if kernel_regex else "at all"
-        raise NoKernelsProfiled(
+        unmatched = bool(kernel_regex and available)  # the filter, not the run, found nothing
+        raise (KernelFilterUnmatched if unmatched else NoKernelsProfiled)(
             f"{run.source}: no kernel dispatches {what}",
             hint=f"kernels in the file: {', '.join(available[:12]) or 'none'}",
             available=available,

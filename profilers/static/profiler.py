@@ -18,7 +18,13 @@ from knowledge import KnowledgeError
 from knowledge.arch import ArchLimits, limits_for, normalize_arch
 from profilers.base import ProfileRequest
 from profilers.build import NVCC, compile_cubin, nvcc_arch
-from profilers.errors import BadReport, NoKernelsInSource, NoKernelsProfiled, ProfilerError
+from profilers.errors import (
+    BadReport,
+    KernelFilterUnmatched,
+    NoKernelsInSource,
+    ProfilerError,
+    compile_kernel_filter,
+)
 from profilers.model import DeviceInfo, KernelProfile, LaunchConfig, Occupancy, Profile, SourceLine
 from profilers.occupancy import theoretical_occupancy
 from profilers.process import run_command
@@ -138,12 +144,12 @@ def _in_source_order(
 
 
 def _filtered(kernels: list[KernelProfile], kernel_regex: str | None, source: Path) -> list[KernelProfile]:
-    if kernel_regex is None:
+    pattern = compile_kernel_filter(kernel_regex)
+    if pattern is None:
         return kernels
-    pattern = re.compile(kernel_regex)
     matching = [k for k in kernels if pattern.search(k.base_name)]
     if not matching:
-        raise NoKernelsProfiled(
+        raise KernelFilterUnmatched(
             f"no kernel in {source} matches '{kernel_regex}'",
             hint="pick one of the available kernels with --kernel",
             available=[k.base_name for k in kernels],

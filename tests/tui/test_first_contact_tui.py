@@ -13,7 +13,16 @@ import pytest
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import DataTable, OptionList, Static, TabbedContent
-from tui_support import LONG_CHECK_DETAIL, LONG_LOG_LINE, REPO, FakeLoop, PinnedBridge, run_async, settle
+from tui_support import (
+    LONG_CHECK_DETAIL,
+    LONG_LOG_LINE,
+    REPO,
+    FakeLoop,
+    PinnedBridge,
+    run_async,
+    screen_ready,
+    settle,
+)
 
 import perfagent
 from perfagent.records import RunRecord
@@ -148,10 +157,8 @@ def _offered(screen: WalkthroughScreen) -> tuple[list[str], str | None]:
 
 async def _walkthrough(app: PerfAgentApp, pilot: Pilot[None]) -> WalkthroughScreen:
     await pilot.press("enter", "o")
-    await settle(app)
-    await pilot.pause()
-    assert isinstance(app.screen, WalkthroughScreen)
-    return app.screen
+    screen: WalkthroughScreen = await screen_ready(pilot, WalkthroughScreen)
+    return screen
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from tui_support import (
     FakeLoop,
     PinnedBridge,
     run_async,
+    screen_ready,
     settle,
 )
 
@@ -129,10 +130,8 @@ async def test_q_quits(sgemm: RunRecord) -> None:
 
 async def _open_walkthrough(app: PerfAgentApp, pilot: object) -> WalkthroughScreen:
     await pilot.press("enter", "o")  # type: ignore[attr-defined]
-    await settle(app)
-    await pilot.pause()  # type: ignore[attr-defined]
-    assert isinstance(app.screen, WalkthroughScreen)
-    return app.screen
+    screen: WalkthroughScreen = await screen_ready(pilot, WalkthroughScreen)
+    return screen
 
 
 @pytest.mark.usefixtures("no_loop")
@@ -230,9 +229,7 @@ async def test_recorded_report_cannot_run_and_says_why(sgemm: RunRecord, fake_lo
 async def test_loading_a_report_runs_diagnose_in_a_worker(live_records: dict[str, RunRecord]) -> None:
     app, posted = _app(LoadRequest(target=str(MEMCPY_REPORT)))
     async with app.run_test(size=(80, 24), message_hook=posted.append) as pilot:
-        await settle(app)
-        await pilot.pause()
-        assert isinstance(app.screen, KernelsScreen)
+        await screen_ready(pilot, KernelsScreen)
         loaded = [m.record for m in _posted(posted, RecordLoaded)]
         assert len(loaded) == 1
         assert [k.name for k in loaded[0].kernels] == [
@@ -247,9 +244,7 @@ async def test_loading_a_saved_run(tmp_path: Path) -> None:
     (run / "record.json").write_text(SGEMM_JSON.read_text())
     app, _ = _app(LoadRequest(target=str(run)))
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app)
-        await pilot.pause()
-        assert isinstance(app.screen, KernelsScreen)
+        await screen_ready(pilot, KernelsScreen)
         assert app.screen.query_one(KernelTable).row_count == 4
 
 
@@ -289,9 +284,7 @@ async def test_a_bare_static_record_renders_everywhere() -> None:
         await pilot.press("enter")
         assert "n/a" in _text(app, "#kernel-title")
         await pilot.press("2", "3", "1", "o")
-        await settle(app)
-        await pilot.pause()
-        assert isinstance(app.screen, WalkthroughScreen)
+        await screen_ready(pilot, WalkthroughScreen)
         assert "no findings to act on" in _text(app, "#wt-finding-text")
         await pilot.press("r")
         await pilot.pause()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from textual.message import Message
 from textual.widgets import DataTable, OptionList, Static
-from tui_support import REPO, PinnedBridge, run_async, settle
+from tui_support import REPO, PinnedBridge, run_async, screen_ready, settle
 
 import perfagent
 from tui.app import LoadRequest, PerfAgentApp
@@ -78,17 +78,17 @@ async def test_walkthrough_runs_the_real_loop_with_recipes_on_cpu(
     posted: list[Message] = []
     app = PerfAgentApp(LoadRequest(target=str(src)), bridge=CpuBridge())
     async with app.run_test(size=(120, 36), message_hook=posted.append) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, KernelsScreen), "the diagnosis of slow.cu")
+        await screen_ready(pilot, KernelsScreen)  # the diagnosis of slow.cu, then its screen mounted
         assert app.record is not None and app.record.mode == "static"
         names = [k.name for k in app.record.kernels]
         assert KERNEL in names
         app.screen.query_one(KernelTable).move_cursor(row=names.index(KERNEL))
         await pilot.press("enter")
-        assert isinstance(app.screen, KernelDetailScreen) and app.screen.kernel.name == KERNEL
+        detail = await screen_ready(pilot, KernelDetailScreen)
+        assert detail.kernel.name == KERNEL
 
         await pilot.press("o")
-        screen = app.screen
-        assert isinstance(screen, WalkthroughScreen)
+        screen = await screen_ready(pilot, WalkthroughScreen)
         await _until(pilot, lambda: screen.capabilities is not None, "the machine probe")
         # smem-padding: the finding's own transform, or (static analysis) one of the catalog's recipes.
         await pilot.press("enter")  # the finding → the transform list

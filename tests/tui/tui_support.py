@@ -181,6 +181,26 @@ class FakeLoop:
         return RunRecord(kind="optimize", target=target, tool="none", optimize=result, candidates=[c1, c2])
 
 
+async def screen_ready(pilot: Any, kind: type[Any], *, timeout_s: float = 120.0) -> Any:
+    """The app's screen once it is a ``kind`` whose compose and ``on_mount`` have both run.
+
+    ``isinstance(app.screen, kind)`` alone is a race: ``switch_screen``/``push_screen`` put the screen on
+    the stack before its message loop composes and mounts it, so a query right then finds no widgets (and
+    a test that fails there tears the app down while the Header's title watcher is pending: the
+    ``NoMatches HeaderTitle`` seen under CPU load). This waits on the load worker's completion and the
+    screen's own mounted event, never on a fixed delay.
+    """
+    app = pilot.app
+    async with asyncio.timeout(timeout_s):
+        while not isinstance(app.screen, kind):
+            await settle(app)  # the load worker, when one runs: its completion posts the new screen
+            await pilot.pause()  # the app handles the message that switches screens
+        screen = app.screen
+        await screen._mounted_event.wait()  # set after compose and on_mount (textual's MessagePump)
+        await pilot.pause()  # what on_mount scheduled (call_after_refresh, reactive watchers)
+    return screen
+
+
 async def settle(app: Any) -> None:
     """Wait for the app's workers, tolerating ones the app cancelled itself.
 
