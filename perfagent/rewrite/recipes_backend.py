@@ -4,7 +4,9 @@ on the source itself or, for a Python source holding CUDA in ``load_inline`` str
 
 from __future__ import annotations
 
-from perfagent.rewrite.base import Candidate, RewriteRequest
+from functools import partial
+
+from perfagent.rewrite.base import RETUNED, Candidate, RewriteRequest
 from perfagent.rewrite.embed.adapter import embedded_cuda
 from perfagent.rewrite.recipes import RECIPES, Recipe, recipes_for
 from perfagent.rewrite.recipes._cuda import ParseError
@@ -58,25 +60,42 @@ class RecipesRewriter:
         return "; ".join(f"{', '.join(names)}: {why}" for why, names in refused.items())
 
     def propose(self, request: RewriteRequest) -> list[Candidate]:
-        """Candidates of every applicable recipe for the transform, at most ``max_candidates``."""
+        """Candidates of every applicable recipe for the transform, at most ``max_candidates``.
+
+        A structural rewrite's re-tuned launches (``Recipe.batch``) come with it for a source launched
+        by a launch spec; CUDA inside ``load_inline`` gets the rewrites alone (its wrapper computes
+        the launch, and a swept block would be written into it unchecked)."""
+        return self._propose(request, sweeps=True)
+
+    def _propose(self, request: RewriteRequest, *, sweeps: bool) -> list[Candidate]:
         embedded = embedded_cuda(request)
         if isinstance(embedded, str):
             return []
         if embedded is not None:
+            inner = partial(self._propose, sweeps=False)
             if self.applies(embedded.inner) is None:
-                return embedded.propose(self.propose)
-            found = [c for part in embedded.each_kernel() for c in part.propose(self.propose)]
+                return embedded.propose(inner)
+            found = [c for part in embedded.each_kernel() for c in part.propose(inner)]
             return found[: request.max_candidates]
         out: list[Candidate] = []
+        retuned: list[Candidate] = []
         for recipe in recipes_for(request.transform, request.language):
             if len(out) >= request.max_candidates or _safe_applies(recipe, request) is not None:
                 continue
-            for cand in recipe.propose(request):
-                if all(c.id != cand.id for c in out) and (
+            for cand in recipe.candidates(request) if sweeps else recipe.propose(request):
+                kept = retuned if RETUNED in cand.parameters else out
+                if all(c.id != cand.id for c in out + retuned) and (
                     cand.source != request.source or cand.launch is not None
                 ):
-                    out.append(cand)
-        return out[: request.max_candidates]
+                    kept.append(cand)
+        return _batch(out, retuned, request.max_candidates)
+
+
+def _batch(primaries: list[Candidate], sweeps: list[Candidate], most: int) -> list[Candidate]:
+    """Primaries first; re-tuned launches of structural rewrites get up to half the slots, so a structural
+    change is also judged at a geometry made for it (and never crowds out every other recipe)."""
+    reserved = min(len(sweeps), most // 2)
+    return primaries[: most - reserved] + sweeps[: most - min(len(primaries), most - reserved)]
 
 
 def _safe_applies(recipe: Recipe, request: RewriteRequest) -> str | None:

@@ -25,13 +25,19 @@ recomputed per phase; the launch copy becomes block (32, 8), grid (ceil(X / 32),
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda, _transpose_rows
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.base import LaunchContext
+from perfagent.rewrite.recipes import _cuda, _launch, _transpose_rows
+from perfagent.rewrite.recipes._transpose_copy import (
+    _Copy,
+    _copy,
+    _copy_arrays,
+    _index_of,
+    _indices,
+    _unit,
+)
+from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "transpose-tile"
@@ -39,194 +45,6 @@ TILE = 32
 ROWS = 8
 _J = "perfagent_j"
 _TILE_NAME = "perfagent_tile"
-
-
-@dataclass
-class _Copy:
-    x: str
-    x_decl: str
-    v: str
-    v_decl: str
-    batch: tuple[str, str] | None
-    """(name, declared type) of the blockIdx.z index."""
-    bound_x: str
-    bound_v: str | None
-    """``Y`` of a guard ``v < Y`` (the thread form ``v = blockIdx.y * blockDim.y + threadIdx.y``)."""
-    dst: Node
-    src: Node
-    element: str
-    body: Node
-
-
-def _terms(node: Node) -> list[Node]:
-    node = _cuda.strip(node)
-    if node.type == "binary_expression" and _cuda.text(node.child_by_field_name("operator") or node) == "+":
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        assert left is not None and right is not None
-        return _terms(left) + _terms(right)
-    return [node]
-
-
-def _unit(expr: Node, var: str) -> bool:
-    return any(t.type == "identifier" and _cuda.text(t) == var for t in _terms(expr))
-
-
-def _index_of(sub: Node) -> Node | None:
-    idx = sub.child_by_field_name("indices")
-    args = idx.named_children if idx is not None else []
-    return args[0] if len(args) == 1 else None
-
-
-def _declared_type(declaration: Node) -> str:
-    quals = [_cuda.text(c) for c in declaration.children if c.type == "type_qualifier"]
-    return " ".join([*quals, _cuda.element_type(declaration)])
-
-
-def _global_index(value: Node, axis: str) -> bool:
-    """``blockIdx.<axis> * blockDim.<axis> + threadIdx.<axis>`` (any order, casts)."""
-    terms = _terms(value)
-    if len(terms) != 2:
-        return False
-    found = set()
-    for t in terms:
-        factors = [_cuda.strip(t)]
-        if (
-            factors[0].type == "binary_expression"
-            and _cuda.text(factors[0].child_by_field_name("operator") or t) == "*"
-        ):
-            factors = [_cuda.strip(factors[0].child_by_field_name(f) or t) for f in ("left", "right")]
-        found.add(tuple(sorted(a for f in factors if (a := _cuda.builtin_axis(f)))))
-    return found == {(("blockDim", axis), ("blockIdx", axis)), (("threadIdx", axis),)}
-
-
-def _thread_index(value: Node, axis: str, launch: LaunchContext | None) -> bool:
-    """The global index on ``axis``: ``blockIdx * blockDim + threadIdx``, or ``blockIdx * K + threadIdx``
-    with ``K`` written as the launch spec's block size on that axis (``BLOCK_SIZE`` and ``[BLOCK_SIZE, ...]``)."""
-    if _global_index(value, axis):
-        return True
-    k = _transpose_rows.scaled_index(value, axis)
-    dim = "xyz".index(axis)
-    return (
-        k is not None
-        and launch is not None
-        and dim < len(launch.block)
-        and str(launch.block[dim]).replace(" ", "") == k.replace(" ", "")
-    )
-
-
-def _indices(body: Node, launch: LaunchContext | None) -> tuple[dict[str, tuple[str, str]], list[Node]] | str:
-    """axis role ('x', 'y', 'z') -> (name, declared type); and the statements after the declarations.
-    A key 'thread-y' marks a y index from the thread coordinates (else it is ``blockIdx.y`` alone)."""
-    found: dict[str, tuple[str, str]] = {}
-    rest: list[Node] = []
-    for stmt in body.named_children:
-        if stmt.type == "comment":
-            continue
-        if stmt.type != "declaration" or rest:
-            rest.append(stmt)
-            continue
-        inits = [c for c in stmt.named_children if c.type == "init_declarator"]
-        if len(inits) != 1:
-            return f"line {_cuda.line_of(stmt)}: a declaration that is not one index"
-        name, value = inits[0].child_by_field_name("declarator"), inits[0].child_by_field_name("value")
-        if name is None or value is None or name.type != "identifier":
-            return f"line {_cuda.line_of(stmt)}: a declaration that is not one index"
-        v = _cuda.strip(value)
-        axis = _cuda.builtin_axis(v)
-        role = (
-            "x"
-            if _thread_index(value, "x", launch)
-            else "y-thread"
-            if _thread_index(value, "y", launch)
-            else axis[1]
-            if axis and axis[0] == "blockIdx" and axis[1] in "yz"
-            else None
-        )
-        if role is None or role in found:
-            return (
-                f"line {_cuda.line_of(stmt)}: '{_cuda.text(stmt).strip()}' is not a thread index of the copy"
-            )
-        found[role] = (_cuda.text(name), _declared_type(stmt))
-    if "y-thread" in found:
-        if "y" in found:
-            return "two indices from the y coordinates"
-        found["y"], found["thread-y"] = found.pop("y-thread"), ("", "")
-    if "x" not in found or "y" not in found:
-        return (
-            "no 'blockIdx.x * blockDim.x + threadIdx.x' index and y index ('blockIdx.y' or its global index)"
-        )
-    return found, rest
-
-
-def _guard_bounds(cond: Node) -> dict[str, str] | str:
-    """{index: bound} of a guard ``a < A && b < B`` (bounds are names), or why it is not one."""
-    out: dict[str, str] = {}
-    parts = [cond]
-    while parts:
-        node = _cuda.strip(parts.pop())
-        op = (
-            _cuda.text(node.child_by_field_name("operator") or node)
-            if node.type == "binary_expression"
-            else ""
-        )
-        if op == "&&":
-            parts += [c for f in ("left", "right") if (c := node.child_by_field_name(f)) is not None]
-            continue
-        left, right = (_cuda.strip(node.child_by_field_name(f) or node) for f in ("left", "right"))
-        if op != "<" or left.type != "identifier" or right.type != "identifier":
-            return f"the guard term '{_cuda.text(node)}' is not 'index < bound'"
-        out[_cuda.text(left)] = _cuda.text(right)
-    return out
-
-
-def _copy(stmts: list[Node]) -> tuple[Node, Node, dict[str, str]] | str:
-    """(dst subscript, src subscript, {index: bound} of its guard) of the single guarded copy."""
-    if len(stmts) != 1:
-        return "the body is not one (guarded) copy after the index declarations"
-    stmt, bounds = stmts[0], {}
-    if stmt.type == "if_statement":
-        if stmt.child_by_field_name("alternative") is not None:
-            return f"line {_cuda.line_of(stmt)}: the guard has an else branch"
-        cond = stmt.child_by_field_name("condition")
-        inner = cond.named_children[0] if cond is not None and cond.named_children else None
-        if inner is None:
-            return f"line {_cuda.line_of(stmt)}: the guard has no condition"
-        found = _guard_bounds(inner)
-        if isinstance(found, str):
-            return f"line {_cuda.line_of(stmt)}: {found}"
-        bounds = found
-        stmt = stmt.child_by_field_name("consequence") or stmt
-        if stmt.type == "compound_statement":
-            inner_stmts = [c for c in stmt.named_children if c.type != "comment"]
-            if len(inner_stmts) != 1:
-                return f"line {_cuda.line_of(stmt)}: the guarded block is not one copy"
-            stmt = inner_stmts[0]
-    expr = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
-    if (
-        expr is None
-        or expr.type != "assignment_expression"
-        or _cuda.text(expr.child_by_field_name("operator") or expr) != "="
-    ):
-        return f"line {_cuda.line_of(stmt)}: not a plain copy 'dst[...] = src[...]'"
-    dst, src = expr.child_by_field_name("left"), _cuda.strip(expr.child_by_field_name("right") or expr)
-    if dst is None or dst.type != "subscript_expression" or src.type != "subscript_expression":
-        return f"line {_cuda.line_of(stmt)}: not a plain copy 'dst[...] = src[...]'"
-    return dst, src, bounds
-
-
-def _copy_arrays(params: dict[str, tuple[str, bool]], dst: Node, src: Node) -> tuple[str, Node, Node] | str:
-    """(element type, write index, read index) of ``dst[W] = src[R]`` between two pointer arguments of
-    one element type, or why not."""
-    d_arr, s_arr = (_cuda.text(a.child_by_field_name("argument") or a) for a in (dst, src))
-    if d_arr == s_arr or not params.get(d_arr, ("", False))[1] or not params.get(s_arr, ("", False))[1]:
-        return "the copy is not between two different pointer arguments"
-    d_type, s_type = (params[a][0].replace("const", "").split() for a in (d_arr, s_arr))
-    if d_type != s_type:
-        return f"{s_arr} and {d_arr} have different element types"
-    w, r = _index_of(dst), _index_of(src)
-    if w is None or r is None:
-        return "an index of the copy is not one expression"
-    return " ".join(d_type), w, r
 
 
 def analyse(kernel: Node, launch: LaunchContext | None) -> _Copy | str:
@@ -297,11 +115,12 @@ def _spec_value(kernel: Node, launch: LaunchContext, param: str) -> str | None:
     return None if value is None else str(value)
 
 
-def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str, str] | str:
+_Tiled = tuple[Node, _Copy, str, str, str]
+
+
+def _plan(src: Source) -> _Tiled | str:
     """(kernel, the copy, the v bound in kernel terms, the x and v extents in spec terms), or why not."""
-    if request.language != "cuda":
-        return "not a CUDA source"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
+    request, kernel = src.request, src.kernel
     if isinstance(kernel, str):
         return kernel
     c = analyse(kernel, request.launch)
@@ -327,9 +146,9 @@ def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str, str] | str:
     return kernel, c, v_bound, x_extent, v_extent
 
 
-def _rows(request: RewriteRequest) -> tuple[str, str] | str:
+def _rows(src: Source) -> tuple[str, str] | str:
     """(new source, description) for the cuda-samples row-step form (``_transpose_rows``), or why not."""
-    kernel = _cuda.target_kernel(request.source, request.kernel)
+    request, kernel = src.request, src.kernel
     if isinstance(kernel, str):
         return kernel
     body = kernel.child_by_field_name("body")
@@ -337,7 +156,7 @@ def _rows(request: RewriteRequest) -> tuple[str, str] | str:
         return "the kernel has no body"
     if "__shared__" in _cuda.text(kernel):
         return "the kernel already uses shared memory"
-    env: dict[str, _cuda.Constant | int] = dict(_cuda.constants(_cuda.parse(request.source)))
+    env: dict[str, _cuda.Constant | int] = dict(src.constants)
     if request.launch is not None:
         env |= {k: int(v) for k, v in request.launch.defines.items() if str(v).lstrip("-").isdigit()}
     c = _transpose_rows.analyse(body, request.launch, env)
@@ -357,25 +176,11 @@ def _rows(request: RewriteRequest) -> tuple[str, str] | str:
         return f"the rows ({c.y} + {c.j}) are not unit-stride in the write alone: no transpose to stage"
     new_body = _transpose_rows.emit(c, element, _cuda.text(w), _cuda.text(r), d_arr, s_arr)
     source = _cuda.apply_edits(request.source, [_cuda.Edit(body.start_byte, body.end_byte, new_body)])
-    _cuda.require_clean(source)
     what = (
         f"transpose tile: {_cuda.text(c.src)} read with lanes along {c.x}, staged in a {c.k}x({c.k} + 1) "
         f"shared tile, written with lanes along the rows (line {_cuda.line_of(c.dst)}); same launch"
     )
     return source, what
-
-
-def applies(request: RewriteRequest) -> str | None:
-    plan = _plan(request)
-    if not isinstance(plan, str):
-        return None
-    rows = _rows(request)
-    if not isinstance(rows, str):
-        return None
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    body = kernel.child_by_field_name("body") if not isinstance(kernel, str) else None
-    looped = body is not None and any(c.type == "for_statement" for c in body.named_children)
-    return rows if looped else plan
 
 
 def _body(c: _Copy, v_bound: str) -> str:
@@ -407,56 +212,51 @@ def _body(c: _Copy, v_bound: str) -> str:
     )
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    plan = _plan(request)
-    if isinstance(plan, str):
-        rows = _rows(request)
-        if isinstance(rows, str):
-            return []
-        source, what = rows
+class _TransposeTile(CudaRecipe[_Tiled | tuple[str, str]]):
+    name = NAME
+    transforms = ("coalesce-access",)
+    summary = "permuting copies (layout permutes, batched transposes) with one side uncoalesced: stage a 32x33 shared tile"
+
+    def match(self, src: Source) -> _Tiled | tuple[str, str] | str:
+        plan = _plan(src)
+        if not isinstance(plan, str):
+            return plan
+        rows = _rows(src)
+        if not isinstance(rows, str):
+            return rows
+        kernel = src.kernel
+        body = kernel.child_by_field_name("body") if not isinstance(kernel, str) else None
+        looped = body is not None and any(c.type == "for_statement" for c in body.named_children)
+        return rows if looped else plan
+
+    def plan(self, src: Source, m: _Tiled | tuple[str, str]) -> list[Variant]:
+        if len(m) == 2:
+            source, what = m
+            return [
+                Variant(source=source, description=what, parameters={"form": "row steps", "launch": "kept"})
+            ]
+        _kernel, c, v_bound, x_extent, v_extent = m
+        assert src.launch is not None
         return [
-            make_candidate(
-                request,
-                backend="recipes",
-                recipe=NAME,
-                source=source,
-                description=what,
-                parameters={"form": "row steps", "launch": "kept"},
+            Variant(
+                edits=[_cuda.Edit(c.body.start_byte, c.body.end_byte, _body(c, v_bound))],
+                description=(
+                    f"transpose tile: {_cuda.text(c.src)} read with lanes along {c.x}, staged in a "
+                    f"{TILE}x{TILE + 1} shared tile, written with lanes along {c.v} (line {_cuda.line_of(c.dst)}); "
+                    f"block ({TILE}, {ROWS})"
+                ),
+                parameters={"tile": f"{TILE}x{TILE}", "block": f"{TILE}x{ROWS}"},
+                launch=LaunchOverride(
+                    grid=[
+                        _launch.ceil_div(x_extent, TILE),
+                        _launch.ceil_div(v_extent, TILE),
+                        *src.launch.grid[2:],
+                    ],
+                    block=[TILE, ROWS],
+                ),
             )
-        ][: request.max_candidates]
-    kernel, c, v_bound, x_extent, v_extent = plan
-    assert request.launch is not None
-    source = _cuda.apply_edits(
-        request.source, [_cuda.Edit(c.body.start_byte, c.body.end_byte, _body(c, v_bound))]
-    )
-    _cuda.require_clean(source)
-    grid = [
-        f"ceil_div({x_extent}, {TILE})",
-        f"ceil_div({v_extent}, {TILE})",
-        *request.launch.grid[2:],
-    ]
-    return [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=source,
-            description=(
-                f"transpose tile: {_cuda.text(c.src)} read with lanes along {c.x}, staged in a "
-                f"{TILE}x{TILE + 1} shared tile, written with lanes along {c.v} (line {_cuda.line_of(c.dst)}); "
-                f"block ({TILE}, {ROWS})"
-            ),
-            parameters={"tile": f"{TILE}x{TILE}", "block": f"{TILE}x{ROWS}"},
-            launch=LaunchOverride(grid=grid, block=[TILE, ROWS]),
-        )
-    ][: request.max_candidates]
+        ]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("coalesce-access",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="permuting copies (layout permutes, batched transposes) with one side uncoalesced: stage a 32x33 shared tile",
-)
+RECIPE = register(_TransposeTile())
+applies, propose = RECIPE.applies, RECIPE.propose
