@@ -63,6 +63,7 @@ def test_diagnose_argument_parsing_imports_no_other_command_and_nothing_heavy(ar
     assert sorted(m for m in loaded if m.startswith("perfagent.commands.")) == [
         "perfagent.commands.common",
         "perfagent.commands.diagnose",
+        "perfagent.commands.signals",  # the CLI's signal handling (stdlib only), not a command
     ]
     assert heavy_in(loaded, (*HEAVY, "pydantic")) == []
 
