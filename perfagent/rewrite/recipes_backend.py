@@ -8,6 +8,7 @@ from perfagent.rewrite.base import Candidate, RewriteRequest
 from perfagent.rewrite.embed.adapter import embedded_cuda
 from perfagent.rewrite.recipes import RECIPES, Recipe, recipes_for
 from perfagent.rewrite.recipes._cuda import ParseError
+from perfagent.rewrite.recipes._tail import RETUNED
 
 
 class RecipesRewriter:
@@ -68,15 +69,24 @@ class RecipesRewriter:
             found = [c for part in embedded.each_kernel() for c in part.propose(self.propose)]
             return found[: request.max_candidates]
         out: list[Candidate] = []
+        sweeps: list[Candidate] = []
         for recipe in recipes_for(request.transform, request.language):
             if len(out) >= request.max_candidates or _safe_applies(recipe, request) is not None:
                 continue
-            for cand in recipe.propose(request):
-                if all(c.id != cand.id for c in out) and (
+            for cand in recipe.candidates(request):
+                kept = sweeps if RETUNED in cand.parameters else out
+                if all(c.id != cand.id for c in out + sweeps) and (
                     cand.source != request.source or cand.launch is not None
                 ):
-                    out.append(cand)
-        return out[: request.max_candidates]
+                    kept.append(cand)
+        return _batch(out, sweeps, request.max_candidates)
+
+
+def _batch(primaries: list[Candidate], sweeps: list[Candidate], most: int) -> list[Candidate]:
+    """Primaries first; re-tuned launches of structural rewrites get up to half the slots, so a structural
+    change is also judged at a geometry made for it (and never crowds out every other recipe)."""
+    reserved = min(len(sweeps), most // 2)
+    return primaries[: most - reserved] + sweeps[: most - min(len(primaries), most - reserved)]
 
 
 def _safe_applies(recipe: Recipe, request: RewriteRequest) -> str | None:

@@ -1,60 +1,61 @@
 """The ``recipes`` backend: deterministic, offline rewrites on real parse trees.
 
-Each recipe module exports ``applies(request) -> str | None`` (None = its precondition holds) and
-``propose(request) -> list[Candidate]``, and registers a ``Recipe`` here;
-the backend that asks them (and CUDA embedded in Python) is ``perfagent.rewrite.recipes_backend``. CUDA recipes work on the
-tree-sitter-cuda tree, Triton recipes on Python's ``ast``; every edit is a byte range taken from the
-tree, and the edited source is re-parsed (no ERROR nodes, or it compiles as Python) before it is
+Every recipe is one public module of this package that defines ``RECIPE`` (built by
+``framework.register``; read ``perfagent.rewrite.recipes.framework`` for how to write one): it is found
+here by its module, with no list to edit. Modules starting with ``_`` are shared helpers. The backend that
+asks the recipes (and CUDA embedded in Python) is ``perfagent.rewrite.recipes_backend``. CUDA recipes work
+on the tree-sitter-cuda tree, Triton recipes on Python's ``ast``; every edit is a byte range taken from
+the tree, and the edited source is re-parsed (no ERROR nodes, or it compiles as Python) before it is
 returned. Recipes never guess: when a precondition fails they say which and where.
 """
 
 from __future__ import annotations
 
-from perfagent.rewrite.recipes import (
-    chunk_interleave,
-    cooperative_row,
-    cooperative_scan,
-    grid_swizzle,
-    launch_config,
-    launch_geometry,
-    loop_unroll,
-    privatize_atomics,
-    register_tiling,
-    restrict_pointers,
-    sequential_reduction,
-    smem_padding,
-    smem_tiling,
-    thread_map_swap,
-    transpose_tile,
-    triton_config,
-    vectorize_access,
-)
+import importlib
+import pkgutil
+
 from perfagent.rewrite.recipes.registry import Recipe
 
 __all__ = ["RECIPES", "Recipe", "recipes_for"]
 
-RECIPES: dict[str, Recipe] = {
-    r.name: r
-    for r in (
-        smem_padding.RECIPE,
-        launch_config.RECIPE,
-        launch_geometry.RECIPE,
-        triton_config.RECIPE,
-        grid_swizzle.RECIPE,
-        restrict_pointers.RECIPE,
-        loop_unroll.RECIPE,
-        vectorize_access.RECIPE,
-        thread_map_swap.RECIPE,
-        chunk_interleave.RECIPE,
-        transpose_tile.RECIPE,
-        cooperative_row.RECIPE,
-        cooperative_scan.RECIPE,
-        sequential_reduction.RECIPE,
-        smem_tiling.RECIPE,
-        register_tiling.RECIPE,
-        privatize_atomics.RECIPE,
-    )
-}
+_NOT_RECIPES = frozenset({"framework", "registry"})
+_FIRST = (
+    "smem_padding",
+    "launch_config",
+    "launch_geometry",
+    "triton_config",
+    "grid_swizzle",
+    "restrict_pointers",
+    "loop_unroll",
+    "vectorize_access",
+    "thread_map_swap",
+    "chunk_interleave",
+    "transpose_tile",
+    "cooperative_row",
+    "cooperative_scan",
+    "sequential_reduction",
+    "smem_tiling",
+    "register_tiling",
+    "privatize_atomics",
+)
+"""The order the backend asks recipes in (their candidates come in this order); recipes not named here
+follow in module-name order."""
+
+
+def _discover() -> dict[str, Recipe]:
+    names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+    ordered = [n for n in _FIRST if n in names] + sorted(n for n in names if n not in _FIRST)
+    found: dict[str, Recipe] = {}
+    for module_name in ordered:
+        if module_name in _NOT_RECIPES:
+            continue
+        recipe = getattr(importlib.import_module(f"{__name__}.{module_name}"), "RECIPE", None)
+        if isinstance(recipe, Recipe):
+            found[recipe.name] = recipe
+    return found
+
+
+RECIPES: dict[str, Recipe] = _discover()
 """Every recipe by name."""
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from tree_sitter import Language, Node, Parser, Tree
 
@@ -43,8 +43,15 @@ def _parser() -> Parser:
 
 
 def parse(source: str | bytes) -> Tree:
-    """Parse CUDA C++ source."""
+    """Parse CUDA C++ source (the same text is parsed once: trees are cached by their bytes)."""
     data = source.encode("utf-8") if isinstance(source, str) else source
+    return _parse_bytes(data)
+
+
+@lru_cache(maxsize=64)
+def _parse_bytes(data: bytes) -> Tree:
+    # a tree is never edited in place here (every change is a new source), so one parse serves every
+    # recipe and both the backend's ``applies`` and ``propose`` of one request
     return _parser().parse(data)
 
 
@@ -125,12 +132,11 @@ class Edit:
     new: str
 
 
-def apply_edits(source: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits and check that the result parses cleanly.
+def splice(source: str, edits: Sequence[Edit]) -> str:
+    """``source`` with non-overlapping byte-range edits applied (no parse check).
 
     Raises:
         ValueError: two edits overlap.
-        ParseError: the edited source has ERROR/MISSING nodes.
     """
     data = source.encode("utf-8")
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
@@ -139,8 +145,18 @@ def apply_edits(source: str, edits: list[Edit]) -> str:
             raise ValueError(f"overlapping edits at bytes {a.start}-{a.end} and {b.start}-{b.end}")
     for edit in reversed(ordered):
         data = data[: edit.start] + edit.new.encode("utf-8") + data[edit.end :]
-    result = data.decode("utf-8")
-    tree = parse(data)
+    return data.decode("utf-8")
+
+
+def apply_edits(source: str, edits: Sequence[Edit]) -> str:
+    """Apply non-overlapping edits and check that the result parses cleanly.
+
+    Raises:
+        ValueError: two edits overlap.
+        ParseError: the edited source has ERROR/MISSING nodes.
+    """
+    result = splice(source, edits)
+    tree = parse(result)
     bad = first_error(tree)
     if bad is not None:
         raise ParseError(f"the edited source does not parse (line {bad.start_point[0] + 1})")
@@ -204,7 +220,12 @@ def target_kernel(source: str, name: str | None) -> Node | str:
     Raises:
         ParseError: the source does not parse cleanly (recipes only edit clean trees).
     """
-    found = kernels(require_clean(source), name)
+    return select_kernel(require_clean(source), name)
+
+
+def select_kernel(tree: Tree, name: str | None) -> Node | str:
+    """``target_kernel`` on a tree already parsed cleanly."""
+    found = kernels(tree, name)
     if not found:
         return f"no __global__ kernel{f' named {name}' if name else ''} in the source"
     if len(found) > 1 and name is None:

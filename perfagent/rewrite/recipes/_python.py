@@ -8,9 +8,9 @@ re-parses and compiles the result before anything is handed back.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from perfagent.rewrite.recipes._cuda import Edit, ParseError
+from perfagent.rewrite.recipes._cuda import Edit, ParseError, splice
 from perfagent.workloads.python_ast import parse_module
 
 __all__ = ["Edit", "ParseError", "SourceMap", "apply_edits", "is_triton_jit", "jit_functions", "parse"]
@@ -66,21 +66,14 @@ class SourceMap:
         return self.data[start:end].decode("utf-8")
 
 
-def apply_edits(source: str, edits: list[Edit]) -> str:
+def apply_edits(source: str, edits: Sequence[Edit]) -> str:
     """Apply non-overlapping edits; the result must parse and compile.
 
     Raises:
         ValueError: overlapping edits.
         ParseError: the edited source is not valid Python.
     """
-    data = source.encode("utf-8")
-    ordered = sorted(edits, key=lambda e: (e.start, e.end))
-    for a, b in zip(ordered, ordered[1:], strict=False):
-        if b.start < a.end:
-            raise ValueError(f"overlapping edits at bytes {a.start}-{a.end} and {b.start}-{b.end}")
-    for edit in reversed(ordered):
-        data = data[: edit.start] + edit.new.encode("utf-8") + data[edit.end :]
-    result = data.decode("utf-8")
+    result = splice(source, edits)
     try:
         compile(result, "<candidate>", "exec", dont_inherit=True)
     except SyntaxError as exc:

@@ -28,12 +28,12 @@ Anything else (2-D/3-D geometry, ``blockIdx`` used as a block id, per-block outp
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
 from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._threads import analyse, strip_down
 from perfagent.rewrite.recipes.registry import Recipe
 from perfagent.workloads.expr import ExpressionError, evaluate
 from perfagent.workloads.launch_spec import DEFAULT_DEVICE_ATTRS, Expr, LaunchOverride
@@ -42,108 +42,6 @@ NAME = "launch-geometry"
 WAVES = (8, 4, 1)
 BLOCKS = (128, 256, 512, 1024)
 MAX_GRID_X = 2**31 - 1
-
-
-@dataclass(frozen=True)
-class _Uses:
-    """How the kernel uses the built-in index variables."""
-
-    grid_stride: bool
-    """gridDim.x appears, only as gridDim.x * blockDim.x, and blockIdx.x only as blockIdx.x * blockDim.x."""
-    block_free: bool
-    """blockDim.x / threadIdx.x only in the global index, no shared memory or barriers, no launch bounds."""
-    blocker: str | None
-    """Why neither case holds (None when one does)."""
-
-
-def _strip_up(node: Node) -> Node:
-    while node.parent is not None and node.parent.type in ("parenthesized_expression", "cast_expression"):
-        node = node.parent
-    return node
-
-
-def _strip_down(node: Node) -> Node:
-    while node.type in ("parenthesized_expression", "cast_expression"):
-        inner = node.child_by_field_name("value") if node.type == "cast_expression" else None
-        node = inner if inner is not None else node.named_children[-1]
-    return node
-
-
-def _operation(node: Node, operator: str) -> Node | None:
-    """The ``a <operator> b`` expression ``node`` (casts and parentheses around it allowed) is an operand of."""
-    parent = _strip_up(node).parent
-    if parent is None or parent.type != "binary_expression":
-        return None
-    op = parent.child_by_field_name("operator")
-    return parent if op is not None and _cuda.text(op) == operator else None
-
-
-def _product_partner(node: Node) -> str | None:
-    """'blockDim.x' when ``node`` is one factor of ``a * b`` and the other is that built-in (casts allowed)."""
-    product = _operation(node, "*")
-    if product is None:
-        return None
-    up = _strip_up(node)
-    left, right = product.child_by_field_name("left"), product.child_by_field_name("right")
-    other = right if left is not None and left.id == up.id else left
-    if other is None:
-        return None
-    found = _cuda.builtin_axis(_strip_down(other))
-    return f"{found[0]}.{found[1]}" if found else None
-
-
-def _in_index_sum(node: Node) -> bool:
-    """``threadIdx.x`` added to ``blockIdx.x * blockDim.x`` (either order, casts allowed)."""
-    total = _operation(node, "+")
-    if total is None:
-        return False
-    names = {f"{b[0]}.{b[1]}" for n in _cuda.walk(total) if (b := _cuda.builtin_axis(n)) is not None}
-    return names == {"blockIdx.x", "blockDim.x", "threadIdx.x"}
-
-
-def analyse(kernel: Node) -> _Uses:
-    """Classify the kernel's use of the built-ins (see the module docstring)."""
-    body = kernel.child_by_field_name("body") or kernel
-    text = _cuda.text(body)
-    uses = [(n, b) for n in _cuda.walk(body) if (b := _cuda.builtin_axis(n)) is not None]
-    for node, (name, field) in uses:
-        if field != "x":
-            return _Uses(False, False, f"{name}.{field} on line {_cuda.line_of(node)}: not a 1-D launch")
-    grid_stride, blocker = True, None
-    grid_dims = [n for n, (name, _) in uses if name == "gridDim"]
-    if not grid_dims:
-        grid_stride, blocker = False, "no grid-stride loop (gridDim.x is not used)"
-    for node in grid_dims:
-        if _product_partner(node) != "blockDim.x":
-            grid_stride = False
-            blocker = f"gridDim.x on line {_cuda.line_of(node)} is used other than as gridDim.x * blockDim.x"
-            break
-    for node, (name, _) in uses:
-        if name == "blockIdx" and _product_partner(node) != "blockDim.x":
-            return _Uses(
-                False,
-                False,
-                f"blockIdx.x on line {_cuda.line_of(node)} is used as a block id (not only blockIdx.x * blockDim.x): "
-                "the result may depend on the grid",
-            )
-    block_free, why_block = True, None
-    if _cuda.launch_bounds(kernel) is not None:
-        block_free, why_block = False, "__launch_bounds__ fixes the block size"
-    elif any(True for _ in _cuda.shared_arrays(body)) or "__shared__" in text:
-        block_free, why_block = False, "shared memory is sized or indexed per block"
-    elif re.search(r"\b__sync(?:threads|warp)\b|\bcooperative_groups\b", text):
-        block_free, why_block = False, "block-level synchronisation"
-    else:
-        for node, (name, _) in uses:
-            if name == "blockDim" and _product_partner(node) not in ("blockIdx.x", "gridDim.x"):
-                block_free = False
-                why_block = f"blockDim.x on line {_cuda.line_of(node)} is used outside the global index"
-                break
-            if name == "threadIdx" and not _in_index_sum(node):
-                block_free = False
-                why_block = f"threadIdx.x on line {_cuda.line_of(node)} is used outside the global index"
-                break
-    return _Uses(grid_stride, block_free, None if grid_stride or block_free else f"{blocker}; {why_block}")
 
 
 def applies(request: RewriteRequest) -> str | None:
@@ -268,7 +166,7 @@ def _work_items(kernel: Node, launch: LaunchContext) -> tuple[str, int] | None:
         ):
             continue
         right = cond.child_by_field_name("right")
-        bound = _strip_down(right) if right is not None else None
+        bound = strip_down(right) if right is not None else None
         if bound is None or bound.type != "identifier":
             continue
         name = _cuda.text(bound)
@@ -279,12 +177,12 @@ def _work_items(kernel: Node, launch: LaunchContext) -> tuple[str, int] | None:
             value = decl.child_by_field_name("value")
             if target is None or value is None or _cuda.text(target) != name:
                 continue
-            inner = _strip_down(value)
+            inner = strip_down(value)
             op = inner.child_by_field_name("operator") if inner.type == "binary_expression" else None
             if op is None or _cuda.text(op) != "/":
                 return None
             left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
-            left_id = _strip_down(left) if left is not None else None
+            left_id = strip_down(left) if left is not None else None
             width = _cuda.evaluate(_cuda.text(right), {}) if right is not None else None
             if (
                 left_id is not None

@@ -25,15 +25,13 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes._threads import BLOCK_THREADS, FLAT_THREAD, block_free_retune
+from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, at, register
 
 NAME = "privatize-atomics"
 _COPY = "perfagent_private"
 _B = "perfagent_b"
-_THREAD = "(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))"
-_THREADS = "(blockDim.x * blockDim.y * blockDim.z)"
 _TYPES = {
     "int": 4,
     "unsigned int": 4,
@@ -54,6 +52,7 @@ class _Plan:
     targets: list[Node]
     """The ``&P[b]`` / ``P + b`` argument nodes (replaced by the copy)."""
     body: Node
+    kernel: Node
 
 
 def _target_of(arg: Node, array: str) -> bool:
@@ -101,8 +100,9 @@ def _accumulator(kernel: Node, body: Node) -> tuple[str, str, list[Node]] | str:
     return array, element, targets
 
 
-def _count(tree_source: str, launch: LaunchContext | None, kernel: Node, array: str) -> tuple[str, int] | str:
+def _count(src: Source, kernel: Node, array: str) -> tuple[str, int] | str:
     """(the element count as source text, its value) from the launch spec's shape of ``array``."""
+    launch = src.launch
     if launch is None:
         return "no launch spec: the accumulator's size is unknown"
     names = [name for name, _, _ in _cuda.kernel_params(kernel)]
@@ -110,7 +110,7 @@ def _count(tree_source: str, launch: LaunchContext | None, kernel: Node, array: 
     if index >= len(launch.args) or len(launch.args[index].shape) != 1:
         return f"the launch spec does not give {array} a 1-D shape"
     shape = str(launch.args[index].shape[0]).strip()
-    consts = _cuda.constants(_cuda.parse(tree_source))
+    consts = src.constants
     if shape.isdigit():
         return shape, int(shape)
     if shape not in consts:
@@ -123,41 +123,6 @@ def _count(tree_source: str, launch: LaunchContext | None, kernel: Node, array: 
     return shape, value
 
 
-def _plan(request: RewriteRequest) -> _Plan | str:
-    if request.language != "cuda":
-        return "not a CUDA source"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    if isinstance(kernel, str):
-        return kernel
-    body = kernel.child_by_field_name("body")
-    if body is None:
-        return "the kernel has no body"
-    text = _cuda.text(body)
-    if "__shared__" in text or "__syncthreads" in text:
-        return "the kernel already uses shared memory or barriers"
-    ret = next((n for n in _cuda.walk(body) if n.type == "return_statement"), None)
-    if ret is not None:
-        return (
-            f"line {_cuda.line_of(ret)}: a return before the end (every thread must reach the merge barrier)"
-        )
-    acc = _accumulator(kernel, body)
-    if isinstance(acc, str):
-        return acc
-    array, element, targets = acc
-    count = _count(request.source, request.launch, kernel, array)
-    if isinstance(count, str):
-        return count
-    spelled, value = count
-    if value * _TYPES[element] > _cuda.STATIC_SHARED_LIMIT:
-        return f"{value} x {element} does not fit the {_cuda.STATIC_SHARED_LIMIT // 1024} KiB of static shared memory"
-    return _Plan(array, element, spelled, targets, body)
-
-
-def applies(request: RewriteRequest) -> str | None:
-    plan = _plan(request)
-    return plan if isinstance(plan, str) else None
-
-
 def _retarget(target: Node, array: str) -> str:
     """``&array[b]`` -> ``&copy[b]``; ``array + b`` -> ``copy + b``."""
     out = _cuda.text(target)
@@ -168,57 +133,72 @@ def _retarget(target: Node, array: str) -> str:
     return (raw[:lo] + _COPY.encode() + raw[hi:]).decode()
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    plan = _plan(request)
-    if isinstance(plan, str):
-        return []
-    p = plan
-    inner = _cuda.apply_edits(
-        request.source, [_cuda.Edit(t.start_byte, t.end_byte, _retarget(t, p.array)) for t in p.targets]
-    )
-    # the body's braces are kept; the new code goes just inside them
-    body_start = p.body.start_byte + 1
-    body_end = p.body.end_byte - 1 + (len(inner.encode()) - len(request.source.encode()))
-    raw = inner.encode()
-    head = (
-        f"\n    // {NAME}: count into a per-block copy of {p.array} in shared memory, then merge it.\n"
-        f"    __shared__ {p.element} {_COPY}[{p.count}];\n"
-        f"    for (int {_B} = {_THREAD}; {_B} < ({p.count}); {_B} += {_THREADS})\n"
-        f"        {_COPY}[{_B}] = 0;\n"
-        "    __syncthreads();\n"
-    )
-    tail = (
-        "    __syncthreads();\n"
-        f"    for (int {_B} = {_THREAD}; {_B} < ({p.count}); {_B} += {_THREADS}) {{\n"
-        f"        const {p.element} perfagent_count = {_COPY}[{_B}];\n"
-        "        if (perfagent_count != 0)\n"
-        f"            atomicAdd(&{p.array}[{_B}], perfagent_count);\n"
-        "    }\n"
-    )
-    source = (
-        raw[:body_start] + head.encode() + raw[body_start:body_end] + tail.encode() + raw[body_end:]
-    ).decode()
-    _cuda.require_clean(source)
-    return [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=source,
-            description=(
-                f"privatize atomics: {len(p.targets)} atomicAdd(s) into {p.array} go to a per-block shared copy "
-                f"of {p.count} {p.element}s, merged with one global atomic per non-zero entry per block"
-            ),
-            parameters={"array": p.array, "count": p.count},
+class _PrivatizeAtomics(CudaRecipe[_Plan]):
+    name = NAME
+    transforms = ("privatize-atomics",)
+    summary = "global atomicAdd into a small array (histograms): per-block shared-memory copy, merged once per block"
+
+    def match(self, src: Source) -> _Plan | str:
+        kernel = src.kernel
+        if isinstance(kernel, str):
+            return kernel
+        body = kernel.child_by_field_name("body")
+        if body is None:
+            return "the kernel has no body"
+        text = _cuda.text(body)
+        if "__shared__" in text or "__syncthreads" in text:
+            return "the kernel already uses shared memory or barriers"
+        ret = next((n for n in _cuda.walk(body) if n.type == "return_statement"), None)
+        if ret is not None:
+            return at(ret, "a return before the end (every thread must reach the merge barrier)")
+        acc = _accumulator(kernel, body)
+        if isinstance(acc, str):
+            return acc
+        array, element, targets = acc
+        count = _count(src, kernel, array)
+        if isinstance(count, str):
+            return count
+        spelled, value = count
+        if value * _TYPES[element] > _cuda.STATIC_SHARED_LIMIT:
+            return f"{value} x {element} does not fit the {_cuda.STATIC_SHARED_LIMIT // 1024} KiB of static shared memory"
+        return _Plan(array, element, spelled, targets, body, kernel)
+
+    def plan(self, src: Source, m: _Plan) -> list[Variant]:
+        edits = [_cuda.Edit(t.start_byte, t.end_byte, _retarget(t, m.array)) for t in m.targets]
+        # the body's braces are kept; the new code goes just inside them
+        head = (
+            f"\n    // {NAME}: count into a per-block copy of {m.array} in shared memory, then merge it.\n"
+            f"    __shared__ {m.element} {_COPY}[{m.count}];\n"
+            f"    for (int {_B} = {FLAT_THREAD}; {_B} < ({m.count}); {_B} += {BLOCK_THREADS})\n"
+            f"        {_COPY}[{_B}] = 0;\n"
+            "    __syncthreads();\n"
         )
-    ][: request.max_candidates]
+        tail = (
+            "    __syncthreads();\n"
+            f"    for (int {_B} = {FLAT_THREAD}; {_B} < ({m.count}); {_B} += {BLOCK_THREADS}) {{\n"
+            f"        const {m.element} perfagent_count = {_COPY}[{_B}];\n"
+            "        if (perfagent_count != 0)\n"
+            f"            atomicAdd(&{m.array}[{_B}], perfagent_count);\n"
+            "    }\n"
+        )
+        edits += [
+            _cuda.Edit(m.body.start_byte + 1, m.body.start_byte + 1, head),
+            _cuda.Edit(m.body.end_byte - 1, m.body.end_byte - 1, tail),
+        ]
+        return [
+            Variant(
+                edits=edits,
+                description=(
+                    f"privatize atomics: {len(m.targets)} atomicAdd(s) into {m.array} go to a per-block shared copy "
+                    f"of {m.count} {m.element}s, merged with one global atomic per non-zero entry per block"
+                ),
+                parameters={"array": m.array, "count": m.count},
+                # a block now zeroes and merges the whole copy: its work grew by the bin count, so larger
+                # blocks (fewer of them) amortise it, when the original's thread index allows any block
+                retune=block_free_retune(m.kernel, src.launch, per="block"),
+            )
+        ]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("privatize-atomics",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="global atomicAdd into a small array (histograms): per-block shared-memory copy, merged once per block",
-)
+RECIPE = register(_PrivatizeAtomics())
+applies, propose = RECIPE.applies, RECIPE.propose

@@ -1,4 +1,4 @@
-"""The ``Recipe`` record every recipe module exports as ``RECIPE``."""
+"""The ``Recipe`` record every recipe module exports as ``RECIPE`` (``framework.register`` builds it)."""
 
 from __future__ import annotations
 
@@ -25,3 +25,10 @@ class Recipe:
     """Candidates (complete new sources); empty when ``applies`` gives a reason."""
     summary: str
     """One line: what it does and when."""
+    batch: Callable[[RewriteRequest], list[Candidate]] | None = None
+    """``propose``'s candidates followed by the launch sweeps of those that changed the work per thread or
+    per block (``framework.Retune``); None: the same as ``propose``."""
+
+    def candidates(self, request: RewriteRequest) -> list[Candidate]:
+        """The batch the backend offers: ``batch`` when the recipe has one, else ``propose``."""
+        return (self.batch or self.propose)(request)

@@ -1,0 +1,67 @@
+"""Launch-spec algebra shared by the recipes: evaluating the spec's expressions, writing grids.
+
+A launch spec's grid and block are expressions of its params, defines and the device attributes
+(``sm_count``, ``max_threads_per_sm`` ...). Recipes that change the geometry write new expressions
+(``ceil_div(n, 256)``, ``32 * (grid)``) rather than numbers, so every parameter set the verifier checks
+(``check_params``) gets its own grid.
+"""
+
+from __future__ import annotations
+
+import re
+
+from perfagent.rewrite.base import LaunchContext
+from perfagent.workloads.expr import ExpressionError, evaluate, evaluate_int
+from perfagent.workloads.launch_spec import DEFAULT_DEVICE_ATTRS, Expr
+
+MAX_GRID_X = 2**31 - 1
+_NAME_OR_NUMBER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|\d+")
+
+
+def spec_names(launch: LaunchContext) -> dict[str, float | int]:
+    """Every name a launch expression may use: device attributes, params, then the defines that evaluate."""
+    names: dict[str, float | int] = {**DEFAULT_DEVICE_ATTRS, **launch.params}
+    for key, value in launch.defines.items():
+        try:
+            names[key] = evaluate(value, names)
+        except ExpressionError:
+            continue
+    return names
+
+
+def value(expr: Expr, launch: LaunchContext) -> int | None:
+    """The whole-number value of ``expr`` under the spec's names (None: not a whole number or unknown)."""
+    try:
+        got = evaluate(expr, spec_names(launch))
+    except (ExpressionError, ZeroDivisionError):
+        return None
+    return int(got) if float(got).is_integer() else None
+
+
+def param_env(launch: LaunchContext) -> dict[str, float | int]:
+    """The spec's params and numeric defines (no device attributes: a value that must not depend on the GPU)."""
+    return {**launch.params, **{k: v for k, v in launch.defines.items() if isinstance(v, int | float)}}
+
+
+def block_size(launch: LaunchContext, axis: int = 0) -> int | None:
+    """The block's extent along ``axis`` from the spec's params and defines (None: it does not evaluate)."""
+    try:
+        return evaluate_int(str(launch.block[axis]), param_env(launch))
+    except ExpressionError:
+        return None
+
+
+def paren(expr: Expr) -> str:
+    """``expr`` as an operand: a name or a number as it is, anything else in parentheses."""
+    text = str(expr)
+    return text if _NAME_OR_NUMBER.fullmatch(text) else f"({text})"
+
+
+def ceil_div(total: Expr, per: Expr) -> str:
+    """The launch expression ``ceil_div(total, per)`` (blocks that cover ``total``)."""
+    return f"ceil_div({total}, {per})"
+
+
+def threads_x(grid: Expr, block: Expr) -> str:
+    """Total threads along x of a launch: ``grid * block``."""
+    return f"{paren(grid)} * {paren(block)}"
