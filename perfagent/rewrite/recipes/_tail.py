@@ -14,14 +14,11 @@ declared a ``Retune`` (see ``framework.Retune``): same new source, block swept, 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from perfagent.rewrite.base import Candidate, LaunchContext, make_candidate
 from perfagent.rewrite.recipes import _compile_check, _cuda, _launch, _python
+from perfagent.rewrite.recipes._variant import Retune, Source, Variant
 from perfagent.workloads.launch_spec import Expr, LaunchOverride
-
-if TYPE_CHECKING:
-    from perfagent.rewrite.recipes.framework import Retune, Source, Variant
 
 _log = logging.getLogger(__name__)
 RETUNED = "retuned"

@@ -16,7 +16,7 @@ from tree_sitter import Node
 
 from perfagent.rewrite.base import LaunchContext
 from perfagent.rewrite.recipes import _cuda, _launch
-from perfagent.rewrite.recipes.framework import Retune
+from perfagent.rewrite.recipes._variant import Retune
 
 FLAT_THREAD = "(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))"
 """This thread's index in its block, whatever the block's shape."""

@@ -1,0 +1,195 @@
+"""The recipe framework: discovery, the shared gates, one parse per source, the compile check, and the
+launch sweeps a structural rewrite gets (checked block by block on the CPU against the original)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tree_sitter import Parser, Tree
+
+from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, launch_context
+from perfagent.rewrite.recipes import RECIPES, _compile_check, _cuda, privatize_atomics
+from perfagent.rewrite.recipes._tail import RETUNED
+from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, at, register
+from perfagent.rewrite.recipes_backend import RecipesRewriter
+from perfagent.workloads.expr import evaluate_int
+from perfagent.workloads.launch_spec import DEFAULT_DEVICE_ATTRS, Expr
+
+from .cuda_blocks import Buf, Case, assert_same
+from .helpers import ROOT, nvcc_or_skip
+
+HIST = """
+#define NBINS 16
+__global__ void hist16(const unsigned int *v, unsigned int *bins, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicAdd(bins + (v[i] & (NBINS - 1)), 1u);
+}
+"""
+SPEC = launch_context(
+    {
+        "grid": ["ceil_div(n, 256)"],
+        "block": [256],
+        "params": {"n": 300},
+        "args": [
+            {"name": "v", "shape": ["n"]},
+            {"name": "bins", "shape": ["NBINS"]},
+            {"name": "n", "value": "n"},
+        ],
+    }
+)
+
+
+def _request(source: str = HIST, launch: LaunchContext | None = SPEC, **fields: Any) -> RewriteRequest:
+    return RewriteRequest(
+        source=source, language="cuda", transform="privatize-atomics", launch=launch, **fields
+    )
+
+
+def test_every_public_recipe_module_is_registered() -> None:
+    modules = {
+        p.stem
+        for p in (ROOT / "perfagent" / "rewrite" / "recipes").glob("*.py")
+        if not p.stem.startswith("_") and p.stem not in ("framework", "registry")
+    }
+    assert {name.replace("-", "_") for name in RECIPES} == modules
+
+
+class _Counting:
+    """A parser that counts what it is asked to parse (by the bytes)."""
+
+    def __init__(self, inner: Parser) -> None:
+        self.inner = inner
+        self.seen: dict[bytes, int] = {}
+
+    def parse(self, data: bytes) -> Tree:
+        self.seen[data] = self.seen.get(data, 0) + 1
+        return self.inner.parse(data)
+
+
+@pytest.mark.parametrize(
+    ("transform", "path"),
+    [
+        ("privatize-atomics", "examples/cuda/09_histogram_atomics/slow.cu"),
+        ("coalesce-access", "examples/cuda/09_histogram_atomics/slow.cu"),
+    ],
+)
+def test_each_source_is_parsed_once_per_proposal(
+    monkeypatch: pytest.MonkeyPatch, transform: str, path: str
+) -> None:
+    counting = _Counting(_cuda._parser())
+    monkeypatch.setattr(_cuda, "_parser", lambda: counting)
+    _cuda._parse_bytes.cache_clear()
+    source = (ROOT / path).read_text()
+    req = RewriteRequest(source=source, language="cuda", transform=transform, launch=SPEC)
+    backend = RecipesRewriter()
+    backend.applies(req)
+    backend.propose(req)
+    assert counting.seen.get(source.encode()) == 1
+    assert set(counting.seen.values()) == {1}, "some source (original or candidate) was parsed twice"
+
+
+class _Toy(CudaRecipe[Any]):
+    name = "toy"
+    transforms = ("toy",)
+    summary = "a recipe made in a test"
+    needs_launch = True
+    launch_dims = 2
+
+    def match(self, src: Source) -> Any:
+        kernel = src.kernel
+        if isinstance(kernel, str):
+            return kernel
+        body = kernel.child_by_field_name("body")
+        assert body is not None
+        return body
+
+    def plan(self, src: Source, m: Any) -> list[Variant]:
+        at_start = m.start_byte + 1
+        return [
+            Variant(edits=[Edit(at_start, at_start, "\n    undeclared_name = 1;")], description="broken"),
+            Variant(
+                edits=[Edit(at_start, at_start, "\n    int unused_ = 1; (void)unused_;")], description="fine"
+            ),
+        ]
+
+
+def test_the_gates_refuse_in_shared_words() -> None:
+    toy = register(_Toy())
+    assert toy.applies(_request(launch=None)) == "no launch spec: the grid is set in the source's own launch"
+    assert toy.applies(_request()) == "the launch spec's grid and block are not both 2-D"
+    python = RewriteRequest(source="x = 1\n", language="python", transform="toy")
+    assert toy.applies(python) == "not a CUDA source"
+
+
+def test_refusals_name_their_line() -> None:
+    tree = _cuda.parse(HIST)
+    call = next(n for n in _cuda.walk(tree.root_node) if n.type == "call_expression")
+    assert at(call, "why") == "line 6: why"
+
+
+def test_the_compile_check_drops_a_variant_that_does_not_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    nvcc_or_skip()
+    monkeypatch.setenv(_compile_check.ENV, "nvcc")
+    spec = SPEC.model_copy(update={"grid": ["1", "1"], "block": ["16", "16"]})
+    [cand] = register(_Toy()).propose(_request(launch=spec))
+    assert cand.description == "fine"
+    assert any("did not compile" in note and "undeclared_name" in note for note in cand.notes), cand.notes
+    monkeypatch.setenv(_compile_check.ENV, "off")
+    assert len(register(_Toy()).propose(_request(launch=spec))) == 2
+
+
+def _value(expr: Expr, n: int) -> int:
+    return evaluate_int(str(expr), {**DEFAULT_DEVICE_ATTRS, "n": n})
+
+
+def test_a_structural_rewrite_brings_its_launch_sweeps() -> None:
+    [primary] = privatize_atomics.propose(_request())
+    batch = privatize_atomics.RECIPE.candidates(_request(max_candidates=8))
+    assert batch[0] == primary
+    sweeps = batch[1:]
+    assert [c.launch.block for c in sweeps if c.launch] == [[1024], [512], [128]]
+    for cand in sweeps:
+        assert cand.source == primary.source and RETUNED in cand.parameters
+        assert cand.launch is not None and cand.launch.grid is not None and cand.launch.block is not None
+        block = int(cand.launch.block[0])
+        for n in (1, 300, 5000):  # every thread of the original still has one in the new launch
+            assert _value(cand.launch.grid[0], n) * block >= n
+
+
+def test_the_backend_keeps_slots_for_the_sweeps() -> None:
+    batch = RecipesRewriter().propose(_request(max_candidates=4))
+    assert [RETUNED in c.parameters for c in batch] == [False, True, True, True]
+
+
+def _grid(cand: Candidate) -> Expr:
+    assert cand.launch is not None and cand.launch.grid is not None
+    return cand.launch.grid[0]
+
+
+def _block(cand: Candidate) -> Expr:
+    assert cand.launch is not None and cand.launch.block is not None
+    return cand.launch.block[0]
+
+
+def test_the_sweeps_compute_what_the_original_computes_block_by_block(tmp_path: Path) -> None:
+    batch = privatize_atomics.RECIPE.candidates(_request(max_candidates=8))
+    cases = [
+        Case(
+            (Buf("unsigned int", n), Buf("unsigned int", 16), f"{n}"),
+            ((-(-n // 256), 1), (256, 1)),
+            ((_value(_grid(cand), n), 1), (int(_block(cand)), 1)),
+            f"{cand.parameters[RETUNED]}, n={n}",
+        )
+        for cand in batch[1:]
+        for n in (5, 300)
+    ]
+    # every sweep shares the primary's source: one program checks them all
+    assert_same(tmp_path, HIST, batch[0].source, "hist16", cases, rtol=0.0, atol=0.0)
+
+
+def test_no_sweep_when_the_original_index_depends_on_the_block() -> None:
+    per_block = HIST.replace("if (i < n)", "if (i < n && threadIdx.x % 2 == 0)")
+    assert len(privatize_atomics.RECIPE.candidates(_request(per_block, max_candidates=8))) == 1
