@@ -112,8 +112,14 @@ class _Base(ABC, Generic[M]):
         return None
 
     def matched(self, src: Source) -> M | str:
+        """``match`` behind the gates; a source that does not parse cleanly is refused with its line."""
         why = self.gate(src)
-        return why if why is not None else self.match(src)
+        if why is not None:
+            return why
+        try:
+            return self.match(src)
+        except ParseError as exc:
+            return str(exc)
 
 
 class CudaRecipe(_Base[M]):

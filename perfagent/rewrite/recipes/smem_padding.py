@@ -13,10 +13,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._cuda import Edit
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
 
 NAME = "smem-padding"
 BANKS = 32
@@ -32,15 +30,10 @@ class _Target:
     scope: Node
 
 
-def _scan(request: RewriteRequest) -> tuple[list[_Target], list[str], Tree | None]:
-    """Arrays that can be padded, and why the others cannot."""
-    if request.language != "cuda":
-        return [], ["smem-padding edits CUDA sources only (Triton lays out shared memory itself)"], None
-    try:
-        tree = _cuda.require_clean(request.source)
-    except _cuda.ParseError as exc:
-        return [], [str(exc)], None
-    env = _cuda.constants(tree)
+def _scan(src: Source) -> tuple[list[_Target], list[str]] | str:
+    """Arrays that can be padded and why the others cannot; or why none can."""
+    request, tree = src.request, src.tree
+    env = src.constants
     targets: list[_Target] = []
     reasons: list[str] = []
     kernels = _cuda.kernels(tree, request.kernel)
@@ -84,12 +77,12 @@ def _scan(request: RewriteRequest) -> tuple[list[_Target], list[str], Tree | Non
         padded = {t.name: _cuda.evaluate(_cuda.text(t.size_node), env) for t in targets}
         over = _over_budget(tree, env, targets, padded)
         if over:
-            return [], [over], tree
+            return over
     if not targets and not reasons:
         reasons.append(
             "no __shared__ array in " + (f"kernel {request.kernel}" if request.kernel else "the source")
         )
-    return targets, reasons, tree
+    return (targets, reasons) if targets else "; ".join(reasons)
 
 
 def _misuse(scope: Node, name: str, ndims: int, decl_ident: Node) -> str | None:
@@ -141,50 +134,40 @@ def _over_budget(
     return None
 
 
-def applies(request: RewriteRequest) -> str | None:
-    """None when at least one shared array can be padded, else why not."""
-    targets, reasons, _ = _scan(request)
-    return None if targets else "; ".join(reasons)
+class _SmemPadding(CudaRecipe[tuple[list[_Target], list[str]]]):
+    name = NAME
+    transforms = ("smem-padding",)
+    summary = "pad 2-D+ __shared__ arrays of 4-byte elements whose last dimension is a multiple of 32 by one element"
+    wrong_language = "smem-padding edits CUDA sources only (Triton lays out shared memory itself)"
 
+    def match(self, src: Source) -> tuple[list[_Target], list[str]] | str:
+        return _scan(src)
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    """One candidate padding every eligible array by one element in its last dimension."""
-    targets, reasons, _ = _scan(request)
-    if not targets:
-        return []
-    edits = []
-    for t in targets:
-        size_text = _cuda.text(t.size_node)
-        if t.size_node.type == "number_literal":
-            new = str(t.last_dim + 1)
-        elif _cuda.needs_parentheses(t.size_node):
-            new = f"({size_text}) + 1"
-        else:
-            new = f"{size_text} + 1"
-        edits.append(Edit(t.size_node.start_byte, t.size_node.end_byte, new))
-    source = _cuda.apply_edits(request.source, edits)
-    names = ", ".join(
-        f"{t.name}[..][{t.last_dim}] -> [..][{t.last_dim + 1}] (line {t.line})" for t in targets
-    )
-    notes = [f"not padded: {r}" for r in reasons]
-    return [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=source,
-            description=f"Pad the last dimension of shared arrays by one element so column walks hit distinct banks: {names}.",
-            parameters={"arrays": ",".join(t.name for t in targets), "pad": 1},
-            notes=notes,
+    def plan(self, src: Source, m: tuple[list[_Target], list[str]]) -> list[Variant]:
+        """One variant padding every eligible array by one element in its last dimension."""
+        targets, reasons = m
+        edits = []
+        for t in targets:
+            size_text = _cuda.text(t.size_node)
+            if t.size_node.type == "number_literal":
+                new = str(t.last_dim + 1)
+            elif _cuda.needs_parentheses(t.size_node):
+                new = f"({size_text}) + 1"
+            else:
+                new = f"{size_text} + 1"
+            edits.append(Edit(t.size_node.start_byte, t.size_node.end_byte, new))
+        names = ", ".join(
+            f"{t.name}[..][{t.last_dim}] -> [..][{t.last_dim + 1}] (line {t.line})" for t in targets
         )
-    ]
+        return [
+            Variant(
+                edits=edits,
+                description=f"Pad the last dimension of shared arrays by one element so column walks hit distinct banks: {names}.",
+                parameters={"arrays": ",".join(t.name for t in targets), "pad": 1},
+                notes=[f"not padded: {r}" for r in reasons],
+            )
+        ]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("smem-padding",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="pad 2-D+ __shared__ arrays of 4-byte elements whose last dimension is a multiple of 32 by one element",
-)
+RECIPE = register(_SmemPadding())
+applies, propose = RECIPE.applies, RECIPE.propose
