@@ -48,6 +48,7 @@ algebra: evaluating the spec's expressions, ``ceil_div`` grids, block-free index
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from typing import ClassVar, Generic, TypeVar
 
 from perfagent.rewrite.base import Candidate, RewriteRequest
@@ -66,6 +67,7 @@ __all__ = [
     "Source",
     "Variant",
     "at",
+    "collect",
     "register",
 ]
 
@@ -133,6 +135,22 @@ class PythonRecipe(_Base[M]):
 
     languages: ClassVar[tuple[Language, ...]] = ("triton", "python")
     wrong_language: ClassVar[str] = "not a Triton/Python source"
+
+
+T = TypeVar("T")
+
+
+def collect(results: Iterable[T | str]) -> tuple[list[T], list[str]] | str:
+    """For a recipe that edits every target it can (each kernel, each array): the targets that matched and
+    the reasons of the others (for its notes), or every reason joined when none matched."""
+    found: list[T] = []
+    reasons: list[str] = []
+    for result in results:
+        if isinstance(result, str):
+            reasons.append(result)
+        else:
+            found.append(result)
+    return (found, reasons) if found else "; ".join(reasons)
 
 
 def register(recipe: _Base[M]) -> Recipe:

@@ -16,12 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tree_sitter import Node, Tree
+from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._cuda import Edit
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
 
 NAME = "loop-unroll"
 LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
@@ -173,14 +171,9 @@ def _has_pragma(loop: Node) -> bool:
     )
 
 
-def _scan(request: RewriteRequest) -> tuple[list[_Loop], list[str], Tree | None]:
-    if request.language != "cuda":
-        return [], ["loop-unroll edits CUDA sources (in Triton use tl.static_range)"], None
-    try:
-        tree = _cuda.require_clean(request.source)
-    except _cuda.ParseError as exc:
-        return [], [str(exc)], None
-    env: dict[str, _cuda.Constant | int] = dict(_cuda.constants(tree))
+def _scan(src: Source) -> tuple[list[_Loop], list[str]] | str:
+    request, tree = src.request, src.tree
+    env: dict[str, _cuda.Constant | int] = dict(src.constants)
     data = request.source.encode("utf-8")
     loops: list[_Loop] = []
     reasons: list[str] = []
@@ -221,12 +214,7 @@ def _scan(request: RewriteRequest) -> tuple[list[_Loop], list[str], Tree | None]
             loops.append(_Loop(node, var, trips, fname))
     if not loops and not reasons:
         reasons.append("no innermost for loop in a __global__/__device__ function")
-    return loops, reasons, tree
-
-
-def applies(request: RewriteRequest) -> str | None:
-    loops, reasons, _ = _scan(request)
-    return None if loops else "; ".join(reasons)
+    return (loops, reasons) if loops else "; ".join(reasons)
 
 
 def _pragma_edits(source: str, loops: list[_Loop], factor: int | None) -> tuple[list[Edit], list[str]]:
@@ -248,37 +236,31 @@ def _pragma_edits(source: str, loops: list[_Loop], factor: int | None) -> tuple[
     return edits, described
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    loops, reasons, _ = _scan(request)
-    out: list[Candidate] = []
-    for factor, label in ((None, "full"), (4, "4")):
-        if len(out) >= request.max_candidates:
-            break
-        edits, described = _pragma_edits(request.source, loops, factor)
-        if not edits:
-            continue
-        source = _cuda.apply_edits(request.source, edits)
-        if any(c.source == source for c in out):
-            continue
-        out.append(
-            make_candidate(
-                request,
-                backend="recipes",
-                recipe=NAME,
-                source=source,
-                description="Unroll innermost constant-trip loops: " + "; ".join(described) + ".",
-                parameters={"unroll": label, "loops": len(edits)},
-                notes=[f"not unrolled: {r}" for r in reasons],
-            )
-        )
-    return out
+class _LoopUnroll(CudaRecipe[tuple[list[_Loop], list[str]]]):
+    name = NAME
+    transforms = ("loop-unroll",)
+    summary = "#pragma unroll (N) before innermost for loops with compile-time trip counts in device code"
+    wrong_language = "loop-unroll edits CUDA sources (in Triton use tl.static_range)"
+
+    def match(self, src: Source) -> tuple[list[_Loop], list[str]] | str:
+        return _scan(src)
+
+    def plan(self, src: Source, m: tuple[list[_Loop], list[str]]) -> list[Variant]:
+        loops, reasons = m
+        out = []
+        for factor, label in ((None, "full"), (4, "4")):
+            edits, described = _pragma_edits(src.text, loops, factor)
+            if edits:
+                out.append(
+                    Variant(
+                        edits=edits,
+                        description="Unroll innermost constant-trip loops: " + "; ".join(described) + ".",
+                        parameters={"unroll": label, "loops": len(edits)},
+                        notes=[f"not unrolled: {r}" for r in reasons],
+                    )
+                )
+        return out
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("loop-unroll",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="#pragma unroll (N) before innermost for loops with compile-time trip counts in device code",
-)
+RECIPE = register(_LoopUnroll())
+applies, propose = RECIPE.applies, RECIPE.propose

@@ -18,10 +18,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._cuda import Edit
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, collect, register
 
 NAME = "restrict-pointers"
 RESTRICT = frozenset({"__restrict__", "__restrict", "restrict"})
@@ -188,91 +186,72 @@ def _plan(tree: Tree, fn: Node) -> _Plan | str:
     return _Plan(kname, params, missing, add_const, len(launches))
 
 
-def _scan(request: RewriteRequest) -> tuple[list[_Plan], list[str]]:
-    if request.language != "cuda":
-        return [], [
-            "restrict-pointers applies to CUDA kernels only (Triton pointers carry no aliasing qualifiers)"
-        ]
-    try:
-        tree = _cuda.require_clean(request.source)
-    except _cuda.ParseError as exc:
-        return [], [str(exc)]
-    fns = _cuda.kernels(tree, request.kernel)
-    if not fns:
-        return [], [
-            f"no __global__ function{' named ' + request.kernel if request.kernel else ''} in the source"
-        ]
-    plans, reasons = [], []
-    for fn in fns:
-        result = _plan(tree, fn)
-        if isinstance(result, str):
-            reasons.append(result)
-        else:
-            plans.append(result)
-    return plans, reasons
+_Found = tuple[list[_Plan], list[str]]
 
 
-def applies(request: RewriteRequest) -> str | None:
-    plans, reasons = _scan(request)
-    return None if plans else "; ".join(reasons)
+class _RestrictPointers(CudaRecipe[_Found]):
+    name = NAME
+    transforms = ("restrict-pointers",)
+    summary = 'add __restrict__ to kernel pointer parameters (const on read-only ones in extern "C" kernels) unless a visible launch aliases them'
+    wrong_language = (
+        "restrict-pointers applies to CUDA kernels only (Triton pointers carry no aliasing qualifiers)"
+    )
 
-
-def propose(request: RewriteRequest) -> list[Candidate]:
-    """One candidate qualifying every unqualified pointer parameter of every eligible kernel."""
-    plans, reasons = _scan(request)
-    if not plans:
-        return []
-    data = request.source.encode("utf-8")
-    edits: list[Edit] = []
-    for plan in plans:
-        for p in plan.add_restrict:
-            after = data[p.star.end_byte : p.star.end_byte + 1]
-            text = " __restrict__" if after in (b" ", b"\t") else "__restrict__ "
-            edits.append(Edit(p.star.end_byte, p.star.end_byte, text))
-        for p in plan.add_const:
-            typ = p.decl.child_by_field_name("type")
-            if typ is not None:
-                edits.append(Edit(typ.start_byte, typ.start_byte, "const "))
-    source = _cuda.apply_edits(request.source, edits)
-    notes = [f"not changed: {r}" for r in reasons]
-    parts = []
-    for plan in plans:
-        consts = (
-            f"; const added to read-only {', '.join(p.name for p in plan.add_const)}"
-            if plan.add_const
-            else ""
-        )
-        parts.append(f"{plan.kernel}: __restrict__ on {', '.join(p.name for p in plan.add_restrict)}{consts}")
-        if plan.launches == 0:
-            notes.append(
-                f"aliasing unchecked for {plan.kernel}: no launch of it in this source; the caller must never pass "
-                "overlapping buffers (e.g. an in-place call)"
+    def match(self, src: Source) -> _Found | str:
+        request, tree = src.request, src.tree
+        fns = _cuda.kernels(tree, request.kernel)
+        if not fns:
+            return (
+                f"no __global__ function{' named ' + request.kernel if request.kernel else ''} in the source"
             )
-    return [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=source,
-            description="Promise non-aliasing pointers so loads can be cached and reordered: "
-            + "; ".join(parts)
-            + ".",
-            parameters={
-                "kernels": ",".join(p.kernel for p in plans),
-                "restrict": sum(len(p.add_restrict) for p in plans),
-                "const": sum(len(p.add_const) for p in plans),
-                "aliasing_checked_launches": sum(p.launches for p in plans),
-            },
-            notes=notes,
-        )
-    ]
+        return collect(_plan(tree, fn) for fn in fns)
+
+    def plan(self, src: Source, m: _Found) -> list[Variant]:
+        """One variant qualifying every unqualified pointer parameter of every eligible kernel."""
+        plans, reasons = m
+        data = src.text.encode("utf-8")
+        edits: list[Edit] = []
+        for plan in plans:
+            for p in plan.add_restrict:
+                after = data[p.star.end_byte : p.star.end_byte + 1]
+                text = " __restrict__" if after in (b" ", b"\t") else "__restrict__ "
+                edits.append(Edit(p.star.end_byte, p.star.end_byte, text))
+            for p in plan.add_const:
+                typ = p.decl.child_by_field_name("type")
+                if typ is not None:
+                    edits.append(Edit(typ.start_byte, typ.start_byte, "const "))
+        notes = [f"not changed: {r}" for r in reasons]
+        parts = []
+        for plan in plans:
+            consts = (
+                f"; const added to read-only {', '.join(p.name for p in plan.add_const)}"
+                if plan.add_const
+                else ""
+            )
+            parts.append(
+                f"{plan.kernel}: __restrict__ on {', '.join(p.name for p in plan.add_restrict)}{consts}"
+            )
+            if plan.launches == 0:
+                notes.append(
+                    f"aliasing unchecked for {plan.kernel}: no launch of it in this source; the caller must never pass "
+                    "overlapping buffers (e.g. an in-place call)"
+                )
+        return [
+            Variant(
+                edits=edits,
+                description="Promise non-aliasing pointers so loads can be cached and reordered: "
+                + "; ".join(parts)
+                + ".",
+                parameters={
+                    "kernels": ",".join(p.kernel for p in plans),
+                    "restrict": sum(len(p.add_restrict) for p in plans),
+                    "const": sum(len(p.add_const) for p in plans),
+                    "aliasing_checked_launches": sum(p.launches for p in plans),
+                },
+                notes=notes,
+            )
+        ]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("restrict-pointers",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary='add __restrict__ to kernel pointer parameters (const on read-only ones in extern "C" kernels) unless a visible launch aliases them',
-)
+RECIPE = register(_RestrictPointers())
+applies, propose = RECIPE.applies, RECIPE.propose
