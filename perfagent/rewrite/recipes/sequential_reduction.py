@@ -23,10 +23,9 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes.registry import Recipe
-from perfagent.workloads.expr import ExpressionError, evaluate_int
+from perfagent.rewrite.base import LaunchContext
+from perfagent.rewrite.recipes import _cuda, _launch
+from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
 
 NAME = "sequential-reduction"
 _FUNCS = ("fmaxf", "fminf", "max", "min", "fmax", "fmin")
@@ -149,34 +148,13 @@ def analyse(kernel: Node) -> _Tree | str:
     return "; ".join(reasons) or "no loop in the kernel"
 
 
-def _block(request: RewriteRequest) -> int | str:
-    assert request.launch is not None
-    env = {
-        **request.launch.params,
-        **{k: v for k, v in request.launch.defines.items() if isinstance(v, int | float)},
-    }
-    try:
-        block = evaluate_int(str(request.launch.block[0]), env)
-    except ExpressionError:
-        return f"the block size {request.launch.block[0]} cannot be evaluated"
+def _block(launch: LaunchContext) -> int | str:
+    block = _launch.block_size(launch)
+    if block is None:
+        return f"the block size {launch.block[0]} cannot be evaluated"
     if block < 64 or block & (block - 1):
         return f"the block ({block} threads) is not a power of two of at least 64"
     return block
-
-
-def applies(request: RewriteRequest) -> str | None:
-    if request.language != "cuda":
-        return "not a CUDA source"
-    if request.launch is None or len(request.launch.block) != 1:
-        return "needs a launch spec with a 1-D block"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    if isinstance(kernel, str):
-        return kernel
-    tree = analyse(kernel)
-    if isinstance(tree, str):
-        return tree
-    block = _block(request)
-    return block if isinstance(block, str) else None
 
 
 def _step(t: _Tree, left: str, right: str) -> str:
@@ -209,42 +187,43 @@ def _loops(t: _Tree, indent: str) -> tuple[str, str]:
     return seq, shfl
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    if applies(request) is not None:
-        return []
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    assert not isinstance(kernel, str)
-    t = analyse(kernel)
-    assert isinstance(t, _Tree)
-    indent = " " * t.loop.start_point[1]
-    seq, shfl = _loops(t, indent)
-    out = []
-    for label, code in (
-        ("sequential addressing", seq),
-        ("sequential addressing + warp shuffles for the last warp", shfl),
-    ):
-        source = _cuda.apply_edits(request.source, [_cuda.Edit(t.loop.start_byte, t.loop.end_byte, code)])
-        out.append(
-            make_candidate(
-                request,
-                backend="recipes",
-                recipe=NAME,
-                source=source,
+class _SequentialReduction(CudaRecipe[_Tree]):
+    name = NAME
+    transforms = ("sequential-addressing", "warp-shuffle-reduction")
+    summary = "interleaved shared-memory tree reductions (tid % 2s, tid & (2s-1), index = 2*s*tid) -> sequential addressing (+ warp shuffles)"
+    needs_launch = True
+    no_launch = "needs a launch spec with a 1-D block"
+
+    def match(self, src: Source) -> _Tree | str:
+        assert src.launch is not None
+        if len(src.launch.block) != 1:
+            return self.no_launch
+        kernel = src.kernel
+        if isinstance(kernel, str):
+            return kernel
+        tree = analyse(kernel)
+        if isinstance(tree, str):
+            return tree
+        block = _block(src.launch)
+        return block if isinstance(block, str) else tree
+
+    def plan(self, src: Source, m: _Tree) -> list[Variant]:
+        seq, shfl = _loops(m, " " * m.loop.start_point[1])
+        return [
+            Variant(
+                edits=[Edit(m.loop.start_byte, m.loop.end_byte, code)],
                 description=(
-                    f"{label} for the {t.array} tree (combine {t.combine}): no divergent warps or bank conflicts; "
+                    f"{label} for the {m.array} tree (combine {m.combine}): no divergent warps or bank conflicts; "
                     "the result contract after the loop is unchanged; the combination order differs"
                 ),
-                parameters={"form": label, "combine": t.combine},
+                parameters={"form": label, "combine": m.combine},
             )
-        )
-    return out[: request.max_candidates]
+            for label, code in (
+                ("sequential addressing", seq),
+                ("sequential addressing + warp shuffles for the last warp", shfl),
+            )
+        ]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("sequential-addressing", "warp-shuffle-reduction"),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="interleaved shared-memory tree reductions (tid % 2s, tid & (2s-1), index = 2*s*tid) -> sequential addressing (+ warp shuffles)",
-)
+RECIPE = register(_SequentialReduction())
+applies, propose = RECIPE.applies, RECIPE.propose
