@@ -4,6 +4,8 @@ on the source itself or, for a Python source holding CUDA in ``load_inline`` str
 
 from __future__ import annotations
 
+from functools import partial
+
 from perfagent.rewrite.base import Candidate, RewriteRequest
 from perfagent.rewrite.embed.adapter import embedded_cuda
 from perfagent.rewrite.recipes import RECIPES, Recipe, recipes_for
@@ -59,27 +61,35 @@ class RecipesRewriter:
         return "; ".join(f"{', '.join(names)}: {why}" for why, names in refused.items())
 
     def propose(self, request: RewriteRequest) -> list[Candidate]:
-        """Candidates of every applicable recipe for the transform, at most ``max_candidates``."""
+        """Candidates of every applicable recipe for the transform, at most ``max_candidates``.
+
+        A structural rewrite's re-tuned launches (``Recipe.batch``) come with it for a source launched
+        by a launch spec; CUDA inside ``load_inline`` gets the rewrites alone (its wrapper computes
+        the launch, and a swept block would be written into it unchecked)."""
+        return self._propose(request, sweeps=True)
+
+    def _propose(self, request: RewriteRequest, *, sweeps: bool) -> list[Candidate]:
         embedded = embedded_cuda(request)
         if isinstance(embedded, str):
             return []
         if embedded is not None:
+            inner = partial(self._propose, sweeps=False)
             if self.applies(embedded.inner) is None:
-                return embedded.propose(self.propose)
-            found = [c for part in embedded.each_kernel() for c in part.propose(self.propose)]
+                return embedded.propose(inner)
+            found = [c for part in embedded.each_kernel() for c in part.propose(inner)]
             return found[: request.max_candidates]
         out: list[Candidate] = []
-        sweeps: list[Candidate] = []
+        retuned: list[Candidate] = []
         for recipe in recipes_for(request.transform, request.language):
             if len(out) >= request.max_candidates or _safe_applies(recipe, request) is not None:
                 continue
-            for cand in recipe.candidates(request):
-                kept = sweeps if RETUNED in cand.parameters else out
-                if all(c.id != cand.id for c in out + sweeps) and (
+            for cand in recipe.candidates(request) if sweeps else recipe.propose(request):
+                kept = retuned if RETUNED in cand.parameters else out
+                if all(c.id != cand.id for c in out + retuned) and (
                     cand.source != request.source or cand.launch is not None
                 ):
                     kept.append(cand)
-        return _batch(out, sweeps, request.max_candidates)
+        return _batch(out, retuned, request.max_candidates)
 
 
 def _batch(primaries: list[Candidate], sweeps: list[Candidate], most: int) -> list[Candidate]:

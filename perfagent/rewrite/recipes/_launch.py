@@ -65,3 +65,11 @@ def ceil_div(total: Expr, per: Expr) -> str:
 def threads_x(grid: Expr, block: Expr) -> str:
     """Total threads along x of a launch: ``grid * block``."""
     return f"{paren(grid)} * {paren(block)}"
+
+
+def warp_multiple_block(launch: LaunchContext) -> str | None:
+    """Why the spec's 1-D block is not a whole number of warps (a warp-per-row rewrite needs one), or None."""
+    block = block_size(launch)
+    if block is None:
+        return f"the block size {launch.block[0]} cannot be evaluated from the spec's parameters"
+    return None if block % 32 == 0 else f"the block ({block} threads) is not a multiple of 32"

@@ -44,117 +44,87 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _coop_row_emit, _cuda
+from perfagent.rewrite.base import LaunchContext
+from perfagent.rewrite.recipes import _coop_row_emit, _launch
 from perfagent.rewrite.recipes._coop_row_analysis import analyse
 from perfagent.rewrite.recipes._coop_row_syntax import Plan
-from perfagent.rewrite.recipes.registry import Recipe
-from perfagent.workloads.expr import ExpressionError, evaluate_int
+from perfagent.rewrite.recipes.framework import CudaRecipe, Retune, Source, Variant, register
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "cooperative-row"
 
 
-def _block_ok(request: RewriteRequest) -> str | None:
-    assert request.launch is not None
-    env = {
-        **request.launch.params,
-        **{k: v for k, v in request.launch.defines.items() if isinstance(v, int | float)},
-    }
-    try:
-        block = evaluate_int(str(request.launch.block[0]), env)
-    except ExpressionError:
-        return f"the block size {request.launch.block[0]} cannot be evaluated from the spec's parameters"
-    return None if block % 32 == 0 else f"the block ({block} threads) is not a multiple of 32"
-
-
-def row_kernel(request: RewriteRequest) -> Node | str:
-    """The kernel a row-sharing rewrite edits: CUDA with a 1-D launch spec (its grid is rescaled), or why not."""
-    if request.language != "cuda":
-        return "not a CUDA source"
-    if request.launch is None:
-        return "no launch spec: the grid is set in the source's own launch"
-    if len(request.launch.grid) != 1 or len(request.launch.block) != 1:
-        return "the launch spec's grid or block has more than one dimension"
-    return _cuda.target_kernel(request.source, request.kernel)
-
-
-def applies(request: RewriteRequest) -> str | None:
-    kernel = row_kernel(request)
-    if isinstance(kernel, str):
-        return kernel
-    plan = analyse(kernel)
-    return plan if isinstance(plan, str) else _block_ok(request)
-
-
-def _block_per_row(request: RewriteRequest, kernel: Node, plan: Plan) -> str | None:
+def _block_per_row(launch: LaunchContext, kernel: Node, plan: Plan) -> str | None:
     """Why the block-per-row variant does not apply (its block must be a power of two), or None."""
-    assert request.launch is not None
-    env = {
-        **request.launch.params,
-        **{k: v for k, v in request.launch.defines.items() if isinstance(v, int | float)},
-    }
-    try:
-        block = evaluate_int(str(request.launch.block[0]), env)
-    except ExpressionError:
-        return f"the block size {request.launch.block[0]} cannot be evaluated"
+    block = _launch.block_size(launch)
+    if block is None:
+        return f"the block size {launch.block[0]} cannot be evaluated"
     if block <= 0 or block & (block - 1) or block > _coop_row_emit.MAX_BLOCK:
         return f"the block ({block} threads) is not a power of two up to {_coop_row_emit.MAX_BLOCK}"
     types = _coop_row_emit.accumulator_types(kernel, plan)
     return types if isinstance(types, str) else None
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    if applies(request) is not None:
-        return []
-    assert request.launch is not None
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    assert not isinstance(kernel, str)
-    plan = analyse(kernel)
-    assert not isinstance(plan, str)
-    grid, block = str(request.launch.grid[0]), str(request.launch.block[0])
-    reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions]
-    out = [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=_coop_row_emit.rewrite(request.source, plan, _coop_row_emit.WARP),
-            description=(
-                f"warp per row: lane-strided loops (coalesced), butterfly shuffles after the reductions of "
-                f"{', '.join(reductions)}, lane 0 stores the scalars; grid x32. Summation order changes: "
-                "results differ by rounding only"
-            ),
-            parameters={"rows_per_block": "block / 32", "reductions": len(reductions)},
-            launch=LaunchOverride(grid=[f"32 * ({grid})"]),
-        )
-    ]
-    if _block_per_row(request, kernel, plan) is None:
-        types = _coop_row_emit.accumulator_types(kernel, plan)
-        assert not isinstance(types, str)
-        out.append(
-            make_candidate(
-                request,
-                backend="recipes",
-                recipe=NAME,
-                source=_coop_row_emit.rewrite(request.source, plan, _coop_row_emit.block(types)),
+class _CooperativeRow(CudaRecipe[tuple[Node, Plan]]):
+    name = NAME
+    transforms = ("cooperative-row",)
+    summary = (
+        "row-per-thread reductions (GEMV, softmax, norms): a warp (or, for few long rows, a block) per row"
+    )
+    needs_launch = True
+    launch_dims = 1
+
+    def match(self, src: Source) -> tuple[Node, Plan] | str:
+        kernel = src.kernel
+        if isinstance(kernel, str):
+            return kernel
+        plan = analyse(kernel)
+        if isinstance(plan, str):
+            return plan
+        assert src.launch is not None
+        why = _launch.warp_multiple_block(src.launch)
+        return why if why is not None else (kernel, plan)
+
+    def plan(self, src: Source, m: tuple[Node, Plan]) -> list[Variant]:
+        kernel, plan = m
+        assert src.launch is not None
+        grid, block = str(src.launch.grid[0]), str(src.launch.block[0])
+        reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions]
+        out = [
+            Variant(
+                source=_coop_row_emit.rewrite(src.text, plan, _coop_row_emit.WARP),
                 description=(
-                    f"block per row (for few long rows): block-strided loops (coalesced), shared-memory trees "
-                    f"after the reductions of {', '.join(reductions)}, thread 0 stores the scalars; grid x{block}. "
-                    "Summation order changes: results differ by rounding only"
+                    f"warp per row: lane-strided loops (coalesced), butterfly shuffles after the reductions of "
+                    f"{', '.join(reductions)}, lane 0 stores the scalars; grid x32. Summation order changes: "
+                    "results differ by rounding only"
                 ),
-                parameters={"rows_per_block": 1, "reductions": len(reductions)},
-                launch=LaunchOverride(grid=[f"({grid}) * ({block})"]),
+                parameters={"rows_per_block": "block / 32", "reductions": len(reductions)},
+                launch=LaunchOverride(grid=[f"32 * ({grid})"]),
+                # a warp now walks what a thread walked: any whole number of warps per block does, with the
+                # grid re-derived from the threads the rows need (32 * grid * block is a multiple of 1024,
+                # so every swept block covers exactly those threads)
+                retune=Retune(per="thread", threads=f"32 * {_launch.threads_x(grid, block)}"),
             )
-        )
-    return out[: request.max_candidates]
+        ]
+        if _block_per_row(src.launch, kernel, plan) is None:
+            types = _coop_row_emit.accumulator_types(kernel, plan)
+            assert not isinstance(types, str)
+            out.append(
+                Variant(
+                    source=_coop_row_emit.rewrite(src.text, plan, _coop_row_emit.block(types)),
+                    description=(
+                        f"block per row (for few long rows): block-strided loops (coalesced), shared-memory trees "
+                        f"after the reductions of {', '.join(reductions)}, thread 0 stores the scalars; grid x{block}. "
+                        "Summation order changes: results differ by rounding only"
+                    ),
+                    parameters={"rows_per_block": 1, "reductions": len(reductions)},
+                    launch=LaunchOverride(grid=[f"({grid}) * ({block})"]),
+                    # one row per block whatever its size (the trees need a power of two): block swept, grid kept
+                    retune=Retune(per="block", power_of_two=True, max_block=_coop_row_emit.MAX_BLOCK),
+                )
+            )
+        return out
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("cooperative-row",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="row-per-thread reductions (GEMV, softmax, norms): a warp (or, for few long rows, a block) per row",
-)
+RECIPE = register(_CooperativeRow())
+applies, propose = RECIPE.applies, RECIPE.propose

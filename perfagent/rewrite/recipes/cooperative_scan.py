@@ -37,638 +37,72 @@ changes (the verifier's accuracy rule compares both against a float64 run).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from tree_sitter import Node
-
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._coop_row_analysis import FORBIDDEN, LANE, LOOPS, Analysis
-from perfagent.rewrite.recipes._coop_row_syntax import (
-    Loop,
-    Refused,
-    ancestors,
-    is_written,
-    normal_form,
-    reduction,
-    row_index,
-    statements,
-    subscript_index,
-    unit_stride,
-    unwrap,
-)
-from perfagent.rewrite.recipes.cooperative_row import _block_ok, row_kernel
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes import _launch
+from perfagent.rewrite.recipes._scan_analysis import ScanPlan, analyse
+from perfagent.rewrite.recipes._scan_emit import rewrite
+from perfagent.rewrite.recipes.framework import CudaRecipe, Retune, Source, Variant, register
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "cooperative-scan"
-BASE = "coop_base"
-IN = "coop_in"
-CONTRIB = "coop_d"
-INCL = "coop_incl"
-EXCL = "coop_excl"
-TID = "coop_tid"
-SCAN = "coop_scan_"
-MAX_BLOCK = 1024
-"""The block version's shared array holds one value per thread of the largest block CUDA allows."""
-_OURS = (BASE, IN, CONTRIB, INCL, EXCL, LANE, TID, SCAN)
 
 
-@dataclass
-class ScanPlan:
-    """What the rewrite needs: the row index, the loop and its parts, the accumulator."""
+class _CooperativeScan(CudaRecipe[ScanPlan]):
+    name = NAME
+    transforms = ("cooperative-row",)
+    summary = (
+        "row-per-thread running sums, products, maxima (cumsum family): a warp, or a block, scans each row"
+    )
+    needs_launch = True
+    launch_dims = 1
 
-    row_init: Node
-    loop: Node
-    var: str
-    counter_type: str
-    step: int
-    """+1 (the loop counts up) or -1 (down: a reverse scan, lane 0 takes the first element visited)."""
-    acc: str
-    acc_type: str
-    combine: str
-    """'+', '*', or a max/min function (fmaxf, max, fmax, fminf, min, fmin)."""
-    declarations: list[Node] = field(default_factory=list)
-    update: Node | None = None
-    """The statement holding the update (the ``if`` around it, when there is one)."""
-    update_expr: Node | None = None
-    contribution: str = ""
-    """What the update combines in ('(x[idx])', '1')."""
-    stores_before: list[Node] = field(default_factory=list)
-    stores_after: list[Node] = field(default_factory=list)
-    guarded: set[int] = field(default_factory=set)
-    """Ids of declarations whose value reads memory (evaluated only within the bound)."""
+    def match(self, src: Source) -> ScanPlan | str:
+        kernel = src.kernel
+        if isinstance(kernel, str):
+            return kernel
+        plan = analyse(kernel)
+        if isinstance(plan, str):
+            return plan
+        assert src.launch is not None
+        why = _launch.warp_multiple_block(src.launch)
+        return why if why is not None else plan
 
-
-@dataclass(frozen=True)
-class Update:
-    """One running-value update: the accumulator, how it combines, the value it takes in."""
-
-    acc: str
-    combine: str
-    contribution: str
-    acc_nodes: list[Node]
-
-
-_MAX_LIKE = {"fmaxf", "max", "fmax"}
-
-
-def scan_update(expr: Node) -> Update | None:
-    """``acc += e``, ``acc -= e``, ``acc *= e``, ``acc++``/``acc--``, ``acc = acc + e`` (``* e``, either order)
-    or ``acc = fmaxf(acc, e)`` (any max/min, either order), with ``e`` free of ``acc``; None otherwise."""
-    if expr.type == "update_expression":
-        arg, op = expr.child_by_field_name("argument"), expr.child_by_field_name("operator")
-        if arg is None or op is None or arg.type != "identifier":
-            return None
-        return Update(_cuda.text(arg), "+", "1" if _cuda.text(op) == "++" else "-1", [arg])
-    if expr.type != "assignment_expression":
-        return None
-    left, right, op = (expr.child_by_field_name(f) for f in ("left", "right", "operator"))
-    if left is None or right is None or op is None or left.type != "identifier":
-        return None
-    acc, o = _cuda.text(left), _cuda.text(op)
-    if o in ("+=", "-=", "*="):
-        if acc in _cuda.identifiers_in(right):
-            return None
-        value = f"({_cuda.text(right)})"
-        return Update(acc, "*" if o == "*=" else "+", f"-{value}" if o == "-=" else value, [left])
-    if o != "=":
-        return None
-    red = reduction(expr)  # acc = acc + e, e + acc, fmaxf(acc, e), ...
-    body = unwrap(right)
-    if red is not None:
-        ids = {n.id for n in red[2]}
-        if red[1] == "+":
-            sides = [body.child_by_field_name("left"), body.child_by_field_name("right")]
-        else:
-            args = body.child_by_field_name("arguments")
-            sides = [a for a in args.named_children if a.type != "comment"] if args is not None else []
-        other = next((x for x in sides if x is not None and x.id not in ids), None)
-        return Update(acc, red[1], f"({_cuda.text(other)})", red[2]) if other is not None else None
-    if body.type == "binary_expression" and _cuda.text(body.child_by_field_name("operator") or body) == "*":
-        a, b = body.child_by_field_name("left"), body.child_by_field_name("right")
-        for mine, other in ((a, b), (b, a)):
-            if (
-                mine is not None
-                and other is not None
-                and mine.type == "identifier"
-                and _cuda.text(mine) == acc
-                and acc not in _cuda.identifiers_in(other)
-            ):
-                return Update(acc, "*", f"({_cuda.text(other)})", [left, mine])
-    return None
-
-
-def counter_and_step(loop: Node) -> tuple[str, Node, int] | str:
-    """The loop's counter, its start and its step (+1 or -1)."""
-    init, update = loop.child_by_field_name("initializer"), loop.child_by_field_name("update")
-    if init is None or update is None:
-        return f"the loop on line {_cuda.line_of(loop)} has no counter initialiser or update"
-    decl = next((n for n in _cuda.walk(init) if n.type == "init_declarator"), None)
-    name_node = decl.child_by_field_name("declarator") if decl is not None else None
-    start = decl.child_by_field_name("value") if decl is not None else None
-    if name_node is None or start is None:
-        return f"the loop on line {_cuda.line_of(loop)} does not declare its counter with a start value"
-    name = _cuda.text(name_node)
-    step = _cuda.text(update).replace(" ", "")
-    if step in (f"{name}++", f"++{name}", f"{name}+=1", f"{name}={name}+1"):
-        return name, start, 1
-    if step in (f"{name}--", f"--{name}", f"{name}-=1", f"{name}={name}-1"):
-        return name, start, -1
-    return f"the loop on line {_cuda.line_of(loop)} does not step by one ({_cuda.text(update)})"
-
-
-def _direction_ok(loop: Node, var: str, step: int) -> str | None:
-    """Why the condition is not the counter compared with a bound free of it, in the direction it moves."""
-    cond = loop.child_by_field_name("condition")
-    cond = unwrap(cond) if cond is not None else None
-    where = f"the loop on line {_cuda.line_of(loop)}"
-    if cond is None or cond.type != "binary_expression":
-        return f"{where} runs while {_cuda.text(cond) if cond is not None else 'nothing'}: not a comparison"
-    op, left, right = (cond.child_by_field_name(f) for f in ("operator", "left", "right"))
-    o = _cuda.text(op) if op is not None else ""
-    if left is None or right is None or o not in ("<", "<=", ">", ">="):
-        return f"{where} runs while {_cuda.text(cond)}: not a comparison"
-    counter_left = _cuda.text(unwrap(left)) == var
-    bound = right if counter_left else left
-    if not counter_left and _cuda.text(unwrap(right)) != var or var in _cuda.identifiers_in(bound):
-        return f"{where} runs while {_cuda.text(cond)}: not {var} compared with a bound free of it"
-    upward = (o in ("<", "<=")) == counter_left
-    if upward != (step > 0):
-        return f"{where} steps {'up' if step > 0 else 'down'} but its condition {_cuda.text(cond)} bounds it the other way"
-    return None
-
-
-def _identity(combine: str, typ: str) -> str:
-    if combine == "+":
-        return f"static_cast<{typ}>(0)"
-    if combine == "*":
-        return f"static_cast<{typ}>(1)"
-    return f"static_cast<{typ}>({'-' if combine in _MAX_LIKE else ''}INFINITY)"
-
-
-def _combined(combine: str, a: str, b: str) -> str:
-    return f"{a} {combine} {b}" if combine in ("+", "*") else f"{combine}({a}, {b})"
-
-
-def _reads_memory(node: Node) -> bool:
-    return any(n.type == "subscript_expression" for n in _cuda.walk(node))
-
-
-def _mentions(node: Node, name: str) -> list[Node]:
-    return [n for n in _cuda.walk(node) if n.type == "identifier" and _cuda.text(n) == name]
-
-
-class _Scan:
-    """One pass over the kernel; ``Refused`` on the first thing outside the precondition."""
-
-    def __init__(self, kernel: Node, row_var: str, row_init: Node) -> None:
-        self.kernel = kernel
-        self.body = kernel.child_by_field_name("body") or kernel
-        self.row_var = row_var
-        self.row_init = row_init
-        self.pointers = {name for name, _, is_ptr in _cuda.kernel_params(kernel) if is_ptr}
-
-    def loop(self, node: Node) -> ScanPlan:
-        where = f"the loop on line {_cuda.line_of(node)}"
-        counter = counter_and_step(node)
-        if isinstance(counter, str):
-            raise Refused(counter)
-        var, start, step = counter
-        why = _direction_ok(node, var, step)
-        if why is not None:
-            raise Refused(why)
-        init = node.child_by_field_name("initializer")
-        assert init is not None
-        counter_type = _cuda.element_type(init) or "int"
-        shape = Loop(node=node, var=var, start=start)
-        body = node.child_by_field_name("body")
-        stmts = statements(body) if body is not None else []
-        found: list[tuple[Node, Node, Update]] = []
-        stores: list[Node] = []
-        decls: list[Node] = []
-        for stmt in stmts:
-            if stmt.type == "declaration":
-                decls.append(self._declaration(shape, stmt, where))
-                continue
-            update = self._update(stmt)
-            if update is not None and update[1].acc == var:
-                raise Refused(f"{where} assigns its counter {var} in its body (line {_cuda.line_of(stmt)})")
-            if update is not None:
-                found.append((stmt, *update))
-                continue
-            if self._store(stmt) is not None:
-                stores.append(stmt)
-                continue
-            raise Refused(
-                f"{where} holds {_cuda.text(stmt).splitlines()[0]} (line {_cuda.line_of(stmt)}): only scalar "
-                "declarations, one running-value update and element stores are scanned by a warp"
-            )
-        if len(found) != 1:
-            raise Refused(f"{where} has {len(found)} running-value updates: a warp scans exactly one")
-        stmt, expr, upd = found[0]
-        acc, acc_nodes = upd.acc, upd.acc_nodes
-        acc_type = self._acc_type(acc, node)
-        if upd.combine not in ("+", "*") and acc_type not in ("float", "double"):
-            raise Refused(
-                f"{where} keeps a running {upd.combine} of the {acc_type} {acc}: a running max/min is scanned "
-                "for float and double only (the identity is an infinity)"
-            )
-        plan = ScanPlan(
-            row_init=self.row_init,
-            loop=node,
-            var=var,
-            counter_type=counter_type,
-            step=step,
-            acc=acc,
-            acc_type=acc_type,
-            combine=upd.combine,
-            declarations=decls,
-            update=stmt,
-            update_expr=expr,
-            contribution=upd.contribution,
+    def plan(self, src: Source, m: ScanPlan) -> list[Variant]:
+        assert src.launch is not None
+        grid, block = str(src.launch.grid[0]), str(src.launch.block[0])
+        kind = (
+            "exclusive and inclusive"
+            if m.stores_before and m.stores_after
+            else ("exclusive" if m.stores_before else "inclusive")
         )
-        for (
-            s
-        ) in stores:  # a store before the update reads the exclusive value; every other one, after the scan
-            exclusive = s.start_byte < stmt.start_byte and bool(_mentions(s, acc))
-            (plan.stores_before if exclusive else plan.stores_after).append(s)
-        if not any(_mentions(s, acc) for s in stores):
-            raise Refused(
-                f"{where} accumulates {acc} but stores no running value: a reduction (cooperative-row), not a scan"
-            )
-        allowed = {n.id for n in acc_nodes} | {n.id for s in stores for n in _mentions(s, acc)}
-        for n in _mentions(self.body, acc):
-            if n.id in allowed or n.start_byte < node.start_byte:
-                continue
-            raise Refused(
-                f"{acc} is read on line {_cuda.line_of(n)} outside its update and the stores of the running value"
-            )
-        for d in decls:
-            if _mentions(d, acc):
-                raise Refused(f"the declaration on line {_cuda.line_of(d)} reads the running value {acc}")
-            if _reads_memory(d):
-                plan.guarded.add(d.id)
-        self._memory(shape, node, plan)
-        return plan
-
-    def _declaration(self, shape: Loop, decl: Node, where: str) -> Node:
-        inits = [c for c in decl.named_children if c.type == "init_declarator"]
-        bare = [
-            c
-            for c in decl.named_children
-            if c.type in ("identifier", "pointer_declarator", "array_declarator")
-        ]
-        if bare or len(inits) != 1:
-            raise Refused(
-                f"{where} declares {_cuda.text(decl)} (line {_cuda.line_of(decl)}): one scalar with a value"
-            )
-        ident, value = inits[0].child_by_field_name("declarator"), inits[0].child_by_field_name("value")
-        if ident is None or value is None or ident.type != "identifier":
-            raise Refused(
-                f"{where} declares {_cuda.text(decl)} (line {_cuda.line_of(decl)}): one scalar with a value"
-            )
-        shape.locals[_cuda.text(ident)] = value
-        return decl
-
-    def _update(self, stmt: Node) -> tuple[Node, Update] | None:
-        """(the update expression, what it does) when ``stmt`` is the update or an else-less ``if`` of it."""
-        inner = stmt
-        if stmt.type == "if_statement":
-            if stmt.child_by_field_name("alternative") is not None:
-                return None
-            cons = stmt.child_by_field_name("consequence")
-            body = statements(cons) if cons is not None else []
-            if len(body) != 1:
-                return None
-            inner = body[0]
-        if inner.type != "expression_statement" or not inner.named_children:
-            return None
-        expr = inner.named_children[0]
-        found = scan_update(expr)
-        if found is None:
-            return None
-        if stmt.type == "if_statement":
-            cond = stmt.child_by_field_name("condition")
-            if cond is not None and _mentions(cond, found.acc):
-                raise Refused(
-                    f"the condition on line {_cuda.line_of(cond)} reads the running value {found.acc}"
-                )
-        return expr, found
-
-    def _store(self, stmt: Node) -> Node | None:
-        if stmt.type != "expression_statement" or not stmt.named_children:
-            return None
-        expr = stmt.named_children[0]
-        if (
-            expr.type != "assignment_expression"
-            or _cuda.text(expr.child_by_field_name("operator") or expr) != "="
-        ):
-            return None
-        left = expr.child_by_field_name("left")
-        left = unwrap(left) if left is not None else None
-        return left if left is not None and left.type == "subscript_expression" else None
-
-    def _acc_type(self, acc: str, loop: Node) -> str:
-        decls = [
-            n
-            for n in _cuda.walk(self.body)
-            if n.type == "init_declarator"
-            and (d := n.child_by_field_name("declarator")) is not None
-            and d.type == "identifier"
-            and _cuda.text(d) == acc
-        ]
-        if len(decls) != 1 or decls[0].end_byte > loop.start_byte or decls[0].parent is None:
-            raise Refused(f"the running value {acc} is not declared once, with a value, before the loop")
-        typ = _cuda.element_type(decls[0].parent).replace("const ", "")
-        if (
-            typ not in _cuda.ELEMENT_BYTES
-            or _cuda.ELEMENT_BYTES[typ] > 8
-            or typ in ("float2", "int2", "__half2")
-        ):
-            raise Refused(
-                f"the running value {acc} is a {typ or 'value of unknown type'}: not a shuffled scalar"
-            )
-        return typ
-
-    def _memory(self, shape: Loop, loop: Node, plan: ScanPlan) -> None:
-        stored: dict[str, str] = {}
-        for s in plan.stores_before + plan.stores_after:
-            target = self._store(s)
-            assert target is not None
-            base, index = target.child_by_field_name("argument"), subscript_index(target)
-            if (
-                base is None
-                or base.type != "identifier"
-                or _cuda.text(base) not in self.pointers
-                or index is None
-            ):
-                raise Refused(
-                    f"{_cuda.text(target)} on line {_cuda.line_of(target)} is not a subscript of a pointer parameter"
-                )
-            if not unit_stride(index, shape):
-                raise Refused(
-                    f"{_cuda.text(target)} on line {_cuda.line_of(target)} is not offset + {shape.var}: lanes could store one element"
-                )
-            name, form = _cuda.text(base), normal_form(index, shape)
-            if stored.setdefault(name, form) != form:
-                raise Refused(
-                    f"{name} is stored at two different elements per iteration (line {_cuda.line_of(s)})"
-                )
-        for n in _cuda.walk(self.body):
-            if n.type == "identifier" and _cuda.text(n) in self.pointers:
-                parent = n.parent
-                if (
-                    parent is None
-                    or parent.type != "subscript_expression"
-                    or parent.child_by_field_name("argument") != n
-                ):
-                    raise Refused(
-                        f"the pointer {_cuda.text(n)} is used on line {_cuda.line_of(n)} other than by subscript"
-                    )
-            if n.type == "pointer_expression":
-                raise Refused(f"{_cuda.text(n)} on line {_cuda.line_of(n)} dereferences or takes an address")
-            if n.type == "subscript_expression":
-                base = n.child_by_field_name("argument")
-                name = _cuda.text(base) if base is not None else ""
-                index = subscript_index(n)
-                inside_loop = loop.start_byte <= n.start_byte < loop.end_byte
-                if name in stored and (
-                    not inside_loop or index is None or normal_form(index, shape) != stored[name]
-                ):
-                    raise Refused(
-                        f"{name} is stored in the loop and reached as {_cuda.text(n)} on line {_cuda.line_of(n)}: "
-                        "lanes would share its elements"
-                    )
-                if is_written(n) and not inside_loop:
-                    raise Refused(f"{_cuda.text(n)} is stored outside the loop (line {_cuda.line_of(n)})")
-
-
-def analyse(kernel: Node) -> ScanPlan | str:
-    """The kernel's warp-scan plan, or why it does not apply."""
-    whole = _cuda.text(kernel)
-    for word in FORBIDDEN:
-        if word in whole:
-            return f"the kernel uses {word}: its threads already cooperate"
-    for name in _OURS:
-        if name in whole:
-            return f"the kernel already has a name {name} the rewrite declares"
-    row = row_index(kernel)
-    if isinstance(row, str):
-        return row
-    loops = [n for n in _cuda.walk(kernel) if n.type in LOOPS]
-    if len(loops) != 1:
-        return "the kernel has no loop over the row" if not loops else "the kernel has more than one loop"
-    loop = loops[0]
-    if loop.type != "for_statement" or any(a.type in LOOPS for a in ancestors(loop)):
-        return f"the loop on line {_cuda.line_of(loop)} is not a single counted for loop"
-    scan = _Scan(kernel, *row)
-    try:
-        plan = scan.loop(loop)
-        rest = Analysis(kernel, *row)  # no hidden assignment, moved row or pointer, call for its effects
-        rest.params()
-        rest.others([loop])
-        # the accumulator is changed only by its update
-        for n in _cuda.walk(scan.body):
-            if n.type in ("assignment_expression", "update_expression") and plan.update_expr is not None:
-                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
-                target = unwrap(target) if target is not None else None
-                if (
-                    target is not None
-                    and target.type == "identifier"
-                    and _cuda.text(target) == plan.acc
-                    and n.id != plan.update_expr.id
-                ):
-                    raise Refused(f"the running value {plan.acc} is also changed on line {_cuda.line_of(n)}")
-    except Refused as exc:
-        return str(exc)
-    return plan
-
-
-def _rewritten(node: Node, replace: dict[int, str]) -> str:
-    """``node``'s text with the descendants whose ids are in ``replace`` replaced."""
-    data = node.text or b""
-    out = data
-    hits = sorted(
-        ((n.start_byte, n.end_byte, replace[n.id]) for n in _cuda.walk(node) if n.id in replace), reverse=True
-    )
-    base = node.start_byte
-    for start, end, new in hits:
-        out = out[: start - base] + new.encode() + out[end - base :]
-    return out.decode("utf-8")
-
-
-def rewrite(source: str, plan: ScanPlan, *, block: bool = False) -> str:
-    """The source with the row's running value scanned by a warp (or, ``block``, by the whole block)."""
-    me, width = (TID, "blockDim.x") if block else (LANE, "32")
-    edits: list[_cuda.Edit] = []
-    init = plan.row_init
-    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / {width}"))
-    decl = init.parent.parent if init.parent is not None else None
-    if decl is not None and decl.type == "declaration":
-        pad = " " * decl.start_point[1]
-        mine = "threadIdx.x" if block else "threadIdx.x % 32"
-        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {me} = {mine};"))
-    loop = plan.loop
-    cond, init_node = loop.child_by_field_name("condition"), loop.child_by_field_name("initializer")
-    start = (
-        next(n for n in _cuda.walk(init_node) if n.type == "init_declarator")
-        if init_node is not None
-        else None
-    )
-    start_value = start.child_by_field_name("value") if start is not None else None
-    assert (
-        cond is not None
-        and start_value is not None
-        and plan.update is not None
-        and plan.update_expr is not None
-    )
-    t, acc, combine = plan.acc_type, plan.acc, plan.combine
-    pad = " " * loop.start_point[1]
-    inner = pad + "    "
-    base_cond = _rewritten(cond, {n.id: BASE for n in _mentions(cond, plan.var)})
-    sign = "+" if plan.step > 0 else "-"
-    who = "block" if block else "warp"
-    lines = [
-        f"for ({plan.counter_type} {BASE} = {_cuda.text(start_value)}; {base_cond}; {BASE} {sign}= {width}) "
-        f"{{  // the {who} walks the row {width} elements at a time",
-        f"{inner}const {plan.counter_type} {plan.var} = {BASE} {sign} {me};",
-        f"{inner}const bool {IN} = {_cuda.text(cond)};",
-    ]
-    for d in plan.declarations:
-        if d.id in plan.guarded:  # its value reads memory: only within the bound
-            init_decl = next(c for c in d.named_children if c.type == "init_declarator")
-            value = init_decl.child_by_field_name("value")
-            assert value is not None
-            typ = _cuda.element_type(d).replace("const ", "")
-            lines.append(
-                f"{inner}{_rewritten(d, {value.id: f'{IN} ? ({_cuda.text(value)}) : static_cast<{typ}>(0)'})}"
-            )
-        else:
-            lines.append(f"{inner}{_cuda.text(d)}")
-    update_text = _rewritten(plan.update, {plan.update_expr.id: f"{CONTRIB} = {plan.contribution}"})
-    lines += [
-        f"{inner}{t} {CONTRIB} = {_identity(combine, t)};  // this thread's element's contribution",
-        f"{inner}if ({IN}) {{ {update_text} }}",
-    ]
-    lines += _block_scan(plan, inner) if block else _warp_scan(plan, inner)
-    stores = [(s, EXCL) for s in plan.stores_before] + [(s, INCL) for s in plan.stores_after]
-    stores.sort(key=lambda pair: pair[0].start_byte)
-    body = " ".join(_rewritten(s, {n.id: value for n in _mentions(s, acc)}) for s, value in stores)
-    lines.append(f"{inner}if ({IN}) {{ {body} }}")
-    if block:
-        lines += [
-            f"{inner}{acc} = {_combined(combine, acc, f'{SCAN}[blockDim.x - 1]')};  // the carry into the next chunk",
-            f"{inner}__syncthreads();  // the next chunk overwrites {SCAN}",
-        ]
-    else:
-        lines.append(
-            f"{inner}{acc} = __shfl_sync(0xffffffffu, {INCL}, 31);  // the carry into the next 32 elements"
-        )
-    lines.append(f"{pad}}}")
-    edits.append(_cuda.Edit(loop.start_byte, loop.end_byte, "\n".join(lines)))
-    return _cuda.apply_edits(source, edits)
-
-
-def _warp_scan(plan: ScanPlan, inner: str) -> list[str]:
-    """Inclusive (and exclusive) values of the 32 contributions, the carry combined in: shuffles."""
-    t, acc, combine = plan.acc_type, plan.acc, plan.combine
-    lines = [
-        f"{inner}{t} {INCL} = {CONTRIB};",
-        f"{inner}for (int o_ = 1; o_ < 32; o_ <<= 1) {{  // inclusive scan across the warp",
-        f"{inner}    const {t} n_ = __shfl_up_sync(0xffffffffu, {INCL}, o_);",
-        f"{inner}    if ({LANE} >= o_) {INCL} = {_combined(combine, 'n_', INCL)};",
-        f"{inner}}}",
-        f"{inner}{INCL} = {_combined(combine, acc, INCL)};",
-    ]
-    if plan.stores_before:
-        lines += [
-            f"{inner}{t} {EXCL} = __shfl_up_sync(0xffffffffu, {INCL}, 1);",
-            f"{inner}if ({LANE} == 0) {EXCL} = {acc};",
-        ]
-    return lines
-
-
-def _block_scan(plan: ScanPlan, inner: str) -> list[str]:
-    """The same over the block's contributions: a barrier-separated Hillis-Steele scan in shared memory."""
-    t, acc, combine = plan.acc_type, plan.acc, plan.combine
-    lines = [
-        f"{inner}__shared__ {t} {SCAN}[{MAX_BLOCK}];",
-        f"{inner}{SCAN}[{TID}] = {CONTRIB};",
-        f"{inner}__syncthreads();",
-        f"{inner}for (int o_ = 1; o_ < blockDim.x; o_ <<= 1) {{  // inclusive scan across the block",
-        f"{inner}    const {t} n_ = {TID} >= o_ ? {SCAN}[{TID} - o_] : {_identity(combine, t)};",
-        f"{inner}    __syncthreads();",
-        f"{inner}    {SCAN}[{TID}] = {_combined(combine, 'n_', f'{SCAN}[{TID}]')};",
-        f"{inner}    __syncthreads();",
-        f"{inner}}}",
-        f"{inner}const {t} {INCL} = {_combined(combine, acc, f'{SCAN}[{TID}]')};",
-    ]
-    if plan.stores_before:
-        lines.append(
-            f"{inner}const {t} {EXCL} = {TID} == 0 ? {acc} : {_combined(combine, acc, f'{SCAN}[{TID} - 1]')};"
-        )
-    return lines
-
-
-def applies(request: RewriteRequest) -> str | None:
-    kernel = row_kernel(request)
-    if isinstance(kernel, str):
-        return kernel
-    plan = analyse(kernel)
-    return plan if isinstance(plan, str) else _block_ok(request)
-
-
-def propose(request: RewriteRequest) -> list[Candidate]:
-    if applies(request) is not None:
-        return []
-    assert request.launch is not None
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    assert not isinstance(kernel, str)
-    plan = analyse(kernel)
-    assert not isinstance(plan, str)
-    grid, block = str(request.launch.grid[0]), str(request.launch.block[0])
-    kind = (
-        "exclusive and inclusive"
-        if plan.stores_before and plan.stores_after
-        else ("exclusive" if plan.stores_before else "inclusive")
-    )
-    what = {"+": "sum", "*": "product"}.get(plan.combine, plan.combine)
-    return [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=rewrite(request.source, plan),
-            description=(
-                f"warp per row: the running {what} {plan.acc} ({kind}) scanned 32 elements at a time with "
-                "__shfl_up_sync, loads and stores coalesced, the carry broadcast from lane 31; grid x32. "
-                "Combination order changes: results differ by rounding only"
+        what = {"+": "sum", "*": "product"}.get(m.combine, m.combine)
+        return [
+            Variant(
+                source=rewrite(src.text, m),
+                description=(
+                    f"warp per row: the running {what} {m.acc} ({kind}) scanned 32 elements at a time with "
+                    "__shfl_up_sync, loads and stores coalesced, the carry broadcast from lane 31; grid x32. "
+                    "Combination order changes: results differ by rounding only"
+                ),
+                parameters={"rows_per_block": "block / 32", "scan": kind},
+                launch=LaunchOverride(grid=[f"32 * ({grid})"]),
+                # a warp now walks what a thread walked: rows per block = block / 32, so any multiple of 32
+                # does with the grid re-derived from the threads the rows need
+                retune=Retune(per="thread", threads=f"32 * {_launch.threads_x(grid, block)}"),
             ),
-            parameters={"rows_per_block": "block / 32", "scan": kind},
-            launch=LaunchOverride(grid=[f"32 * ({grid})"]),
-        ),
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=rewrite(request.source, plan, block=True),
-            description=(
-                f"block per row (for few long rows): the running {what} {plan.acc} ({kind}) scanned "
-                f"{block} elements at a time in shared memory (Hillis-Steele, barrier-separated), the carry "
-                f"from the last thread; grid x{block}. Combination order changes: results differ by rounding only"
+            Variant(
+                source=rewrite(src.text, m, block=True),
+                description=(
+                    f"block per row (for few long rows): the running {what} {m.acc} ({kind}) scanned "
+                    f"{block} elements at a time in shared memory (Hillis-Steele, barrier-separated), the carry "
+                    f"from the last thread; grid x{block}. Combination order changes: results differ by rounding only"
+                ),
+                parameters={"rows_per_block": 1, "scan": kind},
+                launch=LaunchOverride(grid=[f"({grid}) * ({block})"]),
+                # one row per block whatever its size: the block is swept, the grid (the rows) kept
+                retune=Retune(per="block", power_of_two=False),
             ),
-            parameters={"rows_per_block": 1, "scan": kind},
-            launch=LaunchOverride(grid=[f"({grid}) * ({block})"]),
-        ),
-    ][: request.max_candidates]
+        ]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("cooperative-row",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="row-per-thread running sums, products, maxima (cumsum family): a warp, or a block, scans each row",
-)
+RECIPE = register(_CooperativeScan())
+applies, propose = RECIPE.applies, RECIPE.propose

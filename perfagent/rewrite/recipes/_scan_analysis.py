@@ -1,0 +1,449 @@
+"""cooperative-scan's analysis: the row's one counted loop, its running value and the stores that read it.
+
+What is proven here (and refused, with the line, when it does not hold) is the precondition in
+``cooperative_scan``'s docstring; ``ScanPlan`` is what the rewrite (``_scan_emit``) needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._coop_row_analysis import FORBIDDEN, LANE, LOOPS, Analysis
+from perfagent.rewrite.recipes._coop_row_syntax import (
+    Loop,
+    Refused,
+    ancestors,
+    is_written,
+    normal_form,
+    reduction,
+    row_index,
+    statements,
+    subscript_index,
+    unit_stride,
+    unwrap,
+)
+
+BASE = "coop_base"
+IN = "coop_in"
+CONTRIB = "coop_d"
+INCL = "coop_incl"
+EXCL = "coop_excl"
+TID = "coop_tid"
+SCAN = "coop_scan_"
+MAX_BLOCK = 1024
+"""The block version's shared array holds one value per thread of the largest block CUDA allows."""
+_OURS = (BASE, IN, CONTRIB, INCL, EXCL, LANE, TID, SCAN)
+
+
+@dataclass
+class ScanPlan:
+    """What the rewrite needs: the row index, the loop and its parts, the accumulator."""
+
+    row_init: Node
+    loop: Node
+    var: str
+    counter_type: str
+    step: int
+    """+1 (the loop counts up) or -1 (down: a reverse scan, lane 0 takes the first element visited)."""
+    acc: str
+    acc_type: str
+    combine: str
+    """'+', '*', or a max/min function (fmaxf, max, fmax, fminf, min, fmin)."""
+    declarations: list[Node] = field(default_factory=list)
+    update: Node | None = None
+    """The statement holding the update (the ``if`` around it, when there is one)."""
+    update_expr: Node | None = None
+    contribution: str = ""
+    """What the update combines in ('(x[idx])', '1')."""
+    stores_before: list[Node] = field(default_factory=list)
+    stores_after: list[Node] = field(default_factory=list)
+    guarded: set[int] = field(default_factory=set)
+    """Ids of declarations whose value reads memory (evaluated only within the bound)."""
+
+
+@dataclass(frozen=True)
+class Update:
+    """One running-value update: the accumulator, how it combines, the value it takes in."""
+
+    acc: str
+    combine: str
+    contribution: str
+    acc_nodes: list[Node]
+
+
+_MAX_LIKE = {"fmaxf", "max", "fmax"}
+
+
+def scan_update(expr: Node) -> Update | None:
+    """``acc += e``, ``acc -= e``, ``acc *= e``, ``acc++``/``acc--``, ``acc = acc + e`` (``* e``, either order)
+    or ``acc = fmaxf(acc, e)`` (any max/min, either order), with ``e`` free of ``acc``; None otherwise."""
+    if expr.type == "update_expression":
+        arg, op = expr.child_by_field_name("argument"), expr.child_by_field_name("operator")
+        if arg is None or op is None or arg.type != "identifier":
+            return None
+        return Update(_cuda.text(arg), "+", "1" if _cuda.text(op) == "++" else "-1", [arg])
+    if expr.type != "assignment_expression":
+        return None
+    left, right, op = (expr.child_by_field_name(f) for f in ("left", "right", "operator"))
+    if left is None or right is None or op is None or left.type != "identifier":
+        return None
+    acc, o = _cuda.text(left), _cuda.text(op)
+    if o in ("+=", "-=", "*="):
+        if acc in _cuda.identifiers_in(right):
+            return None
+        value = f"({_cuda.text(right)})"
+        return Update(acc, "*" if o == "*=" else "+", f"-{value}" if o == "-=" else value, [left])
+    if o != "=":
+        return None
+    red = reduction(expr)  # acc = acc + e, e + acc, fmaxf(acc, e), ...
+    body = unwrap(right)
+    if red is not None:
+        ids = {n.id for n in red[2]}
+        if red[1] == "+":
+            sides = [body.child_by_field_name("left"), body.child_by_field_name("right")]
+        else:
+            args = body.child_by_field_name("arguments")
+            sides = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+        other = next((x for x in sides if x is not None and x.id not in ids), None)
+        return Update(acc, red[1], f"({_cuda.text(other)})", red[2]) if other is not None else None
+    if body.type == "binary_expression" and _cuda.text(body.child_by_field_name("operator") or body) == "*":
+        a, b = body.child_by_field_name("left"), body.child_by_field_name("right")
+        for mine, other in ((a, b), (b, a)):
+            if (
+                mine is not None
+                and other is not None
+                and mine.type == "identifier"
+                and _cuda.text(mine) == acc
+                and acc not in _cuda.identifiers_in(other)
+            ):
+                return Update(acc, "*", f"({_cuda.text(other)})", [left, mine])
+    return None
+
+
+def counter_and_step(loop: Node) -> tuple[str, Node, int] | str:
+    """The loop's counter, its start and its step (+1 or -1)."""
+    init, update = loop.child_by_field_name("initializer"), loop.child_by_field_name("update")
+    if init is None or update is None:
+        return f"the loop on line {_cuda.line_of(loop)} has no counter initialiser or update"
+    decl = next((n for n in _cuda.walk(init) if n.type == "init_declarator"), None)
+    name_node = decl.child_by_field_name("declarator") if decl is not None else None
+    start = decl.child_by_field_name("value") if decl is not None else None
+    if name_node is None or start is None:
+        return f"the loop on line {_cuda.line_of(loop)} does not declare its counter with a start value"
+    name = _cuda.text(name_node)
+    step = _cuda.text(update).replace(" ", "")
+    if step in (f"{name}++", f"++{name}", f"{name}+=1", f"{name}={name}+1"):
+        return name, start, 1
+    if step in (f"{name}--", f"--{name}", f"{name}-=1", f"{name}={name}-1"):
+        return name, start, -1
+    return f"the loop on line {_cuda.line_of(loop)} does not step by one ({_cuda.text(update)})"
+
+
+def _direction_ok(loop: Node, var: str, step: int) -> str | None:
+    """Why the condition is not the counter compared with a bound free of it, in the direction it moves."""
+    cond = loop.child_by_field_name("condition")
+    cond = unwrap(cond) if cond is not None else None
+    where = f"the loop on line {_cuda.line_of(loop)}"
+    if cond is None or cond.type != "binary_expression":
+        return f"{where} runs while {_cuda.text(cond) if cond is not None else 'nothing'}: not a comparison"
+    op, left, right = (cond.child_by_field_name(f) for f in ("operator", "left", "right"))
+    o = _cuda.text(op) if op is not None else ""
+    if left is None or right is None or o not in ("<", "<=", ">", ">="):
+        return f"{where} runs while {_cuda.text(cond)}: not a comparison"
+    counter_left = _cuda.text(unwrap(left)) == var
+    bound = right if counter_left else left
+    if not counter_left and _cuda.text(unwrap(right)) != var or var in _cuda.identifiers_in(bound):
+        return f"{where} runs while {_cuda.text(cond)}: not {var} compared with a bound free of it"
+    upward = (o in ("<", "<=")) == counter_left
+    if upward != (step > 0):
+        return f"{where} steps {'up' if step > 0 else 'down'} but its condition {_cuda.text(cond)} bounds it the other way"
+    return None
+
+
+def identity(combine: str, typ: str) -> str:
+    if combine == "+":
+        return f"static_cast<{typ}>(0)"
+    if combine == "*":
+        return f"static_cast<{typ}>(1)"
+    return f"static_cast<{typ}>({'-' if combine in _MAX_LIKE else ''}INFINITY)"
+
+
+def combined(combine: str, a: str, b: str) -> str:
+    return f"{a} {combine} {b}" if combine in ("+", "*") else f"{combine}({a}, {b})"
+
+
+def _reads_memory(node: Node) -> bool:
+    return any(n.type == "subscript_expression" for n in _cuda.walk(node))
+
+
+def mentions(node: Node, name: str) -> list[Node]:
+    return [n for n in _cuda.walk(node) if n.type == "identifier" and _cuda.text(n) == name]
+
+
+class _Scan:
+    """One pass over the kernel; ``Refused`` on the first thing outside the precondition."""
+
+    def __init__(self, kernel: Node, row_var: str, row_init: Node) -> None:
+        self.kernel = kernel
+        self.body = kernel.child_by_field_name("body") or kernel
+        self.row_var = row_var
+        self.row_init = row_init
+        self.pointers = {name for name, _, is_ptr in _cuda.kernel_params(kernel) if is_ptr}
+
+    def loop(self, node: Node) -> ScanPlan:
+        where = f"the loop on line {_cuda.line_of(node)}"
+        counter = counter_and_step(node)
+        if isinstance(counter, str):
+            raise Refused(counter)
+        var, start, step = counter
+        why = _direction_ok(node, var, step)
+        if why is not None:
+            raise Refused(why)
+        init = node.child_by_field_name("initializer")
+        assert init is not None
+        counter_type = _cuda.element_type(init) or "int"
+        shape = Loop(node=node, var=var, start=start)
+        body = node.child_by_field_name("body")
+        stmts = statements(body) if body is not None else []
+        found: list[tuple[Node, Node, Update]] = []
+        stores: list[Node] = []
+        decls: list[Node] = []
+        for stmt in stmts:
+            if stmt.type == "declaration":
+                decls.append(self._declaration(shape, stmt, where))
+                continue
+            update = self._update(stmt)
+            if update is not None and update[1].acc == var:
+                raise Refused(f"{where} assigns its counter {var} in its body (line {_cuda.line_of(stmt)})")
+            if update is not None:
+                found.append((stmt, *update))
+                continue
+            if self._store(stmt) is not None:
+                stores.append(stmt)
+                continue
+            raise Refused(
+                f"{where} holds {_cuda.text(stmt).splitlines()[0]} (line {_cuda.line_of(stmt)}): only scalar "
+                "declarations, one running-value update and element stores are scanned by a warp"
+            )
+        if len(found) != 1:
+            raise Refused(f"{where} has {len(found)} running-value updates: a warp scans exactly one")
+        stmt, expr, upd = found[0]
+        acc, acc_nodes = upd.acc, upd.acc_nodes
+        acc_type = self._acc_type(acc, node)
+        if upd.combine not in ("+", "*") and acc_type not in ("float", "double"):
+            raise Refused(
+                f"{where} keeps a running {upd.combine} of the {acc_type} {acc}: a running max/min is scanned "
+                "for float and double only (the identity is an infinity)"
+            )
+        plan = ScanPlan(
+            row_init=self.row_init,
+            loop=node,
+            var=var,
+            counter_type=counter_type,
+            step=step,
+            acc=acc,
+            acc_type=acc_type,
+            combine=upd.combine,
+            declarations=decls,
+            update=stmt,
+            update_expr=expr,
+            contribution=upd.contribution,
+        )
+        for (
+            s
+        ) in stores:  # a store before the update reads the exclusive value; every other one, after the scan
+            exclusive = s.start_byte < stmt.start_byte and bool(mentions(s, acc))
+            (plan.stores_before if exclusive else plan.stores_after).append(s)
+        if not any(mentions(s, acc) for s in stores):
+            raise Refused(
+                f"{where} accumulates {acc} but stores no running value: a reduction (cooperative-row), not a scan"
+            )
+        allowed = {n.id for n in acc_nodes} | {n.id for s in stores for n in mentions(s, acc)}
+        for n in mentions(self.body, acc):
+            if n.id in allowed or n.start_byte < node.start_byte:
+                continue
+            raise Refused(
+                f"{acc} is read on line {_cuda.line_of(n)} outside its update and the stores of the running value"
+            )
+        for d in decls:
+            if mentions(d, acc):
+                raise Refused(f"the declaration on line {_cuda.line_of(d)} reads the running value {acc}")
+            if _reads_memory(d):
+                plan.guarded.add(d.id)
+        self._memory(shape, node, plan)
+        return plan
+
+    def _declaration(self, shape: Loop, decl: Node, where: str) -> Node:
+        inits = [c for c in decl.named_children if c.type == "init_declarator"]
+        bare = [
+            c
+            for c in decl.named_children
+            if c.type in ("identifier", "pointer_declarator", "array_declarator")
+        ]
+        if bare or len(inits) != 1:
+            raise Refused(
+                f"{where} declares {_cuda.text(decl)} (line {_cuda.line_of(decl)}): one scalar with a value"
+            )
+        ident, value = inits[0].child_by_field_name("declarator"), inits[0].child_by_field_name("value")
+        if ident is None or value is None or ident.type != "identifier":
+            raise Refused(
+                f"{where} declares {_cuda.text(decl)} (line {_cuda.line_of(decl)}): one scalar with a value"
+            )
+        shape.locals[_cuda.text(ident)] = value
+        return decl
+
+    def _update(self, stmt: Node) -> tuple[Node, Update] | None:
+        """(the update expression, what it does) when ``stmt`` is the update or an else-less ``if`` of it."""
+        inner = stmt
+        if stmt.type == "if_statement":
+            if stmt.child_by_field_name("alternative") is not None:
+                return None
+            cons = stmt.child_by_field_name("consequence")
+            body = statements(cons) if cons is not None else []
+            if len(body) != 1:
+                return None
+            inner = body[0]
+        if inner.type != "expression_statement" or not inner.named_children:
+            return None
+        expr = inner.named_children[0]
+        found = scan_update(expr)
+        if found is None:
+            return None
+        if stmt.type == "if_statement":
+            cond = stmt.child_by_field_name("condition")
+            if cond is not None and mentions(cond, found.acc):
+                raise Refused(
+                    f"the condition on line {_cuda.line_of(cond)} reads the running value {found.acc}"
+                )
+        return expr, found
+
+    def _store(self, stmt: Node) -> Node | None:
+        if stmt.type != "expression_statement" or not stmt.named_children:
+            return None
+        expr = stmt.named_children[0]
+        if (
+            expr.type != "assignment_expression"
+            or _cuda.text(expr.child_by_field_name("operator") or expr) != "="
+        ):
+            return None
+        left = expr.child_by_field_name("left")
+        left = unwrap(left) if left is not None else None
+        return left if left is not None and left.type == "subscript_expression" else None
+
+    def _acc_type(self, acc: str, loop: Node) -> str:
+        decls = [
+            n
+            for n in _cuda.walk(self.body)
+            if n.type == "init_declarator"
+            and (d := n.child_by_field_name("declarator")) is not None
+            and d.type == "identifier"
+            and _cuda.text(d) == acc
+        ]
+        if len(decls) != 1 or decls[0].end_byte > loop.start_byte or decls[0].parent is None:
+            raise Refused(f"the running value {acc} is not declared once, with a value, before the loop")
+        typ = _cuda.element_type(decls[0].parent).replace("const ", "")
+        if (
+            typ not in _cuda.ELEMENT_BYTES
+            or _cuda.ELEMENT_BYTES[typ] > 8
+            or typ in ("float2", "int2", "__half2")
+        ):
+            raise Refused(
+                f"the running value {acc} is a {typ or 'value of unknown type'}: not a shuffled scalar"
+            )
+        return typ
+
+    def _memory(self, shape: Loop, loop: Node, plan: ScanPlan) -> None:
+        stored: dict[str, str] = {}
+        for s in plan.stores_before + plan.stores_after:
+            target = self._store(s)
+            assert target is not None
+            base, index = target.child_by_field_name("argument"), subscript_index(target)
+            if (
+                base is None
+                or base.type != "identifier"
+                or _cuda.text(base) not in self.pointers
+                or index is None
+            ):
+                raise Refused(
+                    f"{_cuda.text(target)} on line {_cuda.line_of(target)} is not a subscript of a pointer parameter"
+                )
+            if not unit_stride(index, shape):
+                raise Refused(
+                    f"{_cuda.text(target)} on line {_cuda.line_of(target)} is not offset + {shape.var}: lanes could store one element"
+                )
+            name, form = _cuda.text(base), normal_form(index, shape)
+            if stored.setdefault(name, form) != form:
+                raise Refused(
+                    f"{name} is stored at two different elements per iteration (line {_cuda.line_of(s)})"
+                )
+        for n in _cuda.walk(self.body):
+            if n.type == "identifier" and _cuda.text(n) in self.pointers:
+                parent = n.parent
+                if (
+                    parent is None
+                    or parent.type != "subscript_expression"
+                    or parent.child_by_field_name("argument") != n
+                ):
+                    raise Refused(
+                        f"the pointer {_cuda.text(n)} is used on line {_cuda.line_of(n)} other than by subscript"
+                    )
+            if n.type == "pointer_expression":
+                raise Refused(f"{_cuda.text(n)} on line {_cuda.line_of(n)} dereferences or takes an address")
+            if n.type == "subscript_expression":
+                base = n.child_by_field_name("argument")
+                name = _cuda.text(base) if base is not None else ""
+                index = subscript_index(n)
+                inside_loop = loop.start_byte <= n.start_byte < loop.end_byte
+                if name in stored and (
+                    not inside_loop or index is None or normal_form(index, shape) != stored[name]
+                ):
+                    raise Refused(
+                        f"{name} is stored in the loop and reached as {_cuda.text(n)} on line {_cuda.line_of(n)}: "
+                        "lanes would share its elements"
+                    )
+                if is_written(n) and not inside_loop:
+                    raise Refused(f"{_cuda.text(n)} is stored outside the loop (line {_cuda.line_of(n)})")
+
+
+def analyse(kernel: Node) -> ScanPlan | str:
+    """The kernel's warp-scan plan, or why it does not apply."""
+    whole = _cuda.text(kernel)
+    for word in FORBIDDEN:
+        if word in whole:
+            return f"the kernel uses {word}: its threads already cooperate"
+    for name in _OURS:
+        if name in whole:
+            return f"the kernel already has a name {name} the rewrite declares"
+    row = row_index(kernel)
+    if isinstance(row, str):
+        return row
+    loops = [n for n in _cuda.walk(kernel) if n.type in LOOPS]
+    if len(loops) != 1:
+        return "the kernel has no loop over the row" if not loops else "the kernel has more than one loop"
+    loop = loops[0]
+    if loop.type != "for_statement" or any(a.type in LOOPS for a in ancestors(loop)):
+        return f"the loop on line {_cuda.line_of(loop)} is not a single counted for loop"
+    scan = _Scan(kernel, *row)
+    try:
+        plan = scan.loop(loop)
+        rest = Analysis(kernel, *row)  # no hidden assignment, moved row or pointer, call for its effects
+        rest.params()
+        rest.others([loop])
+        # the accumulator is changed only by its update
+        for n in _cuda.walk(scan.body):
+            if n.type in ("assignment_expression", "update_expression") and plan.update_expr is not None:
+                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
+                target = unwrap(target) if target is not None else None
+                if (
+                    target is not None
+                    and target.type == "identifier"
+                    and _cuda.text(target) == plan.acc
+                    and n.id != plan.update_expr.id
+                ):
+                    raise Refused(f"the running value {plan.acc} is also changed on line {_cuda.line_of(n)}")
+    except Refused as exc:
+        return str(exc)
+    return plan
