@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
+from perfagent.rewrite.base import LaunchContext
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
 
 NAME = "chunk-interleave"
 _FORBIDDEN_CALLS = (
@@ -407,19 +407,8 @@ def analyse(kernel: Node, block: str | None = None) -> _Chunk | str:
     return why if why is not None else _find(kernel, block)
 
 
-def _spec_block(request: RewriteRequest) -> str | None:
-    launch = request.launch
+def _spec_block(launch: LaunchContext | None) -> str | None:
     return str(launch.block[0]) if launch is not None and len(launch.block) == 1 else None
-
-
-def applies(request: RewriteRequest) -> str | None:
-    if request.language != "cuda":
-        return "not a CUDA source"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    if isinstance(kernel, str):
-        return kernel
-    found = analyse(kernel, _spec_block(request))
-    return found if isinstance(found, str) else None
 
 
 def _cast_type(declared: str) -> str:
@@ -427,58 +416,51 @@ def _cast_type(declared: str) -> str:
     return " ".join(words) or "long long"
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    if applies(request) is not None:
-        return []
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    assert not isinstance(kernel, str)
-    c = analyse(kernel, _spec_block(request))
-    assert not isinstance(c, str)
-    t = _cast_type(c.index_type)
-    tile = f"({t})blockIdx.x * blockDim.x * ({c.chunk})"
-    edits = [_cuda.Edit(c.product.start_byte, c.product.end_byte, f"({tile} + threadIdx.x)")]
-    if c.form == "counter":
-        edits += [
-            _cuda.Edit(u.start_byte, u.end_byte, f"({t}){_cuda.text(u)} * blockDim.x") for u in c.counter_uses
+class _ChunkInterleave(CudaRecipe[_Chunk]):
+    name = NAME
+    transforms = ("coalesce-access",)
+    summary = "element-wise kernels where each thread walks a contiguous chunk: visit the block's tile interleaved (coalesced)"
+
+    def match(self, src: Source) -> _Chunk | str:
+        kernel = src.kernel
+        return kernel if isinstance(kernel, str) else analyse(kernel, _spec_block(src.launch))
+
+    def plan(self, src: Source, c: _Chunk) -> list[Variant]:
+        t = _cast_type(c.index_type)
+        tile = f"({t})blockIdx.x * blockDim.x * ({c.chunk})"
+        edits = [_cuda.Edit(c.product.start_byte, c.product.end_byte, f"({tile} + threadIdx.x)")]
+        if c.form == "counter":
+            edits += [
+                _cuda.Edit(u.start_byte, u.end_byte, f"({t}){_cuda.text(u)} * blockDim.x")
+                for u in c.counter_uses
+            ]
+        else:
+            assert c.index_loop is not None
+            bound, update = c.index_loop
+            i = (
+                _ident(update.child_by_field_name("argument"))
+                or _cuda.text(update).strip("+ ").split("+=")[0].strip()
+            )
+            chunk_node = next(
+                n
+                for n in _cuda.walk(bound)
+                if _cuda.text(n) == c.chunk and n.type in ("identifier", "number_literal")
+            )
+            edits += [
+                _cuda.Edit(chunk_node.start_byte, chunk_node.end_byte, f"({t})({c.chunk}) * blockDim.x"),
+                _cuda.Edit(update.start_byte, update.end_byte, f"{i} += blockDim.x"),
+            ]
+        return [
+            Variant(
+                edits=edits,
+                description=(
+                    f"chunk interleave: each thread's {c.chunk} elements visited {c.chunk} steps of blockDim.x apart "
+                    f"(line {_cuda.line_of(c.loop)}), so every step's warp access is contiguous; same tile per block, same launch"
+                ),
+                parameters={"chunk": c.chunk, "form": c.form},
+            )
         ]
-    else:
-        assert c.index_loop is not None
-        bound, update = c.index_loop
-        i = (
-            _ident(update.child_by_field_name("argument"))
-            or _cuda.text(update).strip("+ ").split("+=")[0].strip()
-        )
-        chunk_node = next(
-            n
-            for n in _cuda.walk(bound)
-            if _cuda.text(n) == c.chunk and n.type in ("identifier", "number_literal")
-        )
-        edits += [
-            _cuda.Edit(chunk_node.start_byte, chunk_node.end_byte, f"({t})({c.chunk}) * blockDim.x"),
-            _cuda.Edit(update.start_byte, update.end_byte, f"{i} += blockDim.x"),
-        ]
-    source = _cuda.apply_edits(request.source, edits)
-    _cuda.require_clean(source)
-    return [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=source,
-            description=(
-                f"chunk interleave: each thread's {c.chunk} elements visited {c.chunk} steps of blockDim.x apart "
-                f"(line {_cuda.line_of(c.loop)}), so every step's warp access is contiguous; same tile per block, same launch"
-            ),
-            parameters={"chunk": c.chunk, "form": c.form},
-        )
-    ][: request.max_candidates]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("coalesce-access",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="element-wise kernels where each thread walks a contiguous chunk: visit the block's tile interleaved (coalesced)",
-)
+RECIPE = register(_ChunkInterleave())
+applies, propose = RECIPE.applies, RECIPE.propose

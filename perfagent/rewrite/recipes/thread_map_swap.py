@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes.registry import Recipe
-from perfagent.workloads.launch_spec import Expr, LaunchOverride
+from perfagent.rewrite.base import LaunchContext
+from perfagent.rewrite.recipes import _cuda, _launch
+from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
+from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "thread-map-swap"
 _SWAP = {"x": "y", "y": "x"}
@@ -188,25 +188,6 @@ def analyse(kernel: Node) -> _Map | str:
     return m
 
 
-def applies(request: RewriteRequest) -> str | None:
-    if request.language != "cuda":
-        return "not a CUDA source"
-    if request.launch is None:
-        return "no launch spec: the grid is set in the source's own launch"
-    if len(request.launch.grid) != 2 or len(request.launch.block) != 2:
-        return "the launch spec's grid and block are not both 2-D"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    if isinstance(kernel, str):
-        return kernel
-    result = analyse(kernel)
-    return result if isinstance(result, str) else None
-
-
-def _paren(e: Expr) -> str:
-    s = str(e)
-    return s if s.replace("_", "").isalnum() else f"({s})"
-
-
 def regrid(launch: LaunchContext) -> LaunchOverride:
     """Same block; the new grid's x covers the old y extent and vice versa (whole blocks)."""
     (g0, g1), (b0, b1) = launch.grid, launch.block
@@ -214,63 +195,55 @@ def regrid(launch: LaunchContext) -> LaunchOverride:
         return LaunchOverride(grid=[g1, g0])
     return LaunchOverride(
         grid=[
-            f"ceil_div({_paren(g1)} * {_paren(b1)}, {_paren(b0)})",
-            f"ceil_div({_paren(g0)} * {_paren(b0)}, {_paren(b1)})",
+            _launch.ceil_div(_launch.threads_x(g1, b1), _launch.paren(b0)),
+            _launch.ceil_div(_launch.threads_x(g0, b0), _launch.paren(b1)),
         ]
     )
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    if applies(request) is not None:
-        return []
-    assert request.launch is not None
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    assert not isinstance(kernel, str)
-    m = analyse(kernel)
-    assert not isinstance(m, str)
-    edits = [
-        _cuda.Edit(fld.start_byte, fld.end_byte, _SWAP[_cuda.text(fld)])
-        for d in m.derivations
-        for n in _cuda.walk(d)
-        if _cuda.builtin_axis(n) and (fld := n.child_by_field_name("field")) is not None
-    ]
-    source = _cuda.apply_edits(request.source, edits)
-    what = (
-        f"{m.x_var} now from the y thread coordinates and {m.y_var} from the x ones: lanes of a warp walk the "
-        f"unit-stride index (lines {', '.join(map(str, sorted(set(m.unit_y))[:4]))})"
-    )
-    (g0, g1), (b0, b1) = request.launch.grid, request.launch.block
-    out = [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=source,
-            description=f"thread-map swap: {what}; block kept, grid re-covered",
-            parameters={"swapped": f"{m.x_var}<->{m.y_var}", "block": "kept"},
-            launch=regrid(request.launch),
+class _ThreadMapSwap(CudaRecipe[_Map]):
+    name = NAME
+    transforms = ("coalesce-access",)
+    summary = "2-D kernels whose x-derived index is strided in every global access: swap the x/y thread map and re-grid"
+    needs_launch = True
+    launch_dims = 2
+
+    def match(self, src: Source) -> _Map | str:
+        kernel = src.kernel
+        return kernel if isinstance(kernel, str) else analyse(kernel)
+
+    def plan(self, src: Source, m: _Map) -> list[Variant]:
+        assert src.launch is not None
+        edits = [
+            _cuda.Edit(fld.start_byte, fld.end_byte, _SWAP[_cuda.text(fld)])
+            for d in m.derivations
+            for n in _cuda.walk(d)
+            if _cuda.builtin_axis(n) and (fld := n.child_by_field_name("field")) is not None
+        ]
+        what = (
+            f"{m.x_var} now from the y thread coordinates and {m.y_var} from the x ones: lanes of a warp walk the "
+            f"unit-stride index (lines {', '.join(map(str, sorted(set(m.unit_y))[:4]))})"
         )
-    ]
-    if str(b0) != str(b1):
-        out.append(
-            make_candidate(
-                request,
-                backend="recipes",
-                recipe=NAME,
-                source=source,
-                description=f"thread-map swap: {what}; block and grid dimensions swapped",
-                parameters={"swapped": f"{m.x_var}<->{m.y_var}", "block": "swapped"},
-                launch=LaunchOverride(grid=[g1, g0], block=[b1, b0]),
+        (g0, g1), (b0, b1) = src.launch.grid, src.launch.block
+        out = [
+            Variant(
+                edits=edits,
+                description=f"thread-map swap: {what}; block kept, grid re-covered",
+                parameters={"swapped": f"{m.x_var}<->{m.y_var}", "block": "kept"},
+                launch=regrid(src.launch),
             )
-        )
-    return out[: request.max_candidates]
+        ]
+        if str(b0) != str(b1):
+            out.append(
+                Variant(
+                    edits=edits,
+                    description=f"thread-map swap: {what}; block and grid dimensions swapped",
+                    parameters={"swapped": f"{m.x_var}<->{m.y_var}", "block": "swapped"},
+                    launch=LaunchOverride(grid=[g1, g0], block=[b1, b0]),
+                )
+            )
+        return out
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("coalesce-access",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="2-D kernels whose x-derived index is strided in every global access: swap the x/y thread map and re-grid",
-)
+RECIPE = register(_ThreadMapSwap())
+applies, propose = RECIPE.applies, RECIPE.propose
