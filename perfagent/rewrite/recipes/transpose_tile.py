@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda, _transpose_rows
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.base import LaunchContext
+from perfagent.rewrite.recipes import _cuda, _launch, _transpose_rows
+from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "transpose-tile"
@@ -297,11 +297,12 @@ def _spec_value(kernel: Node, launch: LaunchContext, param: str) -> str | None:
     return None if value is None else str(value)
 
 
-def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str, str] | str:
+_Tiled = tuple[Node, _Copy, str, str, str]
+
+
+def _plan(src: Source) -> _Tiled | str:
     """(kernel, the copy, the v bound in kernel terms, the x and v extents in spec terms), or why not."""
-    if request.language != "cuda":
-        return "not a CUDA source"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
+    request, kernel = src.request, src.kernel
     if isinstance(kernel, str):
         return kernel
     c = analyse(kernel, request.launch)
@@ -327,9 +328,9 @@ def _plan(request: RewriteRequest) -> tuple[Node, _Copy, str, str, str] | str:
     return kernel, c, v_bound, x_extent, v_extent
 
 
-def _rows(request: RewriteRequest) -> tuple[str, str] | str:
+def _rows(src: Source) -> tuple[str, str] | str:
     """(new source, description) for the cuda-samples row-step form (``_transpose_rows``), or why not."""
-    kernel = _cuda.target_kernel(request.source, request.kernel)
+    request, kernel = src.request, src.kernel
     if isinstance(kernel, str):
         return kernel
     body = kernel.child_by_field_name("body")
@@ -337,7 +338,7 @@ def _rows(request: RewriteRequest) -> tuple[str, str] | str:
         return "the kernel has no body"
     if "__shared__" in _cuda.text(kernel):
         return "the kernel already uses shared memory"
-    env: dict[str, _cuda.Constant | int] = dict(_cuda.constants(_cuda.parse(request.source)))
+    env: dict[str, _cuda.Constant | int] = dict(src.constants)
     if request.launch is not None:
         env |= {k: int(v) for k, v in request.launch.defines.items() if str(v).lstrip("-").isdigit()}
     c = _transpose_rows.analyse(body, request.launch, env)
@@ -357,25 +358,11 @@ def _rows(request: RewriteRequest) -> tuple[str, str] | str:
         return f"the rows ({c.y} + {c.j}) are not unit-stride in the write alone: no transpose to stage"
     new_body = _transpose_rows.emit(c, element, _cuda.text(w), _cuda.text(r), d_arr, s_arr)
     source = _cuda.apply_edits(request.source, [_cuda.Edit(body.start_byte, body.end_byte, new_body)])
-    _cuda.require_clean(source)
     what = (
         f"transpose tile: {_cuda.text(c.src)} read with lanes along {c.x}, staged in a {c.k}x({c.k} + 1) "
         f"shared tile, written with lanes along the rows (line {_cuda.line_of(c.dst)}); same launch"
     )
     return source, what
-
-
-def applies(request: RewriteRequest) -> str | None:
-    plan = _plan(request)
-    if not isinstance(plan, str):
-        return None
-    rows = _rows(request)
-    if not isinstance(rows, str):
-        return None
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    body = kernel.child_by_field_name("body") if not isinstance(kernel, str) else None
-    looped = body is not None and any(c.type == "for_statement" for c in body.named_children)
-    return rows if looped else plan
 
 
 def _body(c: _Copy, v_bound: str) -> str:
@@ -407,56 +394,51 @@ def _body(c: _Copy, v_bound: str) -> str:
     )
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    plan = _plan(request)
-    if isinstance(plan, str):
-        rows = _rows(request)
-        if isinstance(rows, str):
-            return []
-        source, what = rows
+class _TransposeTile(CudaRecipe[_Tiled | tuple[str, str]]):
+    name = NAME
+    transforms = ("coalesce-access",)
+    summary = "permuting copies (layout permutes, batched transposes) with one side uncoalesced: stage a 32x33 shared tile"
+
+    def match(self, src: Source) -> _Tiled | tuple[str, str] | str:
+        plan = _plan(src)
+        if not isinstance(plan, str):
+            return plan
+        rows = _rows(src)
+        if not isinstance(rows, str):
+            return rows
+        kernel = src.kernel
+        body = kernel.child_by_field_name("body") if not isinstance(kernel, str) else None
+        looped = body is not None and any(c.type == "for_statement" for c in body.named_children)
+        return rows if looped else plan
+
+    def plan(self, src: Source, m: _Tiled | tuple[str, str]) -> list[Variant]:
+        if len(m) == 2:
+            source, what = m
+            return [
+                Variant(source=source, description=what, parameters={"form": "row steps", "launch": "kept"})
+            ]
+        _kernel, c, v_bound, x_extent, v_extent = m
+        assert src.launch is not None
         return [
-            make_candidate(
-                request,
-                backend="recipes",
-                recipe=NAME,
-                source=source,
-                description=what,
-                parameters={"form": "row steps", "launch": "kept"},
+            Variant(
+                edits=[_cuda.Edit(c.body.start_byte, c.body.end_byte, _body(c, v_bound))],
+                description=(
+                    f"transpose tile: {_cuda.text(c.src)} read with lanes along {c.x}, staged in a "
+                    f"{TILE}x{TILE + 1} shared tile, written with lanes along {c.v} (line {_cuda.line_of(c.dst)}); "
+                    f"block ({TILE}, {ROWS})"
+                ),
+                parameters={"tile": f"{TILE}x{TILE}", "block": f"{TILE}x{ROWS}"},
+                launch=LaunchOverride(
+                    grid=[
+                        _launch.ceil_div(x_extent, TILE),
+                        _launch.ceil_div(v_extent, TILE),
+                        *src.launch.grid[2:],
+                    ],
+                    block=[TILE, ROWS],
+                ),
             )
-        ][: request.max_candidates]
-    kernel, c, v_bound, x_extent, v_extent = plan
-    assert request.launch is not None
-    source = _cuda.apply_edits(
-        request.source, [_cuda.Edit(c.body.start_byte, c.body.end_byte, _body(c, v_bound))]
-    )
-    _cuda.require_clean(source)
-    grid = [
-        f"ceil_div({x_extent}, {TILE})",
-        f"ceil_div({v_extent}, {TILE})",
-        *request.launch.grid[2:],
-    ]
-    return [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=source,
-            description=(
-                f"transpose tile: {_cuda.text(c.src)} read with lanes along {c.x}, staged in a "
-                f"{TILE}x{TILE + 1} shared tile, written with lanes along {c.v} (line {_cuda.line_of(c.dst)}); "
-                f"block ({TILE}, {ROWS})"
-            ),
-            parameters={"tile": f"{TILE}x{TILE}", "block": f"{TILE}x{ROWS}"},
-            launch=LaunchOverride(grid=grid, block=[TILE, ROWS]),
-        )
-    ][: request.max_candidates]
+        ]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("coalesce-access",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="permuting copies (layout permutes, batched transposes) with one side uncoalesced: stage a 32x33 shared tile",
-)
+RECIPE = register(_TransposeTile())
+applies, propose = RECIPE.applies, RECIPE.propose
