@@ -30,9 +30,8 @@ from __future__ import annotations
 
 from tree_sitter import Node, Tree
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
+from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._cuda import Edit
 from perfagent.rewrite.recipes._vector_body import Site, order_sensitive, sites, written_everywhere
 from perfagent.rewrite.recipes._vector_emit import NAME, Plan, kernel_body
 from perfagent.rewrite.recipes._vector_shape import Pointer, params, shape
@@ -43,7 +42,7 @@ from perfagent.rewrite.recipes._vector_types import (
     Layout,
     group_width,
 )
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
 from perfagent.workloads.launch_spec import LaunchOverride
 
 __all__ = ["ALIGN_NOTE", "NAME", "RECIPE", "applies", "propose"]
@@ -119,14 +118,8 @@ def _distinct(found: list[Site], used: list[Pointer], body: Node) -> list[tuple[
     return distinct
 
 
-def _plan(request: RewriteRequest) -> Plan | str:
-    if request.language != "cuda":
-        return "vectorize-access edits CUDA sources (Triton vectorises on its own given contiguity hints)"
-    try:
-        tree = _cuda.require_clean(request.source)
-    except _cuda.ParseError as exc:
-        return str(exc)
-    fn = _kernel(tree, request)
+def _plan(src: Source) -> Plan | str:
+    fn = _kernel(src.tree, src.request)
     if isinstance(fn, str):
         return fn
     kname = _cuda.function_name(fn) or "?"
@@ -165,11 +158,6 @@ def _plan(request: RewriteRequest) -> Plan | str:
     )
 
 
-def applies(request: RewriteRequest) -> str | None:
-    plan = _plan(request)
-    return plan if isinstance(plan, str) else None
-
-
 def _grid(request: RewriteRequest, plan: Plan) -> str | None:
     """``ceil_div(V, W * (B))``: one group per thread, from the spec's value of the bound and its block."""
     launch = request.launch
@@ -195,7 +183,8 @@ def _arrays(plan: Plan, names: list[str]) -> str:
 
 
 def _launches(request: RewriteRequest, plan: Plan) -> list[tuple[LaunchOverride | None, list[str]]]:
-    """One group per thread when the launch spec gives the bound, then the current grid."""
+    """One group per thread when the launch spec gives the bound, then the current grid (the kernel is
+    grid-stride: these two are its launch sweep, so it declares no ``Retune``)."""
     grid = _grid(request, plan)
     if grid is not None:
         return [
@@ -222,51 +211,50 @@ def _launches(request: RewriteRequest, plan: Plan) -> list[tuple[LaunchOverride 
     ]
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    """The vectorised kernel with one group per thread (when the launch spec allows), then the current grid."""
-    plan = _plan(request)
-    if isinstance(plan, str):
-        return []
-    body = plan.fn.child_by_field_name("body")
-    assert body is not None
-    source = _cuda.apply_edits(
-        request.source, [Edit(body.start_byte, body.end_byte, kernel_body(request.source, plan))]
+class _VectorizeAccess(CudaRecipe[Plan]):
+    name = NAME
+    transforms = ("vectorize-access",)
+    summary = (
+        "16-byte loads/stores (float4, double2, int4, uint4 views for __half/bf16/int8/uint8...) for "
+        "element-wise kernels indexed by blockIdx.x * blockDim.x + threadIdx.x (guarded or grid-stride), "
+        "with a run-time alignment test and a scalar tail"
     )
-    w = plan.width
-    description = (
-        f"Vectorise {plan.kernel} ({plan.form}): 16-byte loads of {_arrays(plan, plan.loaded)} and 16-byte "
-        f"stores of {_arrays(plan, plan.stored)} in a grid-stride loop over groups of {w} elements "
-        f"(each lane runs the original body), a scalar loop over the {plan.bound} % {w} tail."
+    wrong_language = (
+        "vectorize-access edits CUDA sources (Triton vectorises on its own given contiguity hints)"
     )
-    notes = [ALIGN_NOTE]
-    if plan.distinct:
-        pairs = ", ".join(f"{a}/{b}" for a, b in plan.distinct)
-        notes.append(
-            f"the vector path also needs distinct buffers for {pairs} "
-            "(checked at run time; an in-place call takes the scalar path)"
+
+    def match(self, src: Source) -> Plan | str:
+        return _plan(src)
+
+    def plan(self, src: Source, m: Plan) -> list[Variant]:
+        """The vectorised kernel with one group per thread (when the launch spec allows), then the current grid."""
+        body = m.fn.child_by_field_name("body")
+        assert body is not None
+        edit = Edit(body.start_byte, body.end_byte, kernel_body(src.text, m))
+        w = m.width
+        description = (
+            f"Vectorise {m.kernel} ({m.form}): 16-byte loads of {_arrays(m, m.loaded)} and 16-byte "
+            f"stores of {_arrays(m, m.stored)} in a grid-stride loop over groups of {w} elements "
+            f"(each lane runs the original body), a scalar loop over the {m.bound} % {w} tail."
         )
-    return [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=source,
-            description=description,
-            parameters={"width": w},
-            launch=launch,
-            notes=notes + extra,
-        )
-        for launch, extra in _launches(request, plan)[: request.max_candidates]
-    ]
+        notes = [ALIGN_NOTE]
+        if m.distinct:
+            pairs = ", ".join(f"{a}/{b}" for a, b in m.distinct)
+            notes.append(
+                f"the vector path also needs distinct buffers for {pairs} "
+                "(checked at run time; an in-place call takes the scalar path)"
+            )
+        return [
+            Variant(
+                edits=[edit],
+                description=description,
+                parameters={"width": w},
+                launch=launch,
+                notes=notes + extra,
+            )
+            for launch, extra in _launches(src.request, m)
+        ]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("vectorize-access",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="16-byte loads/stores (float4, double2, int4, uint4 views for __half/bf16/int8/uint8...) for "
-    "element-wise kernels indexed by blockIdx.x * blockDim.x + threadIdx.x (guarded or grid-stride), "
-    "with a run-time alignment test and a scalar tail",
-)
+RECIPE = register(_VectorizeAccess())
+applies, propose = RECIPE.applies, RECIPE.propose
