@@ -369,6 +369,16 @@ def constants(tree: Tree) -> dict[str, Constant]:
     return found
 
 
+def int_constants(consts: Mapping[str, Constant]) -> dict[str, int]:
+    """The constants of ``constants(tree)`` that evaluate to an integer, by value."""
+    out: dict[str, int] = {}
+    for name, const in consts.items():
+        value = evaluate(const.expr, consts)
+        if value is not None:
+            out[name] = value
+    return out
+
+
 def _guarded(define: Node, name: str) -> bool:
     parent = define.parent
     return (

@@ -18,24 +18,38 @@ MAX_GRID_X = 2**31 - 1
 _NAME_OR_NUMBER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|\d+")
 
 
-def spec_names(launch: LaunchContext) -> dict[str, float | int]:
-    """Every name a launch expression may use: device attributes, params, then the defines that evaluate."""
-    names: dict[str, float | int] = {**DEFAULT_DEVICE_ATTRS, **launch.params}
+def spec_names(
+    launch: LaunchContext, overrides: dict[str, float | int] | None = None
+) -> dict[str, float | int]:
+    """Every name a launch expression may use: device attributes, params (with ``overrides``: one of the
+    spec's ``check_params`` sets), then the defines that evaluate."""
+    names: dict[str, float | int] = {**DEFAULT_DEVICE_ATTRS, **launch.params, **(overrides or {})}
     for key, value in launch.defines.items():
         try:
             names[key] = evaluate(value, names)
-        except ExpressionError:
+        except (ExpressionError, ZeroDivisionError):
             continue
     return names
 
 
-def value(expr: Expr, launch: LaunchContext) -> int | None:
-    """The whole-number value of ``expr`` under the spec's names (None: not a whole number or unknown)."""
+def whole(expr: Expr, names: dict[str, float | int]) -> int | None:
+    """The whole-number value of ``expr`` under ``names`` (None: not a whole number or unknown)."""
     try:
-        got = evaluate(expr, spec_names(launch))
+        got = evaluate(expr, names)
     except (ExpressionError, ZeroDivisionError):
         return None
     return int(got) if float(got).is_integer() else None
+
+
+def value(expr: Expr, launch: LaunchContext) -> int | None:
+    """The whole-number value of ``expr`` under the spec's names (None: not a whole number or unknown)."""
+    return whole(expr, spec_names(launch))
+
+
+def block_extents(launch: LaunchContext) -> dict[str, int | None]:
+    """The block's extent per axis ('x', 'y', 'z') under the spec's names (None where it does not evaluate)."""
+    names = spec_names(launch)
+    return {axis: whole(e, names) for axis, e in zip("xyz", launch.block, strict=False)}
 
 
 def param_env(launch: LaunchContext) -> dict[str, float | int]:

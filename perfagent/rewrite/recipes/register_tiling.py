@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda, _register_tile_2d
 from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
 from perfagent.rewrite.recipes.smem_tiling import (
     _ceil,
     _fresh,
@@ -71,8 +70,11 @@ def _acc_name(nest: MatmulNest) -> str:
     raise AssertionError("analyse proved an accumulation")
 
 
-def _check(request: RewriteRequest) -> tuple[_Plan, str, tuple[Node, str, str]] | str:
-    plan = _plan(request)
+_Checked = tuple[_Plan, str, tuple[Node, str, str]]
+
+
+def _check(src: Source) -> _Checked | str:
+    plan = _plan(src)
     if isinstance(plan, str):
         if "already uses __shared__" in plan:
             return plan + " (register-tiling rewrites the naive nest; the loop keeps the faster of the two)"
@@ -89,11 +91,6 @@ def _check(request: RewriteRequest) -> tuple[_Plan, str, tuple[Node, str, str]] 
     ):
         return "the tiles do not fit 48 KiB of static shared memory"
     return plan, acc, decl
-
-
-def applies(request: RewriteRequest) -> str | None:
-    got = _check(request)
-    return got if isinstance(got, str) else None
 
 
 def body_with(plan: _Plan, acc: str, a: str, b: str, acc_cell: str) -> str:
@@ -243,58 +240,6 @@ def edits_for(plan: _Plan, data: bytes, lines: list[str], tile: int = TILE) -> l
     return edits
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    got = _check(request)
-    if isinstance(got, str):
-        return []
-    assert request.launch is not None
-    plan, acc, (_decl, acc_type, acc_init) = got
-    acc_type = " ".join(w for w in acc_type.split() if w != "const")
-    source = rewrite(request.source, plan, acc, acc_type, acc_init)
-    extra = [1] if len(request.launch.grid) == 3 else []
-    launch = LaunchOverride(
-        grid=[_ceil(plan.cols, TILE), _ceil(plan.rows, TILE), *extra],
-        block=[TILE, STEP, *extra],
-    )
-    nest = plan.nest
-    out = [
-        make_candidate(
-            request,
-            backend="recipes",
-            recipe=NAME,
-            source=source,
-            description=(
-                f"register tiling: {TILE}x{TILE} shared tiles of {nest.a.pointer} and {nest.b.pointer}, each "
-                f"thread of a {TILE}x{STEP} block computes {ROWS} rows ({nest.row} + {STEP} * i) of column "
-                f"{nest.col} in registers; block ({TILE}, {STEP})"
-            ),
-            parameters={"tile": TILE, "rows_per_thread": ROWS, "a": nest.a.pointer, "b": nest.b.pointer},
-            launch=launch,
-        )
-    ]
-    if _register_tile_2d.applies(plan) is None:
-        two_d = _register_tile_2d
-        out.append(
-            make_candidate(
-                request,
-                backend="recipes",
-                recipe=NAME,
-                source=rewrite_2d(request.source, plan, acc, acc_type, acc_init),
-                description=(
-                    f"register tiling 4x4: {two_d.TILE}x{two_d.DEPTH} and {two_d.DEPTH}x{two_d.TILE} shared tiles of "
-                    f"{nest.a.pointer} and {nest.b.pointer}, each thread of a 16x16 block computes a 4x4 tile of C "
-                    f"(rows {nest.row} + 16 * i, columns {nest.col} + 16 * j) in registers; block (16, 16)"
-                ),
-                parameters={"tile": two_d.TILE, "rows_per_thread": two_d.PER, "cols_per_thread": two_d.PER},
-                launch=LaunchOverride(
-                    grid=[_ceil(plan.cols, two_d.TILE), _ceil(plan.rows, two_d.TILE), *extra],
-                    block=[two_d.THREADS, two_d.THREADS, *extra],
-                ),
-            )
-        )
-    return out[: request.max_candidates]
-
-
 def rewrite_2d(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str) -> str:
     """The source with the nest tiled 64 x 64 per block and 4 x 4 outputs per thread (``_register_tile_2d``)."""
     data = source.encode("utf-8")
@@ -304,11 +249,60 @@ def rewrite_2d(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str)
     return _cuda.apply_edits(source, edits_for(plan, data, lines, _register_tile_2d.TILE))
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("register-tiling",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="naive matmul loop nests: 32x32 shared tiles and 4 outputs per thread of a 32x8 block (register tile)",
-)
+class _RegisterTiling(CudaRecipe[_Checked]):
+    name = NAME
+    transforms = ("register-tiling",)
+    summary = (
+        "naive matmul loop nests: 32x32 shared tiles and 4 outputs per thread of a 32x8 block (register tile)"
+    )
+    needs_launch = True
+
+    def match(self, src: Source) -> _Checked | str:
+        return _check(src)
+
+    def plan(self, src: Source, m: _Checked) -> list[Variant]:
+        assert src.launch is not None
+        plan, acc, (_decl, acc_type, acc_init) = m
+        acc_type = " ".join(w for w in acc_type.split() if w != "const")
+        extra = [1] if len(src.launch.grid) == 3 else []
+        nest = plan.nest
+        out = [
+            Variant(
+                source=rewrite(src.text, plan, acc, acc_type, acc_init),
+                description=(
+                    f"register tiling: {TILE}x{TILE} shared tiles of {nest.a.pointer} and {nest.b.pointer}, each "
+                    f"thread of a {TILE}x{STEP} block computes {ROWS} rows ({nest.row} + {STEP} * i) of column "
+                    f"{nest.col} in registers; block ({TILE}, {STEP})"
+                ),
+                parameters={"tile": TILE, "rows_per_thread": ROWS, "a": nest.a.pointer, "b": nest.b.pointer},
+                launch=LaunchOverride(
+                    grid=[_ceil(plan.cols, TILE), _ceil(plan.rows, TILE), *extra], block=[TILE, STEP, *extra]
+                ),
+            )
+        ]
+        if _register_tile_2d.applies(plan) is None:
+            two_d = _register_tile_2d
+            out.append(
+                Variant(
+                    source=rewrite_2d(src.text, plan, acc, acc_type, acc_init),
+                    description=(
+                        f"register tiling 4x4: {two_d.TILE}x{two_d.DEPTH} and {two_d.DEPTH}x{two_d.TILE} shared tiles of "
+                        f"{nest.a.pointer} and {nest.b.pointer}, each thread of a 16x16 block computes a 4x4 tile of C "
+                        f"(rows {nest.row} + 16 * i, columns {nest.col} + 16 * j) in registers; block (16, 16)"
+                    ),
+                    parameters={
+                        "tile": two_d.TILE,
+                        "rows_per_thread": two_d.PER,
+                        "cols_per_thread": two_d.PER,
+                    },
+                    launch=LaunchOverride(
+                        grid=[_ceil(plan.cols, two_d.TILE), _ceil(plan.rows, two_d.TILE), *extra],
+                        block=[two_d.THREADS, two_d.THREADS, *extra],
+                    ),
+                )
+            )
+        return out
+
+
+RECIPE = register(_RegisterTiling())
+applies, propose = RECIPE.applies, RECIPE.propose

@@ -41,52 +41,17 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.base import LaunchContext
+from perfagent.rewrite.recipes import _cuda, _launch
 from perfagent.rewrite.recipes._cuda import strip
 from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest, analyse
-from perfagent.rewrite.recipes.registry import Recipe
-from perfagent.workloads.expr import ExpressionError, evaluate
-from perfagent.workloads.launch_spec import DEFAULT_DEVICE_ATTRS, Expr, LaunchOverride
+from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
+from perfagent.workloads.launch_spec import Expr, LaunchOverride
 
 NAME = "smem-tiling"
 TILES = (32, 16)
 """Tile edges proposed, best guess first (32 x 32 = 1024 threads; 16 x 16 for kernels short of registers)."""
 _INT_TYPES = frozenset({"int32", "int64", "uint32", "uint64", "int", "long", "int16", "uint16"})
-
-
-def _names(launch: LaunchContext, extra: dict[str, float | int] | None = None) -> dict[str, float | int]:
-    names: dict[str, float | int] = {**DEFAULT_DEVICE_ATTRS, **launch.params, **(extra or {})}
-    for key, value in launch.defines.items():
-        try:
-            names[key] = evaluate(value, names)
-        except (ExpressionError, ZeroDivisionError):
-            continue
-    return names
-
-
-def _value(expr: Expr, names: dict[str, float | int]) -> int | None:
-    try:
-        value = evaluate(expr, names)
-    except (ExpressionError, ZeroDivisionError):
-        return None
-    return int(value) if float(value).is_integer() else None
-
-
-def _block(launch: LaunchContext) -> dict[str, int | None]:
-    names = _names(launch)
-    return {axis: _value(e, names) for axis, e in zip("xyz", launch.block, strict=False)}
-
-
-def _constants(tree_source: str) -> dict[str, int]:
-    tree = _cuda.parse(tree_source)
-    consts = _cuda.constants(tree)
-    out: dict[str, int] = {}
-    for name, const in consts.items():
-        value = _cuda.evaluate(const.expr, consts)
-        if value is not None:
-            out[name] = value
-    return out
 
 
 def _spec_expr(
@@ -115,16 +80,16 @@ def _coverage_param(nest: MatmulNest, launch: LaunchContext, axis: int) -> tuple
     names = [p[0] for p in nest.params]
     if len(names) != len(launch.args):
         return "the launch's arguments do not match the kernel's parameters"
-    sets = [_names(launch)] + [_names(launch, p) for p in launch.check_params]
+    sets = [_launch.spec_names(launch)] + [_launch.spec_names(launch, p) for p in launch.check_params]
     covered = f"({launch.grid[axis]}) * ({launch.block[axis]})"
-    cover = [_value(covered, s) for s in sets]
+    cover = [_launch.whole(covered, s) for s in sets]
     if any(c is None for c in cover):
         return f"the launch's coverage {covered} cannot be evaluated"
     found: list[tuple[str, Expr]] = []
     for (name, _typ, ptr), arg in zip(nest.params, launch.args, strict=True):
         if ptr or arg.value is None or (arg.dtype is not None and arg.dtype not in _INT_TYPES):
             continue
-        if all(_value(arg.value, s) == c for s, c in zip(sets, cover, strict=True)):
+        if all(_launch.whole(arg.value, s) == c for s, c in zip(sets, cover, strict=True)):
             found.append((name, arg.value))
     if len(found) != 1:
         which = "none" if not found else " and ".join(n for n, _ in found)
@@ -151,21 +116,20 @@ class _Plan:
     cols: Expr
 
 
-def _plan(request: RewriteRequest) -> _Plan | str:
-    if request.language != "cuda":
-        return "not a CUDA source"
-    launch = request.launch
+def _plan(src: Source) -> _Plan | str:
+    """The nest and its bounds in launch-spec terms (smem-tiling's match; register-tiling starts from it)."""
+    launch = src.launch
     if launch is None:
         return "no launch spec: the grid is set in the source's own launch"
     if len(launch.grid) not in (2, 3) or len(launch.block) not in (2, 3):
         return "the launch spec's grid and block are not 2-D"
-    if len(launch.block) == 3 and _block(launch).get("z") != 1:
+    if len(launch.block) == 3 and _launch.block_extents(launch).get("z") != 1:
         return "the launch's block has a z extent: not a 2-D thread map"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
+    kernel = src.kernel
     if isinstance(kernel, str):
         return kernel
-    constants = _constants(request.source)
-    nest = analyse(kernel, _block(launch), constants)
+    constants = _cuda.int_constants(src.constants)
+    nest = analyse(kernel, _launch.block_extents(launch), constants)
     if isinstance(nest, str):
         return nest
     if nest.row_bound is not None and nest.col_bound is not None:
@@ -202,11 +166,6 @@ def _plan(request: RewriteRequest) -> _Plan | str:
         found_rows[1],
         found_cols[1],
     )
-
-
-def applies(request: RewriteRequest) -> str | None:
-    plan = _plan(request)
-    return plan if isinstance(plan, str) else None
 
 
 # --------------------------------------------------------------------------- the rewrite
@@ -361,23 +320,19 @@ def _ceil(extent: Expr, tile: int) -> Expr:
     return f"ceil_div({extent}, {tile})"
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    plan = _plan(request)
-    if isinstance(plan, str):
-        return []
-    assert request.launch is not None
-    nest = plan.nest
-    bytes_per = sum(_cuda.ELEMENT_BYTES.get(t, 4) for t in (nest.a_type, nest.b_type))
-    out: list[Candidate] = []
-    for tile in TILES:
-        if tile * tile * bytes_per > _cuda.STATIC_SHARED_LIMIT:
-            continue
-        source = rewrite(request.source, plan, tile)
-        extra: list[Expr] = [1] if len(request.launch.grid) == 3 else []
-        launch = LaunchOverride(
-            grid=[_ceil(plan.cols, tile), _ceil(plan.rows, tile), *extra],
-            block=[tile, tile, *extra],
-        )
+class _SmemTiling(CudaRecipe[_Plan]):
+    name = NAME
+    transforms = ("smem-tiling",)
+    summary = "naive matmul loop nests (one output per thread, a loop over k): 32x32 shared-memory tiles with edge guards"
+    needs_launch = True
+
+    def match(self, src: Source) -> _Plan | str:
+        return _plan(src)
+
+    def plan(self, src: Source, plan: _Plan) -> list[Variant]:
+        assert src.launch is not None
+        nest = plan.nest
+        bytes_per = sum(_cuda.ELEMENT_BYTES.get(t, 4) for t in (nest.a_type, nest.b_type))
         guard = {"if": "its bounds check", "return": "its early return", "none": "a bounds check added"}
         notes = []
         if nest.guard == "none":
@@ -385,12 +340,11 @@ def propose(request: RewriteRequest) -> list[Candidate]:
                 f"no bounds check in the kernel: the tile's edges use {plan.row_ok} and {plan.col_ok}, "
                 "the parameters equal to the original launch's coverage"
             )
-        out.append(
-            make_candidate(
-                request,
-                backend="recipes",
-                recipe=NAME,
-                source=source,
+        extra: list[Expr] = [1] if len(src.launch.grid) == 3 else []
+        # the tile edge is the launch sweep of a tiled kernel: one variant per edge that fits
+        return [
+            Variant(
+                source=rewrite(src.text, plan, tile),
                 description=(
                     f"shared-memory tiling {tile}x{tile}: {nest.a.pointer} and {nest.b.pointer} staged in "
                     f"__shared__ tiles per {tile}-step of {nest.counter} (zero-filled past the edges, "
@@ -398,18 +352,15 @@ def propose(request: RewriteRequest) -> list[Candidate]:
                     f"threadIdx.x, the store under {guard[nest.guard]}; block ({tile}, {tile})"
                 ),
                 parameters={"tile": tile, "a": nest.a.pointer, "b": nest.b.pointer, "guard": nest.guard},
-                launch=launch,
+                launch=LaunchOverride(
+                    grid=[_ceil(plan.cols, tile), _ceil(plan.rows, tile), *extra], block=[tile, tile, *extra]
+                ),
                 notes=notes,
             )
-        )
-    return out[: request.max_candidates]
+            for tile in TILES
+            if tile * tile * bytes_per <= _cuda.STATIC_SHARED_LIMIT
+        ]
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("smem-tiling",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="naive matmul loop nests (one output per thread, a loop over k): 32x32 shared-memory tiles with edge guards",
-)
+RECIPE = register(_SmemTiling())
+applies, propose = RECIPE.applies, RECIPE.propose
