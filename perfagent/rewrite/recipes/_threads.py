@@ -25,7 +25,7 @@ BLOCK_THREADS = "(blockDim.x * blockDim.y * blockDim.z)"
 
 
 @dataclass(frozen=True)
-class _Uses:
+class Uses:
     """How the kernel uses the built-in index variables."""
 
     grid_stride: bool
@@ -81,14 +81,14 @@ def _in_index_sum(node: Node) -> bool:
     return names == {"blockIdx.x", "blockDim.x", "threadIdx.x"}
 
 
-def analyse(kernel: Node) -> _Uses:
+def analyse(kernel: Node) -> Uses:
     """Classify the kernel's use of the built-ins (see the module docstring)."""
     body = kernel.child_by_field_name("body") or kernel
     text = _cuda.text(body)
     uses = [(n, b) for n in _cuda.walk(body) if (b := _cuda.builtin_axis(n)) is not None]
     for node, (name, field) in uses:
         if field != "x":
-            return _Uses(False, False, f"{name}.{field} on line {_cuda.line_of(node)}: not a 1-D launch")
+            return Uses(False, False, f"{name}.{field} on line {_cuda.line_of(node)}: not a 1-D launch")
     grid_stride, blocker = True, None
     grid_dims = [n for n, (name, _) in uses if name == "gridDim"]
     if not grid_dims:
@@ -100,7 +100,7 @@ def analyse(kernel: Node) -> _Uses:
             break
     for node, (name, _) in uses:
         if name == "blockIdx" and _product_partner(node) != "blockDim.x":
-            return _Uses(
+            return Uses(
                 False,
                 False,
                 f"blockIdx.x on line {_cuda.line_of(node)} is used as a block id (not only blockIdx.x * blockDim.x): "
@@ -123,7 +123,7 @@ def analyse(kernel: Node) -> _Uses:
                 block_free = False
                 why_block = f"threadIdx.x on line {_cuda.line_of(node)} is used outside the global index"
                 break
-    return _Uses(grid_stride, block_free, None if grid_stride or block_free else f"{blocker}; {why_block}")
+    return Uses(grid_stride, block_free, None if grid_stride or block_free else f"{blocker}; {why_block}")
 
 
 def block_free_retune(kernel: Node, launch: LaunchContext | None, per: str) -> Retune | None:

@@ -31,42 +31,16 @@ import re
 
 from tree_sitter import Node
 
-from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, make_candidate
-from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._threads import analyse, strip_down
-from perfagent.rewrite.recipes.registry import Recipe
-from perfagent.workloads.expr import ExpressionError, evaluate
-from perfagent.workloads.launch_spec import DEFAULT_DEVICE_ATTRS, Expr, LaunchOverride
+from perfagent.rewrite.base import LaunchContext
+from perfagent.rewrite.recipes import _cuda, _launch
+from perfagent.rewrite.recipes._threads import Uses, analyse, strip_down
+from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
+from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "launch-geometry"
 WAVES = (8, 4, 1)
 BLOCKS = (128, 256, 512, 1024)
-MAX_GRID_X = 2**31 - 1
-
-
-def applies(request: RewriteRequest) -> str | None:
-    if request.language != "cuda":
-        return "not a CUDA source"
-    if request.launch is None:
-        return "no launch spec: the grid is set in the source's own launch (the launch-config recipe edits block-size constants there)"
-    if len(request.launch.grid) != 1 or len(request.launch.block) != 1:
-        return "the launch spec's grid or block has more than one dimension"
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    if isinstance(kernel, str):
-        return kernel
-    uses = analyse(kernel)
-    smem = _shared_mem_candidate(kernel, request.launch)
-    if isinstance(smem, tuple):
-        return None
-    if uses.grid_stride:
-        return None if _grid_candidates(kernel, request.launch) else "no grid differs from the current one"
-    if uses.block_free:
-        return (
-            None
-            if _block_candidates(request.launch)
-            else ("the grid is not written with the literal block size (ceil_div(n, B) or (n + B - 1) / B)")
-        )
-    return f"{uses.blocker}; dynamic shared memory: {smem}"
+MAX_GRID_X = _launch.MAX_GRID_X
 
 
 def _shared_mem_candidate(kernel: Node, launch: LaunchContext) -> tuple[str, int, int] | str:
@@ -76,7 +50,7 @@ def _shared_mem_candidate(kernel: Node, launch: LaunchContext) -> tuple[str, int
     ``name[threadIdx.x]``: a block then touches ``blockDim.x`` elements, so ``block * sizeof(T)`` bytes
     suffice and the rest only lowers occupancy. Else the reason.
     """
-    current = _value(launch.shared_mem, launch)
+    current = _launch.value(launch.shared_mem, launch)
     if not current:
         return "the spec requests none"
     body = kernel.child_by_field_name("body") or kernel
@@ -105,34 +79,11 @@ def _shared_mem_candidate(kernel: Node, launch: LaunchContext) -> tuple[str, int
                 if index is None or " ".join(_cuda.text(index).strip("[] ").split()) != "threadIdx.x":
                     return f"{name} on line {_cuda.line_of(node)} is not indexed by threadIdx.x alone"
     block = launch.block[0]
-    expr = f"{widest * int(block)}" if isinstance(block, int) else f"{widest} * {_paren(block)}"
-    needed = _value(expr, launch)
+    expr = f"{widest * int(block)}" if isinstance(block, int) else f"{widest} * {_launch.paren(block)}"
+    needed = _launch.value(expr, launch)
     if needed is None or needed >= current:
         return f"{current} bytes requested, {needed} needed: not oversized"
     return expr, current, needed
-
-
-def _names(launch: LaunchContext) -> dict[str, float | int]:
-    names: dict[str, float | int] = {**DEFAULT_DEVICE_ATTRS, **launch.params}
-    for key, value in launch.defines.items():
-        try:
-            names[key] = evaluate(value, names)
-        except ExpressionError:
-            continue
-    return names
-
-
-def _value(expr: Expr, launch: LaunchContext) -> int | None:
-    try:
-        value = evaluate(expr, _names(launch))
-    except (ExpressionError, ZeroDivisionError):
-        return None
-    return int(value) if float(value).is_integer() else None
-
-
-def _paren(expr: Expr) -> str:
-    text = str(expr)
-    return text if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*|\d+", text) else f"({text})"
 
 
 def _params(kernel: Node) -> list[str]:
@@ -204,16 +155,16 @@ def _param_value(index: int, launch: LaunchContext, width: int) -> tuple[str, in
 def _grid_candidates(kernel: Node, launch: LaunchContext) -> list[tuple[str, str, int]]:
     """(label, grid expression, blocks) for a grid-stride kernel, the current grid left out."""
     block = launch.block[0]
-    current = _value(launch.grid[0], launch)
+    current = _launch.value(launch.grid[0], launch)
     options: list[tuple[str, str]] = []
     work = _work_items(kernel, launch)
     if work is not None:
         items, width = work
-        per_block = f"{width * int(block)}" if isinstance(block, int) else f"{width} * {_paren(block)}"
+        per_block = f"{width * int(block)}" if isinstance(block, int) else f"{width} * {_launch.paren(block)}"
         what = f"one {width}-element vector per thread" if width > 1 else "one element per thread"
-        options.append((what, f"ceil_div({_paren(items)}, {per_block})"))
+        options.append((what, f"ceil_div({_launch.paren(items)}, {per_block})"))
     for waves in WAVES:
-        resident = f"sm_count * (max_threads_per_sm // {_paren(block)})"
+        resident = f"sm_count * (max_threads_per_sm // {_launch.paren(block)})"
         options.append(
             (
                 f"{waves} wave{'s' if waves > 1 else ''} of resident blocks",
@@ -223,7 +174,7 @@ def _grid_candidates(kernel: Node, launch: LaunchContext) -> list[tuple[str, str
     out: list[tuple[str, str, int]] = []
     seen = {current}
     for label, expr in options:
-        blocks = _value(expr, launch)
+        blocks = _launch.value(expr, launch)
         if blocks is None or blocks in seen or not 1 <= blocks <= MAX_GRID_X:
             continue
         seen.add(blocks)
@@ -233,37 +184,33 @@ def _grid_candidates(kernel: Node, launch: LaunchContext) -> list[tuple[str, str
 
 def _block_candidates(launch: LaunchContext) -> list[tuple[int, str]]:
     """(block, grid expression) for a one-element-per-thread kernel whose grid is written with the block."""
-    block = _value(launch.block[0], launch)
+    block = _launch.value(launch.block[0], launch)
     grid = str(launch.grid[0])
     if block is None or not re.search(rf"\b{block}\b", grid):
         return []
-    threads = (_value(grid, launch) or 0) * block
+    threads = (_launch.value(grid, launch) or 0) * block
     out = []
     for new in sorted(BLOCKS, key=lambda b: (abs(b - block), b)):
         if new == block:
             continue
         expr = re.sub(rf"\b{block - 1}\b", str(new - 1), grid)
         expr = re.sub(rf"\b{block}\b", str(new), expr)
-        blocks = _value(expr, launch)
+        blocks = _launch.value(expr, launch)
         if blocks is None or blocks * new < threads or blocks > MAX_GRID_X:
             continue  # the rewritten grid would not cover the same threads
         out.append((new, expr))
     return out
 
 
+_Match = tuple[Node, Uses, tuple[str, int, int] | str]
+
+
 def _launch_only(
-    request: RewriteRequest,
-    description: str,
-    parameters: dict[str, str | int],
-    launch: LaunchOverride,
-    what: str,
-) -> Candidate:
-    """A candidate with the request's own source and a new launch geometry."""
-    return make_candidate(
-        request,
-        backend="recipes",
-        recipe=NAME,
-        source=request.source,
+    src: Source, description: str, parameters: dict[str, str | int], launch: LaunchOverride, what: str
+) -> Variant:
+    """A variant with the request's own source and a new launch geometry."""
+    return Variant(
+        source=src.text,
         description=description,
         parameters=dict(parameters),
         launch=launch,
@@ -271,58 +218,81 @@ def _launch_only(
     )
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    if applies(request) is not None:
-        return []
-    assert request.launch is not None
-    kernel = _cuda.target_kernel(request.source, request.kernel)
-    assert not isinstance(kernel, str)
-    uses = analyse(kernel)
-    out: list[Candidate] = []
-    smem = _shared_mem_candidate(kernel, request.launch)
-    if isinstance(smem, tuple):
-        expr, now, then = smem
-        out.append(
-            _launch_only(
-                request,
-                f"dynamic shared memory {expr} = {then} bytes per block instead of {request.launch.shared_mem} = {now} "
-                "(each block touches blockDim.x elements): more blocks fit on an SM",
-                {"shared_mem": expr, "bytes": then},
-                LaunchOverride(shared_mem=expr),
-                "dynamic shared memory",
+class _LaunchGeometry(CudaRecipe[_Match]):
+    name = NAME
+    transforms = ("launch-config", "increase-parallelism")
+    summary = "launch-spec grid / block sweep for kernels whose result does not depend on them (grid-stride, or one element per thread)"
+    needs_launch = True
+    no_launch = "no launch spec: the grid is set in the source's own launch (the launch-config recipe edits block-size constants there)"
+    launch_dims = 1
+
+    def match(self, src: Source) -> _Match | str:
+        kernel, launch = src.kernel, src.launch
+        if isinstance(kernel, str):
+            return kernel
+        assert launch is not None
+        uses = analyse(kernel)
+        smem = _shared_mem_candidate(kernel, launch)
+        if isinstance(smem, tuple):
+            return kernel, uses, smem
+        if uses.grid_stride:
+            return (
+                (kernel, uses, smem)
+                if _grid_candidates(kernel, launch)
+                else "no grid differs from the current one"
             )
-        )
-    if uses.grid_stride:
-        out.extend(
-            _launch_only(
-                request,
-                f"grid-stride kernel: launch {label} (grid = {expr}, {blocks} blocks with the spec's parameters) "
-                f"instead of {request.launch.grid[0]}",
-                {"grid": expr, "blocks": blocks},
-                LaunchOverride(grid=[expr]),
-                "grid (a grid-stride loop covers any grid)",
+        if uses.block_free:
+            return (
+                (kernel, uses, smem)
+                if _block_candidates(launch)
+                else (
+                    "the grid is not written with the literal block size (ceil_div(n, B) or (n + B - 1) / B)"
+                )
             )
-            for label, expr, blocks in _grid_candidates(kernel, request.launch)
-        )
-    elif uses.block_free:
-        out.extend(
-            _launch_only(
-                request,
-                f"block {block} threads (grid {expr}) instead of {request.launch.block[0]}",
-                {"block": block, "grid": expr},
-                LaunchOverride(grid=[expr], block=[block]),
-                "block and grid",
+        return f"{uses.blocker}; dynamic shared memory: {smem}"
+
+    def plan(self, src: Source, m: _Match) -> list[Variant]:
+        kernel, uses, smem = m
+        launch = src.launch
+        assert launch is not None
+        out: list[Variant] = []
+        if isinstance(smem, tuple):
+            expr, now, then = smem
+            out.append(
+                _launch_only(
+                    src,
+                    f"dynamic shared memory {expr} = {then} bytes per block instead of {launch.shared_mem} = {now} "
+                    "(each block touches blockDim.x elements): more blocks fit on an SM",
+                    {"shared_mem": expr, "bytes": then},
+                    LaunchOverride(shared_mem=expr),
+                    "dynamic shared memory",
+                )
             )
-            for block, expr in _block_candidates(request.launch)
-        )
-    return out[: request.max_candidates]
+        if uses.grid_stride:
+            out.extend(
+                _launch_only(
+                    src,
+                    f"grid-stride kernel: launch {label} (grid = {expr}, {blocks} blocks with the spec's parameters) "
+                    f"instead of {launch.grid[0]}",
+                    {"grid": expr, "blocks": blocks},
+                    LaunchOverride(grid=[expr]),
+                    "grid (a grid-stride loop covers any grid)",
+                )
+                for label, expr, blocks in _grid_candidates(kernel, launch)
+            )
+        elif uses.block_free:
+            out.extend(
+                _launch_only(
+                    src,
+                    f"block {block} threads (grid {expr}) instead of {launch.block[0]}",
+                    {"block": block, "grid": expr},
+                    LaunchOverride(grid=[expr], block=[block]),
+                    "block and grid",
+                )
+                for block, expr in _block_candidates(launch)
+            )
+        return out
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("launch-config", "increase-parallelism"),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="launch-spec grid / block sweep for kernels whose result does not depend on them (grid-stride, or one element per thread)",
-)
+RECIPE = register(_LaunchGeometry())
+applies, propose = RECIPE.applies, RECIPE.propose
