@@ -27,10 +27,9 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, Tree
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes._cuda import Constant, Edit
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
 
 NAME = "launch-config"
 THREAD_VALUES = (64, 128, 256, 512, 1024)
@@ -243,22 +242,15 @@ _NO_KNOB = (
 )
 
 
-def _scan(request: RewriteRequest) -> tuple[list[_Knob], str | None, Tree | None, Env]:
-    if request.language != "cuda":
-        return (
-            [],
-            "the launch-config recipe edits CUDA sources; Triton sources use the triton-config recipe",
-            None,
-            {},
-        )
-    try:
-        tree = _cuda.require_clean(request.source)
-    except _cuda.ParseError as exc:
-        return [], str(exc), None, {}
+_Found = tuple[list[_Knob], Env]
+
+
+def _scan(src: Source) -> _Found | str:
+    request, tree = src.request, src.tree
     finder = _KnobFinder(tree)
     targets = _cuda.kernels(tree, request.kernel)
     if request.kernel is not None and not targets:
-        return [], f"no __global__ function named {request.kernel} in the source", tree, finder.env
+        return f"no __global__ function named {request.kernel} in the source"
     # 1. launches: the block argument (and dim3 variables) names constants or holds literals.
     for call in _cuda.launch_sites(tree):
         if request.kernel is None or _cuda.launched_name(call) == request.kernel:
@@ -277,8 +269,8 @@ def _scan(request: RewriteRequest) -> tuple[list[_Knob], str | None, Tree | None
             finder.add_constant(name, 2)
     _merge_template_launches(tree, finder.knobs)
     if not finder.knobs:
-        return [], _NO_KNOB, tree, finder.env
-    return sorted(finder.knobs.values(), key=lambda k: (k.priority, k.key)), None, tree, finder.env
+        return _NO_KNOB
+    return sorted(finder.knobs.values(), key=lambda k: (k.priority, k.key)), finder.env
 
 
 def _merge_template_launches(tree: Tree, knobs: dict[str, _Knob]) -> None:
@@ -402,76 +394,61 @@ def _ordered_values(knob: _Knob) -> list[int]:
     return sorted(values, key=lambda v: (abs(math.log2(v / knob.current)), -v))
 
 
-def applies(request: RewriteRequest) -> str | None:
-    knobs, reason, _tree, _env = _scan(request)
-    return reason if not knobs else None
+def _variant(knob: _Knob, value: int, source: str) -> Variant:
+    defines = (
+        {knob.constant.name: value} if knob.constant is not None and knob.constant.kind == "macro" else {}
+    )
+    notes = []
+    if knob.constant is not None and knob.constant.guarded:
+        notes.append(
+            f"{knob.constant.name} is #ifndef-guarded: build with -D{knob.constant.name}={value} (Candidate.defines)"
+        )
+    if not knob.launches:
+        notes.append("no launch of the kernel in this source: the launch (spec) must use the new value")
+    return Variant(
+        source=source,
+        description=f"Set {knob.label} from {knob.current} to {value}.",
+        parameters={knob.key: value, "previous": knob.current},
+        defines=defines,
+        notes=notes,
+    )
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    """Candidates setting one knob at a time, closest values first, round-robin over knobs."""
-    knobs, _reason, tree, env = _scan(request)
-    if not knobs or tree is None:
-        return []
-    queues: list[list[tuple[_Knob, int]]] = []
-    skipped: list[str] = []
-    for knob in knobs:
-        ok = []
-        for value in _ordered_values(knob):
-            why = _valid(knob, value, tree, env)
-            if why is None:
-                ok.append((knob, value))
-            else:
-                skipped.append(f"{knob.key}={value}: {why}")
-        queues.append(ok)
-    out: list[Candidate] = []
-    seen: set[str] = set()
-    while any(queues) and len(out) < request.max_candidates:
-        for queue in queues:
-            if not queue or len(out) >= request.max_candidates:
-                continue
-            knob, value = queue.pop(0)
-            try:
-                source = _cuda.apply_edits(request.source, knob.edits(value))
-            except (_cuda.ParseError, ValueError) as exc:
-                skipped.append(f"{knob.key}={value}: {exc}")
-                continue
-            if source in seen:
-                continue
-            seen.add(source)
-            defines = (
-                {knob.constant.name: value}
-                if knob.constant is not None and knob.constant.kind == "macro"
-                else {}
-            )
-            notes = []
-            if knob.constant is not None and knob.constant.guarded:
-                notes.append(
-                    f"{knob.constant.name} is #ifndef-guarded: build with -D{knob.constant.name}={value} (Candidate.defines)"
-                )
-            if not knob.launches:
-                notes.append(
-                    "no launch of the kernel in this source: the launch (spec) must use the new value"
-                )
-            out.append(
-                make_candidate(
-                    request,
-                    backend="recipes",
-                    recipe=NAME,
-                    source=source,
-                    description=f"Set {knob.label} from {knob.current} to {value}.",
-                    parameters={knob.key: value, "previous": knob.current},
-                    defines=defines,
-                    notes=notes,
-                )
-            )
-    return out
+class _LaunchConfig(CudaRecipe[_Found]):
+    name = NAME
+    transforms = ("launch-config",)
+    summary = "sweep a compile-time block size (#define, constexpr, template default, literal in <<<>>>/dim3) over 64..1024"
+    wrong_language = (
+        "the launch-config recipe edits CUDA sources; Triton sources use the triton-config recipe"
+    )
+
+    def match(self, src: Source) -> _Found | str:
+        return _scan(src)
+
+    def plan(self, src: Source, m: _Found) -> list[Variant]:
+        """One knob set at a time, closest values first, round-robin over knobs."""
+        knobs, env = m
+        most = src.request.max_candidates
+        queues: list[list[tuple[_Knob, int]]] = [
+            [(knob, v) for v in _ordered_values(knob) if _valid(knob, v, src.tree, env) is None]
+            for knob in knobs
+        ]
+        out: list[Variant] = []
+        seen: set[str] = set()
+        while any(queues) and len(out) < most:
+            for queue in queues:
+                if not queue or len(out) >= most:
+                    continue
+                knob, value = queue.pop(0)
+                try:  # a value whose edits do not parse is skipped, not a bug of the recipe
+                    source = _cuda.apply_edits(src.text, knob.edits(value))
+                except (_cuda.ParseError, ValueError):
+                    continue
+                if source not in seen:
+                    seen.add(source)
+                    out.append(_variant(knob, value, source))
+        return out
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("launch-config",),
-    languages=("cuda",),
-    applies=applies,
-    propose=propose,
-    summary="sweep a compile-time block size (#define, constexpr, template default, literal in <<<>>>/dim3) over 64..1024",
-)
+RECIPE = register(_LaunchConfig())
+applies, propose = RECIPE.applies, RECIPE.propose
