@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from tree_sitter import Node, Tree
 
@@ -62,6 +62,12 @@ class Variant:
     retune: Retune | None = None
 
 
+@lru_cache(maxsize=16)
+def _parsed_python(text: str) -> ast.Module:
+    # one parse serves the backend's ``applies`` and ``propose`` and every recipe of a request
+    return _python.parse(text)
+
+
 class Source:
     """The request and its parse, made once: every accessor parses (or searches) on first use only."""
 
@@ -78,8 +84,8 @@ class Source:
 
     @cached_property
     def module(self) -> ast.Module:
-        """The Python ``ast`` (raises ``ParseError`` on a syntax error)."""
-        return _python.parse(self.text)
+        """The Python ``ast`` (raises ``ParseError`` on a syntax error); recipes read it, never change it."""
+        return _parsed_python(self.text)
 
     @cached_property
     def kernel(self) -> Node | str:

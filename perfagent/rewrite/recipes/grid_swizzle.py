@@ -27,10 +27,9 @@ import ast
 import re
 from dataclasses import dataclass
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.rewrite.recipes import _python
-from perfagent.rewrite.recipes._python import Edit, SourceMap
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes._python import SourceMap
+from perfagent.rewrite.recipes.framework import Edit, PythonRecipe, Source, Variant, collect, register
 
 NAME = "grid-swizzle"
 GROUP_SIZES = (8, 4, 16)
@@ -166,39 +165,24 @@ def _group_knob(tree: ast.Module, fn: ast.FunctionDef, smap: SourceMap) -> _Grou
     return _GroupKnob(fn.name, param, spans, "; ".join(where for _, _, where in found))
 
 
-def _scan(request: RewriteRequest) -> tuple[list[_Site | _GroupKnob], list[str]]:
-    if request.language not in ("triton", "python"):
-        return [], [
-            "grid-swizzle (recipe) edits Triton kernels; for CUDA remap blockIdx by hand (llm backend)"
-        ]
-    try:
-        tree = _python.parse(request.source)
-    except _python.ParseError as exc:
-        return [], [str(exc)]
+_Found = tuple[list[_Site | _GroupKnob], list[str]]
+
+
+def _scan(src: Source) -> _Found | str:
+    request, tree = src.request, src.module
     fns = [fn for fn in _python.jit_functions(tree) if request.kernel is None or fn.name == request.kernel]
     if not fns:
-        return [], [
+        return (
             "no @triton.jit kernel"
             + (f" named {request.kernel}" if request.kernel else "")
             + " in the source"
-        ]
-    smap = SourceMap(request.source)
-    sites: list[_Site | _GroupKnob] = []
-    reasons: list[str] = []
-    for fn in fns:
-        knob = _group_knob(tree, fn, smap)
-        found = knob if knob is not None else _find(fn)
-        if isinstance(found, str):
-            reasons.append(found)
-        else:
-            sites.append(found)
-    return sites, reasons
+        )
+    return collect(_site(tree, fn, src.smap) for fn in fns)
 
 
-def applies(request: RewriteRequest) -> str | None:
-    """None when a kernel's program ids can be regrouped (or its GROUP raised from 1), else why not."""
-    sites, reasons = _scan(request)
-    return None if sites else "; ".join(reasons)
+def _site(tree: ast.Module, fn: ast.FunctionDef, smap: SourceMap) -> _Site | _GroupKnob | str:
+    knob = _group_knob(tree, fn, smap)
+    return knob if knob is not None else _find(fn)
 
 
 def _unique(base: str, used: frozenset[str]) -> str:
@@ -227,52 +211,51 @@ def _block(site: _Site, group: int, indent: str) -> str:
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    sites, reasons = _scan(request)
-    if not sites:
-        return []
-    smap = SourceMap(request.source)
-    out: list[Candidate] = []
-    for group in GROUP_SIZES[: request.max_candidates]:
-        edits: list[Edit] = []
-        for site in sites:
-            if isinstance(site, _GroupKnob):
-                edits.extend(Edit(start, end, str(group)) for start, end in site.spans)
-                continue
-            block = _block(site, group, smap.indent(site.first))
-            start, end = smap.line_span(site.first)
-            edits.append(Edit(start, end, block))
-            edits.append(Edit(*smap.line_span(site.second), ""))
-        source = _python.apply_edits(request.source, edits)
+class _GridSwizzle(PythonRecipe[_Found]):
+    name = NAME
+    transforms = ("grid-swizzle",)
+    summary = "rewrite pid_m = pid // num_pid_n; pid_n = pid % num_pid_n into grouped (GROUP_M) ordering"
+    wrong_language = (
+        "grid-swizzle (recipe) edits Triton kernels; for CUDA remap blockIdx by hand (llm backend)"
+    )
+
+    def match(self, src: Source) -> _Found | str:
+        """The kernels whose program ids can be regrouped (or whose GROUP can be raised from 1), or why none."""
+        return _scan(src)
+
+    def plan(self, src: Source, m: _Found) -> list[Variant]:
+        sites, reasons = m
+        smap = src.smap
         kernels = ", ".join(s.kernel for s in sites)
-        how = "; ".join(
-            f"set {s.param} from 1 to {group} ({s.where})"
-            if isinstance(s, _GroupKnob)
-            else f"regroup {s.outer}/{s.inner} of {s.kernel}"
-            for s in sites
-        )
-        out.append(
-            make_candidate(
-                request,
-                backend="recipes",
-                recipe=NAME,
-                source=source,
-                description=(
-                    f"Group program ids of {kernels} in bands of {group} row tiles so that concurrently running programs "
-                    f"share operand tiles in L2 (Triton tutorial ordering): {how}."
-                ),
-                parameters={"GROUP_M": group, "kernels": kernels},
-                notes=[f"not changed: {r}" for r in reasons],
+        out = []
+        for group in GROUP_SIZES[: src.request.max_candidates]:
+            edits: list[Edit] = []
+            for site in sites:
+                if isinstance(site, _GroupKnob):
+                    edits.extend(Edit(start, end, str(group)) for start, end in site.spans)
+                    continue
+                start, end = smap.line_span(site.first)
+                edits.append(Edit(start, end, _block(site, group, smap.indent(site.first))))
+                edits.append(Edit(*smap.line_span(site.second), ""))
+            how = "; ".join(
+                f"set {s.param} from 1 to {group} ({s.where})"
+                if isinstance(s, _GroupKnob)
+                else f"regroup {s.outer}/{s.inner} of {s.kernel}"
+                for s in sites
             )
-        )
-    return out
+            out.append(
+                Variant(
+                    edits=edits,
+                    description=(
+                        f"Group program ids of {kernels} in bands of {group} row tiles so that concurrently running programs "
+                        f"share operand tiles in L2 (Triton tutorial ordering): {how}."
+                    ),
+                    parameters={"GROUP_M": group, "kernels": kernels},
+                    notes=[f"not changed: {r}" for r in reasons],
+                )
+            )
+        return out
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("grid-swizzle",),
-    languages=("triton", "python"),
-    applies=applies,
-    propose=propose,
-    summary="rewrite pid_m = pid // num_pid_n; pid_n = pid % num_pid_n into grouped (GROUP_M) ordering",
-)
+RECIPE = register(_GridSwizzle())
+applies, propose = RECIPE.applies, RECIPE.propose

@@ -23,10 +23,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
+from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.recipes import _python
-from perfagent.rewrite.recipes._python import Edit, SourceMap
-from perfagent.rewrite.recipes.registry import Recipe
+from perfagent.rewrite.recipes._python import SourceMap
+from perfagent.rewrite.recipes.framework import Edit, PythonRecipe, Source, Variant, register
 
 NAME = "triton-config"
 Point = dict[str, int]
@@ -117,25 +117,19 @@ class _Autotune:
     existing: list[Point]
 
 
-def _scan(request: RewriteRequest) -> tuple[list[_Launch], list[_Autotune], str | None, SourceMap | None]:
-    if request.language not in ("triton", "python"):
-        return [], [], "the triton-config recipe edits Python sources with @triton.jit kernels", None
-    try:
-        tree = _python.parse(request.source)
-    except _python.ParseError as exc:
-        return [], [], str(exc), None
-    smap = SourceMap(request.source)
+_Found = tuple[list[_Launch], list[_Autotune]]
+
+
+def _scan(src: Source) -> _Found | str:
+    request, tree, smap = src.request, src.module, src.smap
     jit = {fn.name: fn for fn in _python.jit_functions(tree)}
     if request.kernel is not None:
         jit = {k: v for k, v in jit.items() if k == request.kernel}
     if not jit:
         return (
-            [],
-            [],
             "no @triton.jit kernel"
             + (f" named {request.kernel}" if request.kernel else "")
-            + " in the source",
-            None,
+            + " in the source"
         )
     module_consts = _python.assignments(tree.body)
     autotunes = _autotunes(jit.values(), module_consts)
@@ -149,15 +143,10 @@ def _scan(request: RewriteRequest) -> tuple[list[_Launch], list[_Autotune], str 
             launches.append(_launch(tree, smap, node, jit[kname], module_consts))
     if not launches and not autotunes:
         return (
-            [],
-            [],
-            (
-                "no tunable launch found: no kernel[grid](...) launch with integer BLOCK/num_warps keyword arguments "
-                "(or names bound to integer literals) and no @triton.autotune config list"
-            ),
-            smap,
+            "no tunable launch found: no kernel[grid](...) launch with integer BLOCK/num_warps keyword arguments "
+            "(or names bound to integer literals) and no @triton.autotune config list"
         )
-    return launches, autotunes, None, smap
+    return launches, autotunes
 
 
 def _autotunes(kernels: Iterable[ast.FunctionDef], module_consts: dict[str, ast.Assign]) -> list[_Autotune]:
@@ -261,11 +250,6 @@ def _points_for(roles: set[str]) -> list[Point]:
     return WARP_POINTS
 
 
-def applies(request: RewriteRequest) -> str | None:
-    launches, autotunes, reason, _ = _scan(request)
-    return reason if not (launches or autotunes) else None
-
-
 def _launch_candidate(
     request: RewriteRequest, launch: _Launch, point: Point, smap: SourceMap
 ) -> tuple[str, dict[str, int]] | str:
@@ -337,67 +321,70 @@ def _autotune_candidates(
     return out
 
 
-def propose(request: RewriteRequest) -> list[Candidate]:
-    """Candidates, one configuration each, in the order of the standard grids."""
-    launches, autotunes, reason, smap = _scan(request)
-    if reason is not None or smap is None:
-        return []
-    out: list[Candidate] = []
-    for tune in autotunes:
-        for source, params in _autotune_candidates(request, tune, smap):
-            if len(out) >= request.max_candidates:
-                break
-            text = ", ".join(f"{k}={v}" for k, v in params.items())
-            out.append(
-                make_candidate(
-                    request,
-                    backend="recipes",
-                    recipe=NAME,
-                    source=source,
-                    description=f"Pin the @triton.autotune list of {tune.kernel} to the single configuration {text}.",
-                    parameters={"kernel": tune.kernel, **params},
-                    notes=[
-                        f"replaces the {len(tune.configs.elts)}-entry autotune list: one configuration for every "
-                        "autotune key (the original list could pick per key)"
-                    ],
-                )
-            )
+def _autotune_variants(src: Source, autotunes: list[_Autotune]) -> list[Variant]:
+    return [
+        Variant(
+            source=source,
+            description=f"Pin the @triton.autotune list of {tune.kernel} to the single configuration "
+            f"{', '.join(f'{k}={v}' for k, v in params.items())}.",
+            parameters={"kernel": tune.kernel, **params},
+            notes=[
+                f"replaces the {len(tune.configs.elts)}-entry autotune list: one configuration for every "
+                "autotune key (the original list could pick per key)"
+            ],
+        )
+        for tune in autotunes
+        for source, params in _autotune_candidates(src.request, tune, src.smap)
+    ]
+
+
+def _launch_variants(src: Source, launches: list[_Launch], most: int) -> list[Variant]:
+    out: list[Variant] = []
     dropped: list[str] = []
+    seen: set[str] = set()
+    uses_dot = "tl.dot" in src.text or ".dot(" in src.text
     for launch in launches:
         roles = {r for r in launch.sites if r not in LAUNCH_OPTIONS}
-        uses_dot = "tl.dot" in request.source or ".dot(" in request.source
         for point in _points_for(roles):
-            if len(out) >= request.max_candidates:
+            if len(out) >= most:
                 break
             if uses_dot and any(point.get(r, 16) < 16 for r in ("m", "n", "k")):
                 continue
-            built = _launch_candidate(request, launch, point, smap)
+            built = _launch_candidate(src.request, launch, point, src.smap)
             if isinstance(built, str):
                 dropped.append(f"{point}: {built}")
                 continue
             source, params = built
-            if any(c.source == source for c in out):
+            if source in seen:
                 continue
-            text = ", ".join(f"{k}={v}" for k, v in params.items())
+            seen.add(source)
             out.append(
-                make_candidate(
-                    request,
-                    backend="recipes",
-                    recipe=NAME,
+                Variant(
                     source=source,
-                    description=f"Launch {launch.kernel} with {text}.",
+                    description=f"Launch {launch.kernel} with {', '.join(f'{k}={v}' for k, v in params.items())}.",
                     parameters={"kernel": launch.kernel, **params},
                     notes=[f"dropped: {d}" for d in dropped[-3:]],
                 )
             )
-    return out[: request.max_candidates]
+    return out
 
 
-RECIPE = Recipe(
-    name=NAME,
-    transforms=("launch-config",),
-    languages=("triton", "python"),
-    applies=applies,
-    propose=propose,
-    summary="sweep Triton BLOCK sizes / num_warps / num_stages in launch keywords, constants or the autotune config list",
-)
+class _TritonConfig(PythonRecipe[_Found]):
+    name = NAME
+    transforms = ("launch-config",)
+    summary = "sweep Triton BLOCK sizes / num_warps / num_stages in launch keywords, constants or the autotune config list"
+    wrong_language = "the triton-config recipe edits Python sources with @triton.jit kernels"
+
+    def match(self, src: Source) -> _Found | str:
+        return _scan(src)
+
+    def plan(self, src: Source, m: _Found) -> list[Variant]:
+        """One configuration each: the autotune lists pinned, then the launches, in the standard grids' order."""
+        launches, autotunes = m
+        most = src.request.max_candidates
+        pinned = _autotune_variants(src, autotunes)[:most]
+        return pinned + _launch_variants(src, launches, most - len(pinned))
+
+
+RECIPE = register(_TritonConfig())
+applies, propose = RECIPE.applies, RECIPE.propose
