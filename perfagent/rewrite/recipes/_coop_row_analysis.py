@@ -348,14 +348,7 @@ class Analysis:
                     lp.resets.append(acc)
 
     def _zero_before(self, acc: str, loop: Node) -> bool:
-        decls = [
-            n
-            for n in _cuda.walk(self.body)
-            if n.type == "init_declarator"
-            and (d := n.child_by_field_name("declarator")) is not None
-            and d.type == "identifier"
-            and _cuda.text(d) == acc
-        ]
+        decls = _cuda.init_declarators(self.body, acc)
         if len(decls) != 1 or decls[0].end_byte > loop.start_byte:
             return False
         value = decls[0].child_by_field_name("value")

@@ -61,17 +61,12 @@ def unwrap(node: Node) -> Node:
 def row_index(kernel: Node) -> tuple[str, Node] | str:
     """(row variable, its initialiser) or why there is none."""
     found: list[tuple[str, Node]] = []
-    for n in _cuda.walk(kernel):
-        if n.type != "init_declarator":
-            continue
-        decl, value = n.child_by_field_name("declarator"), n.child_by_field_name("value")
-        if decl is None or value is None or decl.type != "identifier":
-            continue
+    for n, name, value in _cuda.initialisations(kernel):
         axes = {b for v in _cuda.walk(value) if (b := _cuda.builtin_axis(v))}
         if any(b == ("threadIdx", "x") for b in axes):
             if any(a[1] != "x" for a in axes):
                 return f"the index on line {_cuda.line_of(n)} mixes x and y thread coordinates"
-            found.append((_cuda.text(decl), value))
+            found.append((name, value))
     if len(found) != 1:
         return (
             "no single row index derived from threadIdx.x"

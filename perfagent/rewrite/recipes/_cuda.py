@@ -483,6 +483,28 @@ def _c_div(a: int, b: int) -> int:
     return q if (a < 0) == (b < 0) else -q
 
 
+def initialisations(scope: Node) -> Iterator[tuple[Node, str, Node]]:
+    """(init_declarator, name, value) of every ``T name = value;`` under ``scope``, in source order."""
+    for n in walk(scope):
+        if n.type != "init_declarator":
+            continue
+        decl, value = n.child_by_field_name("declarator"), n.child_by_field_name("value")
+        if decl is not None and value is not None and decl.type == "identifier":
+            yield n, text(decl), value
+
+
+def init_declarators(scope: Node, name: str) -> list[Node]:
+    """Every init_declarator of the plain variable ``name`` under ``scope``."""
+    return [
+        n
+        for n in walk(scope)
+        if n.type == "init_declarator"
+        and (d := n.child_by_field_name("declarator")) is not None
+        and d.type == "identifier"
+        and text(d) == name
+    ]
+
+
 def identifiers_in(node: Node) -> set[str]:
     """Names under ``node`` (type_identifier too: ``dim3 block(THREADS)`` parses as a declaration)."""
     return {text(n) for n in walk(node) if n.type in ("identifier", "type_identifier")}

@@ -334,14 +334,7 @@ class _Scan:
         return left if left is not None and left.type == "subscript_expression" else None
 
     def _acc_type(self, acc: str, loop: Node) -> str:
-        decls = [
-            n
-            for n in _cuda.walk(self.body)
-            if n.type == "init_declarator"
-            and (d := n.child_by_field_name("declarator")) is not None
-            and d.type == "identifier"
-            and _cuda.text(d) == acc
-        ]
+        decls = _cuda.init_declarators(self.body, acc)
         if len(decls) != 1 or decls[0].end_byte > loop.start_byte or decls[0].parent is None:
             raise Refused(f"the running value {acc} is not declared once, with a value, before the loop")
         typ = _cuda.element_type(decls[0].parent).replace("const ", "")

@@ -7,8 +7,10 @@ Kept apart from ``framework`` (the recipe base classes and ``register``) so that
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import TypeVar
 
 from tree_sitter import Node, Tree
 
@@ -17,6 +19,8 @@ from perfagent.rewrite.recipes import _cuda, _python
 from perfagent.rewrite.recipes._cuda import Edit
 from perfagent.workloads.base import Language
 from perfagent.workloads.launch_spec import Expr, LaunchOverride
+
+T = TypeVar("T")
 
 
 def at(node: Node, why: str) -> str:
@@ -91,6 +95,11 @@ class Source:
     def kernel(self) -> Node | str:
         """The kernel the request is about (named, or the only one), or why there is none to edit."""
         return _cuda.select_kernel(self.tree, self.request.kernel)
+
+    def on_kernel(self, analyse: Callable[[Node], T | str]) -> T | str:
+        """``analyse`` of the request's kernel, or why there is no kernel to analyse."""
+        kernel = self.kernel
+        return kernel if isinstance(kernel, str) else analyse(kernel)
 
     @cached_property
     def constants(self) -> dict[str, _cuda.Constant]:

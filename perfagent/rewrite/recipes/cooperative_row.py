@@ -65,7 +65,7 @@ def _block_per_row(launch: LaunchContext, kernel: Node, plan: Plan) -> str | Non
     return types if isinstance(types, str) else None
 
 
-class _CooperativeRow(CudaRecipe[tuple[Node, Plan]]):
+class _CooperativeRow(CudaRecipe[Plan]):
     name = NAME
     transforms = ("cooperative-row",)
     summary = (
@@ -74,20 +74,14 @@ class _CooperativeRow(CudaRecipe[tuple[Node, Plan]]):
     needs_launch = True
     launch_dims = 1
 
-    def match(self, src: Source) -> tuple[Node, Plan] | str:
-        kernel = src.kernel
-        if isinstance(kernel, str):
-            return kernel
-        plan = analyse(kernel)
-        if isinstance(plan, str):
-            return plan
+    def match(self, src: Source) -> Plan | str:
+        plan = src.on_kernel(analyse)
         assert src.launch is not None
-        why = _launch.warp_multiple_block(src.launch)
-        return why if why is not None else (kernel, plan)
+        return plan if isinstance(plan, str) else (_launch.warp_multiple_block(src.launch) or plan)
 
-    def plan(self, src: Source, m: tuple[Node, Plan]) -> list[Variant]:
-        kernel, plan = m
-        assert src.launch is not None
+    def plan(self, src: Source, plan: Plan) -> list[Variant]:
+        kernel = src.kernel
+        assert src.launch is not None and not isinstance(kernel, str)
         grid, block = str(src.launch.grid[0]), str(src.launch.block[0])
         reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions]
         out = [

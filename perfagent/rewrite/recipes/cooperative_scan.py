@@ -56,15 +56,9 @@ class _CooperativeScan(CudaRecipe[ScanPlan]):
     launch_dims = 1
 
     def match(self, src: Source) -> ScanPlan | str:
-        kernel = src.kernel
-        if isinstance(kernel, str):
-            return kernel
-        plan = analyse(kernel)
-        if isinstance(plan, str):
-            return plan
+        plan = src.on_kernel(analyse)
         assert src.launch is not None
-        why = _launch.warp_multiple_block(src.launch)
-        return why if why is not None else plan
+        return plan if isinstance(plan, str) else (_launch.warp_multiple_block(src.launch) or plan)
 
     def plan(self, src: Source, m: ScanPlan) -> list[Variant]:
         assert src.launch is not None

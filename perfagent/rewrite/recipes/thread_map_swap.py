@@ -61,13 +61,7 @@ def _locals(kernel: Node) -> dict[str, Node]:
     """name → initialiser of every local declared once with an initialiser."""
     seen: dict[str, Node] = {}
     twice: set[str] = set()
-    for n in _cuda.walk(kernel):
-        if n.type != "init_declarator":
-            continue
-        decl, value = n.child_by_field_name("declarator"), n.child_by_field_name("value")
-        if decl is None or value is None or decl.type != "identifier":
-            continue
-        name = _cuda.text(decl)
+    for _n, name, value in _cuda.initialisations(kernel):
         if name in seen:
             twice.add(name)
         seen[name] = value
@@ -124,18 +118,13 @@ def _pointer_params(kernel: Node) -> set[str]:
 def _derivations(kernel: Node) -> tuple[dict[str, tuple[str, Node]], str | None]:
     """axis → (variable, initialiser) of the x- and y-derived indices, or why not."""
     found: dict[str, tuple[str, Node]] = {}
-    for n in _cuda.walk(kernel):
-        if n.type != "init_declarator":
-            continue
-        decl, value = n.child_by_field_name("declarator"), n.child_by_field_name("value")
-        if decl is None or value is None or decl.type != "identifier":
-            continue
+    for n, name, value in _cuda.initialisations(kernel):
         axis = _axis_of(value)
         if axis is None:
             continue
         if axis in found:
             return {}, f"two variables derive from the {axis} thread coordinates (line {_cuda.line_of(n)})"
-        found[axis] = (_cuda.text(decl), value)
+        found[axis] = (name, value)
     if set(found) != {"x", "y"}:
         return {}, "the kernel does not derive one index from the x and one from the y thread coordinates"
     spans = [(d.start_byte, d.end_byte) for _, d in found.values()]
