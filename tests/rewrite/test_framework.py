@@ -193,3 +193,15 @@ def test_the_sweeps_compute_what_the_original_computes_block_by_block(tmp_path: 
 def test_no_sweep_when_the_original_index_depends_on_the_block() -> None:
     per_block = HIST.replace("if (i < n)", "if (i < n && threadIdx.x % 2 == 0)")
     assert len(privatize_atomics.RECIPE.candidates(_request(per_block, max_candidates=8))) == 1
+
+
+@pytest.mark.gpu
+def test_the_nvrtc_check_drops_a_variant_that_does_not_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where cuda.core is installed (the GPU machines) the default check is NVRTC, in process."""
+    pytest.importorskip("cuda.core")
+    monkeypatch.setenv(_compile_check.ENV, "auto")
+    assert _compile_check.compiler() == "nvrtc"
+    spec = SPEC.model_copy(update={"grid": ["1", "1"], "block": ["16", "16"]})
+    [cand] = register(_Toy()).propose(_request(launch=spec))
+    assert cand.description == "fine"
+    assert any("nvrtc" in note and "did not compile" in note for note in cand.notes), cand.notes
