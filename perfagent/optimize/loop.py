@@ -40,7 +40,14 @@ from perfagent.optimize.plan import PlannedTransform, make_plan
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, PlanStep
 from perfagent.rewrite import get_rewriter
-from perfagent.rewrite.base import Candidate, LaunchContext, Rewriter, RewriteRequest, launch_context
+from perfagent.rewrite.base import (
+    RETUNED,
+    Candidate,
+    LaunchContext,
+    Rewriter,
+    RewriteRequest,
+    launch_context,
+)
 from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
 
 __all__ = ["LLM_ATTEMPTS_PER_TRANSFORM", "LLM_ERRORS_TO_STOP", "OptimizeLoop"]
@@ -299,7 +306,8 @@ class OptimizeLoop(CandidateEvaluator):
         # one line per distinct result: three launch-geometry candidates read 'c2, c3, c4 (...)'
         groups: dict[str, list[str]] = {}
         for o in outcomes:
-            groups.setdefault(f"({o.verdict}): {changed_lines(o.diff)}", []).append(o.id)
+            sweep = " at re-tuned launches" if RETUNED in o.parameters else ""
+            groups.setdefault(f"({o.verdict}): {changed_lines(o.diff)}{sweep}", []).append(o.id)
         notes.extend(f"{', '.join(ids)} {what}" for what, ids in groups.items())
         if not outcomes:
             notes.append(f"{self.rewriter.name} proposed no candidate")

@@ -25,6 +25,9 @@ BackendName = Literal["recipes", "llm"]
 WRITE_KERNEL = "write-kernel"
 """The transform that writes a first custom kernel (``ModelNew``) for a plain-PyTorch KernelBench problem."""
 ParamValue = int | float | str | bool | None
+RETUNED = "retuned"
+"""The ``Candidate.parameters`` key of a re-tuned launch of another candidate's source (a structural rewrite's
+launch sweep); its value says which launch ('block 512')."""
 
 
 class TokenUsage(Frozen):

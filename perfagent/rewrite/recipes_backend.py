@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from perfagent.rewrite.base import Candidate, RewriteRequest
+from perfagent.rewrite.base import RETUNED, Candidate, RewriteRequest
 from perfagent.rewrite.embed.adapter import embedded_cuda
 from perfagent.rewrite.recipes import RECIPES, Recipe, recipes_for
 from perfagent.rewrite.recipes._cuda import ParseError
-from perfagent.rewrite.recipes._tail import RETUNED
 
 
 class RecipesRewriter:

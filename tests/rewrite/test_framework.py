@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from tree_sitter import Parser, Tree
 
-from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, launch_context
+from perfagent.rewrite.base import RETUNED, Candidate, LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, _compile_check, _cuda, privatize_atomics
-from perfagent.rewrite.recipes._tail import RETUNED
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, at, register
 from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.expr import evaluate_int
@@ -205,3 +204,51 @@ def test_the_nvrtc_check_drops_a_variant_that_does_not_compile(monkeypatch: pyte
     [cand] = register(_Toy()).propose(_request(launch=spec))
     assert cand.description == "fine"
     assert any("nvrtc" in note and "did not compile" in note for note in cand.notes), cand.notes
+
+
+GEMV = """
+extern "C" __global__ void gemv(const float* A, const float* x, float* y, int rows, int cols)
+{
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    float s = 0.f;
+    for (int c = 0; c < cols; ++c) s += A[row * cols + c] * x[c];
+    y[row] = s;
+}
+"""
+
+
+def test_a_warp_per_row_is_swept_and_every_sweep_covers_the_rows_lane_by_lane(tmp_path: Path) -> None:
+    """cooperative-row's warp variant re-tuned: blocks swept, grid re-derived from the rows' threads;
+    each sweep stores what the row-per-thread original stores (32 real lanes per warp)."""
+    from . import cuda_lanes
+
+    spec = LaunchContext(grid=["ceil_div(rows, 64)"], block=[64], params={"rows": 70})
+    req = RewriteRequest(
+        source=GEMV, language="cuda", transform="cooperative-row", launch=spec, max_candidates=16
+    )
+    batch = RECIPES["cooperative-row"].candidates(req)
+    warp = batch[0]
+    sweeps = [c for c in batch if RETUNED in c.parameters and c.source == warp.source]
+    assert [int(_block(c)) for c in sweeps] == [128, 256, 512, 1024]
+
+    def rows_value(expr: Expr, rows: int) -> int:
+        return evaluate_int(str(expr), {**DEFAULT_DEVICE_ATTRS, "rows": rows})
+
+    cases = [
+        cuda_lanes.Case(
+            (
+                cuda_lanes.Buf("float", rows * 40),
+                cuda_lanes.Buf("float", 40),
+                cuda_lanes.Buf("float", rows),
+                f"{rows}",
+                "40",
+            ),
+            (-(-rows // 64), 64),
+            (rows_value(_grid(c), rows), int(_block(c))),
+            f"{c.parameters[RETUNED]}, rows={rows}",
+        )
+        for c in sweeps
+        for rows in (5, 70)
+    ]
+    cuda_lanes.assert_same(tmp_path, GEMV, warp.source, "gemv", cases, rtol=2e-5, atol=2e-5)

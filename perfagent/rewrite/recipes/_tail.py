@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import logging
 
-from perfagent.rewrite.base import Candidate, LaunchContext, make_candidate
+from perfagent.rewrite.base import RETUNED, Candidate, LaunchContext, make_candidate
 from perfagent.rewrite.recipes import _compile_check, _cuda, _launch, _python
 from perfagent.rewrite.recipes._variant import Retune, Source, Variant
 from perfagent.workloads.launch_spec import Expr, LaunchOverride
 
 _log = logging.getLogger(__name__)
-RETUNED = "retuned"
-"""The parameter that marks a re-tuned launch of another candidate's source (its value says which)."""
 SM_WAVES = (2, 4, 8)
 """Grids of a grid-stride kernel swept by ``Retune.grid_stride``: this many blocks per SM."""
 
