@@ -28,12 +28,23 @@ threadIdx.x`` and ``k`` becomes ``(T)k * blockDim.x`` (counter loop); the index 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tree_sitter import Node
 
 from perfagent.rewrite.base import LaunchContext
 from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._chunk_syntax import (
+    GLOBAL_ID,
+    Chunk,
+    assigned,
+    chunk_product,
+    element_wise,
+    ident,
+    leaves,
+    local_inits,
+    operator,
+    pointers,
+    uses,
+)
 from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
 
 NAME = "chunk-interleave"
@@ -47,181 +58,6 @@ _FORBIDDEN_CALLS = (
     "__all",
     "cooperative",
 )
-_GLOBAL_ID = {("blockIdx", "x"), ("blockDim", "x"), ("threadIdx", "x")}
-
-
-@dataclass
-class _Chunk:
-    """The chunked loop of a kernel, and the edits that interleave it."""
-
-    product: Node
-    """``G * C``: replaced by the interleaved base."""
-    chunk: str
-    index_type: str
-    loop: Node
-    form: str
-    """'counter' or 'index'."""
-    counter_uses: list[Node]
-    """Counter form: each ``k`` in ``first + k``."""
-    index_loop: tuple[Node, Node] | None = None
-    """Index form: (the bound ``first + C`` node, the update expression)."""
-
-
-def _ident(node: Node | None) -> str | None:
-    node = _cuda.strip(node) if node is not None else None
-    return _cuda.text(node) if node is not None and node.type == "identifier" else None
-
-
-def _leaves(node: Node, op: str) -> list[Node]:
-    """Operands of a chain of ``op`` (casts and parentheses stripped)."""
-    node = _cuda.strip(node)
-    if node.type == "binary_expression" and _cuda.text(node.child_by_field_name("operator") or node) == op:
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        assert left is not None and right is not None
-        return _leaves(left, op) + _leaves(right, op)
-    return [node]
-
-
-def _operator(node: Node) -> str:
-    op = node.child_by_field_name("operator")
-    return _cuda.text(op) if op is not None else ""
-
-
-def _is_global_id(node: Node, env: dict[str, Node], block: str | None = None) -> bool:
-    """``blockIdx.x * blockDim.x + threadIdx.x`` (any order, casts), or a local initialised to it; with
-    ``block`` (the launch spec's block size as written) also ``blockIdx.x * <block> + threadIdx.x``."""
-    node = _cuda.strip(node)
-    name = _ident(node)
-    if name is not None and name in env:
-        return _is_global_id(env[name], {}, block)
-    terms = _leaves(node, "+")
-    if len(terms) != 2:
-        return False
-    axes = [[_cuda.builtin_axis(f) for f in _leaves(t, "*")] for t in terms]
-    shapes = sorted(tuple(sorted(a for a in factors if a)) for factors in axes if all(factors))
-    if shapes == [(("blockDim", "x"), ("blockIdx", "x")), (("threadIdx", "x"),)]:
-        return True
-    if block is None:
-        return False
-    scaled = [t for t, factors in zip(terms, axes, strict=True) if ("blockIdx", "x") in factors]
-    thread = [factors for factors in axes if factors == [("threadIdx", "x")]]
-    if len(scaled) != 1 or len(thread) != 1:
-        return False
-    others = [f for f in _leaves(scaled[0], "*") if _cuda.builtin_axis(f) is None]
-    return len(others) == 1 and _cuda.text(others[0]).replace(" ", "") == block.replace(" ", "")
-
-
-def _locals(kernel: Node) -> dict[str, tuple[Node, str]]:
-    """name -> (initialiser, declared type) of locals declared once with an initialiser."""
-    seen: dict[str, tuple[Node, str]] = {}
-    for n in _cuda.walk(kernel):
-        if n.type != "init_declarator":
-            continue
-        decl, value = n.child_by_field_name("declarator"), n.child_by_field_name("value")
-        if decl is None or value is None or decl.type != "identifier" or n.parent is None:
-            continue
-        type_node = n.parent.child_by_field_name("type")
-        seen[_cuda.text(decl)] = (value, _cuda.text(type_node) if type_node is not None else "")
-    return seen
-
-
-def _product(node: Node, env: dict[str, Node], block: str | None = None) -> tuple[Node, str] | None:
-    """(``G * C`` node, C's text) when ``node`` is that product, else None."""
-    node = _cuda.strip(node)
-    if node.type != "binary_expression" or _operator(node) != "*":
-        return None
-    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    assert left is not None and right is not None
-    for g, c in ((left, right), (right, left)):
-        c_s = _cuda.strip(c)
-        if _is_global_id(g, env, block) and c_s.type in ("identifier", "number_literal"):
-            return node, _cuda.text(c_s)
-    return None
-
-
-def _assigned(kernel: Node) -> set[str]:
-    """Names written anywhere after their declaration (assignments, ++/--)."""
-    out: set[str] = set()
-    for n in _cuda.walk(kernel):
-        target = None
-        if n.type == "assignment_expression":
-            target = n.child_by_field_name("left")
-        elif n.type == "update_expression":
-            target = n.child_by_field_name("argument")
-        if (name := _ident(target)) is not None:
-            out.add(name)
-    return out
-
-
-def _uses(scope: Node, name: str) -> list[Node]:
-    """Reads of ``name`` in ``scope`` (its declarator is not a read)."""
-    return [
-        n
-        for n in _cuda.walk(scope)
-        if n.type == "identifier"
-        and _cuda.text(n) == name
-        and not (
-            n.parent is not None
-            and n.parent.type == "init_declarator"
-            and n.parent.child_by_field_name("declarator") == n
-        )
-    ]
-
-
-def _declared_in(node: Node) -> set[str]:
-    out = set()
-    for n in _cuda.walk(node):
-        if n.type == "init_declarator" and (name := _ident(n.child_by_field_name("declarator"))):
-            out.add(name)
-        elif n.type == "declaration":
-            out |= {_cuda.text(d) for d in n.named_children if d.type == "identifier"}
-    return out
-
-
-def _element_wise(
-    loop: Node, index_names: set[str], index_exprs: list[Node], pointers: set[str]
-) -> str | None:
-    """Why the loop body is not element-wise in the element index, or None.
-
-    Memory is reached only by subscripts of pointer parameters: a pointer passed to a call, moved
-    (``in + idx + 1``) or dereferenced could reach another element than the one the index names."""
-    body = loop.child_by_field_name("body")
-    if body is None:
-        return "the loop has no body"
-    own = _declared_in(loop)
-    for n in _cuda.walk(body):
-        if n.type == "identifier" and _cuda.text(n) in pointers:
-            parent = n.parent
-            if (
-                parent is None
-                or parent.type != "subscript_expression"
-                or parent.child_by_field_name("argument") != n
-            ):
-                return (
-                    f"line {_cuda.line_of(n)}: the pointer {_cuda.text(n)} is used other than by a subscript"
-                )
-        if n.type == "subscript_expression":
-            idx = n.child_by_field_name("indices")
-            args = idx.named_children if idx is not None else []
-            ok = len(args) == 1 and (
-                _ident(args[0]) in index_names or any(_cuda.strip(args[0]) == e for e in index_exprs)
-            )
-            if not ok:
-                return f"line {_cuda.line_of(n)}: '{_cuda.text(n)}' is not indexed by the element index alone"
-        elif n.type == "assignment_expression" or n.type == "update_expression":
-            target = n.child_by_field_name("left") or n.child_by_field_name("argument")
-            name = _ident(target)
-            if name is not None and name not in own:
-                return f"line {_cuda.line_of(n)}: '{name}' carries a value from one element to the next"
-    return None
-
-
-def _pointers(node: Node) -> set[str]:
-    """Names of the pointer parameters of the kernel that holds ``node``."""
-    kernel = node
-    while kernel.parent is not None and kernel.type != "function_definition":
-        kernel = kernel.parent
-    return {name for name, _, pointer in _cuda.kernel_params(kernel) if pointer}
 
 
 def _forbidden(kernel: Node) -> str | None:
@@ -232,7 +68,7 @@ def _forbidden(kernel: Node) -> str | None:
             fn = _cuda.text(n.child_by_field_name("function") or n)
             if fn.startswith(_FORBIDDEN_CALLS):
                 return f"line {_cuda.line_of(n)}: {fn} ties threads together"
-        if (axis := _cuda.builtin_axis(n)) and axis not in _GLOBAL_ID:
+        if (axis := _cuda.builtin_axis(n)) and axis not in GLOBAL_ID:
             return f"line {_cuda.line_of(n)}: {axis[0]}.{axis[1]} is used (only a 1-D global index is interleaved)"
     return None
 
@@ -245,12 +81,12 @@ def _counter_loop(loop: Node, chunk: str) -> str | None:
     decl = next((c for c in init.named_children if c.type == "init_declarator"), None)
     if decl is None or _cuda.text(decl.child_by_field_name("value") or decl) != "0":
         return None
-    k = _ident(decl.child_by_field_name("declarator"))
+    k = ident(decl.child_by_field_name("declarator"))
     cond = _cuda.strip(cond)
-    if k is None or cond.type != "binary_expression" or _operator(cond) != "<":
+    if k is None or cond.type != "binary_expression" or operator(cond) != "<":
         return None
     if (
-        _ident(cond.child_by_field_name("left")) != k
+        ident(cond.child_by_field_name("left")) != k
         or _cuda.text(_cuda.strip(cond.child_by_field_name("right") or cond)) != chunk
     ):
         return None
@@ -258,14 +94,14 @@ def _counter_loop(loop: Node, chunk: str) -> str | None:
     return k if step in (f"++{k}", f"{k}++", f"{k}+=1") else None
 
 
-def _find(kernel: Node, block: str | None = None) -> _Chunk | str:
+def _find(kernel: Node, block: str | None = None) -> Chunk | str:
     """The chunked loop and what to edit, or why the kernel is not of the form."""
     body = kernel.child_by_field_name("body")
     if body is None:
         return "the kernel has no body"
-    decls = _locals(kernel)
+    decls = local_inits(kernel)
     env = {name: value for name, (value, _) in decls.items()}
-    products = [p for n in _cuda.walk(body) if (p := _product(n, env, block)) is not None]
+    products = [p for n in _cuda.walk(body) if (p := chunk_product(n, env, block)) is not None]
     # the outermost product only (a product inside another is part of the same expression)
     products = [p for p in products if not any(q[0] != p[0] and _inside(p[0], q[0]) for q in products)]
     if not products:
@@ -273,7 +109,7 @@ def _find(kernel: Node, block: str | None = None) -> _Chunk | str:
     if len(products) > 1:
         return f"line {_cuda.line_of(products[1][0])}: more than one chunk base"
     product, chunk = products[0]
-    written = _assigned(kernel)
+    written = assigned(kernel)
     if chunk in written:
         return f"the chunk size {chunk} is assigned in the kernel"
     loops = [n for n in body.named_children if n.type == "for_statement"]
@@ -287,17 +123,17 @@ def _find(kernel: Node, block: str | None = None) -> _Chunk | str:
     base_type = decls[base_var][1] if base_var else ""
     if base_var is not None and base_var in written:
         return f"the chunk base {base_var} is assigned in the kernel"
-    gid = _ident(
+    gid = ident(
         next(
             (
                 f
                 for f in (product.child_by_field_name("left"), product.child_by_field_name("right"))
-                if f is not None and _ident(f) in env
+                if f is not None and ident(f) in env
             ),
             None,
         )
     )
-    if gid is not None and len(_uses(body, gid)) != 1:
+    if gid is not None and len(uses(body, gid)) != 1:
         return f"the global index {gid} is used for more than the chunk base"
     k = _counter_loop(loop, chunk)
     if k is not None:
@@ -312,15 +148,15 @@ def _inside(node: Node, outer: Node) -> bool:
 def _sum_of(node: Node, a: str | Node, b: str) -> bool:
     """``node`` is ``a + b`` in either order (``a`` a name or the product node)."""
     node = _cuda.strip(node)
-    if node.type != "binary_expression" or _operator(node) != "+":
+    if node.type != "binary_expression" or operator(node) != "+":
         return False
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     assert left is not None and right is not None
 
     def is_a(x: Node) -> bool:
-        return _ident(x) == a if isinstance(a, str) else _cuda.strip(x) == a
+        return ident(x) == a if isinstance(a, str) else _cuda.strip(x) == a
 
-    return (is_a(left) and _ident(right) == b) or (is_a(right) and _ident(left) == b)
+    return (is_a(left) and ident(right) == b) or (is_a(right) and ident(left) == b)
 
 
 def _counter_form(
@@ -332,15 +168,15 @@ def _counter_form(
     base_type: str,
     decls: dict[str, tuple[Node, str]],
     written: set[str],
-) -> _Chunk | str:
+) -> Chunk | str:
     base: str | Node = base_var if base_var is not None else product
     sums = [n for n in _cuda.walk(loop) if _sum_of(n, base, k)]
-    uses_k = _uses(loop.child_by_field_name("body") or loop, k)
+    uses_k = uses(loop.child_by_field_name("body") or loop, k)
     k_in_sums = [u for u in uses_k if any(_inside(u, s) for s in sums)]
     if not sums or len(k_in_sums) != len(uses_k):
         return f"the counter {k} is used for more than 'base + {k}'"
     if base_var is not None:
-        outside = [u for u in _uses(loop.parent or loop, base_var) if not any(_inside(u, s) for s in sums)]
+        outside = [u for u in uses(loop.parent or loop, base_var) if not any(_inside(u, s) for s in sums)]
         if outside:
             return f"the chunk base {base_var} is used for more than '{base_var} + {k}'"
     elif not any(_inside(product, s) for s in sums):
@@ -350,58 +186,58 @@ def _counter_form(
         for name, (value, _) in decls.items()
         if any(_cuda.strip(value) == s for s in sums) and name not in written
     }
-    why = _element_wise(loop, index_names, [_cuda.strip(s) for s in sums], _pointers(loop))
+    why = element_wise(loop, index_names, [_cuda.strip(s) for s in sums], pointers(loop))
     if why is not None:
         return why
     index_type = base_type or next((t for name, (_, t) in decls.items() if name in index_names), "")
-    return _Chunk(product, chunk, index_type, loop, "counter", k_in_sums)
+    return Chunk(product, chunk, index_type, loop, "counter", k_in_sums)
 
 
-def _index_form(loop: Node, product: Node, chunk: str, base_var: str | None, base_type: str) -> _Chunk | str:
+def _index_form(loop: Node, product: Node, chunk: str, base_var: str | None, base_type: str) -> Chunk | str:
     init, cond, update = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update"))
     if init is None or cond is None or update is None or init.type != "declaration":
         return "the chunk loop is neither 'for (k = 0; k < CHUNK; ++k)' nor 'for (i = base; i < base + CHUNK; ++i)'"
     decl = next((c for c in init.named_children if c.type == "init_declarator"), None)
-    i = _ident(decl.child_by_field_name("declarator")) if decl is not None else None
+    i = ident(decl.child_by_field_name("declarator")) if decl is not None else None
     value = decl.child_by_field_name("value") if decl is not None else None
     base: str | Node = base_var if base_var is not None else product
     if (
         i is None
         or value is None
-        or not (_ident(value) == base if isinstance(base, str) else _cuda.strip(value) == base)
+        or not (ident(value) == base if isinstance(base, str) else _cuda.strip(value) == base)
     ):
         return "the chunk loop does not start at the chunk base"
     if _cuda.text(update).replace(" ", "") not in (f"++{i}", f"{i}++", f"{i}+=1"):
         return f"the chunk loop does not step {i} by one"
-    bounds = _leaves(cond, "&&")
+    bounds = leaves(cond, "&&")
     limit = [
         c
         for c in bounds
-        if _operator(c) == "<"
-        and _ident(c.child_by_field_name("left")) == i
+        if operator(c) == "<"
+        and ident(c.child_by_field_name("left")) == i
         and _sum_of(c.child_by_field_name("right") or c, base if isinstance(base, str) else product, chunk)
     ]
     others = [c for c in bounds if c not in limit]
     if len(limit) != 1 or any(
-        i not in _cuda.identifiers_in(c) or _ident(c.child_by_field_name("left")) != i for c in others
+        i not in _cuda.identifiers_in(c) or ident(c.child_by_field_name("left")) != i for c in others
     ):
         return f"the chunk loop's condition is not '{i} < base + {chunk}' (and bounds on {i})"
     if base_var is not None:
-        if len(_uses(loop.parent or loop, base_var)) != 2:
+        if len(uses(loop.parent or loop, base_var)) != 2:
             return f"the chunk base {base_var} is used for more than the loop's start and bound"
     body = loop.child_by_field_name("body")
-    if body is not None and i in _assigned(body):
+    if body is not None and i in assigned(body):
         return f"the loop index {i} is assigned in the body"
-    why = _element_wise(loop, {i}, [], _pointers(loop))
+    why = element_wise(loop, {i}, [], pointers(loop))
     if why is not None:
         return why
     bound = limit[0].child_by_field_name("right")
     assert bound is not None
     index_type = base_type or (_cuda.text(init.child_by_field_name("type") or init) if init else "")
-    return _Chunk(product, chunk, index_type, loop, "index", [], (bound, update))
+    return Chunk(product, chunk, index_type, loop, "index", [], (bound, update))
 
 
-def analyse(kernel: Node, block: str | None = None) -> _Chunk | str:
+def analyse(kernel: Node, block: str | None = None) -> Chunk | str:
     """The chunked loop, or why not; ``block``: the launch spec's block size as written, if any."""
     why = _forbidden(kernel)
     return why if why is not None else _find(kernel, block)
@@ -416,16 +252,16 @@ def _cast_type(declared: str) -> str:
     return " ".join(words) or "long long"
 
 
-class _ChunkInterleave(CudaRecipe[_Chunk]):
+class _ChunkInterleave(CudaRecipe[Chunk]):
     name = NAME
     transforms = ("coalesce-access",)
     summary = "element-wise kernels where each thread walks a contiguous chunk: visit the block's tile interleaved (coalesced)"
 
-    def match(self, src: Source) -> _Chunk | str:
+    def match(self, src: Source) -> Chunk | str:
         kernel = src.kernel
         return kernel if isinstance(kernel, str) else analyse(kernel, _spec_block(src.launch))
 
-    def plan(self, src: Source, c: _Chunk) -> list[Variant]:
+    def plan(self, src: Source, c: Chunk) -> list[Variant]:
         t = _cast_type(c.index_type)
         tile = f"({t})blockIdx.x * blockDim.x * ({c.chunk})"
         edits = [_cuda.Edit(c.product.start_byte, c.product.end_byte, f"({tile} + threadIdx.x)")]
@@ -438,7 +274,7 @@ class _ChunkInterleave(CudaRecipe[_Chunk]):
             assert c.index_loop is not None
             bound, update = c.index_loop
             i = (
-                _ident(update.child_by_field_name("argument"))
+                ident(update.child_by_field_name("argument"))
                 or _cuda.text(update).strip("+ ").split("+=")[0].strip()
             )
             chunk_node = next(
