@@ -10,7 +10,7 @@ import pytest
 from tree_sitter import Parser, Tree
 
 from perfagent.rewrite.base import RETUNED, Candidate, LaunchContext, RewriteRequest, launch_context
-from perfagent.rewrite.recipes import RECIPES, _compile_check, _cuda, privatize_atomics
+from perfagent.rewrite.recipes import RECIPES, _compile_check, _cuda, _tree, privatize_atomics
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, at, register
 from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.expr import evaluate_int
@@ -78,9 +78,9 @@ class _Counting:
 def test_each_source_is_parsed_once_per_proposal(
     monkeypatch: pytest.MonkeyPatch, transform: str, path: str
 ) -> None:
-    counting = _Counting(_cuda._parser())
-    monkeypatch.setattr(_cuda, "_parser", lambda: counting)
-    _cuda._parse_bytes.cache_clear()
+    counting = _Counting(_tree._parser())
+    monkeypatch.setattr(_tree, "_parser", lambda: counting)
+    _tree._parse_bytes.cache_clear()
     source = (ROOT / path).read_text()
     req = RewriteRequest(source=source, language="cuda", transform=transform, launch=SPEC)
     backend = RecipesRewriter()
