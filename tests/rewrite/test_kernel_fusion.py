@@ -172,6 +172,10 @@ REFUSED = {
         ),
         "the consumer reads nothing the producer writes",
     ),
+    "different block extents": (
+        SCALE_THEN_BIAS.replace("threadIdx.x + blockDim.x * blockIdx.x", "threadIdx.x + 128 * blockIdx.x"),
+        "global indices differ",
+    ),
     "one kernel from a launch spec": (
         "__global__ void k(float *y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 0.0f; }",
         "no two consecutive kernel launches",

@@ -65,7 +65,23 @@ __global__ void clamp_scale(float *data, float lo, float hi, unsigned n)
 }
 """
 
+SCALE_LITERAL_BLOCK = """
+#define BLOCK 64
+__global__ void axpb(float *y, const float *x, float a, float b, int n)
+{
+    int idx = blockIdx.x * BLOCK + threadIdx.x;
+    if (idx < n) y[idx] = a * x[idx] + b;
+}
+"""
+
 ACCEPTED = {
+    "literal-block-extent": (
+        SCALE_LITERAL_BLOCK,
+        "axpb",
+        (["ceil_div(n, 64)"], [64]),
+        lambda p: (Buf("float", p["n"]), Buf("float", p["n"]), "2.0f", "0.5f", str(p["n"])),
+        [{"n": 1000}],
+    ),
     # name: (source, kernel, launch grid/block, arguments, shapes to run (params))
     "gelu-early-exit": (
         GELU_EARLY_EXIT,
@@ -235,6 +251,17 @@ REFUSED = {
         }
         """,
         "threadIdx.x on line 4 is used outside the global index i",
+    ),
+    "block extent reassigned": (
+        """
+        __global__ void k(float *y, int n, int step)
+        {
+            int i = blockIdx.x * step + threadIdx.x;
+            step = 0;
+            if (i < n) y[i] = 1.0f;
+        }
+        """,
+        "the block extent step of i is assigned on line 4",
     ),
     "no global index": (
         """

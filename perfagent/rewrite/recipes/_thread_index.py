@@ -1,7 +1,8 @@
 """Thread-index shapes on the tree-sitter-cuda tree, shared by the coarsening and fusion recipes.
 
 The textbook one-element-per-thread kernel (PMPP ch. 2, the Best Practices Guide's vector add) derives a
-global index ``T v = blockIdx.a * blockDim.a + threadIdx.a`` (any operand order, casts allowed) and
+global index ``T v = blockIdx.a * blockDim.a + threadIdx.a`` (any operand order, casts allowed; the
+block extent may be written as a literal or a named constant) and
 guards it (``if (v < n) ...`` or ``if (v >= n) return;``). This module finds that declaration, the
 guard's bound, and what in a statement list would make per-thread work unsafe to loop or merge:
 block-level cooperation (barriers, shared memory, warp collectives) and control flow that a wrapping
@@ -45,6 +46,9 @@ class GlobalIndex:
     """The initialiser expression."""
     block_idx: Node
     """The ``blockIdx.a`` node inside the initialiser."""
+    scale: Node | None = None
+    """The block's extent as the index writes it when that is not ``blockDim.a`` (``blockIdx.x * 256``,
+    ``blockIdx.x * BLOCK``): a literal or a named constant; None for ``blockDim.a``."""
 
 
 def _axis(node: Node, builtin: str) -> str | None:
@@ -63,8 +67,9 @@ def _operands(node: Node, operator: str) -> tuple[Node, Node] | None:
     return left, right
 
 
-def _index_parts(value: Node) -> tuple[str, Node] | None:
-    """(axis, blockIdx node) when ``value`` is blockIdx.a * blockDim.a + threadIdx.a (casts allowed)."""
+def _index_parts(value: Node) -> tuple[str, Node, Node | None] | None:
+    """(axis, blockIdx node, scale) when ``value`` is blockIdx.a * S + threadIdx.a (casts allowed), S being
+    blockDim.a (scale None) or a literal / named constant (the block's extent written out)."""
     total = _operands(value, "+")
     if total is None:
         return None
@@ -74,8 +79,12 @@ def _index_parts(value: Node) -> tuple[str, Node] | None:
         if t_axis is None or factors is None:
             continue
         for bid, bdim in (factors, factors[::-1]):
-            if _axis(bid, "blockIdx") == t_axis and _axis(bdim, "blockDim") == t_axis:
-                return t_axis, _cuda.strip(bid)
+            if _axis(bid, "blockIdx") != t_axis:
+                continue
+            if _axis(bdim, "blockDim") == t_axis:
+                return t_axis, _cuda.strip(bid), None
+            if _cuda.strip(bdim).type in ("number_literal", "identifier"):
+                return t_axis, _cuda.strip(bid), _cuda.strip(bdim)
     return None
 
 
@@ -93,7 +102,7 @@ def global_index(decl: Node) -> GlobalIndex | None:
     parts = _index_parts(value)
     if parts is None:
         return None
-    return GlobalIndex(decl, _cuda.text(ident), parts[0], typ, value, parts[1])
+    return GlobalIndex(decl, _cuda.text(ident), parts[0], typ, value, parts[1], parts[2])
 
 
 def global_indices(body: Node) -> list[GlobalIndex]:

@@ -121,9 +121,12 @@ def _kernel_ok(kernel: Node) -> str | None:
     return f"{name}: gridDim on line {_cuda.line_of(grid)} (a grid-stride walk)" if grid is not None else None
 
 
-def _axes(kernel: Node) -> set[str]:
+def _index_forms(kernel: Node) -> set[tuple[str, str]]:
+    """(axis, block extent as written) of the kernel's global indices: one element per thread in both
+    kernels only when these agree."""
     body = kernel.child_by_field_name("body")
-    return {g.axis for g in _thread_index.global_indices(body)} if body is not None else set()
+    indices = _thread_index.global_indices(body) if body is not None else []
+    return {(g.axis, _cuda.text(g.scale) if g.scale is not None else "blockDim") for g in indices}
 
 
 def _pair(first: Node, second: Node, kernels: dict[str, Node]) -> _Pair | str:
@@ -143,8 +146,8 @@ def _pair(first: Node, second: Node, kernels: dict[str, Node]) -> _Pair | str:
     bounds = [_cuda.launch_bounds(k) for k in (producer, consumer)]
     if any(bounds) and (None in bounds or len({_cuda.text(x) for x in bounds if x is not None}) != 1):
         return f"{where}: the kernels' __launch_bounds__ differ"
-    if len(_axes(producer) | _axes(consumer)) != 1:
-        return f"{where}: the kernels do not share one global-index axis"
+    if len(_index_forms(producer) | _index_forms(consumer)) != 1:
+        return f"{where}: the kernels' global indices differ (axis or block extent)"
     pargs = [_cuda.text(x) for x in _cuda.call_args(a)]
     cargs = [_cuda.text(x) for x in _cuda.call_args(b)]
     pparams = [p[0] for p in _cuda.kernel_params(producer)]

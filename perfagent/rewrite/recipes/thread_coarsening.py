@@ -4,7 +4,7 @@ Precondition (tree-sitter-cuda tree of the launched kernel; the launch spec is n
 must shrink as each thread does more):
 
 - a top-level global index ``T v = blockIdx.a * blockDim.a + threadIdx.a`` (any axis, any operand
-  order, casts allowed) followed by a bound check on ``v``: ``if (... v < X ...) {...}`` as the last
+  order, casts allowed; ``blockIdx.a * 256`` or ``* BLOCK`` for the block extent too) followed by a bound check on ``v``: ``if (... v < X ...) {...}`` as the last
   statement, or ``if (... v >= X ...) return;``, with only side-effect-free declarations between them;
 - ``blockIdx.a``, ``threadIdx.a`` and ``gridDim.a`` appear nowhere else (in the kernel or a device
   function of the file): the thread's identity is only its element;
@@ -94,6 +94,9 @@ def _site(kernel: Node, index: GlobalIndex, root: Node) -> _Site | str:
     blocked = _blocked_builtin(kernel, index, root)
     if blocked is not None:
         return blocked
+    scale = index.scale
+    if scale is not None and (changed := _thread_index.assigns(body, _cuda.text(scale))) is not None:
+        return f"the block extent {_cuda.text(scale)} of {index.name} is assigned on line {_cuda.line_of(changed)}"
     stmts = [c for c in body.named_children if c.type != "comment"]
     tail = stmts[stmts.index(next(s for s in stmts if s.id == index.decl.id)) + 1 :]
     guard = _guard(index, tail)
@@ -176,9 +179,15 @@ def _stride_edit(src: Source, site: _Site) -> Edit:
     index, bound = site.index, _cuda.text(site.guard.bound)
     header = (
         f"for ({index.type} {index.name} = {_cuda.text(index.value)}; {index.name} < {bound}; "
-        f"{index.name} += ({index.type})gridDim.{index.axis} * blockDim.{index.axis})"
+        f"{index.name} += ({index.type})gridDim.{index.axis} * {_extent(index)})"
     )
     return _wrapped(src, site, header, "// grid-stride: each thread walks the index space")
+
+
+def _extent(index: GlobalIndex) -> str:
+    """The block extent the index is written with: blockDim.a, or its literal / constant (then the stride
+    walks the same virtual blocks the original grid's pattern does, whatever the launch's block)."""
+    return f"blockDim.{index.axis}" if index.scale is None else f"({_cuda.text(index.scale)})"
 
 
 def _product(exprs: list[Expr]) -> str:
