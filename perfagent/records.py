@@ -142,6 +142,12 @@ class OptimizeBaseline(Frozen):
     """Achieved FLOP/s as % of the device's peak for the kernel's precision."""
     start_speedup: float | None = None
     """For a KernelBench ModelNew starting point: its speed-up over the problem's Model (x)."""
+    compile_time_s: float | None = None
+    """KernelBench: the reference under ``torch.compile(Model)`` (default mode), median s (None: not timed)."""
+    compile_speedup: float | None = None
+    """KernelBench: eager time / torch.compile time, measured in one run (>1: compile beats eager)."""
+    compile_note: str | None = None
+    """Why the torch.compile baseline is missing (unavailable here, no GPU), when it is."""
     stage_s: dict[str, float] = Field(default_factory=dict)
     """Wall seconds of measuring the original: ``profile`` (ncu, a recorded report or static analysis)
     and ``time`` (CUDA events or a second ncu run); empty in records from before."""
@@ -173,6 +179,13 @@ class PlanStep(Frozen):
     """Why it is at this place and why it was tried or not: '<why planned>; tried: precondition met;
     c1 (accepted): rewrites lines 9-13', '...; not tried: recipes: cooperative-row: the loop on line 9 is
     nested ...', '...; not reached: iteration budget spent (3)'. None: records older than this field."""
+    backends: list[str] = Field(default_factory=list)
+    """The backends whose candidates competed on this step ('recipes', 'llm'), in the order proposed
+    (empty: not tried, or a record older than this field)."""
+    winner: str | None = None
+    """The candidate accepted on this step (the last one, when several were); None: none won."""
+    winner_backend: str | None = None
+    """The backend that produced ``winner`` ('recipes' or 'llm')."""
 
 
 class CandidateOutcome(Frozen):
@@ -220,6 +233,8 @@ class CandidateOutcome(Frozen):
     """Baseline median time from the same interleaved run, s."""
     speedup: float | None = None
     """Baseline time / candidate time against the original (x)."""
+    speedup_over_compile: float | None = None
+    """KernelBench: the speed-up over ``torch.compile(Model)``: ``speedup`` / the baseline's compile speed-up."""
     noise_threshold: float | None = None
     """Relative change below which timings are noise (fraction)."""
     timer: str | None = None
@@ -348,9 +363,9 @@ class OptimizeResult(Frozen):
     language: str
     """'cuda', 'triton' or 'python'."""
     backend: str
-    """The backend that ran ('recipes' or 'llm')."""
+    """The backend that ran: 'recipes', 'llm' or 'auto' (both in one loop; each candidate says its own)."""
     backend_reason: str = ""
-    """Why this backend (``auto``: llm when configured, else recipes)."""
+    """Why this backend (``auto``: recipes and llm together when configured, else recipes)."""
     device: str
     """'cpu' or 'cuda:0 (<GPU>)'."""
     gpu: bool

@@ -5,6 +5,8 @@ reachable from the development machines, so the replies are scripted, and labell
 cassette's `expected.json`.
 
     python3 scripts/record_llm_cassettes.py        # from the repository root; rewrites tests/data/llm_cassettes
+    python3 scripts/record_llm_cassettes.py relay --base-url URL ...   # a real model through the relay
+                                                   # (scripts/llm_relay.py; docs/optimize.md "A real model")
 
 Each run is multi-round: the first reply is wrong (it computes something else), the verifier's failing
 check goes back as a repair request, the repaired reply is judged, and a second transform is asked for.
@@ -163,4 +165,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["relay"]:
+        from llm_relay import main as relay_main  # scripts/ is on sys.path when run as a script
+
+        relay_main(sys.argv[2:])
+    else:
+        main()

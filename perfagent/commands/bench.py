@@ -70,6 +70,11 @@ class BenchCommand:
             metavar="SECONDS",
             help="limit for build and first call (default 600)",
         )
+        g.add_argument(
+            "--no-compile-baseline",
+            action="store_true",
+            help="KernelBench: do not also time torch.compile(Model) (default: timed, and the speed-up over it shown)",
+        )
         g.add_argument("--spec", metavar="PATH", help="launch spec for a .cu target")
         g.add_argument("--kernel", metavar="NAME", help="entry point of a .cu candidate")
         add_output_args(parser, formats=("text", "json"))
@@ -77,6 +82,7 @@ class BenchCommand:
     def run(self, args: argparse.Namespace) -> int:
         from perfagent.render import write_output
         from perfagent.timing import bench
+        from perfagent.timing.compiled import is_kernelbench_problem, with_compile_baseline
         from perfagent.timing.render import render_text
 
         check_output_path(args)
@@ -93,6 +99,8 @@ class BenchCommand:
             kernel=args.kernel,
             progress=progress_to_stderr,
         )
+        if not args.no_compile_baseline and is_kernelbench_problem(args.target):
+            result = with_compile_baseline(result, args.target, progress=progress_to_stderr)
         write_output(
             result.model_dump_json(indent=2) if args.format == "json" else render_text(result), args.output
         )

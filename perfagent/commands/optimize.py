@@ -73,7 +73,7 @@ class OptimizeCommand:
         )
         if args.propose_only:
             return propose_exit(result)
-        if result.llm_errors and result.backend == "llm" and not result.candidates:
+        if result.llm_errors and result.backend in ("llm", "auto") and not result.candidates:
             print(f"perfagent: the LLM produced no candidate: {result.llm_errors[-1]}", file=sys.stderr)
             return ExitCode.LLM
         if result.best is None:

@@ -101,7 +101,7 @@ def propose_exit(result: OptimizeResult) -> int:
 
     proposed = [c for c in result.candidates if c.verdict == "proposed"]
     run = shown_path(Path(result.run_dir)) if result.run_dir else "RUN"
-    if not proposed and result.llm_errors and result.backend == "llm":
+    if not proposed and result.llm_errors and result.backend in ("llm", "auto"):
         print(f"perfagent: the LLM produced no proposal: {result.llm_errors[-1]}", file=sys.stderr)
         return ExitCode.LLM
     if not proposed:

@@ -1,7 +1,7 @@
 """``perfagent.optimize``: diagnose a kernel, rewrite it one targeted transform at a time, keep what won.
 
-Order of work: resolve the workload → choose the backend (``auto``: llm when configured, else
-recipes, said plainly) → probe the GPU → profile and diagnose the original (ncu through the harness
+Order of work: resolve the workload → choose the backend (``auto``: recipes and the llm together when
+configured, else recipes, said plainly) → probe the GPU → profile and diagnose the original (ncu through the harness
 on a GPU; a recorded report or static analysis without one) → time it (GPU) → run the loop
 (``perfagent.optimize.loop``; ``record.json`` is rewritten after every candidate, and on Ctrl-C or an
 error the record keeps what was measured) → ``apply``: ``perfagent.optimize.apply`` (a fresh
@@ -23,7 +23,7 @@ from perfagent._version import __version__
 from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize import measure
-from perfagent.optimize.baseline import Baseline, measure_baseline
+from perfagent.optimize.baseline import Baseline, loop_hardware, measure_baseline
 from perfagent.optimize.events import Info, ProgressCallback, ignore_progress
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import LoopResult
@@ -35,6 +35,8 @@ from perfagent.records import (
     RunRecord,
 )
 from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
+from perfagent.rewrite.hardware import gpu_device
+from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.session import new_run_dir
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
@@ -124,10 +126,15 @@ def _measure_and_loop(
             gpu=setup.gpu,
             baseline=base.state,
             settings=setup.settings,
-            hardware=base.diagnosis.profile.device if base.diagnosis else None,
+            hardware=loop_hardware(base, settings.gpu, run.notes, emit),
             progress=run.watch(progress),
             write_kernel=setup.write_kernel,
         )
+        if setup.wl.is_plain_pytorch:  # the reference is the file: its profile is what to beat
+            where = (
+                f"the recorded report {settings.report}" if settings.report and not setup.gpu else "ncu here"
+            )
+            loop.reference_profile = reference_profile_lines(base.kernels, where)
         run.loop = loop
         return base, loop.run()
     except BaseException as exc:
@@ -158,6 +165,8 @@ def _set_up(
 ) -> _Setup:
     """Resolve the workload, choose the rewriter, probe the GPU, make the run folder (a copy of the original)."""
     wl = resolve(target, problem=settings.problem, spec=settings.spec)
+    if settings.gpu is not None:
+        gpu_device(settings.gpu)  # an unknown --gpu is exit 2 before anything is measured
     chosen = choose_rewriter(settings, llm_config, emit)
     gpu, device_label = measure.probe_gpu(settings.device)
     run_dir = _run_dir(settings.out, settings.force)
@@ -216,7 +225,7 @@ def _write_kernel(
             f"write-kernel writes a first kernel for a plain-PyTorch KernelBench problem; {wl.file.name} has one",
             hint="leave out --transform write-kernel",
         )
-    if not plain or backend != "llm":
+    if not plain or backend not in ("llm", "auto"):  # 'auto' here: recipes and the model together
         return None
     return "triton" if language == "triton" else "cuda"
 

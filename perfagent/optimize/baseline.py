@@ -19,12 +19,15 @@ import profilers
 from perfagent.api import diagnose, profile
 from perfagent.classifier import classify
 from perfagent.errors import BadInput, PerfAgentError
-from perfagent.models import KernelDiagnosis, Profile
+from perfagent.models import DeviceInfo, KernelDiagnosis, Profile
 from perfagent.optimize import measure
 from perfagent.optimize.events import Info, ProgressCallback
 from perfagent.optimize.loop_state import BaselineState, profile_pcts
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import FindingSummary, OptimizeBaseline, ProfileSummary
+from perfagent.rewrite.hardware import prompt_hardware
+from perfagent.timing.compiled import compile_baseline
+from perfagent.timing.models import CompileBaseline
 from perfagent.workloads.optimizable import OptimizeWorkload
 
 Progress = ProgressCallback
@@ -64,6 +67,8 @@ class _Timed:
     compute: float | None = None
     start: float | None = None
     """KernelBench: the starting ModelNew's speed-up over Model."""
+    compiled: CompileBaseline | None = None
+    """KernelBench: torch.compile(Model) against eager (``perfagent.timing.compiled``)."""
 
 
 def measure_baseline(
@@ -225,7 +230,29 @@ def _time_with_events(
         notes.append(
             f"the starting ModelNew runs at {t.speedup:.3g}x of the problem's Model; candidates must beat it"
         )
+    if wl.problem is not None and wl.kind == "kernelbench" and not settings.no_compile_baseline:
+        out.compiled = _time_compiled(wl.problem, settings, emit, notes)
     return out
+
+
+def _time_compiled(
+    problem: Path, settings: OptimizeSettings, emit: Progress, notes: list[str]
+) -> CompileBaseline:
+    """torch.compile(Model) against eager on this GPU (compile time excluded), said in ``notes``."""
+    emit(Info(message="timing torch.compile(Model) (default mode; compile time excluded) …"))
+    compiled = compile_baseline(
+        problem,
+        device="cuda",
+        runs=settings.runs,
+        warmup=settings.warmup,
+        timeout_s=settings.timeout_s,
+        compile_timeout_s=settings.compile_timeout_s,
+    )
+    if compiled.speedup_over_eager is not None:
+        notes.append(f"torch.compile(Model) runs at {compiled.speedup_over_eager:.3g}x of eager on this GPU")
+    elif compiled.unavailable:
+        notes.append(compiled.unavailable)
+    return compiled
 
 
 def _time_with_ncu(
@@ -272,6 +299,9 @@ def _summary(
         pct_of_dram_peak=timed.dram,
         pct_of_compute_peak=timed.compute,
         start_speedup=timed.start,
+        compile_time_s=timed.compiled.time_s if timed.compiled else None,
+        compile_speedup=timed.compiled.speedup_over_eager if timed.compiled else None,
+        compile_note=timed.compiled.unavailable if timed.compiled else None,
         profile=_profile_summary(prof, target),
         findings=[
             FindingSummary(
@@ -331,3 +361,14 @@ def _profile_summary(prof: Profile | None, kd: KernelDiagnosis | None) -> Profil
         else None,
         bound=roof.bound if roof else None,
     )
+
+
+def loop_hardware(base: Baseline, gpu: str | None, notes: list[str], emit: Progress) -> DeviceInfo | None:
+    """The GPU the loop's prompts describe: the profiled device, else ``--gpu``, else unknown (said in
+    ``notes`` and to ``emit``; never a default: ``perfagent.rewrite.hardware``)."""
+    measured = base.diagnosis.profile.device if base.diagnosis else None
+    hardware = prompt_hardware(measured, gpu)
+    if hardware.note is not None:
+        notes.append(hardware.note)
+        emit(Info(message=hardware.note))
+    return hardware.device

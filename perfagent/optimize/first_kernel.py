@@ -64,7 +64,12 @@ def write(loop: OptimizeLoop, language: KernelLanguage) -> str | None:
         loop.tried.add(index)
         loop.tell(Info, f"iteration {loop.step}: {WRITE_KERNEL} ({language}, llm)", transform=WRITE_KERNEL)
         request = loop.request_for(WRITE_KERNEL, None).model_copy(
-            update={"kernel_language": language, "inputs": inputs, "path": reference}
+            update={
+                "kernel_language": language,
+                "inputs": inputs,
+                "path": reference,
+                "reference_profile": loop.reference_profile,
+            }
         )
         try:
             candidates = loop.rewriter.propose(request)
@@ -78,6 +83,12 @@ def write(loop: OptimizeLoop, language: KernelLanguage) -> str | None:
         errors = 0
         origin = Origin({}, {}, None)
         outcomes = [o for c in candidates for o in loop.evaluate_and_repair(c, step, origin, request)]
+        proposed = [o.id for o in outcomes if o.verdict == "proposed"]
+        if proposed:  # --propose-only: measured on the GPU machine, continued with --from RUN
+            return (
+                f"first kernel proposed ({', '.join(proposed)}, {language}): evaluate it on the GPU machine, "
+                "then `--propose-only --from RUN` optimizes it"
+            )
         correct = [o for o in outcomes if o.accepted] or [
             o for o in outcomes if o.verification.verdict == "pass"
         ]

@@ -26,6 +26,7 @@ from perfagent.models import DeviceInfo, Finding, KernelDiagnosis
 from perfagent.optimize import first_kernel, measure, repair
 from perfagent.optimize.evaluate import CandidateEvaluator
 from perfagent.optimize.events import Info, Planned, ProgressCallback, Proposed
+from perfagent.optimize.fits import contradiction
 from perfagent.optimize.loop_state import (
     FEEDBACK_VERDICTS,
     MAX_FEEDBACK,
@@ -38,6 +39,7 @@ from perfagent.optimize.loop_state import (
 )
 from perfagent.optimize.plan import PlannedTransform, make_plan
 from perfagent.optimize.settings import OptimizeSettings
+from perfagent.optimize.step_winner import step_winner
 from perfagent.records import CandidateOutcome, PlanStep
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import (
@@ -99,6 +101,8 @@ class OptimizeLoop(CandidateEvaluator):
         """Plan-log index -> what each try of it produced ('c1 (accepted): rewrites lines 9-13')."""
         self.dropped: dict[int, str] = {}
         """Plan-log index -> why a runnable step left the queue untried (a re-plan dropped it)."""
+        self.reference_profile: list[str] = []
+        """KernelBench: the reference Model's profile as prompt lines (``reference_profile_lines``)."""
 
     # ------------------------------------------------------------------ requests and plans
 
@@ -121,6 +125,7 @@ class OptimizeLoop(CandidateEvaluator):
             history=repair.history(self.state.outcomes),
             hot_lines=list(self.state.before.source_lines) if self.state.before else [],
             launch=self.launch_context(),
+            reference_profile=self.reference_profile,
             max_candidates=self.settings.max_candidates,
         )
 
@@ -133,7 +138,7 @@ class OptimizeLoop(CandidateEvaluator):
         return launch_context({**self._spec_data, **self.state.launch})
 
     def make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
-        return make_plan(
+        steps = make_plan(
             diagnosis,
             rewriter=self.rewriter,
             request_for=self.request_for,
@@ -142,6 +147,17 @@ class OptimizeLoop(CandidateEvaluator):
             measured=measured,
             recipe_check=get_rewriter("recipes"),
         )
+        return [self._fits(step, diagnosis) for step in steps]
+
+    def _fits(self, step: PlannedTransform, diagnosis: KernelDiagnosis | None) -> PlannedTransform:
+        """``step`` skipped, with why, when the evidence contradicts its catalog precondition (not for a
+        transform the user named: ``perfagent.optimize.fits``)."""
+        if step.skipped is not None or step.origin == "requested":
+            return step
+        why = contradiction(
+            step.transform.id, self.state.source, self.wl.language, diagnosis.profile if diagnosis else None
+        )
+        return step if why is None else replace(step, skipped=f"does not fit: {why}")
 
     def log_plan(self, steps: list[PlannedTransform]) -> list[int]:
         """Add steps to the plan log (new transform ids only); their log indexes."""
@@ -244,6 +260,8 @@ class OptimizeLoop(CandidateEvaluator):
             self.state.llm_errors.append(str(exc))
             self.tell(Info, f"LLM error: {exc}", transform=step.transform.id)
             return None
+        finally:
+            self._take_llm_errors(step.transform.id)
         # unseen proposals first: a recipe re-asked after an acceptance repeats what was measured
         candidates = sorted(candidates, key=lambda c: self._candidate_key(c) in self.state.seen)
         candidates = candidates[: self.settings.max_candidates]
@@ -254,6 +272,13 @@ class OptimizeLoop(CandidateEvaluator):
             transform=step.transform.id,
         )
         return candidates
+
+    def _take_llm_errors(self, transform: str) -> None:
+        """Keep the model's errors that ``auto`` swallowed while a recipe's candidates went on."""
+        take = getattr(self.rewriter, "take_errors", None)
+        for error in take() if take is not None else []:
+            self.state.llm_errors.append(error)
+            self.tell(Info, f"LLM error (the recipes' candidates go on): {error}", transform=transform)
 
     def _evaluate_batch(
         self, index: int, step: PlannedTransform, request: RewriteRequest, candidates: list[Candidate]
@@ -280,12 +305,10 @@ class OptimizeLoop(CandidateEvaluator):
         return _Batch(outcomes, accepted, feedback)
 
     def _try_again(self, step: PlannedTransform, batch: _Batch, attempts: Counter[str]) -> bool:
-        """The llm backend gets another request for the same transform, with the rejections as feedback."""
-        return (
-            self.rewriter.name == "llm"
-            and batch.feedback
-            and attempts[step.transform.id] < LLM_ATTEMPTS_PER_TRANSFORM
-        )
+        """A batch the model took part in gets another request for the same transform, with the rejections
+        as feedback (recipes are deterministic: the same request would give the same candidates)."""
+        from_model = self.rewriter.name == "llm" or any(o.backend == "llm" for o in batch.outcomes)
+        return from_model and batch.feedback and attempts[step.transform.id] < LLM_ATTEMPTS_PER_TRANSFORM
 
     def _result(self, stopped: str) -> LoopResult:
         st = self.state
@@ -315,10 +338,13 @@ class OptimizeLoop(CandidateEvaluator):
     def _plan_record(self, stopped: str) -> list[PlanStep]:
         """The plan log as saved, each step with why it was tried or not."""
         return [
-            s.record(
-                tried=i in self.tried,
-                tried_note="; ".join(self.tried_notes.get(i, [])),
-                unreached=self.dropped.get(i, stopped),
+            step_winner(
+                s.record(
+                    tried=i in self.tried,
+                    tried_note="; ".join(self.tried_notes.get(i, [])),
+                    unreached=self.dropped.get(i, stopped),
+                ),
+                self.state.outcomes,
             )
             for i, s in enumerate(self.plan_log)
         ]
@@ -353,7 +379,7 @@ class OptimizeLoop(CandidateEvaluator):
         """``evaluate``, then up to ``settings.repairs`` repair requests while it fails to compile or verify."""
         out = [self.evaluate(cand, step, origin)]
         fix = getattr(self.rewriter, "repair", None)
-        if fix is None:
+        if fix is None or cand.backend != "llm":  # only the model repairs; a recipe would repeat itself
             return out
         for round_ in range(1, self.settings.repairs + 1):
             last = out[-1]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from knowledge.transforms import catalog
+from perfagent.errors import LLMError
 from perfagent.models import KernelProfile
 from perfagent.optimize.events import Info
 from perfagent.optimize.loop import OptimizeLoop
@@ -20,10 +21,11 @@ from perfagent.optimize.loop_state import BaselineState, Origin, candidate_field
 from perfagent.optimize.measure import CANDIDATE_CU
 from perfagent.optimize.phase_files import NOT_RUN, PROPOSALS, candidate_profile, proposed_reason
 from perfagent.optimize.plan import PlannedTransform
+from perfagent.optimize.precheck import Checked, check_and_repair
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, VerificationSummary
 from perfagent.rewrite.base import Candidate, Rewriter, RewriteRequest
-from perfagent.rewrite.prompt import user_message
+from perfagent.rewrite.prompt import build_messages, first_lines
 from perfagent.rewrite.proposals import PROPOSAL_FILE, REQUEST_FILE, ProposalsRewriter, StoredProposal
 from perfagent.workloads.optimizable import OptimizeWorkload
 
@@ -47,6 +49,21 @@ class RecordingRewriter:
     def propose(self, request: RewriteRequest) -> list[Candidate]:
         self.last = request
         return self.inner.propose(request)
+
+    def repair(
+        self, request: RewriteRequest, candidate: Candidate, feedback: str, *, round_: int = 1
+    ) -> Candidate:
+        """The inner rewriter's repair (the llm's); raises ``LLMError`` when it has none."""
+        fix = getattr(self.inner, "repair", None)
+        if fix is None:
+            raise LLMError(f"the {self.name} backend does not repair", hint="use --backend llm or auto")
+        repaired: Candidate = fix(request, candidate, feedback, round_=round_)
+        return repaired
+
+    def take_errors(self) -> list[str]:
+        """The inner rewriter's swallowed LLM errors (``auto``), for the record."""
+        take = getattr(self.inner, "take_errors", None)
+        return take() if take is not None else []
 
 
 class ProposeLoop(OptimizeLoop):
@@ -74,6 +91,17 @@ class ProposeLoop(OptimizeLoop):
         self.target_sha256 = target_sha256
         self.on_proposal: Callable[[], None] | None = None
 
+    def _first_plan(self, measured: bool) -> list[int]:
+        """The plan, transforms already proposed (earlier iterations or rounds) last: nothing is measured
+        between iterations here, so asking again for the same transform would repeat the same answer."""
+        queue = super()._first_plan(measured)
+        done = {o.transform for o in self.state.outcomes if not o.accepted}
+        again = [i for i in queue if self.plan_log[i].transform.id in done]
+        if again and len(again) < len(queue):
+            names = ", ".join(self.plan_log[i].transform.id for i in again)
+            self.tell(Info, f"proposed before, asked for last: {names}")
+        return [i for i in queue if i not in again] + again
+
     def evaluate(
         self,
         cand: Candidate,
@@ -83,9 +111,11 @@ class ProposeLoop(OptimizeLoop):
         repairs: int = 0,
         repair_of: str | None = None,
     ) -> CandidateOutcome:
-        # a proposal is only written here: nothing is judged, so there is nothing to repair
+        # a proposal is only written here; what cannot build here goes back to the model first
         st = self.state
         origin = origin or st.origin()
+        checked = check_and_repair(self, cand, origin, arch=self._arch(), repair=self.recorder.repair)
+        cand = checked.candidate
         fields = candidate_fields(cand, step, origin, iteration=self.step, file=self.wl.file)
         fields.update(
             verification=VerificationSummary(verdict="not-verified", reason=NOT_RUN), accepted=False
@@ -97,6 +127,8 @@ class ProposeLoop(OptimizeLoop):
             return CandidateOutcome(id="-", verdict="duplicate", reason=reason, **fields)
         stored = self._write(cand, step, origin, fields)
         st.seen[key] = stored.id
+        if checked.ok is False:  # kept for the record and the next request; the GPU machine never sees it
+            return self._build_failed(stored, checked, fields)
         outcome = CandidateOutcome(
             id=stored.id,
             verdict="proposed",
@@ -118,6 +150,36 @@ class ProposeLoop(OptimizeLoop):
             self.on_proposal()
         return outcome
 
+    def _arch(self) -> str:
+        """The architecture proposals are compiled for here: the named GPU's, else ``--arch``."""
+        hw = self.hardware
+        if hw is not None and hw.name and hw.arch and hw.arch.startswith("sm_"):
+            return hw.arch
+        return self.settings.arch
+
+    def _build_failed(
+        self, stored: StoredProposal, checked: Checked, fields: dict[str, Any]
+    ) -> CandidateOutcome:
+        """A proposal that did not compile here (its repairs neither): recorded, not sent to the GPU."""
+        folder = self.run_dir / stored.folder
+        (folder / "build.log").write_text(checked.detail, encoding="utf-8")
+        reason = f"build failed here (nvcc, {checked.repairs} repair(s)): {first_lines(checked.detail, 1)}"
+        outcome = CandidateOutcome(
+            id=stored.id,
+            verdict="build-failed",
+            reason=reason,
+            source_path=str(folder / stored.source_file),
+            diff_path=str(folder / "diff.patch"),
+            proposal_dir=stored.folder,
+            **{**fields, "verification": VerificationSummary(verdict="not-verified", reason=reason)},
+        )
+        self.state.outcomes.append(outcome)
+        self.state.remember_rejection(outcome)
+        self.tell(Info, f"{stored.id}: {reason}", candidate=stored.id, transform=outcome.transform)
+        if self.on_proposal is not None:
+            self.on_proposal()
+        return outcome
+
     def _write(
         self, cand: Candidate, step: PlannedTransform, origin: Origin, fields: dict[str, Any]
     ) -> StoredProposal:
@@ -133,9 +195,9 @@ class ProposeLoop(OptimizeLoop):
         request = self.recorder.last
         if request is not None:
             (folder / REQUEST_FILE).write_text(request.model_dump_json(indent=2), encoding="utf-8")
-            if cand.backend == "llm":
-                prompt = user_message(request, catalog()[cand.transform])
-                (folder / "prompt.md").write_text(prompt, encoding="utf-8")
+            if cand.backend == "llm":  # the user message as sent (write-kernel has its own)
+                sent = build_messages(request, catalog()[cand.transform], structured=False)
+                (folder / "prompt.md").write_text(sent[-1]["content"], encoding="utf-8")
         stored = StoredProposal(
             id=f"p{n}",
             round=self.round_no,

@@ -32,17 +32,22 @@ from typing import Any
 from perfagent._version import __version__
 from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
-from perfagent.models import KernelDiagnosis, Profile
-from perfagent.optimize import measure
+from perfagent.models import DeviceInfo, KernelDiagnosis, Profile
 from perfagent.optimize.api import (
-    NO_GPU_NOTE,
     Progress,
     _nothing_to_try,
     _run_dir,
 )
-from perfagent.optimize.baseline import Baseline, measure_baseline, target_kernel
+from perfagent.optimize.baseline import measure_baseline, target_kernel
 from perfagent.optimize.events import Info, ignore_progress
+from perfagent.optimize.first_kernel import KernelLanguage
+from perfagent.optimize.first_kernel_phases import (
+    adopt_recorded,
+    no_first_kernel_writer,
+    proposal_language,
+)
 from perfagent.optimize.loop_state import BaselineState, LoopResult, diagnose_one
+from perfagent.optimize.phase_evaluate import evaluate  # the GPU half, re-exported
 from perfagent.optimize.phase_files import (
     PROPOSE_DEVICE,
     SETTING_KEYS,
@@ -51,23 +56,23 @@ from perfagent.optimize.phase_files import (
     continue_into,
     evaluate_command,
     load_optimize_run,
-    load_proposal,
     need_a_diagnosis,
     record_command,
     relocated_candidates,
     restore,
     run_target,
     sha256_file,
-    stored_settings,
 )
-from perfagent.optimize.phase_loops import ProposeLoop, RecordingRewriter, ReplayLoop
+from perfagent.optimize.phase_loops import ProposeLoop, RecordingRewriter
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter
 from perfagent.optimize.run_writer import shown_path
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import OptimizeBaseline, PhasesInfo, ProposalRound, RunRecord
-from perfagent.rewrite.proposals import ProposalsRewriter
+from perfagent.rewrite.base import WRITE_KERNEL
+from perfagent.rewrite.hardware import gpu_device, prompt_hardware
+from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
 
@@ -110,13 +115,18 @@ def propose(
     """
     chosen = OptimizeSettings.build(settings, **options)
     emit = progress or ignore_progress
-    start = _proposal_start(target, from_run, chosen)
+    if chosen.gpu is not None:
+        gpu_device(chosen.gpu)  # an unknown --gpu is exit 2 before anything is written
     rewriter = choose_rewriter(chosen, llm_config, emit)
+    start = _proposal_start(target, from_run, chosen, rewriter.name)
+    write_kernel = proposal_language(start.wl, rewriter.name, chosen.transforms, chosen.language, start.prior)
     if start.prior is not None and start.prior_dir is not None:
         run_dir = continue_into(start.prior_dir, chosen.out, chosen.force)
     else:
         run_dir = _run_dir(chosen.out, chosen.force)
-    loop_settings = rewriter.settings
+    loop_settings = rewriter.settings.with_changes(
+        transforms=tuple(t for t in chosen.transforms if t != WRITE_KERNEL)
+    )
     if start.info is not None:  # a later round keeps the run's verification and timing settings
         loop_settings = loop_settings.with_changes(
             **{k: v for k, v in start.info.settings.items() if k in SETTING_KEYS}
@@ -128,17 +138,17 @@ def propose(
             f"run folder {shown_path(run_dir)}"
         )
     )
-    plain_pytorch = [] if chosen.transforms else _nothing_to_try(wl, rewriter.name)
+    plain_pytorch = [] if (chosen.transforms or write_kernel) else _nothing_to_try(wl, rewriter.name)
     for line in plain_pytorch:
         emit(Info(message=line))
     snapshot = run_dir / "original"
     snapshot.mkdir(parents=True, exist_ok=True)
     if not (snapshot / wl.file.name).exists():
         shutil.copy2(wl.file, snapshot / wl.file.name)
-    found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit)
+    found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, write_kernel is not None)
     writer = _proposal_writer(start, found, chosen, loop_settings, rewriter.name, rewriter.reason, run_dir)
     outcome = _run_proposals(
-        start, found, writer, loop_settings, RecordingRewriter(rewriter.rewriter), progress
+        start, found, writer, loop_settings, RecordingRewriter(rewriter.rewriter), progress, write_kernel
     )
     result = conclude(writer, outcome, found.summary, found.diagnosis, apply=False)
     proposed = [c for c in result.candidates if c.verdict == "proposed"]
@@ -168,7 +178,7 @@ class _Start:
 
 
 def _proposal_start(
-    target: str | Path | None, from_run: str | Path | None, settings: OptimizeSettings
+    target: str | Path | None, from_run: str | Path | None, settings: OptimizeSettings, backend: str
 ) -> _Start:
     """Find the target (and the run a ``--from`` round continues) and check it can be diagnosed."""
     if from_run is None:
@@ -178,7 +188,10 @@ def _proposal_start(
                 hint="perfagent optimize TARGET --propose-only --report REPORT, or --propose-only --from RUN",
             )
         wl = resolve(target, problem=settings.problem, spec=settings.spec)
-        if settings.report is None and not settings.transforms:
+        first_kernel = wl.is_plain_pytorch and backend in ("llm", "auto")  # written from the source alone
+        if settings.report is None and not settings.transforms and not first_kernel:
+            if wl.is_plain_pytorch:
+                raise no_first_kernel_writer(wl)
             need_a_diagnosis(wl)
         return _Start(wl=wl, typed=str(target), digest=sha256_file(wl.file))
     prior_dir = Path(from_run).absolute()
@@ -215,7 +228,12 @@ class _Found:
 
 
 def _proposal_diagnosis(
-    start: _Start, settings: OptimizeSettings, loop_settings: OptimizeSettings, run_dir: Path, emit: Progress
+    start: _Start,
+    settings: OptimizeSettings,
+    loop_settings: OptimizeSettings,
+    run_dir: Path,
+    emit: Progress,
+    first_kernel: bool = False,
 ) -> _Found:
     """The diagnosis: a report, RUN's best (or its baseline), static analysis. Raises when there is none
     and no transform was named."""
@@ -243,7 +261,7 @@ def _proposal_diagnosis(
     else:
         found = _prior_diagnosis(start, settings, loop_settings, run_dir, emit, notes)
         why = f"{shown_path(start.prior_dir or run_dir)} holds no profile of the original or of its best"
-    if found.diagnosis is None and not settings.transforms:
+    if found.diagnosis is None and not settings.transforms and not first_kernel:
         raise BadInput(
             f"--propose-only has no diagnosis to plan from ({why})",
             hint=f"record a report on the GPU machine ({record_command(wl)}) and pass --report base.ncu-rep, "
@@ -318,7 +336,7 @@ def _proposal_writer(
         kernel=settings.kernel
         if settings.kernel is not None
         else (prior_info.kernel if prior_info else None),
-        settings={k: getattr(loop_settings, k) for k in SETTING_KEYS},
+        settings={k: getattr(loop_settings, k) for k in SETTING_KEYS} | _gpu_setting(settings, prior_info),
         rounds=[
             *earlier_rounds,
             ProposalRound(round=len(earlier_rounds) + 1, backend=backend, diagnosis=found.where),
@@ -343,6 +361,12 @@ def _proposal_writer(
     )
 
 
+def _gpu_setting(settings: OptimizeSettings, prior: PhasesInfo | None) -> dict[str, str]:
+    """``--gpu``, or the one an earlier round was given: the GPU later rounds' prompts describe."""
+    gpu = settings.gpu or (prior.settings.get("gpu") if prior is not None else None)
+    return {"gpu": str(gpu)} if gpu else {}
+
+
 def _given(value: str | Path | None, recorded: str | None) -> str | None:
     return str(value) if value is not None else recorded
 
@@ -354,6 +378,7 @@ def _run_proposals(
     settings: OptimizeSettings,
     rewriter: RecordingRewriter,
     progress: Progress | None,
+    write_kernel: KernelLanguage | None = None,
 ) -> LoopResult:
     """The loop that writes proposals; the record keeps what was written when it ends early."""
     diagnosis = found.diagnosis
@@ -373,16 +398,20 @@ def _run_proposals(
             writer.run_dir,
             baseline=state,
             settings=settings,
-            hardware=diagnosis.profile.device if diagnosis else None,
+            hardware=_proposal_hardware(found, writer, progress),
             progress=writer.watch(progress),
             round_no=len(earlier_rounds) + 1,
             first_number=1 + sum(len(r.proposals) for r in earlier_rounds),
             target_sha256=start.digest,
+            write_kernel=write_kernel,
         )
         loop.on_proposal = writer.save_now
+        if start.wl.is_plain_pytorch:
+            loop.reference_profile = reference_profile_lines(found.kernels, found.where)
         if start.prior is not None:
             restore(loop, start.prior, writer.run_dir, start.wl)
             loop.state.diagnosis = diagnosis
+            _continue_first_kernel(loop, start, writer)
         writer.round_update(parent=loop.state.parent)
         writer.loop = loop
         return loop.run()
@@ -391,149 +420,32 @@ def _run_proposals(
         raise
 
 
-# --------------------------------------------------------------------------------------------- evaluate
-
-
-def evaluate(
-    run: str | Path,
-    *,
-    target: str | Path | None = None,
-    settings: OptimizeSettings | None = None,
-    progress: Progress | None = None,
-    **options: Any,
-) -> RunRecord:
-    """Build, verify, time, re-profile and decide every proposal waiting in ``run``.
-
-    Args:
-        run: the folder ``propose`` wrote (copied to this machine).
-        target: where the target is on this machine, when not where the proposals were made (default: the
-            recorded path, absolute then as given).
-        settings, options: as ``perfagent.optimize``; only ``problem``, ``spec`` (as ``target``),
-            ``device``, ``out`` (write the evaluated run here, ``run`` copied first), ``force`` and ``apply``
-            are used: the verification and timing settings are the run's.
-        progress: receives every ``LoopEvent``.
-
-    Returns:
-        The run's record, as a one-machine run writes it (every proposal a candidate with its verdict).
-
-    Raises:
-        BadInput: ``run`` is not a proposals run, holds no proposal waiting, misses proposal files, or
-            the target is missing or changed since the proposals were made (its hash).
-    """
-    chosen = OptimizeSettings.build(settings, **options)
-    emit = progress or ignore_progress
-    src = Path(run).absolute()
-    record, info = _waiting_run(src)
-    assert record.optimize is not None
-    waiting = [c for c in record.candidates if c.verdict == "proposed"]
-    wl = run_target(record, src, target, chosen.problem, chosen.spec)
-    notes = check_unchanged(wl, info, src)
-    run_dir = continue_into(src, chosen.out, chosen.force)
-    replay = ProposalsRewriter([load_proposal(run_dir, c) for c in waiting])
-    gpu, device_label = measure.probe_gpu(chosen.device)
-    loop_settings = stored_settings(
-        info.settings, iterations=len(replay.transforms), max_candidates=replay.largest_batch
-    ).with_changes(transforms=replay.transforms)
-    if not gpu:
-        notes.append(NO_GPU_NOTE)
-    emit(
-        Info(
-            message=f"{wl.describe()}: evaluating {len(waiting)} proposal(s) of {shown_path(src)}, "
-            f"device {device_label}, run folder {shown_path(run_dir)}"
-        )
+def _continue_first_kernel(loop: ProposeLoop, start: _Start, writer: PhasedWriter) -> None:
+    """A ``--from`` round on a plain-PyTorch problem starts from RUN's first kernel (its source, its profile)."""
+    assert start.prior is not None
+    adopted = adopt_recorded(start.prior, writer.run_dir, start.wl, loop.baseline.kernel_name)
+    if adopted is None:
+        return
+    wl, cand, diagnosis = adopted
+    st = loop.state
+    loop.wl = wl
+    st.source, st.source_file, st.parent = cand.source or "", Path(cand.source_path or ""), cand.id
+    if diagnosis is not None:
+        st.before, st.diagnosis = diagnosis.profile, diagnosis
+    writer.notes.append(
+        f"starting from the first kernel {cand.id} ({cand.verdict}"
+        + (", its profile" if diagnosis is not None else ", not profiled")
+        + ")"
     )
-    writer = PhasedWriter(
-        run_dir,
-        wl,
-        info=info,
-        earlier=relocated_candidates(record, run_dir, wl),
-        prior_best=record.best,
-        waiting=waiting,
-        target=record.optimize.target,
-        backend=record.optimize.backend,
-        backend_reason=record.optimize.backend_reason,
-        device=device_label,
-        gpu=gpu,
-        iterations=loop_settings.iterations,
-        notes=notes,
-        version=__version__,
-    )
-    base, outcome = _replay(record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress)
-    result = conclude(writer, outcome, base.summary, base.diagnosis, apply=chosen.apply)
-    saved = writer.save(result)
-    emit(Info(message=f"run saved to {shown_path(run_dir)}"))
-    return saved
 
 
-def _waiting_run(src: Path) -> tuple[RunRecord, PhasesInfo]:
-    """The proposals run at ``src`` and its two-machine block; raises unless proposals wait in it."""
-    record = load_optimize_run(src, "--evaluate")
-    assert record.optimize is not None
-    info = record.optimize.phases
-    if info is None:
-        raise BadInput(
-            f"{shown_path(src)} is not a proposals run: it was optimized in one go (no --propose-only)",
-            hint="make proposals with: perfagent optimize TARGET --propose-only --report REPORT --out RUN",
-        )
-    if not any(c.verdict == "proposed" for c in record.candidates):
-        raise BadInput(
-            f"{shown_path(src)} holds no proposal waiting to be evaluated (see: perfagent report {shown_path(src)})",
-            hint=f"make the next round where the model is: perfagent optimize --propose-only --from {shown_path(src)}",
-        )
-    return record, info
-
-
-def _replay(
-    record: RunRecord,
-    wl: OptimizeWorkload,
-    writer: PhasedWriter,
-    replay: ProposalsRewriter,
-    settings: OptimizeSettings,
-    gpu: bool,
-    kernel: str | None,
-    emit: Progress,
-    progress: Progress | None,
-) -> tuple[Baseline, LoopResult]:
-    """Measure the original (or take the run's diagnosis without a GPU), then every proposal."""
-    try:
-        if gpu:
-            base = measure_baseline(
-                wl, gpu=True, report=None, kernel=kernel, run_dir=writer.run_dir, settings=settings, emit=emit
-            )
-        else:
-            base = _recorded_baseline(record, wl, kernel)
-        writer.baseline(base.summary, base.profile, base.kernels)
-        loop = ReplayLoop(
-            wl,
-            replay,
-            writer.run_dir,
-            gpu=gpu,
-            baseline=base.state,
-            settings=settings,
-            hardware=base.diagnosis.profile.device if base.diagnosis else None,
-            progress=writer.watch(progress),
-        )
-        restore(loop, record, writer.run_dir, wl)
-        writer.loop = loop
-        return base, loop.run()
-    except BaseException as exc:
-        writer.save_partial(exc)
-        raise
-
-
-def _recorded_baseline(record: RunRecord, wl: OptimizeWorkload, kernel: str | None) -> Baseline:
-    """No GPU here: the proposals run's own diagnosis (its report) stands for the original."""
-    assert record.optimize is not None
-    kernels = list(record.kernels)
-    profile = record.profile() if kernels else None
-    diagnosis = target_kernel(kernels, wl, kernel)
-    state = BaselineState(
-        diagnosis=diagnosis,
-        measured=profile is not None and profile.mode == "counters",
-        can_profile=False,
-        profile_note="no GPU: candidates are not re-profiled",
-        kernel_name=diagnosis.profile.base_name if diagnosis else None,
-    )
-    return Baseline(
-        state=state, summary=record.optimize.baseline, profile=profile, kernels=kernels, diagnosis=diagnosis
-    )
+def _proposal_hardware(found: _Found, writer: PhasedWriter, progress: Progress | None) -> DeviceInfo | None:
+    """The GPU the proposals' prompts describe: the report's device, else --gpu (kept for later rounds),
+    else unknown, said in the record and the progress."""
+    gpu = writer.info.settings.get("gpu")
+    diagnosis = found.diagnosis
+    hardware = prompt_hardware(diagnosis.profile.device if diagnosis else None, str(gpu) if gpu else None)
+    if hardware.note is not None:
+        writer.notes.append(hardware.note)
+        (progress or ignore_progress)(Info(message=hardware.note))
+    return hardware.device

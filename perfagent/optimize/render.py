@@ -134,6 +134,7 @@ def render_text(result: OptimizeResult) -> str:
     settings = best_settings_note(result)
     if settings:
         lines.append(f"  {settings}" + ("" if result.applied else " (--apply)"))
+    lines += _winner_lines(result)
     skipped = [p for p in result.plan if p.skipped]
     if skipped:
         lines.append("not tried:")
@@ -253,3 +254,15 @@ def render_markdown(result: OptimizeResult) -> str:
     if notes:
         lines += ["", "## Notes", "", *[f"- {_md_escape(n)}" for n in notes]]
     return "\n".join(lines) + "\n"
+
+
+def _winner_lines(result: OptimizeResult) -> list[str]:
+    """Per plan step, who competed and who won (shown when recipes and the model ran side by side)."""
+    steps = [p for p in result.plan if p.backends]
+    if not any(len(p.backends) > 1 for p in steps) and result.backend != "auto":
+        return []
+    lines = ["steps (who proposed → who won):"]
+    for p in steps:
+        won = f"{p.winner} ({p.winner_backend})" if p.winner else "none accepted"
+        lines.append(f"  {p.transform}: {' + '.join(p.backends)} → {won}")
+    return lines

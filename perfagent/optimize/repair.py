@@ -44,6 +44,7 @@ def history(outcomes: list[CandidateOutcome], limit: int = MAX_HISTORY) -> list[
             metric_before=o.metric_before,
             metric_after=o.metric_after,
             metric_moved=o.metric_moved,
+            diff=o.diff if o.verdict == "proposed" else "",
         )
         for o in kept
     ]

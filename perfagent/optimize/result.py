@@ -22,6 +22,7 @@ def conclude(
 ) -> OptimizeResult:
     """The run's result: the before/after table against the best, and the best written over the file
     with ``apply`` (``perfagent.optimize.apply``)."""
+    outcome.candidates = [with_compile(c, summary) for c in outcome.candidates]
     best = next((c for c in outcome.candidates if c.id == outcome.best), None)
     result = writer.result(outcome, before_after(summary, best, diagnosis))
     if apply and best is not None:
@@ -31,6 +32,13 @@ def conclude(
             update={"notes": [*result.notes, "--apply: nothing was accepted, so no file was written"]}
         )
     return result
+
+
+def with_compile(cand: CandidateOutcome, base: OptimizeBaseline) -> CandidateOutcome:
+    """``cand`` with its speed-up over torch.compile (KernelBench, both measured on the GPU)."""
+    if cand.speedup is None or not base.compile_speedup:
+        return cand
+    return cand.model_copy(update={"speedup_over_compile": cand.speedup / base.compile_speedup})
 
 
 def before_after(
@@ -52,6 +60,19 @@ def before_after(
             after=best.speedup if best else None,
             unit="x",
             note="" if best else none,
+        ),
+        *(
+            [
+                TableRow(
+                    quantity="speed-up over torch.compile",
+                    before=1.0 / base.compile_speedup,
+                    after=best.speedup_over_compile if best else None,
+                    unit="x",
+                    note=f"torch.compile(Model) runs {base.compile_speedup:.3g}x eager (default mode)",
+                )
+            ]
+            if base.compile_speedup
+            else []
         ),
         TableRow(
             quantity="% of roofline",

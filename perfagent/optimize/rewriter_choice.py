@@ -1,4 +1,5 @@
-"""Which rewriter a run uses (``auto``: llm when configured, else recipes, said plainly) and its settings."""
+"""Which rewriter a run uses (``auto``: recipes and llm together when configured, else recipes, said plainly)
+and its settings."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from perfagent.optimize.events import Info, ProgressCallback
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.base import Rewriter
+from perfagent.rewrite.combined import CombinedRewriter
 from perfagent.rewrite.llm import LLMRewriter
 
 __all__ = ["ChosenRewriter", "choose_backend", "choose_rewriter", "conversation_seed"]
@@ -33,7 +35,7 @@ class ChosenRewriter:
 def choose_rewriter(
     settings: OptimizeSettings, llm_config: LLMConfig | None, emit: ProgressCallback
 ) -> ChosenRewriter:
-    """The rewriter of ``settings.backend`` (``auto``: llm when configured, else recipes, said plainly).
+    """The rewriter of ``settings.backend`` (``auto``: both when configured, else recipes, said plainly).
 
     Raises:
         LLMError: ``backend='llm'`` and no endpoint is configured.
@@ -43,8 +45,13 @@ def choose_rewriter(
     if name == "llm":
         wanted = max(settings.max_candidates, config.samples, config.candidates)
         settings = settings.model_copy(update={"max_candidates": wanted})
+    elif name == "auto":  # the recipes' candidates and the model's samples side by side
+        wanted = settings.max_candidates + max(config.samples, config.candidates)
+        settings = settings.model_copy(update={"max_candidates": min(wanted, 64)})
     rewriter = get_rewriter(name, config=config)
-    if isinstance(rewriter, LLMRewriter):  # a slow model is never silent: waiting lines and retries
+    if isinstance(
+        rewriter, LLMRewriter | CombinedRewriter
+    ):  # a slow model is never silent: waiting lines and retries
         rewriter.progress = lambda message: emit(Info(message=message))
     return ChosenRewriter(rewriter=rewriter, name=name, reason=reason, config=config, settings=settings)
 

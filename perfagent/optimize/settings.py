@@ -58,7 +58,7 @@ class OptimizeSettings(BaseModel):
     backend: Annotated[Backend, Flag("--backend", LOOP_GROUP)] = Field(
         "auto",
         description="rewriter: recipes (deterministic, offline), llm (OpenAI-compatible endpoint), "
-        "auto (llm when configured, else recipes; default)",
+        "auto (default: recipes and llm together when an endpoint is configured, else recipes)",
     )
     transforms: Annotated[tuple[str, ...], Flag("--transform", LOOP_GROUP, metavar="ID", append=True)] = (
         Field(
@@ -90,6 +90,11 @@ class OptimizeSettings(BaseModel):
     )
     report: Annotated[str | Path | None, Flag("--report", LOOP_GROUP, metavar="PATH")] = Field(
         None, description="recorded report (.ncu-rep, ...) to diagnose from when nothing can be profiled here"
+    )
+    gpu: Annotated[str | None, Flag("--gpu", LOOP_GROUP, metavar="NAME")] = Field(
+        None,
+        description="the GPU the prompts describe when no report says (any GPU in knowledge/data/gpus, e.g. "
+        "'NVIDIA H100 80GB HBM3' or h200); a report recorded on a GPU wins",
     )
     arch: Annotated[str, Flag("--arch", LOOP_GROUP)] = Field(
         "sm_90", description="architecture for nvcc builds and static analysis (default sm_90)"
@@ -161,6 +166,11 @@ class OptimizeSettings(BaseModel):
     )
     out: Annotated[str | Path | None, Flag("--out", RESULTS_GROUP, metavar="DIR")] = Field(
         None, description="run folder (default: a new one under .perfagent/runs)"
+    )
+    no_compile_baseline: Annotated[bool, Flag("--no-compile-baseline", VERIFY_GROUP)] = Field(
+        False,
+        description="KernelBench on a GPU: do not also time torch.compile(Model) (default: timed, and every "
+        "speed-up is also given over it)",
     )
     apply: Annotated[bool, Flag("--apply", RESULTS_GROUP)] = Field(
         False,

@@ -1,9 +1,10 @@
 """Rewriters: turn one diagnosed transform into candidate sources.
 
 ``get_rewriter("recipes" | "llm" | "auto")`` returns a backend behind the ``Rewriter`` protocol
-(``perfagent.rewrite.base``). ``auto`` picks ``llm`` when an endpoint and a model are configured
-(PERFAGENT_LLM_BASE_URL / PERFAGENT_LLM_MODEL or explicit arguments) and ``recipes`` otherwise, and says
-which and why (``auto_choice``). Nothing heavy is imported here: the openai client is built on first
+(``perfagent.rewrite.base``). ``auto`` is both backends in one loop (``CombinedRewriter``: recipes for the
+transforms they cover, the model for the rest and as an extra sample on structural ones) when an endpoint
+and a model are configured (PERFAGENT_LLM_BASE_URL / PERFAGENT_LLM_MODEL or explicit arguments), and
+``recipes`` alone otherwise, and says which and why (``auto_choice``). Nothing heavy is imported here: the openai client is built on first
 use, torch and triton never.
 """
 
@@ -41,11 +42,14 @@ BACKENDS: tuple[str, ...] = ("recipes", "llm", "auto")
 
 
 def auto_choice(config: LLMConfig | None = None) -> tuple[str, str]:
-    """(backend name, the reason in plain words) for ``auto``."""
+    """(backend name, the reason in plain words) for ``auto``: 'auto' (both) or 'recipes'."""
     cfg = config if config is not None else LLMConfig.from_env()
     reason = cfg.availability()
     if reason is None:
-        return "llm", f"using the llm backend: {cfg.describe()}"
+        return "auto", (
+            f"using recipes and the llm backend together: {cfg.describe()} (recipes where they apply, the model "
+            "for the rest and as an extra sample on structural transforms)"
+        )
     return "recipes", f"using the recipes backend only: {reason}"
 
 
@@ -53,7 +57,7 @@ def get_rewriter(name: str = "auto", *, config: LLMConfig | None = None) -> Rewr
     """The rewriter backend called ``name``.
 
     Args:
-        name: 'recipes', 'llm' or 'auto' (llm when configured, else recipes).
+        name: 'recipes', 'llm' or 'auto' (both when an endpoint is configured, else recipes).
         config: LLM settings (default: from the environment).
 
     Raises:
@@ -61,6 +65,12 @@ def get_rewriter(name: str = "auto", *, config: LLMConfig | None = None) -> Rewr
     """
     if name == "auto":
         name, _ = auto_choice(config)
+        if name == "auto":
+            from perfagent.rewrite.combined import CombinedRewriter
+            from perfagent.rewrite.llm import LLMRewriter
+            from perfagent.rewrite.recipes_backend import RecipesRewriter
+
+            return CombinedRewriter(RecipesRewriter(), LLMRewriter(config))
     if name == "recipes":
         from perfagent.rewrite.recipes_backend import RecipesRewriter
 

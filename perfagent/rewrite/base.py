@@ -95,6 +95,10 @@ class EarlierAttempt(Frozen):
     metric_before: float | None = None
     metric_after: float | None = None
     metric_moved: bool | None = None
+    diff: str = ""
+    """The candidate's full diff against its parent, for proposals not measured yet (a propose-only run's
+    earlier iterations: the model sees what was already proposed and asks for something else); empty
+    otherwise."""
 
 
 class LaunchArg(Frozen):
@@ -211,6 +215,9 @@ class RewriteRequest(Frozen):
     ``torch.utils.cpp_extension.load_inline``, or Triton); None for every other transform."""
     inputs: list[str] = Field(default_factory=list)
     """``write-kernel``: what ``forward`` and the constructor receive (dtypes and shapes), one line each."""
+    reference_profile: list[str] = Field(default_factory=list)
+    """KernelBench: the reference ``Model``'s profile when one was recorded (a kernel per line: time, share,
+    top finding); empty: none."""
     max_candidates: int = Field(default=4, ge=1, le=64)
     """Most candidates to return."""
 

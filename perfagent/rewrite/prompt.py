@@ -59,7 +59,7 @@ Then two or three sentences: what you changed and which metric should move. No o
 
 
 def fence_language(language: str) -> str:
-    return "cuda" if language == "cuda" else "python"
+    return language if language in ("cuda", "diff") else "python"
 
 
 def reply_format(language: str, *, structured: bool, launch: bool = False) -> str:
@@ -76,9 +76,15 @@ def system_message(language: str, *, structured: bool, launch: bool = False) -> 
 
 def format_hardware(device: DeviceInfo | None) -> str:
     """One paragraph about the device: what the profile says, completed from the GPU table
-    (``knowledge/data/gpus``, the datasheet peaks the roofline uses) when the device is in it."""
-    if device is None or (device.name is None and device.arch is None):
-        return "Hardware: unknown (static analysis or not reported)."
+    (``knowledge/data/gpus``, the datasheet peaks the roofline uses) when the device is in it.
+
+    A device nobody named (static analysis: the compile target's limits, ``--arch``) is not the GPU the
+    kernel runs on: it reads "unknown" (``perfagent.rewrite.hardware``)."""
+    if device is None or device.name is None:
+        return (
+            "Hardware: unknown (no profile recorded on a GPU and no --gpu given): write portable code for a "
+            "recent NVIDIA GPU and do not rely on one architecture's features."
+        )
     spec = spec_for(device.name)
     parts = [device.name or "unnamed device"]
     if device.arch or spec:
@@ -87,7 +93,7 @@ def format_hardware(device: DeviceInfo | None) -> str:
         parts.append(f"compute capability {device.compute_capability}")
     sm_count = device.sm_count or (spec.sm_count if spec else None)
     if sm_count:
-        parts.append(f"{sm_count} SMs")
+        parts.append(f"{sm_count} {'CUs' if device.vendor == 'amd' else 'SMs'}")
     if device.max_shared_memory_per_sm_bytes:
         parts.append(f"{device.max_shared_memory_per_sm_bytes // 1024} KiB shared memory per SM")
     if device.l2_cache_bytes:
@@ -177,17 +183,25 @@ def _expr(value: object) -> str:
     return json.dumps(value) if isinstance(value, list) else str(value)
 
 
-def format_launch(launch: LaunchContext) -> str:
-    """How the launch spec launches the kernel, and how a reply may change it."""
+def format_launch(launch: LaunchContext, hardware: DeviceInfo | None = None) -> str:
+    """How the launch spec launches the kernel, and how a reply may change it (device attributes in the
+    evaluated launch are ``hardware``'s; with no GPU named, the ones used are said)."""
     lines = [
         "Launch: perfagent's harness allocates the arguments from the launch spec and launches the kernel "
         "(the source holds no host code).",
         f"- grid = {_expr(launch.grid)}, block = {_expr(launch.block)}, dynamic shared memory = "
         f"{_expr(launch.shared_mem)} bytes",
     ]
-    now = launch_reply.evaluated(launch)
+    known_sms = hardware.sm_count if hardware is not None and hardware.name else None
+    params = {**launch.params, **({"sm_count": known_sms} if known_sms else {})}
+    now = launch_reply.evaluated(launch, params)
     if now is not None:
-        lines.append(f"  (at the params: grid {tuple(now[0])}, block {tuple(now[1])}, {now[2]} bytes)")
+        uses_sms = "sm_count" in json.dumps([launch.grid, launch.block, launch.shared_mem])
+        sms = f"; sm_count = {known_sms}" if known_sms else "; sm_count assumed 132, the GPU is unknown"
+        lines.append(
+            f"  (at the params{sms if uses_sms else ''}: grid {tuple(now[0])}, block {tuple(now[1])}, "
+            f"{now[2]} bytes)"
+        )
     if launch.params:
         lines.append("- params: " + ", ".join(f"{k} = {v}" for k, v in launch.params.items()))
     if launch.defines:
@@ -228,7 +242,10 @@ def format_failures(request: RewriteRequest) -> str:
     lines: list[str] = []
     if request.history:
         lines.append("Earlier attempts on this kernel, oldest first, with what was measured:")
-        lines += [f"- {_attempt(a)}" for a in request.history]
+        for a in request.history:
+            lines.append(f"- {_attempt(a)}")
+            if a.diff:  # proposed, not measured yet: the whole proposal, so the next one differs
+                lines.append(f"  The proposal in full (a diff against its parent):\n{fenced(a.diff, 'diff')}")
         current = [a.candidate_id for a in request.history if a.accepted]
         if current:
             lines.append(f"The current source below is {current[-1]}'s (the best accepted so far).")
@@ -252,7 +269,7 @@ def _attempt(a: EarlierAttempt) -> str:
         head += ", REJECTED"
     parts = [head]
     if a.description:
-        parts.append(f"changed: {' '.join(a.description.split())[:200]}")
+        parts.append(f"changed: {' '.join(a.description.split())}")
     if a.time_s is not None:
         before = f" (was {a.time_s_before * 1e3:.4g} ms)" if a.time_s_before else ""
         speed = f", {a.speedup:.3g}x" if a.speedup is not None else ""
@@ -285,8 +302,9 @@ def user_message(request: RewriteRequest, entry: Transform) -> str:
             format_hardware(request.hardware),
             format_finding(request.finding),
             *([hot] if (hot := format_hot_lines(request)) else []),
+            *([format_reference_profile(request)] if request.reference_profile else []),
             "Catalog entry for the transform:\n" + entry.as_prompt(request.language),
-            *([format_launch(request.launch)] if request.launch is not None else []),
+            *([format_launch(request.launch, request.hardware)] if request.launch is not None else []),
             format_failures(request),
             "Current source:\n" + fenced(request.source, request.language),
         ]
@@ -326,12 +344,19 @@ def write_kernel_message(request: RewriteRequest, entry: Transform) -> str:
             f"Task: write a first ModelNew with {'CUDA' if lang == 'cuda' else 'Triton'} kernel(s) for {where}.",
             format_hardware(request.hardware),
             "Inputs (dtypes and shapes):\n" + inputs,
+            *([format_reference_profile(request)] if request.reference_profile else []),
             "Catalog entry for the transform:\n" + entry.as_prompt("cuda" if lang == "cuda" else "triton"),
             format_failures(request),
             "Reference (the oracle; candidates are verified against its Model):\n"
             + fenced(request.source, "python"),
         ]
     )
+
+
+def format_reference_profile(request: RewriteRequest) -> str:
+    """What the reference launches on the GPU (the profile a first kernel or a rewrite must beat)."""
+    lines = "\n".join(f"- {line}" for line in request.reference_profile)
+    return "Profile of the reference (its Model, as recorded on the GPU; the time to beat):\n" + lines
 
 
 def build_messages(request: RewriteRequest, entry: Transform, *, structured: bool) -> list[dict[str, str]]:

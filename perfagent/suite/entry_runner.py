@@ -20,6 +20,7 @@ from perfagent.suite.hygiene import GpuProbe, host, pinned_gpu, versions
 from perfagent.suite.manifest import SuiteEntry
 from perfagent.suite.models import EntryResult, FailureCause, Job, JobOutcome, SuiteSettings
 from perfagent.timing.bench import bench
+from perfagent.timing.compiled import is_kernelbench_problem, with_compile_baseline
 from perfagent.verify.api import verify
 from perfagent.workloads.optimizable import kind_class
 from profilers.errors import ProfilerError
@@ -63,6 +64,8 @@ def _verify(target: Path, candidate: Path, settings: SuiteSettings, seeds: int) 
 
 def _bench(target: Path, candidate: Path | None, settings: SuiteSettings, runs: int) -> tuple[str, Figures]:
     result = bench(target, candidate, device=settings.device, runs=runs)
+    if candidate is not None and is_kernelbench_problem(target):
+        result = with_compile_baseline(result, target)
     figures: Figures = {
         "baseline_s": result.baseline.timing.median_s,
         "flags": list(result.flags),
@@ -73,6 +76,7 @@ def _bench(target: Path, candidate: Path | None, settings: SuiteSettings, runs: 
         figures |= {
             "candidate_s": result.candidate.timing.median_s,
             "speedup": result.comparison.speedup,
+            "speedup_over_compile": result.speedup_over_compile,
             "significant": result.comparison.significant,
             "noise_threshold": result.comparison.noise_threshold,
         }
@@ -116,6 +120,8 @@ def _optimize(
         best = next((c for c in record.candidates if c.id == result.best), None)
         if best is not None and best.pct_of_roofline is not None:
             figures["pct_of_roofline_after"] = best.pct_of_roofline
+        if best is not None and best.speedup_over_compile is not None:
+            figures["speedup_over_compile"] = best.speedup_over_compile
         for c in record.candidates:
             figures["flags"] = sorted({*figures.get("flags", []), *getattr(c, "flags", [])})  # type: ignore[misc]
     speed = f"{result.best_speedup:.3g}x" if result and result.best_speedup else "no accepted candidate"

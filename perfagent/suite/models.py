@@ -76,6 +76,8 @@ class EntryResult(Frozen):
     candidate_s: float | None = None
     speedup: float | None = None
     """bench: baseline / candidate median (or optimize: best accepted candidate's speed-up)."""
+    speedup_over_compile: float | None = None
+    """KernelBench: the speed-up over torch.compile(Model) (bench: measured beside; optimize: the best's)."""
     significant: bool | None = None
     noise_threshold: float | None = None
     """bench: relative change below which two medians are the same (fraction)."""
@@ -120,6 +122,9 @@ class SuiteSummary(Frozen):
     correct_rate: float | None = None
     fast_p: dict[str, float] = Field(default_factory=dict)
     """p → fraction of ALL entries that are correct and faster than p× (KernelBench's fast_p)."""
+    fast_p_compile: dict[str, float] = Field(default_factory=dict)
+    """fast_p against torch.compile(Model): p → fraction of ALL entries correct and faster than p× over it
+    (empty: no entry had a torch.compile baseline)."""
     geomean_speedup: float | None = None
     """Geometric mean of the measured speed-ups of correct entries."""
     speedups: dict[str, float] = Field(default_factory=dict)

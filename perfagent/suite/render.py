@@ -47,6 +47,16 @@ def _headline(s: SuiteSummary) -> list[tuple[str, str]]:
             + (f" ({s.correct_rate:.0%})" if s.correct_rate is not None else ""),
         ),
         ("fast_p", fast or "–"),
+        *(
+            [
+                (
+                    "fast_p over torch.compile",
+                    ", ".join(f"fast_{p} = {v:.0%}" for p, v in s.fast_p_compile.items()),
+                )
+            ]
+            if s.fast_p_compile
+            else []
+        ),
         ("geomean speed-up", _x(s.geomean_speedup)),
         (
             "% of roofline (mean)",

@@ -2,7 +2,8 @@
 suite summary computed from those rows alone.
 
 fast_p follows KernelBench (``src/score.py``): the fraction of ALL entries that are correct and whose
-speed-up over the reference is strictly greater than p. The geometric mean is over correct entries
+speed-up over the reference is strictly greater than p; ``fast_p_compile`` the same against
+``torch.compile(Model)`` (KernelBench entries timed with it). The geometric mean is over correct entries
 with a measured speed-up.
 """
 
@@ -96,6 +97,10 @@ def summarize(
     fast_p = {
         f"{p:g}": (sum(1 for s in speedups.values() if s > p) / total if total else 0.0) for p in FAST_P
     }
+    over_compile = [r.speedup_over_compile for r in correct_rows if r.speedup_over_compile is not None]
+    fast_p_compile = (
+        {f"{p:g}": sum(1 for s in over_compile if s > p) / total for p in FAST_P} if over_compile else {}
+    )
     geomean = math.exp(sum(math.log(s) for s in speedups.values()) / len(speedups)) if speedups else None
     won = Counter(t for r in rows for t in dict.fromkeys(r.transforms_won))
     failures = Counter(r.failure for r in rows if r.failure)
@@ -105,6 +110,7 @@ def summarize(
         verified=len(verified),
         correct_rate=len(correct_rows) / len(verified) if verified else None,
         fast_p=fast_p,
+        fast_p_compile=fast_p_compile,
         geomean_speedup=geomean,
         speedups=speedups,
         mean_pct_of_roofline_before=_mean(

@@ -18,6 +18,7 @@ __all__ = [
     "BenchEntry",
     "BenchResult",
     "Comparison",
+    "CompileBaseline",
     "PlausibilityFlag",
     "RooflineEstimate",
     "Timer",
@@ -104,6 +105,24 @@ class Comparison(Frozen):
     """Reasons to review the result by hand (faster than the roofline, > 10x, ...)."""
 
 
+class CompileBaseline(Frozen):
+    """The reference under ``torch.compile(Model)`` (default mode), timed against eager in its own run
+    (compile time excluded: it happens in the warm-up calls). ``perfagent.timing.compiled``."""
+
+    mode: str = "default"
+    """The ``torch.compile`` mode."""
+    time_s: float | None = None
+    """Median time per call of the compiled reference, s (None: unavailable)."""
+    eager_time_s: float | None = None
+    """Median time of the eager reference in the same run, s."""
+    speedup_over_eager: float | None = None
+    """Eager time / compiled time in that run (>1: torch.compile is faster than eager)."""
+    timer: str | None = None
+    device: str | None = None
+    unavailable: str | None = None
+    """Why there is no compiled time (no C compiler for inductor on a CPU, a failing compile, ...)."""
+
+
 class BenchResult(Frozen):
     """What ``perfagent bench`` measured."""
 
@@ -125,3 +144,7 @@ class BenchResult(Frozen):
     environment: dict[str, str] = Field(default_factory=dict)
     elapsed_s: float = 0.0
     """Wall time of the whole benchmark, s."""
+    compiled: CompileBaseline | None = None
+    """KernelBench: the reference under torch.compile (None: not asked for, or not a KernelBench problem)."""
+    speedup_over_compile: float | None = None
+    """The candidate's speed-up over torch.compile(Model): its speed-up over eager / torch.compile's."""

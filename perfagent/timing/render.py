@@ -70,8 +70,24 @@ def render_text(result: BenchResult) -> str:
             f"speed-up   {c.speedup:.3f}x — {verdict} (noise threshold {100 * c.noise_threshold:.1f} %, "
             f"baseline drift {100 * c.baseline_drift:.1f} %)"
         )
+    lines += _compile_lines(result)
     lines.append(f"flags      {', '.join(result.flags) if result.flags else 'none'}")
     if result.notes:
         lines.append("notes:")
         lines.extend(f"  - {n}" for n in result.notes)
     return "\n".join(lines)
+
+
+def _compile_lines(result: BenchResult) -> list[str]:
+    """The torch.compile baseline: its time and speed-up over eager, and the candidate's over it."""
+    compiled = result.compiled
+    if compiled is None:
+        return []
+    if compiled.time_s is None:
+        return [f"torch.compile  unavailable: {compiled.unavailable or 'not timed'}"]
+    line = f"torch.compile  {fmt_time(compiled.time_s)} ({compiled.mode} mode; {compiled.speedup_over_eager:.3f}x over eager"
+    line += f", {compiled.timer} in its own run; compile time excluded)"
+    lines = [line]
+    if result.speedup_over_compile is not None:
+        lines.append(f"speed-up over torch.compile  {result.speedup_over_compile:.3f}x")
+    return lines

@@ -1,0 +1,43 @@
+"""KernelBench level 1, problem `38_L1Norm_.py` (the reference `Model`, unchanged).
+
+Copied verbatim from ScalingIntelligence/KernelBench, KernelBench/level1/38_L1Norm_.py at commit
+bb27f278d2aaeb7118bf3e191031c316c3c3218b (the original release, the shapes of the public leaderboard),
+https://github.com/ScalingIntelligence/KernelBench/blob/bb27f278d2aaeb7118bf3e191031c316c3c3218b/KernelBench/level1/38_L1Norm_.py
+MIT licence, (c) 2023 Anne Ouyang, Simon Guo, Azalia Mirhoseini, Scaling Intelligence Lab, Stanford.
+The candidate is `02_l1norm_solution.py`.
+"""
+
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """
+    Simple model that performs L1 normalization.
+    """
+    def __init__(self):
+        """
+        Initializes the L1 normalization layer.
+        """
+        super(Model, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """
+        Applies L1 normalization to the input tensor.
+
+        Args:
+            x (torch.Tensor): Input tensor of shape (..., dim, ...).
+
+        Returns:
+            torch.Tensor: Output tensor with L1 normalization applied, same shape as input.
+        """
+        return x / torch.sum(torch.abs(x), dim=1, keepdim=True)
+
+batch_size = 16
+dim = 16384
+
+def get_inputs():
+    x = torch.randn(batch_size, dim)
+    return [x]
+
+def get_init_inputs():
+    return []
