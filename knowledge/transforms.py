@@ -166,11 +166,18 @@ class Transform(KnowledgeModel):
     """Rewriter backends that can apply it: 'recipes' (deterministic) and/or 'llm'."""
     recipes: list[str] = Field(default_factory=list)
     """Names of the deterministic recipes implementing it (perfagent/rewrite/recipes/), when any."""
+    no_recipe: str | None = None
+    """Why no deterministic recipe can apply it (required exactly when ``recipes`` is empty); the llm
+    backend is the way to it."""
 
     @model_validator(mode="after")
     def _check(self) -> Transform:
         if ("recipes" in self.backends) != bool(self.recipes):
             raise ValueError(f"transform {self.id}: list recipe names exactly when 'recipes' is a backend")
+        if bool(self.recipes) == bool(self.no_recipe):
+            raise ValueError(
+                f"transform {self.id}: say why there is no recipe (no_recipe) exactly when none is listed"
+            )
         if len(set(self.fixes)) != len(self.fixes):
             raise ValueError(f"transform {self.id}: duplicate ids in fixes")
         return self

@@ -47,6 +47,13 @@ using std::fma; using std::fmaf; using std::fmaxf; using std::fminf;
 #define __expf(x) expf(x)
 #define __logf(x) logf(x)
 #define __fdividef(a, b) ((a) / (b))
+#define __powf(a, b) powf(a, b)
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
+#define __tanf(x) tanf(x)
+#define __exp10f(x) exp10f(x)
+#define __log2f(x) log2f(x)
+#define __log10f(x) log10f(x)
 #endif
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }

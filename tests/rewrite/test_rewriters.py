@@ -51,6 +51,14 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "sequential-reduction",
         "smem-tiling",
         "register-tiling",
+        "thread-coarsening",
+        "async-copy",
+        "grid-swizzle-cuda",
+        "smem-swizzle",
+        "fast-math",
+        "kernel-fusion",
+        "divergent-reduction",
+        "relax-launch-bounds",
     }
     for recipe in RECIPES.values():
         assert recipe.transforms and all(t in catalog() for t in recipe.transforms)

@@ -1,0 +1,13 @@
+// A transcendental-heavy map: 16 rounds of expf, sinf and a division per element (XU-bound).
+extern "C" __global__ void damped_wave(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i], acc = 0.0f;
+        for (int k = 1; k <= 16; ++k) {
+            float t = v * (float)k;
+            acc += expf(-0.01f * t) * sinf(t) / (1.0f + 0.1f * t * t);
+        }
+        y[i] = acc;
+    }
+}
