@@ -233,9 +233,11 @@ def test_compare_a_report_with_itself_passes_the_gate(root: Path) -> None:
     assert kernels and {k["verdict"] for k in kernels} == {"same (within noise)"}
     assert data["gate"] == {
         "passed": True,
+        "status": "pass",
         "max_regression_pct": 0.0,
         "checked": len(kernels),
         "regressions": [],
+        "not_comparable": [],
     }
     assert data["comparison"]["total_before_s"] == pytest.approx(sum(k["before_s"] for k in kernels))
 
@@ -251,7 +253,11 @@ def test_compare_totals_cover_only_the_matched_kernels(root: Path) -> None:
     assert all(k["matched_by"] == "name" for k in matched)
     assert comparison["total_before_s"] == pytest.approx(sum(k["before_s"] for k in matched))
     assert comparison["total_before_s"] == pytest.approx(comparison["total_after_s"])
-    assert data["gate"]["passed"] and data["gate"]["checked"] == len(matched)
+    # the after side was narrowed to one kernel: the before side's others went missing, which fails the
+    # gate (issue 26: a gate that silently drops kernels would pass a regression by deleting it)
+    assert not data["gate"]["passed"] and data["gate"]["checked"] == len(matched)
+    missing = [r for r in data["gate"]["regressions"] if "missing from the second run" in r]
+    assert len(missing) == len(comparison["only_before"])
 
 
 def test_compare_flags_a_regression_and_tolerates_it_under_max_regression(root: Path) -> None:
