@@ -134,7 +134,7 @@ class Cassette:
             raise BadInput(
                 f"the cassette {self.directory} cannot replay in order: {', '.join(sorted(missing))} "
                 "has no sequence number",
-                hint="record it again, or replay it keyed (drop \"replay\" from cassette.json)",
+                hint='record it again, or replay it keyed (drop "replay" from cassette.json)',
             )
         return sorted(loaded, key=lambda e: int(e["sequence"]))
 
@@ -160,7 +160,9 @@ class Cassette:
 def _describe(kwargs: dict[str, Any]) -> str:
     """A request in a few words: the first line of its first user message, and its key."""
     users = [m.get("content", "") for m in kwargs.get("messages", []) if m.get("role") == "user"]
-    first = str(users[0]).strip().splitlines()[0][:120] if users and str(users[0]).strip() else "no user message"
+    first = (
+        str(users[0]).strip().splitlines()[0][:120] if users and str(users[0]).strip() else "no user message"
+    )
     return f"'{first}' ({request_key(kwargs)[:16]})"
 
 

@@ -14,14 +14,14 @@ import shutil
 import sys
 from pathlib import Path
 
-import perfagent
 import pytest
 from rewrite.llm_server import MODEL, ReplayServer, Reply, structured
 
-from .helpers import REPORTS, ROOT, TRANSPOSE
-
+import perfagent
 from perfagent.errors import LLMError
 from perfagent.llm_cassette import IN_ORDER, Cassette, request_key
+
+from .helpers import REPORTS, ROOT, TRANSPOSE
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import llm_relay  # noqa: E402
@@ -98,7 +98,7 @@ def test_in_order_replay_notes_drift_where_keyed_replay_refuses(tmp_path: Path) 
     candidate says the prompt drifted; keyed, the same request is an error; past the end, an error."""
     case = tmp_path / "case"
     shutil.copytree(RELAY / "kb_cumprod", case)
-    [path] = [p for p in (case / "cassette").glob("*-*.json")]
+    [path] = list((case / "cassette").glob("*-*.json"))
     exchange = json.loads(path.read_text())
     asked = exchange["request"]  # what today's pipeline asks (this case replays without drift)
     older = json.loads(json.dumps(asked))
