@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections import Counter
 from pathlib import Path
@@ -152,7 +153,8 @@ class Cassette:
             if request_key(kwargs) != exchange["key"]:
                 self.drift.append(
                     f"prompt drifted since recording: asked {_describe(kwargs)}, "
-                    f"recorded for {_describe(exchange['request'])}; replayed the recorded reply"
+                    f"recorded for {_describe(exchange['request'])}; "
+                    f"{_first_difference(kwargs, exchange['request'])}; replayed the recorded reply"
                 )
         return dict(exchange["reply"])
 
@@ -164,6 +166,20 @@ def _describe(kwargs: dict[str, Any]) -> str:
         str(users[0]).strip().splitlines()[0][:120] if users and str(users[0]).strip() else "no user message"
     )
     return f"'{first}' ({request_key(kwargs)[:16]})"
+
+
+def _first_difference(asked: dict[str, Any], recorded: dict[str, Any]) -> str:
+    """Where the two requests' last messages first differ (the Task lines are often the same)."""
+    lines = [str((r.get("messages") or [{}])[-1].get("content", "")).splitlines() for r in (asked, recorded)]
+    for number, (now, then) in enumerate(zip(*lines, strict=False), start=1):
+        if now != then:
+            column = len(os.path.commonprefix([now, then]))
+            start = max(0, column - 30)
+            return (
+                f"first difference at line {number}, column {column + 1}: "
+                f"now '…{now[start : column + 60]}', then '…{then[start : column + 60]}'"
+            )
+    return "the last messages agree line by line (another field differs)"
 
 
 class _Completions:

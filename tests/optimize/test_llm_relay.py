@@ -120,3 +120,12 @@ def test_in_order_replay_notes_drift_where_keyed_replay_refuses(tmp_path: Path) 
         in_order.replay(asked)
     with pytest.raises(LLMError, match="no recorded reply for request"):
         Cassette(case / "cassette", "replay", order="keyed").replay(asked)
+
+
+def test_later_prompts_do_not_name_the_run_folder(tmp_path: Path) -> None:
+    """A proposal's reason names the run folder (--evaluate RUN); the next prompt must not, or it would
+    depend on where --out points (the drift that broke keyed replay of the relay cassettes)."""
+    _replayed(RELAY / "u03_dot_double_atomic_each", tmp_path)
+    prompts = sorted((tmp_path / "again" / "proposals").glob("*/prompt.md"))
+    assert len(prompts) == 2 and "proposed only: not built" in prompts[1].read_text()
+    assert all(str(tmp_path) not in p.read_text() for p in prompts)
