@@ -11,8 +11,8 @@ conversation as a cassette; the GPU half is scripts/gpu_llm_evaluate.sh.
         --targets scripts/llm_targets.toml --reports REPORTS --out tests/data/llm_relay
 
 Per target, OUT/<name>/ holds the cassette (one file per request, replayed in CI by
-tests/optimize/test_llm_relay.py), the report the prompts were written from, ``run/`` (the proposals run
-folder: copy it to the GPU machine and ``--evaluate`` it) and ``expected.json``: labelled as recorded by a model acting through the relay, with
+tests/optimize/test_llm_relay.py in the recorded order: cassette.json says ``"replay": "in-order"``), the
+report the prompts were written from, ``run/`` (the proposals run folder: copy it to the GPU machine and ``--evaluate`` it) and ``expected.json``: labelled as recorded by a model acting through the relay, with
 the target, the options, each proposal (id, transform, sha256) and the size of the conversation.
 Targets: ``[[target]]`` tables with ``name``, ``path`` (a .cu with its spec beside it, or a KernelBench
 problem), and optionally ``report`` (file name under --reports: the report recorded on the GPU),
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import perfagent
+from perfagent.llm_cassette import IN_ORDER, Cassette
 from perfagent.llm_client import LLMConfig, cassette_config
 from perfagent.optimize.phases import propose
 
@@ -139,6 +140,9 @@ def main(argv: list[str] | None = None) -> None:
         record = propose_target(
             target, relay_config(args.base_url, args.model, cassette), folder / "run", args.reports
         )
+        # A real model answered: the conversation cannot be recorded again, so it replays in the
+        # recorded order and survives later prompt changes (drift is noted, not fatal).
+        Cassette(cassette, "record").remember("replay", IN_ORDER)
         used = args.reports / str(target["report"]) if target.get("report") and args.reports else None
         if (
             used is not None and used.is_file()

@@ -19,6 +19,7 @@ from perfagent.models import KernelDiagnosis, KernelProfile, Profile
 from perfagent.optimize import measure
 from perfagent.optimize.evaluate import CandidateEvaluator
 from perfagent.optimize.loop_state import candidate_key, diagnose_one
+from perfagent.optimize.repair import NOT_RUN
 from perfagent.optimize.run_writer import shown_path
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, PhasesInfo, RunRecord
@@ -31,7 +32,6 @@ from perfagent.workloads.optimizable import OptimizeWorkload
 PROPOSALS = "proposals"
 """The run folder's sub-folder holding the proposals."""
 PROPOSE_DEVICE = "none (--propose-only: nothing is built, run or timed here)"
-NOT_RUN = "proposed only: not built, verified or timed yet"
 SETTING_KEYS = ("seeds", "timeout_s", "compile_timeout_s", "runs", "warmup", "arch", "profile_timeout_s")
 """The loop settings a proposals run hands to ``--evaluate`` (the budget comes from the proposals)."""
 

@@ -19,9 +19,10 @@ from perfagent.optimize.events import Info
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState, Origin, candidate_fields, candidate_key
 from perfagent.optimize.measure import CANDIDATE_CU
-from perfagent.optimize.phase_files import NOT_RUN, PROPOSALS, candidate_profile, proposed_reason
+from perfagent.optimize.phase_files import PROPOSALS, candidate_profile, proposed_reason
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.optimize.precheck import Checked, check_and_repair
+from perfagent.optimize.repair import NOT_RUN
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, VerificationSummary
 from perfagent.rewrite.base import Candidate, Rewriter, RewriteRequest

@@ -24,6 +24,8 @@ MAX_CHECKS = 3
 """Most failing checks quoted in one repair request."""
 MAX_HISTORY = 12
 """Most earlier candidates (the latest) listed in a request."""
+NOT_RUN = "proposed only: not built, verified or timed yet"
+"""A --propose-only candidate's state (its record's reason adds where to --evaluate it)."""
 
 
 def history(outcomes: list[CandidateOutcome], limit: int = MAX_HISTORY) -> list[EarlierAttempt]:
@@ -35,7 +37,9 @@ def history(outcomes: list[CandidateOutcome], limit: int = MAX_HISTORY) -> list[
             transform=o.transform,
             verdict=o.verdict,
             accepted=o.accepted,
-            reason=o.reason,
+            # a proposal's reason names the run folder (--evaluate RUN): the machine's business, not the
+            # model's, and it would make the next prompt depend on where --out points
+            reason=NOT_RUN if o.verdict == "proposed" else o.reason,
             description=o.description,
             time_s=o.time_s,
             time_s_before=o.time_s_before,

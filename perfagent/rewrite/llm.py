@@ -272,7 +272,13 @@ class LLMRewriter:
             },
             launch=parsed.launch,
             tokens=usage,
+            notes=self._client_notes(),
         )
+
+    def _client_notes(self) -> list[str]:
+        """What the client noticed while answering (an in-order cassette replaying a drifted prompt)."""
+        take = getattr(self._client, "take_notes", None)
+        return list(take()) if callable(take) else []
 
     # ------------------------------------------------------------------ internals
 
