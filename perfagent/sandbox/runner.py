@@ -24,22 +24,25 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from perfagent.errors import BadInput, InternalError, ToolFailure
-from perfagent.sandbox.wire import Check, WorkerRequest, WorkerResult
+from perfagent.sandbox.jobs import Job, job_of, registered
+from perfagent.sandbox.wire import Check, WorkerCall, WorkerRequest, WorkerResult
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import CompletedCommand, fork_server_available, run_command, run_forked
 
 SANITIZER_EXIT = 86
 WORKER_MODULE = "perfagent.sandbox.worker"
 """What the runner starts with ``python -m``."""
-WORKER_PRELOAD = (
-    "torch",
-    WORKER_MODULE,
-    "perfagent.timing.bench_job",
-    "perfagent.verify.cuda_protocol",
-    "perfagent.verify.kernelbench_protocol",
-)
-"""What the warm server imports once for every forked worker: nothing here reads the environment or
-touches the GPU at import (Triton, which reads ``TRITON_INTERPRET``, and CUDA stay for each worker)."""
+
+
+def worker_preload() -> tuple[str, ...]:
+    """What the warm server imports once for every forked worker: torch, the worker, and every
+    registered job's modules. Nothing here reads the environment or touches the GPU at import (Triton,
+    which reads ``TRITON_INTERPRET``, and CUDA stay for each worker)."""
+    jobs = sorted(registered().values(), key=lambda j: j.name)
+    modules = [m for j in jobs for m in (j.registered_by, j.entry.partition(":")[0])]
+    return tuple(dict.fromkeys(["torch", WORKER_MODULE, *modules]))
+
+
 WORKER_START_ENV = "PERFAGENT_WORKER_START"
 """``fresh``: every worker is a new interpreter (no warm server); default ``warm``."""
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +120,7 @@ def parse_sanitizer(text: str) -> Check:
 
 
 def run_worker(
-    request_fields: dict[str, object],
+    request: WorkerRequest,
     *,
     backstop_s: float,
     sanitizer: bool = False,
@@ -126,7 +129,7 @@ def run_worker(
     """Run one worker and collect its result.
 
     Args:
-        request_fields: ``WorkerRequest`` fields except the file paths (filled here).
+        request: the job's typed request (its job registered by the module above that owns it).
         backstop_s: wall-clock limit of the whole worker (the per-call limits are the watchdog's).
         sanitizer: run the worker under ``compute-sanitizer --tool memcheck``.
         progress: receives one line per phase (for stderr).
@@ -137,7 +140,7 @@ def run_worker(
     """
     work = Path(tempfile.mkdtemp(prefix="perfagent-worker-"))
     try:
-        return _run(work, request_fields, backstop_s=backstop_s, sanitizer=sanitizer, progress=progress)
+        return _run(work, request, backstop_s=backstop_s, sanitizer=sanitizer, progress=progress)
     finally:
         if not os.environ.get("PERFAGENT_KEEP_WORKDIR"):
             shutil.rmtree(work, ignore_errors=True)
@@ -145,22 +148,26 @@ def run_worker(
 
 def _run(
     work: Path,
-    fields: dict[str, object],
+    request: WorkerRequest,
     *,
     backstop_s: float,
     sanitizer: bool,
     progress: Callable[[str], None] | None,
 ) -> WorkerOutcome:
+    job = job_of(request)
     result_path, progress_path = work / "result.json", work / "progress.log"
-    request = WorkerRequest.model_validate(
-        {**fields, "result_path": str(result_path), "progress_path": str(progress_path)}
+    call = WorkerCall(
+        registry=job.registered_by,
+        request=request.model_dump(mode="json"),
+        result_path=str(result_path),
+        progress_path=str(progress_path),
     )
     request_path = work / "request.json"
-    request_path.write_text(request.model_dump_json())
+    request_path.write_text(call.model_dump_json())
     argv = _argv(request_path, sanitizer)
     nonce = secrets.token_hex(16)
     if progress:
-        progress(f"running the {request.mode} worker ({request.device}) ...")
+        progress(f"running the {job.mode} worker ({request.device}) ...")
     try:
         done = _start(argv, request_path, sanitizer, work, _env(request.device, sanitizer), nonce, backstop_s)
     except ToolTimeout:
@@ -171,12 +178,12 @@ def _run(
     result, extra = _read_result(result_path, nonce)
     if result is not None and result.internal_error:
         raise InternalError(
-            f"the {request.mode} worker broke inside perfagent's own checking ({result.internal_error[:300]}); "
+            f"the {job.mode} worker broke inside perfagent's own checking ({result.internal_error[:300]}); "
             f"{request.candidate.describe() if request.candidate else 'the reference'} was not judged",
             hint="rerun with --debug, set PERFAGENT_KEEP_WORKDIR=1 to keep the worker's folder, and report it",
         )
     if result is None and not extra:
-        extra.append(_died(request, done.returncode, _last_progress(progress_path), tail))
+        extra.append(_died(job, done.returncode, _last_progress(progress_path), tail))
     if result is not None and result.bad_input:
         raise BadInput(
             result.bad_input, hint="the reference must run cleanly before a candidate can be judged"
@@ -206,7 +213,7 @@ def _start(
         return run_forked(
             f"{WORKER_MODULE}:main",
             [str(request_path)],
-            preload=WORKER_PRELOAD,
+            preload=worker_preload(),
             timeout_s=backstop_s,
             cwd=work,
             env=env,
@@ -290,7 +297,7 @@ def _read_result(result_path: Path, nonce: str) -> tuple[WorkerResult | None, li
     return result, []
 
 
-def _died(request: WorkerRequest, returncode: int, where: str, tail: str) -> Check:
+def _died(job: Job, returncode: int, where: str, tail: str) -> Check:
     """The check for a worker that ended without writing a result, during the call ``where``.
 
     Raises:
@@ -299,7 +306,7 @@ def _died(request: WorkerRequest, returncode: int, where: str, tail: str) -> Che
     """
     if where == "start-up":  # no user code had run yet: the worker itself could not start
         raise InternalError(
-            f"the {request.mode} worker died before running any code ({_describe_exit(returncode)}): "
+            f"the {job.mode} worker died before running any code ({_describe_exit(returncode)}): "
             f"{tail[-300:] or '(no output)'}",
             hint="check that this Python can import perfagent (PYTHONPATH, the install), and report it",
         )

@@ -34,6 +34,7 @@ from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify import accuracy as A
 from perfagent.verify import checks as C
 from perfagent.verify.float64_reference import Float64Reference
+from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check
 from perfagent.verify.verifier_state import VerifierState
 from perfagent.workloads.inputs import (
@@ -61,7 +62,7 @@ SMOKE_SEED_OFFSET = 10_000_019
 class Problem:
     """The loaded reference and candidate modules, and model pairs per init seed."""
 
-    def __init__(self, h: Harness) -> None:
+    def __init__(self, h: Harness[VerifyRequest]) -> None:
         self.h = h
         req = h.request
         assert req.candidate is not None
@@ -150,7 +151,7 @@ class Verifier(VerifierState):
 
     subject = "problem"
 
-    def __init__(self, h: Harness) -> None:
+    def __init__(self, h: Harness[VerifyRequest]) -> None:
         super().__init__(h)
         self.calls = 0
         self.fp64 = Float64Reference(h, self.notes)
@@ -527,7 +528,7 @@ def _scalar_close(got: Any, expected: Any, tolerance: Any) -> bool:
     return bool(got == expected)
 
 
-def run_kernelbench(h: Harness) -> WorkerResult:
+def run_kernelbench(h: Harness[VerifyRequest]) -> WorkerResult:
     """Verify a KernelBench candidate; a candidate failure stops the run and is reported with the checks so far."""
     enable_uninitialized_fill()  # verification only: timing must not pay for a fill of every allocation
     v = Verifier(h)
