@@ -141,6 +141,7 @@ class Harness(Generic[R]):
     candidate_files: tuple[str, ...] = ()
     reference_files: tuple[str, ...] = ()
     _t0: float = field(default_factory=time.monotonic)
+    _last: str = "start-up"
 
     def start(self) -> None:
         self._progress = open(self.progress_path, "a", buffering=1)  # noqa: SIM115 - lives for the process
@@ -148,7 +149,13 @@ class Harness(Generic[R]):
         self.candidate_files = tuple(c.path for c in self.request.candidates())
         self.reference_files = (self.request.reference.path,)
 
+    @property
+    def last_progress(self) -> str:
+        """The call running now (the last progress line), for evidence."""
+        return self._last
+
     def progress(self, line: str) -> None:
+        self._last = line
         if self._progress is not None:
             self._progress.write(f"{time.monotonic() - self._t0:8.3f} " + line.replace("\n", " ") + "\n")
 

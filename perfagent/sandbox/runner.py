@@ -17,6 +17,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +25,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from perfagent.errors import BadInput, InternalError, ToolFailure
+from perfagent.sandbox.confinement import Status, plan, require, worker_env
 from perfagent.sandbox.jobs import Job, job_of, registered
 from perfagent.sandbox.wire import Check, WorkerCall, WorkerRequest, WorkerResult
+from profilers.confine import bwrap_argv, scrub_env
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import CompletedCommand, fork_server_available, run_command, run_forked
 
@@ -46,6 +49,8 @@ def worker_preload() -> tuple[str, ...]:
 WORKER_START_ENV = "PERFAGENT_WORKER_START"
 """``fresh``: every worker is a new interpreter (no warm server); default ``warm``."""
 _REPO_ROOT = Path(__file__).resolve().parents[2]
+_ROOT_LOCK = threading.Lock()
+_WORKERS_ROOT: Path | None = None
 
 
 @dataclass
@@ -57,6 +62,8 @@ class WorkerOutcome:
     """Checks the parent adds: crash, timeout, sanitizer."""
     returncode: int | None = None
     stderr_tail: str = ""
+    sandbox: str = ""
+    """How the worker was confined (``confinement.Status.describe``), for the record's notes."""
 
 
 def _describe_exit(rc: int) -> str:
@@ -82,8 +89,9 @@ def _last_progress(path: Path) -> str:
     return last[1] if len(last) == 2 and re.fullmatch(r"[\d.]+", last[0]) else lines[-1]
 
 
-def _env(device: str, sanitizer: bool = False) -> dict[str, str]:
-    env = dict(os.environ)
+def _env(work: Path, device: str, sanitizer: bool = False) -> dict[str, str]:
+    """The worker's environment: ours without secrets, a private home (``confinement.worker_env``)."""
+    env = worker_env(dict(os.environ), work)
     if sanitizer:  # one cudaMalloc per tensor, so that memcheck sees each tensor's real bounds
         env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
@@ -138,9 +146,15 @@ def run_worker(
         BadInput: the reference failed (it must work for anything to be checked), or
             compute-sanitizer was requested but is not installed.
     """
-    work = Path(tempfile.mkdtemp(prefix="perfagent-worker-"))
+    sandbox = require()
+    warm = warm_start(sanitizer)
+    # A warm server is confined once, with one folder writable for all its workers; each worker
+    # narrows itself to its own subfolder (Landlock, ``watch.restrict``).
+    work = Path(tempfile.mkdtemp(prefix="perfagent-worker-", dir=_workers_root() if warm else None))
     try:
-        return _run(work, request, backstop_s=backstop_s, sanitizer=sanitizer, progress=progress)
+        return _run(
+            work, request, sandbox, warm=warm, backstop_s=backstop_s, sanitizer=sanitizer, progress=progress
+        )
     finally:
         if not os.environ.get("PERFAGENT_KEEP_WORKDIR"):
             shutil.rmtree(work, ignore_errors=True)
@@ -149,27 +163,37 @@ def run_worker(
 def _run(
     work: Path,
     request: WorkerRequest,
+    sandbox: Status,
     *,
+    warm: bool,
     backstop_s: float,
     sanitizer: bool,
     progress: Callable[[str], None] | None,
 ) -> WorkerOutcome:
     job = job_of(request)
     result_path, progress_path = work / "result.json", work / "progress.log"
+    policy, watch = plan(request, work, work.parent if warm else work, dict(os.environ))
     call = WorkerCall(
         registry=job.registered_by,
         request=request.model_dump(mode="json"),
         result_path=str(result_path),
         progress_path=str(progress_path),
+        # compute-sanitizer's injected library keeps files of its own: bubblewrap alone confines it
+        watch=watch.model_copy(update={"landlock": sandbox.confined and not sanitizer}),
     )
     request_path = work / "request.json"
     request_path.write_text(call.model_dump_json())
-    argv = _argv(request_path, sanitizer)
+    wrapper = bwrap_argv(policy) if sandbox.confined else []
     nonce = secrets.token_hex(16)
     if progress:
         progress(f"running the {job.mode} worker ({request.device}) ...")
+    env = _env(work, request.device, sanitizer)
     try:
-        done = _start(argv, request_path, sanitizer, work, _env(request.device, sanitizer), nonce, backstop_s)
+        if warm:
+            done = _start_forked(request_path, work, env, wrapper, nonce, backstop_s)
+        else:
+            argv = [*wrapper, *_argv(request_path, sanitizer)]
+            done = run_command(argv, timeout_s=backstop_s, cwd=work, env=env, stdin_text=nonce + "\n")
     except ToolTimeout:
         return _timed_out(progress_path, backstop_s)
     except ProfilerUnavailable as exc:
@@ -190,7 +214,9 @@ def _run(
         )
     if sanitizer:
         extra.append(parse_sanitizer(done.stdout + "\n" + done.stderr))
-    return WorkerOutcome(result=result, checks=extra, returncode=done.returncode, stderr_tail=tail)
+    return WorkerOutcome(
+        result=result, checks=extra, returncode=done.returncode, stderr_tail=tail, sandbox=sandbox.describe()
+    )
 
 
 def warm_start(sanitizer: bool) -> bool:
@@ -199,27 +225,32 @@ def warm_start(sanitizer: bool) -> bool:
     return not sanitizer and os.environ.get(WORKER_START_ENV, "warm") != "fresh" and fork_server_available()
 
 
-def _start(
-    argv: list[str],
-    request_path: Path,
-    sanitizer: bool,
-    work: Path,
-    env: dict[str, str],
-    nonce: str,
-    backstop_s: float,
+def _workers_root() -> Path:
+    """This process's folder for the work folders of warm-started workers (one per process: the
+    confined warm server is started with it writable)."""
+    global _WORKERS_ROOT
+    with _ROOT_LOCK:
+        if _WORKERS_ROOT is None or not _WORKERS_ROOT.is_dir():
+            _WORKERS_ROOT = Path(tempfile.mkdtemp(prefix="perfagent-workers-"))
+        return _WORKERS_ROOT
+
+
+def _start_forked(
+    request_path: Path, work: Path, env: dict[str, str], wrapper: list[str], nonce: str, backstop_s: float
 ) -> CompletedCommand:
-    """Run the worker to its end: forked from the warm server, or as ``argv``."""
-    if warm_start(sanitizer):
-        return run_forked(
-            f"{WORKER_MODULE}:main",
-            [str(request_path)],
-            preload=worker_preload(),
-            timeout_s=backstop_s,
-            cwd=work,
-            env=env,
-            stdin_text=nonce + "\n",
-        )
-    return run_command(argv, timeout_s=backstop_s, cwd=work, env=env, stdin_text=nonce + "\n")
+    """Run the worker forked from the warm server (started under ``wrapper``, without secrets)."""
+    return run_forked(
+        f"{WORKER_MODULE}:main",
+        [str(request_path)],
+        preload=worker_preload(),
+        timeout_s=backstop_s,
+        cwd=work,
+        env=env,
+        stdin_text=nonce + "\n",
+        wrapper=wrapper,
+        server_env=scrub_env(dict(os.environ)),
+        io_root=work,
+    )
 
 
 def _argv(request_path: Path, sanitizer: bool) -> list[str]:

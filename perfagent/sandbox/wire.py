@@ -171,6 +171,8 @@ class WorkerWatch(Frozen):
     """The invoking user's home (``$HOME`` in the worker is a private folder instead)."""
     confined: bool = False
     """Whether the operating system enforces the confinement too (else this watch is the only guard)."""
+    landlock: bool = True
+    """Whether the worker narrows itself with Landlock (``watch.restrict``) before user code runs."""
 
 
 class WorkerCall(Frozen):

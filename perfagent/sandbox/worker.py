@@ -19,6 +19,7 @@ from pathlib import Path
 
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure, write_result
 from perfagent.sandbox.jobs import entry_point, job_for
+from perfagent.sandbox.watch import install, restrict
 from perfagent.sandbox.wire import WorkerCall, WorkerRequest, WorkerResult
 
 
@@ -69,6 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     nonce = sys.stdin.readline().strip()
     h = Harness(request=request, nonce=nonce, result_path=call.result_path, progress_path=call.progress_path)
     h.start()
+    watch = install(call.watch, phase=lambda: h.last_progress)
+    if call.watch.landlock:
+        applied = restrict(call.watch)
+        if not applied.startswith("Landlock ABI"):
+            h.notes.append(applied)
     try:
         h.device, h.device_name = resolve_device(request.device)
         if request.device != "cpu" and h.device == "cpu":
@@ -97,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     if h.watchdog is not None:
         h.watchdog.disarm()
+    violation = watch.check()
+    if violation is not None:
+        result = result.model_copy(update={"checks": [*result.checks, violation]})
     write_result(call.result_path, result)
     h.progress("DONE")
     sys.stdout.flush()

@@ -240,7 +240,7 @@ def _time_in_worker(
     if result is None or result.timing is None:
         detail = failed[0].detail if failed else "the timing worker returned no samples"
         raise VerificationFailed(f"timing failed: {detail}", hint="run `perfagent verify` on the pair first")
-    return result.timing, result.notes, failed
+    return result.timing, [*result.notes, *([outcome.sandbox] if outcome.sandbox else [])], failed
 
 
 def _workloads(

@@ -116,7 +116,7 @@ def _checks_and_notes(
 ) -> tuple[list[Check], list[str]]:
     """Every check (the worker's, the runner's, the static ones, the check command's) and the notes after ``notes``."""
     worker = outcome.result
-    notes = [*notes, *(worker.notes if worker else [])]
+    notes = [*notes, *(worker.notes if worker else []), *([outcome.sandbox] if outcome.sandbox else [])]
     checks = [*(worker.checks if worker else []), *outcome.checks, *static_checks(cand, ref)]
     if command:
         checks.append(_run_check_command(command, ref, cand, timeout_s))
