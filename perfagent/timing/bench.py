@@ -14,7 +14,7 @@ from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WORK_AFTER_END, Check
 from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, TimingSamples
-from perfagent.timing.plausibility import flags_for, roofline, speedup_flags
+from perfagent.timing.plausibility import flags_for, impossible, roofline, speedup_flags
 from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
 from perfagent.workloads.launch_spec import load_launch_spec, preflight_launch_spec
@@ -326,6 +326,7 @@ def build_result(
     baseline = BenchEntry(workload=ref.describe(), timing=base_stats, roofline=base_roof)
     candidate_entry = None
     comparison = None
+    failed: list[PlausibilityFlag] = []
     if samples.candidate:
         cand_stats = summarize("candidate", samples.candidate)
         cand_roof = roofline(
@@ -339,12 +340,16 @@ def build_result(
         candidate_entry = BenchEntry(
             workload=cand.describe() if cand else "candidate", timing=cand_stats, roofline=cand_roof
         )
-        if plaus:
+        failed = impossible(cand_flags)
+        if failed:
             all_notes.append(
-                "flagged for review: "
-                + ", ".join(plaus)
-                + " (a real kernel cannot beat the hardware; check the timing and the work done)"
+                "FAIL implausible: "
+                + ", ".join(failed)
+                + " (a real kernel cannot beat the hardware: the work was not all done, or not all timed)"
             )
+        review = [f for f in plaus if f not in failed]
+        if review:
+            all_notes.append("flagged for review: " + ", ".join(review) + " (check the timing and the work done)")
     all_notes.extend(checks_failed or [])
     return BenchResult(
         device=samples.device,
@@ -358,6 +363,7 @@ def build_result(
         candidate=candidate_entry,
         comparison=comparison,
         flags=list(dict.fromkeys(flags)),
+        implausible=failed,
         notes=all_notes,
         environment=samples.environment,
         elapsed_s=elapsed_s,

@@ -135,10 +135,10 @@ def test_default_seeds_cover_five_distributions(
     assert len(result.seeds) == 5 and result.input_sets == 10
     assert set(result.distributions) == {
         "get_inputs",
-        "normal",
+        "shifted",
+        "scaled",
         "uniform",
         "laplace",
-        "exponential",
         "lognormal",
     }
 

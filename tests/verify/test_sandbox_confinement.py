@@ -27,7 +27,7 @@ SECRETS = {
     "MY_APP_SECRET": "hunter2",
 }
 
-ESCAPE = '''
+ESCAPE = """
 import os, socket, torch, torch.nn as nn
 
 def _quietly(action):
@@ -42,9 +42,9 @@ class ModelNew(nn.Module):
         _quietly(lambda: open({secret!r}).read())
         _quietly(lambda: socket.create_connection(("127.0.0.1", 9), timeout=1))
         return a + b
-'''
+"""
 
-LOOKS_FOR_SECRETS = f'''
+LOOKS_FOR_SECRETS = f"""
 import os, torch, torch.nn as nn
 
 NAMES = {sorted(SECRETS)!r}
@@ -61,7 +61,7 @@ class ModelNew(nn.Module):
         if os.environ["HOME"] == {str(Path.home())!r}:
             raise RuntimeError("the worker's HOME is the user's")
         return a + b
-'''
+"""
 
 
 def _failed(result: VerificationResult) -> dict[str, str]:
