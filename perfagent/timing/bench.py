@@ -349,7 +349,9 @@ def build_result(
             )
         review = [f for f in plaus if f not in failed]
         if review:
-            all_notes.append("flagged for review: " + ", ".join(review) + " (check the timing and the work done)")
+            all_notes.append(
+                "flagged for review: " + ", ".join(review) + " (check the timing and the work done)"
+            )
     all_notes.extend(checks_failed or [])
     return BenchResult(
         device=samples.device,

@@ -14,7 +14,11 @@ from perfagent.timing.models import PlausibilityFlag, RooflineEstimate
 from profilers.model import DevicePeaks
 
 EXCESSIVE_SPEEDUP = 10.0
-IMPOSSIBLE: tuple[PlausibilityFlag, ...] = ("below-speed-of-light", "above-peak-bandwidth", "above-peak-flops")
+IMPOSSIBLE: tuple[PlausibilityFlag, ...] = (
+    "below-speed-of-light",
+    "above-peak-bandwidth",
+    "above-peak-flops",
+)
 """Flags no real kernel can earn: a candidate with one fails its timing (``BenchResult.implausible``)."""
 
 

@@ -305,8 +305,6 @@ class Verifier(VerifierState):
         h = self.h
         req = h.request
         problem = Problem(h)
-        if problem.copied_note:
-            self.notes.append(problem.copied_note)
         self._reference_smoke_run(problem)
         for i in range(req.seeds):
             seed = req.base_seed + i
@@ -352,6 +350,8 @@ class Verifier(VerifierState):
             if i == 0 and h.device.startswith("cuda"):
                 self._kernel_evidence(problem, cand_model, xa)
         self._own_kernels_ran(problem)
+        if problem.copied_note:  # known once the models are built (lazily, per init seed)
+            self.notes.append(problem.copied_note)
         if problem.state_problems:
             self.book.fail("strict-state-dict", problem.state_problems[0])
         self._degenerate()

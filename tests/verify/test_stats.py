@@ -114,7 +114,12 @@ def test_build_result_flags_excessive_and_cpu() -> None:
     assert "below-speed-of-light" in r.implausible and "excessive-speedup" not in r.implausible
     assert any(n.startswith("FAIL implausible: below-speed-of-light") for n in r.notes)
     honest = build_result(
-        gpu.model_copy(update={"candidate": noisy(0.9e-3, 0.01, seed=3)}), ref, cand, runs=100, warmup=10, peaks=H100ISH
+        gpu.model_copy(update={"candidate": noisy(0.9e-3, 0.01, seed=3)}),
+        ref,
+        cand,
+        runs=100,
+        warmup=10,
+        peaks=H100ISH,
     )
     assert honest.implausible == []
     assert r.baseline.roofline is not None and r.baseline.roofline.pct_of_roofline is not None
