@@ -78,6 +78,11 @@ class Confinement:
     """Folders or files made invisible (an empty tmpfs, or /dev/null for a file): the user's secrets."""
     cwd: str | None = None
     setenv: Mapping[str, str] = field(default_factory=dict)
+    private_tmp: bool = False
+    """An empty ``/tmp`` of its own (for tools that keep lock files there, e.g. ncu); the folders in
+    ``writable`` and ``readable`` stay visible inside it."""
+    readable: tuple[str, ...] = ()
+    """Folders bound read-only on top (needed inside a private ``/tmp``)."""
 
 
 def bwrap_executable() -> str | None:
@@ -103,6 +108,8 @@ def bwrap_argv(policy: Confinement, *, executable: str | None = None) -> list[st
     # /tmp stays visible (read-only, like the rest): problem and candidate files often live there, and
     # a warm server must see those written after it started; the worker's $TMPDIR is its own folder.
     argv += ["--dev", "/dev", "--proc", "/proc"]
+    if policy.private_tmp:
+        argv += ["--tmpfs", "/tmp"]
     for pattern in DEVICE_GLOBS:
         for node in sorted(glob.glob(pattern)):
             argv += ["--dev-bind", node, node]
@@ -111,6 +118,8 @@ def bwrap_argv(policy: Confinement, *, executable: str | None = None) -> list[st
             argv += ["--tmpfs", path]
         elif os.path.lexists(path):
             argv += ["--ro-bind", "/dev/null", path]
+    for path in policy.readable:
+        argv += ["--ro-bind", path, path]
     for path in policy.writable:
         os.makedirs(path, exist_ok=True)
         argv += ["--bind", path, path]

@@ -106,15 +106,20 @@ ncu = shutil.which("ncu") or next((str(p) for p in Path("/usr/local").glob("cuda
 work = Path(tempfile.mkdtemp(prefix="perfagent-ncu-"))
 app = work / "app.py"
 app.write_text("import torch\nx = torch.randn(1 << 20, device='cuda')\ny = (x * 2).sum()\ntorch.cuda.synchronize()\nprint(float(y))\n")
-argv = bwrap_argv(Confinement(writable=(str(work),), cwd=str(work))) + [
-    ncu, "--clock-control", "none", "--target-processes", "all", "-o", str(work / "rep"), "-f", "python3", str(app)]
-done = run_command(argv, timeout_s=200, env={**scrub_env(dict(os.environ)), "HOME": str(work), "TMPDIR": str(work)})
-print("argv:", " ".join(argv))
-print("rc", done.returncode)
-print(done.stdout[-3000:])
-print(done.stderr[-3000:])
-rep = work / "rep.ncu-rep"
-print("report:", rep, rep.exists() and rep.stat().st_size)
+env = {**scrub_env(dict(os.environ)), "HOME": str(work), "TMPDIR": str(work)}
+# /tmp read-only (as a worker has it), then a private /tmp: which one ncu needs is what this measures
+for private in (False, True):
+    rep = work / f"rep_{int(private)}"
+    argv = bwrap_argv(Confinement(writable=(str(work),), cwd=str(work), private_tmp=private)) + [
+        ncu, "--clock-control", "none", "--target-processes", "all", "-o", str(rep), "-f", "python3", str(app)]
+    done = run_command(argv, timeout_s=200, env=env)
+    print(f"--- private /tmp: {private}")
+    print("argv:", " ".join(argv))
+    print("rc", done.returncode)
+    print(done.stdout[-2000:])
+    print(done.stderr[-2000:])
+    out = rep.with_suffix(".ncu-rep")
+    print("report:", out, out.exists() and out.stat().st_size)
 PY
 
 # the escaping candidate and the secret-scrubbing tests, as root on this host (device cpu, but the same bwrap)

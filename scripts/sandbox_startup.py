@@ -58,8 +58,11 @@ def main() -> int:
                     "runs": len(times),
                 }
             )
-            print(f"{start:5} {'confined' if confined else 'unconfined':10} median {rows[-1]['median_s']:.3f} s "
-                  f"min {rows[-1]['min_s']:.3f} s", flush=True)
+            print(
+                f"{start:5} {'confined' if confined else 'unconfined':10} median {rows[-1]['median_s']:.3f} s "
+                f"min {rows[-1]['min_s']:.3f} s",
+                flush=True,
+            )
     status = confinement.status()
     table = ["| start | sandbox | median s | min s |", "|---|---|---:|---:|"]
     table += [
@@ -68,7 +71,9 @@ def main() -> int:
     ]
     print("\n".join(table))
     if args.out:
-        args.out.write_text(json.dumps({"device": args.device, "mechanism": status.mechanism, "rows": rows}, indent=2))
+        args.out.write_text(
+            json.dumps({"device": args.device, "mechanism": status.mechanism, "rows": rows}, indent=2)
+        )
     return 0
 
 

@@ -151,3 +151,15 @@ def test_the_bwrap_command_cuts_the_network_and_binds_only_the_given_folders(tmp
     assert ["--bind", str(tmp_path / "work"), str(tmp_path / "work")] == argv[-4:-1]
     assert ["--tmpfs", str(secret)] == argv[argv.index("--tmpfs") : argv.index("--tmpfs") + 2]
     assert (tmp_path / "work").is_dir() and os.access(tmp_path / "work", os.W_OK)
+
+
+def test_unconfined_is_a_flag_of_the_commands_that_run_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfagent.cli import RUNS_CANDIDATE_CODE, build_parser
+
+    monkeypatch.delenv(confinement.UNCONFINED_ENV, raising=False)
+    parser = build_parser()
+    assert RUNS_CANDIDATE_CODE == {"verify", "bench", "optimize", "suite"}
+    args = parser.parse_args(["verify", "p.py", "c.py", "--unconfined"])
+    assert args.unconfined is True
+    with pytest.raises(SystemExit):
+        parser.parse_args(["diagnose", "x.cu", "--unconfined"])
