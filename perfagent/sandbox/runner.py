@@ -10,6 +10,7 @@ each become a failed check that says what happened and during which call (the wo
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import secrets
@@ -232,6 +233,7 @@ def _workers_root() -> Path:
     with _ROOT_LOCK:
         if _WORKERS_ROOT is None or not _WORKERS_ROOT.is_dir():
             _WORKERS_ROOT = Path(tempfile.mkdtemp(prefix="perfagent-workers-"))
+            atexit.register(shutil.rmtree, _WORKERS_ROOT, ignore_errors=True)
         return _WORKERS_ROOT
 
 

@@ -69,12 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     call, request = read_call(Path(args[0]))
     nonce = sys.stdin.readline().strip()
     h = Harness(request=request, nonce=nonce, result_path=call.result_path, progress_path=call.progress_path)
-    h.start()
-    watch = install(call.watch, phase=lambda: h.last_progress)
+    # Landlock binds the calling thread and those it starts later: apply it before the watchdog thread
     if call.watch.landlock:
         applied = restrict(call.watch)
         if not applied.startswith("Landlock ABI"):
             h.notes.append(applied)
+    h.start()
+    watch = install(call.watch, phase=lambda: h.last_progress)
     try:
         h.device, h.device_name = resolve_device(request.device)
         if request.device != "cpu" and h.device == "cpu":
