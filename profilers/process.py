@@ -135,13 +135,17 @@ def fork_server_available() -> bool:
     return sys.platform != "win32" and hasattr(os, "fork")
 
 
-def _server(preload: tuple[str, ...], wrapper: tuple[str, ...], env: dict[str, str]) -> ForkServer:
-    """The running server for ``preload`` under ``wrapper`` (started on first use with ``env``,
-    restarted if it died)."""
+def _server(
+    preload: tuple[str, ...], wrapper: tuple[str, ...] = (), env: dict[str, str] | None = None
+) -> ForkServer:
+    """The running server for ``preload`` under ``wrapper`` (started on first use with ``env``, default
+    ours; restarted if it died)."""
     with _SERVERS_LOCK:
         server = _servers.get((preload, wrapper))
         if server is None or not server.alive:
-            server = _servers[(preload, wrapper)] = ForkServer(preload, env, wrapper)
+            server = _servers[(preload, wrapper)] = ForkServer(
+                preload, dict(os.environ) if env is None else env, wrapper
+            )
         return server
 
 
@@ -186,9 +190,7 @@ def run_forked(
     start = time.monotonic()
     call: Call | None = None
     try:
-        server = _server(
-            tuple(preload), tuple(wrapper), dict(server_env) if server_env is not None else dict(os.environ)
-        )
+        server = _server(tuple(preload), tuple(wrapper), dict(server_env) if server_env is not None else None)
         call = server.start(
             entry,
             list(args),
