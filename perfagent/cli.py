@@ -17,7 +17,6 @@ from perfagent.commands import COMMANDS, load_commands
 from perfagent.commands.common import check_output_path
 from perfagent.commands.signals import interrupts_as_keyboard_interrupt
 from perfagent.errors import ExitCode, exit_code_for, one_line, saved_note
-from perfagent.sandbox.confinement import UNCONFINED_ENV
 
 RUNS_CANDIDATE_CODE = frozenset({"verify", "bench", "optimize", "suite"})
 """Subcommands that run candidate code in a worker (and so take ``--unconfined``)."""
@@ -47,7 +46,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                 action="store_true",
                 default=argparse.SUPPRESS,
                 help="run candidate code WITHOUT the OS sandbox (bubblewrap + Landlock), e.g. where the "
-                f"kernel cannot confine it; same as {UNCONFINED_ENV}=1. Candidate code is untrusted: see docs/security.md",
+                "kernel cannot confine it; same as PERFAGENT_UNCONFINED=1. Candidate code is untrusted: see docs/security.md",
             )
         p.set_defaults(_command=command)
     return parser
@@ -76,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     args.trailing_command = trailing
     if getattr(args, "unconfined", False):  # read by every worker start, also in suite subprocesses
+        # imported here: parsing `diagnose`'s arguments must not load the sandbox (and pydantic)
+        from perfagent.sandbox.confinement import UNCONFINED_ENV
+
         os.environ[UNCONFINED_ENV] = "1"
     if getattr(args, "_command", None) is None:
         parser.print_help(sys.stderr)
