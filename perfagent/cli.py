@@ -7,6 +7,7 @@ and the documented exit code; ``--debug`` adds the traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -16,6 +17,9 @@ from perfagent.commands import COMMANDS, load_commands
 from perfagent.commands.common import check_output_path
 from perfagent.commands.signals import interrupts_as_keyboard_interrupt
 from perfagent.errors import ExitCode, exit_code_for, one_line, saved_note
+
+RUNS_CANDIDATE_CODE = frozenset({"verify", "bench", "optimize", "suite"})
+"""Subcommands that run candidate code in a worker (and so take ``--unconfined``)."""
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -36,6 +40,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
         )
         command.prepare_parser(p)
+        if name in RUNS_CANDIDATE_CODE:
+            p.add_argument(
+                "--unconfined",
+                action="store_true",
+                default=argparse.SUPPRESS,
+                help="run candidate code WITHOUT the OS sandbox (bubblewrap + Landlock), e.g. where the "
+                "kernel cannot confine it; same as PERFAGENT_UNCONFINED=1. Candidate code is untrusted: see docs/security.md",
+            )
         p.set_defaults(_command=command)
     return parser
 
@@ -62,6 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: usage errors exit 2, --help/--version exit 0
         return int(exc.code or 0)
     args.trailing_command = trailing
+    if getattr(args, "unconfined", False):  # read by every worker start, also in suite subprocesses
+        # imported here: parsing `diagnose`'s arguments must not load the sandbox (and pydantic)
+        from perfagent.sandbox.confinement import UNCONFINED_ENV
+
+        os.environ[UNCONFINED_ENV] = "1"
     if getattr(args, "_command", None) is None:
         parser.print_help(sys.stderr)
         return ExitCode.USAGE

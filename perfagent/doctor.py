@@ -11,6 +11,8 @@ from pydantic import Field
 from perfagent.errors import BadInput
 from perfagent.llm_client import ENV_BASE_URL, LLMConfig, check_endpoint
 from perfagent.models import Frozen
+from perfagent.sandbox import confinement
+from perfagent.sandbox.watch import landlock_line
 from perfagent.workloads.cuda_toolkit import find_cuda_home, load_inline_gap
 from profilers import get_profiler
 from profilers.errors import ProfilerError
@@ -44,6 +46,7 @@ def run_probes() -> DoctorReport:
     probes.append(_python_module("triton", "Triton kernels (TRITON_INTERPRET=1 on CPU)"))
     probes.append(_load_inline())
     probes.append(_llm())
+    probes.append(_sandbox())
     by_name = {p.name: p for p in probes}
     if by_name["profiler ncu"].ok and by_name["GPU"].ok:
         will_use = "ncu (hardware counters) for programs and commands; recorded reports are read directly"
@@ -121,6 +124,15 @@ def _load_inline() -> Probe:
         ok=False,
         detail=f"{gap}; {toolkit} — such candidates are verified and timed as inconclusive here",
     )
+
+
+def _sandbox() -> Probe:
+    """Whether candidate code runs confined here (bubblewrap, Landlock), or why not."""
+    st = confinement.status()
+    detail = st.describe() + f"; {landlock_line()}"
+    if not st.confined:
+        detail += "; verify/bench/optimize/suite refuse candidate code without --unconfined"
+    return Probe(name="sandbox", ok=st.confined, detail=detail)
 
 
 def _llm() -> Probe:

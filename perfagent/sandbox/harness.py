@@ -18,12 +18,13 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from perfagent.sandbox.wire import ENVIRONMENT_CHECK, Check, WorkerRequest, WorkerResult
 from perfagent.workloads.cuda_toolkit import load_inline_gap
 
 T = TypeVar("T")
+R = TypeVar("R", bound=WorkerRequest)
 Phase = Literal["build", "first", "call"]
 TIMEOUT_EXIT = 124
 
@@ -124,11 +125,14 @@ def _same_file(a: str, b: str) -> bool:
 
 
 @dataclass
-class Harness:
-    """Guarded execution of reference and candidate code inside the worker."""
+class Harness(Generic[R]):
+    """Guarded execution of reference and candidate code inside the worker (``R``: the job's request type)."""
 
-    request: WorkerRequest
+    request: R
     nonce: str
+    result_path: str
+    """Where the ``WorkerResult`` goes (the request file's ``WorkerCall.result_path``)."""
+    progress_path: str
     device: str = "cpu"
     device_name: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -137,15 +141,21 @@ class Harness:
     candidate_files: tuple[str, ...] = ()
     reference_files: tuple[str, ...] = ()
     _t0: float = field(default_factory=time.monotonic)
+    _last: str = "start-up"
 
     def start(self) -> None:
-        self._progress = open(self.request.progress_path, "a", buffering=1)  # noqa: SIM115 - lives for the process
+        self._progress = open(self.progress_path, "a", buffering=1)  # noqa: SIM115 - lives for the process
         self.watchdog = Watchdog(self._expired)
-        candidates = [self.request.candidate] if self.request.candidate else []
-        self.candidate_files = tuple(c.path for c in [*candidates, *self.request.batch])
+        self.candidate_files = tuple(c.path for c in self.request.candidates())
         self.reference_files = (self.request.reference.path,)
 
+    @property
+    def last_progress(self) -> str:
+        """The call running now (the last progress line), for evidence."""
+        return self._last
+
     def progress(self, line: str) -> None:
+        self._last = line
         if self._progress is not None:
             self._progress.write(f"{time.monotonic() - self._t0:8.3f} " + line.replace("\n", " ") + "\n")
 
@@ -169,7 +179,7 @@ class Harness:
                 notes=self.notes,
                 checks=[Check(name="candidate-runs", passed=False, detail=f"timeout: {detail}")],
             )
-        write_result(self.request.result_path, result)
+        write_result(self.result_path, result)
 
     def sync(self) -> None:
         if self.device.startswith("cuda"):

@@ -1,8 +1,9 @@
-"""What the worker can be asked to do: job name → the ``"module:function"`` that does it.
+"""The job registry: what the worker can be asked to do, filled from above.
 
-The worker resolves a request's job through this table with ``importlib`` (``entry_point``), so the
-sandbox never imports the verification or timing code it runs, and a request can only name one of
-these entries: the worker executes no function a request file spells out itself.
+Verification and timing register their jobs (``register``) from a ``jobs`` module of their own;
+the sandbox names none of them, not even as a string. A job carries its typed request (a ``WorkerRequest`` subclass), the module that registered it
+(the worker imports that module, which fills the registry in the child too) and its entry
+(``"module:function"``, imported only in the worker, where torch may load).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-JobName = Literal["verify-kernelbench", "verify-cuda-kernel", "bench"]
+from perfagent.sandbox.wire import WorkerRequest
+
 Mode = Literal["verify", "bench"]
 
 
@@ -20,26 +22,61 @@ Mode = Literal["verify", "bench"]
 class Job:
     """One kind of work the worker does."""
 
+    name: str
+    """What a request's ``job`` says, e.g. 'verify-kernelbench'."""
     mode: Mode
     """What the job is for, as messages name it ('the verify worker')."""
+    request_type: type[WorkerRequest]
+    """The job's request model; the worker validates the request file with it."""
+    registered_by: str
+    """The module whose import registers this job (the worker imports it before looking the job up)."""
     entry: str
     """``"module:function"``: a function of the worker's ``Harness`` returning its ``WorkerResult``."""
 
 
-JOBS: dict[JobName, Job] = {
-    "verify-kernelbench": Job("verify", "perfagent.verify.kernelbench_protocol:run_kernelbench"),
-    "verify-cuda-kernel": Job("verify", "perfagent.verify.cuda_protocol:run_cuda_kernel"),
-    "bench": Job("bench", "perfagent.timing.bench_job:run_bench"),
-}
+_REGISTRY: dict[str, Job] = {}
 
 
-def entry_point(name: JobName) -> Callable[[Any], Any]:
-    """The function that runs job ``name`` (its module imported now).
+def register(job: Job) -> Job:
+    """Add ``job`` (the same job registered twice is one entry; another under its name is a bug)."""
+    known = _REGISTRY.setdefault(job.name, job)
+    if known != job:
+        raise ValueError(f"job {job.name!r} is registered twice, differently")
+    return job
+
+
+def job_for(name: str) -> Job:
+    """The registered job called ``name``.
 
     Raises:
-        KeyError: no such job.
-        ImportError, AttributeError: the table names a module or function that does not exist.
+        KeyError: no module registered such a job (in the worker: its module was not imported).
     """
-    module_name, _, function = JOBS[name].entry.partition(":")
+    return _REGISTRY[name]
+
+
+def registered() -> dict[str, Job]:
+    """Every job registered so far, by name."""
+    return dict(_REGISTRY)
+
+
+def job_of(request: WorkerRequest) -> Job:
+    """The job that ``request`` asks for, checked against the request's type.
+
+    Raises:
+        KeyError: no such job; TypeError: the request is not that job's request type.
+    """
+    job = job_for(request.job)
+    if not isinstance(request, job.request_type):
+        raise TypeError(f"job {job.name} takes a {job.request_type.__name__}, got {type(request).__name__}")
+    return job
+
+
+def entry_point(job: Job) -> Callable[[Any], Any]:
+    """The function that runs ``job`` (its module imported now).
+
+    Raises:
+        ImportError, AttributeError: the entry names a module or function that does not exist.
+    """
+    module_name, _, function = job.entry.partition(":")
     fn: Callable[[Any], Any] = getattr(importlib.import_module(module_name), function)
     return fn

@@ -10,6 +10,7 @@ each become a failed check that says what happened and during which call (the wo
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import secrets
@@ -17,6 +18,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,25 +26,32 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from perfagent.errors import BadInput, InternalError, ToolFailure
-from perfagent.sandbox.wire import Check, WorkerRequest, WorkerResult
+from perfagent.sandbox.confinement import Status, plan, require, worker_env
+from perfagent.sandbox.jobs import Job, job_of, registered
+from perfagent.sandbox.wire import Check, WorkerCall, WorkerRequest, WorkerResult
+from profilers.confine import bwrap_argv, scrub_env
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import CompletedCommand, fork_server_available, run_command, run_forked
 
 SANITIZER_EXIT = 86
 WORKER_MODULE = "perfagent.sandbox.worker"
 """What the runner starts with ``python -m``."""
-WORKER_PRELOAD = (
-    "torch",
-    WORKER_MODULE,
-    "perfagent.timing.bench_job",
-    "perfagent.verify.cuda_protocol",
-    "perfagent.verify.kernelbench_protocol",
-)
-"""What the warm server imports once for every forked worker: nothing here reads the environment or
-touches the GPU at import (Triton, which reads ``TRITON_INTERPRET``, and CUDA stay for each worker)."""
+
+
+def worker_preload() -> tuple[str, ...]:
+    """What the warm server imports once for every forked worker: torch, the worker, and every
+    registered job's modules. Nothing here reads the environment or touches the GPU at import (Triton,
+    which reads ``TRITON_INTERPRET``, and CUDA stay for each worker)."""
+    jobs = sorted(registered().values(), key=lambda j: j.name)
+    modules = [m for j in jobs for m in (j.registered_by, j.entry.partition(":")[0])]
+    return tuple(dict.fromkeys(["torch", WORKER_MODULE, *modules]))
+
+
 WORKER_START_ENV = "PERFAGENT_WORKER_START"
 """``fresh``: every worker is a new interpreter (no warm server); default ``warm``."""
 _REPO_ROOT = Path(__file__).resolve().parents[2]
+_ROOT_LOCK = threading.Lock()
+_WORKERS_ROOT: Path | None = None
 
 
 @dataclass
@@ -54,6 +63,8 @@ class WorkerOutcome:
     """Checks the parent adds: crash, timeout, sanitizer."""
     returncode: int | None = None
     stderr_tail: str = ""
+    sandbox: str = ""
+    """How the worker was confined (``confinement.Status.describe``), for the record's notes."""
 
 
 def _describe_exit(rc: int) -> str:
@@ -79,8 +90,9 @@ def _last_progress(path: Path) -> str:
     return last[1] if len(last) == 2 and re.fullmatch(r"[\d.]+", last[0]) else lines[-1]
 
 
-def _env(device: str, sanitizer: bool = False) -> dict[str, str]:
-    env = dict(os.environ)
+def _env(work: Path, device: str, sanitizer: bool = False) -> dict[str, str]:
+    """The worker's environment: ours without secrets, a private home (``confinement.worker_env``)."""
+    env = worker_env(dict(os.environ), work)
     if sanitizer:  # one cudaMalloc per tensor, so that memcheck sees each tensor's real bounds
         env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
@@ -117,7 +129,7 @@ def parse_sanitizer(text: str) -> Check:
 
 
 def run_worker(
-    request_fields: dict[str, object],
+    request: WorkerRequest,
     *,
     backstop_s: float,
     sanitizer: bool = False,
@@ -126,7 +138,7 @@ def run_worker(
     """Run one worker and collect its result.
 
     Args:
-        request_fields: ``WorkerRequest`` fields except the file paths (filled here).
+        request: the job's typed request (its job registered by the module above that owns it).
         backstop_s: wall-clock limit of the whole worker (the per-call limits are the watchdog's).
         sanitizer: run the worker under ``compute-sanitizer --tool memcheck``.
         progress: receives one line per phase (for stderr).
@@ -135,9 +147,15 @@ def run_worker(
         BadInput: the reference failed (it must work for anything to be checked), or
             compute-sanitizer was requested but is not installed.
     """
-    work = Path(tempfile.mkdtemp(prefix="perfagent-worker-"))
+    sandbox = require()
+    warm = warm_start(sanitizer)
+    # A warm server is confined once, with one folder writable for all its workers; each worker
+    # narrows itself to its own subfolder (Landlock, ``watch.restrict``).
+    work = Path(tempfile.mkdtemp(prefix="perfagent-worker-", dir=_workers_root() if warm else None))
     try:
-        return _run(work, request_fields, backstop_s=backstop_s, sanitizer=sanitizer, progress=progress)
+        return _run(
+            work, request, sandbox, warm=warm, backstop_s=backstop_s, sanitizer=sanitizer, progress=progress
+        )
     finally:
         if not os.environ.get("PERFAGENT_KEEP_WORKDIR"):
             shutil.rmtree(work, ignore_errors=True)
@@ -145,24 +163,38 @@ def run_worker(
 
 def _run(
     work: Path,
-    fields: dict[str, object],
+    request: WorkerRequest,
+    sandbox: Status,
     *,
+    warm: bool,
     backstop_s: float,
     sanitizer: bool,
     progress: Callable[[str], None] | None,
 ) -> WorkerOutcome:
+    job = job_of(request)
     result_path, progress_path = work / "result.json", work / "progress.log"
-    request = WorkerRequest.model_validate(
-        {**fields, "result_path": str(result_path), "progress_path": str(progress_path)}
+    policy, watch = plan(request, work, work.parent if warm else work, dict(os.environ))
+    call = WorkerCall(
+        registry=job.registered_by,
+        request=request.model_dump(mode="json"),
+        result_path=str(result_path),
+        progress_path=str(progress_path),
+        # compute-sanitizer's injected library keeps files of its own: bubblewrap alone confines it
+        watch=watch.model_copy(update={"landlock": sandbox.confined and not sanitizer}),
     )
     request_path = work / "request.json"
-    request_path.write_text(request.model_dump_json())
-    argv = _argv(request_path, sanitizer)
+    request_path.write_text(call.model_dump_json())
+    wrapper = bwrap_argv(policy) if sandbox.confined else []
     nonce = secrets.token_hex(16)
     if progress:
-        progress(f"running the {request.mode} worker ({request.device}) ...")
+        progress(f"running the {job.mode} worker ({request.device}) ...")
+    env = _env(work, request.device, sanitizer)
     try:
-        done = _start(argv, request_path, sanitizer, work, _env(request.device, sanitizer), nonce, backstop_s)
+        if warm:
+            done = _start_forked(request_path, work, env, wrapper, nonce, backstop_s)
+        else:
+            argv = [*wrapper, *_argv(request_path, sanitizer)]
+            done = run_command(argv, timeout_s=backstop_s, cwd=work, env=env, stdin_text=nonce + "\n")
     except ToolTimeout:
         return _timed_out(progress_path, backstop_s)
     except ProfilerUnavailable as exc:
@@ -171,19 +203,21 @@ def _run(
     result, extra = _read_result(result_path, nonce)
     if result is not None and result.internal_error:
         raise InternalError(
-            f"the {request.mode} worker broke inside perfagent's own checking ({result.internal_error[:300]}); "
+            f"the {job.mode} worker broke inside perfagent's own checking ({result.internal_error[:300]}); "
             f"{request.candidate.describe() if request.candidate else 'the reference'} was not judged",
             hint="rerun with --debug, set PERFAGENT_KEEP_WORKDIR=1 to keep the worker's folder, and report it",
         )
     if result is None and not extra:
-        extra.append(_died(request, done.returncode, _last_progress(progress_path), tail))
+        extra.append(_died(job, done.returncode, _last_progress(progress_path), tail))
     if result is not None and result.bad_input:
         raise BadInput(
             result.bad_input, hint="the reference must run cleanly before a candidate can be judged"
         )
     if sanitizer:
         extra.append(parse_sanitizer(done.stdout + "\n" + done.stderr))
-    return WorkerOutcome(result=result, checks=extra, returncode=done.returncode, stderr_tail=tail)
+    return WorkerOutcome(
+        result=result, checks=extra, returncode=done.returncode, stderr_tail=tail, sandbox=sandbox.describe()
+    )
 
 
 def warm_start(sanitizer: bool) -> bool:
@@ -192,27 +226,33 @@ def warm_start(sanitizer: bool) -> bool:
     return not sanitizer and os.environ.get(WORKER_START_ENV, "warm") != "fresh" and fork_server_available()
 
 
-def _start(
-    argv: list[str],
-    request_path: Path,
-    sanitizer: bool,
-    work: Path,
-    env: dict[str, str],
-    nonce: str,
-    backstop_s: float,
+def _workers_root() -> Path:
+    """This process's folder for the work folders of warm-started workers (one per process: the
+    confined warm server is started with it writable)."""
+    global _WORKERS_ROOT
+    with _ROOT_LOCK:
+        if _WORKERS_ROOT is None or not _WORKERS_ROOT.is_dir():
+            _WORKERS_ROOT = Path(tempfile.mkdtemp(prefix="perfagent-workers-"))
+            atexit.register(shutil.rmtree, _WORKERS_ROOT, ignore_errors=True)
+        return _WORKERS_ROOT
+
+
+def _start_forked(
+    request_path: Path, work: Path, env: dict[str, str], wrapper: list[str], nonce: str, backstop_s: float
 ) -> CompletedCommand:
-    """Run the worker to its end: forked from the warm server, or as ``argv``."""
-    if warm_start(sanitizer):
-        return run_forked(
-            f"{WORKER_MODULE}:main",
-            [str(request_path)],
-            preload=WORKER_PRELOAD,
-            timeout_s=backstop_s,
-            cwd=work,
-            env=env,
-            stdin_text=nonce + "\n",
-        )
-    return run_command(argv, timeout_s=backstop_s, cwd=work, env=env, stdin_text=nonce + "\n")
+    """Run the worker forked from the warm server (started under ``wrapper``, without secrets)."""
+    return run_forked(
+        f"{WORKER_MODULE}:main",
+        [str(request_path)],
+        preload=worker_preload(),
+        timeout_s=backstop_s,
+        cwd=work,
+        env=env,
+        stdin_text=nonce + "\n",
+        wrapper=wrapper,
+        server_env=scrub_env(dict(os.environ)),
+        io_root=work,
+    )
 
 
 def _argv(request_path: Path, sanitizer: bool) -> list[str]:
@@ -290,7 +330,7 @@ def _read_result(result_path: Path, nonce: str) -> tuple[WorkerResult | None, li
     return result, []
 
 
-def _died(request: WorkerRequest, returncode: int, where: str, tail: str) -> Check:
+def _died(job: Job, returncode: int, where: str, tail: str) -> Check:
     """The check for a worker that ended without writing a result, during the call ``where``.
 
     Raises:
@@ -299,7 +339,7 @@ def _died(request: WorkerRequest, returncode: int, where: str, tail: str) -> Che
     """
     if where == "start-up":  # no user code had run yet: the worker itself could not start
         raise InternalError(
-            f"the {request.mode} worker died before running any code ({_describe_exit(returncode)}): "
+            f"the {job.mode} worker died before running any code ({_describe_exit(returncode)}): "
             f"{tail[-300:] or '(no output)'}",
             hint="check that this Python can import perfagent (PYTHONPATH, the install), and report it",
         )

@@ -7,11 +7,10 @@ own results from it and re-export the models they show their callers.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
-from perfagent.sandbox.jobs import JOBS, JobName, Mode
 from perfagent.workloads.model import AbsolutePath, AnyRunnable
 from profilers.model import Frozen
 
@@ -98,7 +97,7 @@ WORK_AFTER_END = "runtime:work-after-end-event"
 
 
 class BatchSeries(Frozen):
-    """One further candidate of a batched timing (``WorkerRequest.batch``): its samples and what it failed."""
+    """One further candidate of a batched timing (the bench request's ``batch``): its samples and what it failed."""
 
     samples: list[float]
     """Call times, s, from the same interleaved rounds as the baseline."""
@@ -127,7 +126,7 @@ class TimingSamples(Frozen):
     candidate_flops: float | None = None
     candidate_bytes: float | None = None
     batch: list[BatchSeries] = Field(default_factory=list)
-    """The request's further candidates (``WorkerRequest.batch``), in its order."""
+    """The request's further candidates (the bench request's ``batch``), in its order."""
     device: str
     """'cpu' or 'cuda:0'."""
     device_name: str | None = None
@@ -135,40 +134,59 @@ class TimingSamples(Frozen):
     """torch / CUDA / driver versions, clocks when readable."""
 
 
-class WorkerRequest(Frozen):
-    """What the worker should do."""
+WIRE_VERSION: Literal[1] = 1
+"""The request envelope's version: a worker refuses a file of another version (a stale warm server)."""
 
-    job: JobName
-    """Which entry of the job table (``perfagent.sandbox.jobs``) runs."""
+
+class WorkerRequest(Frozen):
+    """What every job's request has; each job subclasses it with its own fields (``jobs.Job.request_type``)."""
+
+    version: Literal[1] = WIRE_VERSION
+    job: str
+    """Which registered job runs (``perfagent.sandbox.jobs``)."""
     reference: AnyRunnable
     candidate: AnyRunnable | None = None
-    batch: list[AnyRunnable] = Field(default_factory=list)
-    """Bench: further candidates timed in the same interleaved rounds as ``candidate`` (one worker start
-    for several candidates; each is loaded into this one process, so the caller decides whose code may
-    share it)."""
     device: Device = "auto"
-    seeds: int = 5
-    """Verification: number of seeds; each gives a get_inputs() draw and a re-drawn distribution."""
     base_seed: int = 0
     """First seed; the others follow."""
-    tolerance: Tolerance = Field(default_factory=Tolerance)
     timeout_s: float = 60.0
     """Limit for one candidate call (first call: compile_timeout_s), s."""
     compile_timeout_s: float = 600.0
     """Limit for importing/building/compiling and the first call, s."""
-    runs: int = 100
-    """Bench: timed calls per series."""
-    warmup: int = 10
-    """Bench: untimed calls per workload first."""
-    flush_l2: bool = True
+
+    def candidates(self) -> list[AnyRunnable]:
+        """Every candidate whose code the worker loads (a job with more widens this)."""
+        return [self.candidate] if self.candidate is not None else []
+
+
+class WorkerWatch(Frozen):
+    """What the worker watches its user code for (``sandbox.watch``): the paths it may write, and the
+    user's real home, which no user code may read."""
+
+    writable: list[AbsolutePath] = Field(default_factory=list)
+    """Folders user code may write: the worker's own folder and the build caches it was handed."""
+    readable_home: list[AbsolutePath] = Field(default_factory=list)
+    """Folders under ``user_home`` user code may read (the project, Python's paths)."""
+    user_home: AbsolutePath | None = None
+    """The invoking user's home (``$HOME`` in the worker is a private folder instead)."""
+    confined: bool = False
+    """Whether the operating system enforces the confinement too (else this watch is the only guard)."""
+    landlock: bool = True
+    """Whether the worker narrows itself with Landlock (``watch.restrict``) before user code runs."""
+
+
+class WorkerCall(Frozen):
+    """The request file: the job's typed request, where to write, and what to watch (versioned)."""
+
+    version: Literal[1] = WIRE_VERSION
+    registry: str
+    """The module whose import registers ``request.job`` (``jobs.Job.registered_by``)."""
+    request: dict[str, Any]
+    """The job's request as JSON (validated in the worker by the job's ``request_type``)."""
     result_path: AbsolutePath
     """Where the worker writes its ``WorkerResult`` (absolute: the worker runs in its own folder)."""
     progress_path: AbsolutePath
-
-    @property
-    def mode(self) -> Mode:
-        """'verify' or 'bench': what the job is for (messages name the worker by it)."""
-        return JOBS[self.job].mode
+    watch: WorkerWatch = Field(default_factory=WorkerWatch)
 
 
 class WorkerResult(Frozen):

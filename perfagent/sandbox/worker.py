@@ -2,13 +2,15 @@
 
 Runs reference and candidate code that perfagent does not trust, so it lives in its own process:
 a crash, an ``os._exit``, an illegal CUDA address or a hang ends this process, never perfagent.
-It writes a ``WorkerResult`` JSON to the request's ``result_path`` and leaves with ``os._exit``
+It writes a ``WorkerResult`` JSON to the request file's ``result_path`` and leaves with ``os._exit``
 (threads a candidate left behind cannot keep it alive). What it runs is the request's job, looked up
-in the job table (``jobs``): verification and timing protocols live above the sandbox.
+in the job registry (``jobs``) after importing the module that registers it: verification and timing
+protocols live above the sandbox, which names none of them.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 import sys
@@ -16,8 +18,9 @@ import traceback
 from pathlib import Path
 
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure, write_result
-from perfagent.sandbox.jobs import entry_point
-from perfagent.sandbox.wire import WorkerRequest, WorkerResult
+from perfagent.sandbox.jobs import entry_point, job_for
+from perfagent.sandbox.watch import install, restrict
+from perfagent.sandbox.wire import WorkerCall, WorkerRequest, WorkerResult
 
 
 def resolve_device(requested: str) -> tuple[str, str | None]:
@@ -37,18 +40,42 @@ def resolve_device(requested: str) -> tuple[str, str | None]:
     return "cpu", platform.processor() or platform.machine()
 
 
-def _run_job(h: Harness) -> WorkerResult:
-    result = entry_point(h.request.job)(h)
+def _run_job(h: Harness[WorkerRequest]) -> WorkerResult:
+    result = entry_point(job_for(h.request.job))(h)
     assert isinstance(result, WorkerResult), f"job {h.request.job} returned {type(result).__name__}"
     return result
 
 
+_OWN_PACKAGE = (__package__ or "perfagent").split(".")[0]
+"""The top package (``__package__``: ``__name__`` is ``__main__`` under ``python -m``)."""
+
+
+def read_call(path: Path) -> tuple[WorkerCall, WorkerRequest]:
+    """The request file and its job's typed request (the registering module imported first).
+
+    The file is written by the parent before any user code runs; still, only a module of this
+    package may be imported by name from it.
+    """
+    call = WorkerCall.model_validate_json(path.read_text())
+    if call.registry.split(".")[0] != _OWN_PACKAGE:
+        raise ValueError(f"the request names a job registry outside {_OWN_PACKAGE}: {call.registry}")
+    importlib.import_module(call.registry)
+    job = job_for(str(call.request.get("job")))
+    return call, job.request_type.model_validate(call.request)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    request = WorkerRequest.model_validate_json(Path(args[0]).read_text())
+    call, request = read_call(Path(args[0]))
     nonce = sys.stdin.readline().strip()
-    h = Harness(request=request, nonce=nonce)
+    h = Harness(request=request, nonce=nonce, result_path=call.result_path, progress_path=call.progress_path)
+    # Landlock binds the calling thread and those it starts later: apply it before the watchdog thread
+    if call.watch.landlock:
+        applied = restrict(call.watch)
+        if not applied.startswith("Landlock ABI"):
+            h.notes.append(applied)
     h.start()
+    watch = install(call.watch, phase=lambda: h.last_progress)
     try:
         h.device, h.device_name = resolve_device(request.device)
         if request.device != "cpu" and h.device == "cpu":
@@ -77,7 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     if h.watchdog is not None:
         h.watchdog.disarm()
-    write_result(request.result_path, result)
+    violation = watch.check()
+    if violation is not None:
+        result = result.model_copy(update={"checks": [*result.checks, violation]})
+    write_result(call.result_path, result)
     h.progress("DONE")
     sys.stdout.flush()
     sys.stderr.flush()

@@ -12,8 +12,9 @@ from perfagent.errors import BadInput, NotOnThisMachine, VerificationFailed
 from perfagent.roofline import datasheet_peaks
 from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WORK_AFTER_END, Check
+from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, TimingSamples
-from perfagent.timing.plausibility import flags_for, roofline, speedup_flags
+from perfagent.timing.plausibility import flags_for, impossible, roofline, speedup_flags
 from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
 from perfagent.workloads.launch_spec import load_launch_spec, preflight_launch_spec
@@ -167,23 +168,22 @@ def _bench_in_worker(
     started: float,
 ) -> list[BenchResult]:
     """One timing worker for ``ref`` and ``cands``: a result per candidate (the baseline's alone without)."""
-    fields: dict[str, object] = {
-        "job": "bench",
-        "reference": ref,
-        "candidate": cands[0] if cands else None,
-        "batch": cands[1:],
-        "device": device,
-        "base_seed": seed,
-        "timeout_s": timeout_s,
-        "compile_timeout_s": compile_timeout_s,
-        "runs": runs,
-        "warmup": warmup,
-        "flush_l2": flush_l2,
-    }
+    request = BenchRequest(
+        reference=ref,
+        candidate=cands[0] if cands else None,
+        batch=cands[1:],
+        device=device,
+        base_seed=seed,
+        timeout_s=timeout_s,
+        compile_timeout_s=compile_timeout_s,
+        runs=runs,
+        warmup=warmup,
+        flush_l2=flush_l2,
+    )
     n = max(1, len(cands))
     calls = runs * (2 + n) + warmup * (1 + n) + 2 + 2 * n
     backstop = (2 + 2 * n) * compile_timeout_s + timeout_s * calls + 60
-    samples, notes, failed = _time_in_worker(fields, backstop, progress)
+    samples, notes, failed = _time_in_worker(request, backstop, progress)
     if peaks is None and samples.device.startswith("cuda"):
         peaks = peaks_for_device(samples.device_name)
     shared = [c for c in failed if c.name != WORK_AFTER_END]
@@ -227,20 +227,20 @@ def _check_counts(runs: int, warmup: int) -> None:
 
 
 def _time_in_worker(
-    fields: dict[str, object], backstop_s: float, progress: Callable[[str], None] | None
+    request: BenchRequest, backstop_s: float, progress: Callable[[str], None] | None
 ) -> tuple[TimingSamples, list[str], list[Check]]:
     """The timing worker's samples and notes, and every check that failed on the way.
 
     Raises:
         VerificationFailed: no samples came back (the candidate crashed, hung or raised).
     """
-    outcome = run_worker(fields, backstop_s=backstop_s, progress=progress)
+    outcome = run_worker(request, backstop_s=backstop_s, progress=progress)
     result = outcome.result
     failed = [c for c in (result.checks if result else []) + outcome.checks if not c.passed]
     if result is None or result.timing is None:
         detail = failed[0].detail if failed else "the timing worker returned no samples"
         raise VerificationFailed(f"timing failed: {detail}", hint="run `perfagent verify` on the pair first")
-    return result.timing, result.notes, failed
+    return result.timing, [*result.notes, *([outcome.sandbox] if outcome.sandbox else [])], failed
 
 
 def _workloads(
@@ -326,6 +326,7 @@ def build_result(
     baseline = BenchEntry(workload=ref.describe(), timing=base_stats, roofline=base_roof)
     candidate_entry = None
     comparison = None
+    failed: list[PlausibilityFlag] = []
     if samples.candidate:
         cand_stats = summarize("candidate", samples.candidate)
         cand_roof = roofline(
@@ -339,11 +340,17 @@ def build_result(
         candidate_entry = BenchEntry(
             workload=cand.describe() if cand else "candidate", timing=cand_stats, roofline=cand_roof
         )
-        if plaus:
+        failed = impossible(cand_flags)
+        if failed:
             all_notes.append(
-                "flagged for review: "
-                + ", ".join(plaus)
-                + " (a real kernel cannot beat the hardware; check the timing and the work done)"
+                "FAIL implausible: "
+                + ", ".join(failed)
+                + " (a real kernel cannot beat the hardware: the work was not all done, or not all timed)"
+            )
+        review = [f for f in plaus if f not in failed]
+        if review:
+            all_notes.append(
+                "flagged for review: " + ", ".join(review) + " (check the timing and the work done)"
             )
     all_notes.extend(checks_failed or [])
     return BenchResult(
@@ -358,6 +365,7 @@ def build_result(
         candidate=candidate_entry,
         comparison=comparison,
         flags=list(dict.fromkeys(flags)),
+        implausible=failed,
         notes=all_notes,
         environment=samples.environment,
         elapsed_s=elapsed_s,

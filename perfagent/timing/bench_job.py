@@ -35,6 +35,7 @@ import torch
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
 from perfagent.sandbox.integrity import HarnessSnapshot
 from perfagent.sandbox.wire import WORK_AFTER_END, BatchSeries, Check, TimingSamples, WorkerResult
+from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.runners import Runner, cuda_kernel_runner, kernelbench_runner
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel
 
@@ -95,7 +96,7 @@ def overhang_check(
     )
 
 
-def _runners(h: Harness) -> dict[str, Runner]:
+def _runners(h: Harness[BenchRequest]) -> dict[str, Runner]:
     """'baseline' (the reference) and, when the request has them, 'candidate' and 'batch1'... (its batch).
 
     Raises:
@@ -125,7 +126,7 @@ def _runners(h: Harness) -> dict[str, Runner]:
     return runners
 
 
-def _flush_buffer(h: Harness) -> tuple[Any, int]:
+def _flush_buffer(h: Harness[BenchRequest]) -> tuple[Any, int]:
     """(a buffer larger than L2 to zero before every timed call, its size in bytes); (None, 0) without one."""
     if not (h.device.startswith("cuda") and h.request.flush_l2):
         return None, 0
@@ -134,7 +135,7 @@ def _flush_buffer(h: Harness) -> tuple[Any, int]:
     return torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda"), flush_bytes
 
 
-def _warm_up(h: Harness, runners: dict[str, Runner]) -> None:
+def _warm_up(h: Harness[BenchRequest], runners: dict[str, Runner]) -> None:
     warmup = h.request.warmup
     for key, runner in runners.items():
         guard = h.reference if key == "baseline" else h.candidate
@@ -147,7 +148,7 @@ def _warm_up(h: Harness, runners: dict[str, Runner]) -> None:
 
 
 def _timed_rounds(
-    h: Harness, runners: dict[str, Runner], series: list[str], flush_buf: Any
+    h: Harness[BenchRequest], runners: dict[str, Runner], series: list[str], flush_buf: Any
 ) -> tuple[Series, Series]:
     """(samples, overhang) per series over ``runs`` rounds, each in a rotated order, s.
 
@@ -197,7 +198,7 @@ def _environment(device: str) -> dict[str, str]:
     return env
 
 
-def run_bench(h: Harness) -> WorkerResult:
+def run_bench(h: Harness[BenchRequest]) -> WorkerResult:
     """Time the reference (baseline) and, when given, the candidate and its batch; return raw samples."""
     snapshot = HarnessSnapshot.take()
     runners = _runners(h)

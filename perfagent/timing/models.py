@@ -140,6 +140,9 @@ class BenchResult(Frozen):
     candidate: BenchEntry | None = None
     comparison: Comparison | None = None
     flags: list[PlausibilityFlag] = Field(default_factory=list)
+    implausible: list[PlausibilityFlag] = Field(default_factory=list)
+    """The candidate's flags no real kernel can earn (faster than its speed of light, above a peak):
+    its timing FAILS (``perfagent bench`` exits 4; optimize never accepts it)."""
     notes: list[str] = Field(default_factory=list)
     environment: dict[str, str] = Field(default_factory=dict)
     elapsed_s: float = 0.0

@@ -1,8 +1,11 @@
-"""Speed of light and plausibility: a time below the roofline bound, or a > 10× speed-up, is flagged.
+"""Speed of light and plausibility: a candidate time below the roofline floor fails; a > 10× speed-up
+is flagged for review.
 
 SOL time = max(FLOPs ÷ peak FLOP/s, bytes ÷ peak DRAM bandwidth) (evaluation reference §4 check
 10). ``bytes`` is the minimum traffic (each input read and each output written once), so SOL is a
-lower bound: a measured time below it means the work was not all done (or not all timed).
+lower bound: a measured time below it, or a rate above a peak, means the work was not all done (or
+not all timed). Those flags (``IMPOSSIBLE``) fail the candidate's timing as implausible; a large
+speed-up alone is possible and only flagged.
 """
 
 from __future__ import annotations
@@ -11,6 +14,17 @@ from perfagent.timing.models import PlausibilityFlag, RooflineEstimate
 from profilers.model import DevicePeaks
 
 EXCESSIVE_SPEEDUP = 10.0
+IMPOSSIBLE: tuple[PlausibilityFlag, ...] = (
+    "below-speed-of-light",
+    "above-peak-bandwidth",
+    "above-peak-flops",
+)
+"""Flags no real kernel can earn: a candidate with one fails its timing (``BenchResult.implausible``)."""
+
+
+def impossible(flags: list[PlausibilityFlag]) -> list[PlausibilityFlag]:
+    """The flags among ``flags`` that fail a timing as implausible (``IMPOSSIBLE``)."""
+    return [f for f in flags if f in IMPOSSIBLE]
 
 
 def peak_flops(peaks: DevicePeaks, precision: str) -> float | None:

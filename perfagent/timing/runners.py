@@ -46,7 +46,7 @@ def _missing(who: Who, detail: str) -> Exception:
 
 
 def kernelbench_runner(
-    h: Harness, workload: RunnableWorkload, *, module_name: str, who: Who, modules: dict[str, Any]
+    h: Harness[Any], workload: RunnableWorkload, *, module_name: str, who: Who, modules: dict[str, Any]
 ) -> Runner:
     """A runner for a KernelBench ``Model`` (who='reference') or ``ModelNew`` (who='candidate')."""
     guard = h.reference if who == "reference" else h.candidate
@@ -84,7 +84,7 @@ def kernelbench_runner(
     )
 
 
-def cuda_kernel_runner(h: Harness, workload: RunnableWorkload, *, who: Who) -> Runner:
+def cuda_kernel_runner(h: Harness[Any], workload: RunnableWorkload, *, who: Who) -> Runner:
     """A runner for a launch-spec kernel file (the spec's ``params``, declared inits)."""
     assert workload.spec_path is not None
     guard = h.reference if who == "reference" else h.candidate

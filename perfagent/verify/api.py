@@ -12,6 +12,7 @@ from typing import Literal
 from perfagent.errors import BadInput, NotOnThisMachine
 from perfagent.sandbox.runner import WorkerOutcome, run_worker
 from perfagent.sandbox.wire import WorkerResult
+from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
 from perfagent.verify.static_checks import static_checks
 from perfagent.verify.verdict import decide
@@ -86,9 +87,9 @@ def verify(
     if sanitizer:  # memcheck slows kernels (and the Python around them) by one to two orders of magnitude
         timeout_s, compile_timeout_s = timeout_s * 20, compile_timeout_s * 3
         notes.append("compute-sanitizer memcheck: per-call time limits were multiplied by 20")
-    fields = _request_fields(ref, cand, device, seeds, seed, tol, timeout_s, compile_timeout_s)
+    request = _request(ref, cand, device, seeds, seed, tol, timeout_s, compile_timeout_s)
     backstop = 3 * compile_timeout_s + timeout_s * (8 * seeds + 10) + 60
-    outcome = run_worker(fields, backstop_s=backstop, sanitizer=sanitizer, progress=progress)
+    outcome = run_worker(request, backstop_s=backstop, sanitizer=sanitizer, progress=progress)
     worker = outcome.result
     checks, notes = _checks_and_notes(outcome, ref, cand, command, timeout_s, notes)
     return _result(
@@ -115,7 +116,7 @@ def _checks_and_notes(
 ) -> tuple[list[Check], list[str]]:
     """Every check (the worker's, the runner's, the static ones, the check command's) and the notes after ``notes``."""
     worker = outcome.result
-    notes = [*notes, *(worker.notes if worker else [])]
+    notes = [*notes, *(worker.notes if worker else []), *([outcome.sandbox] if outcome.sandbox else [])]
     checks = [*(worker.checks if worker else []), *outcome.checks, *static_checks(cand, ref)]
     if command:
         checks.append(_run_check_command(command, ref, cand, timeout_s))
@@ -125,7 +126,7 @@ def _checks_and_notes(
     return checks, notes
 
 
-def _request_fields(
+def _request(
     ref: RunnableWorkload,
     cand: RunnableWorkload,
     device: DeviceChoice,
@@ -134,19 +135,19 @@ def _request_fields(
     tol: Tolerance,
     timeout_s: float,
     compile_timeout_s: float,
-) -> dict[str, object]:
-    """The worker request (but its file paths) for verifying ``cand`` against ``ref``."""
-    return {
-        "job": "verify-cuda-kernel" if isinstance(ref, LaunchSpecKernel) else "verify-kernelbench",
-        "reference": ref,
-        "candidate": cand,
-        "device": device,
-        "seeds": seeds,
-        "base_seed": seed if seed is not None else secrets.randbelow(2**30),
-        "tolerance": tol,
-        "timeout_s": timeout_s,
-        "compile_timeout_s": compile_timeout_s,
-    }
+) -> VerifyRequest:
+    """The worker request for verifying ``cand`` against ``ref``."""
+    return VerifyRequest(
+        job="verify-cuda-kernel" if isinstance(ref, LaunchSpecKernel) else "verify-kernelbench",
+        reference=ref,
+        candidate=cand,
+        device=device,
+        seeds=seeds,
+        base_seed=seed if seed is not None else secrets.randbelow(2**30),
+        tolerance=tol,
+        timeout_s=timeout_s,
+        compile_timeout_s=compile_timeout_s,
+    )
 
 
 def _workloads(

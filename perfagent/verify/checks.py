@@ -284,6 +284,8 @@ CHECK_ORDER: tuple[str, ...] = (
     "fresh-results",
     "stream-sync",
     "kernel-launched",
+    "own-kernel-not-run",
+    "strict-state-dict",
     "cuda-errors",
     "runtime:no-thread-injection",
     "runtime:harness-intact",

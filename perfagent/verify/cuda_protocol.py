@@ -27,6 +27,7 @@ from perfagent.errors import BadInput
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
 from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify import checks as C
+from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check, Tolerance
 from perfagent.verify.verifier_state import VerifierState
 from perfagent.workloads import cuda_launch
@@ -82,7 +83,7 @@ def _clones(tensors: dict[str, Any]) -> dict[str, Any]:
 
 
 class KernelVerifier(VerifierState):
-    def __init__(self, h: Harness) -> None:
+    def __init__(self, h: Harness[VerifyRequest]) -> None:
         super().__init__(h)
         self.launches = 0
         self._compiled: dict[tuple[str, str, tuple[tuple[str, str], ...]], CompiledKernel] = {}
@@ -297,7 +298,7 @@ class KernelVerifier(VerifierState):
         self._record_informative()
 
 
-def run_cuda_kernel(h: Harness) -> WorkerResult:
+def run_cuda_kernel(h: Harness[VerifyRequest]) -> WorkerResult:
     """Verify a launch-spec kernel rewrite against the original; needs a CUDA device."""
     if not h.device.startswith("cuda"):
         raise ReferenceFailure("launch-spec kernels need a CUDA device and torch sees none")

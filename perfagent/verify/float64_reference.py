@@ -18,6 +18,7 @@ import torch
 
 from perfagent.sandbox.harness import Harness, ReferenceFailure
 from perfagent.verify import checks as C
+from perfagent.verify.jobs import VerifyRequest
 from perfagent.workloads.inputs import seed_everything
 
 FLOAT64_CALL_BUDGET = 20
@@ -43,7 +44,7 @@ def to_float64(values: Sequence[Any]) -> list[Any]:
 class Float64Reference:
     """Builds the float64 copy of the reference on first need and runs it on an input set."""
 
-    def __init__(self, h: Harness, notes: list[str]) -> None:
+    def __init__(self, h: Harness[VerifyRequest], notes: list[str]) -> None:
         self.h = h
         self.notes = notes
         self.unavailable: str | None = None

@@ -34,6 +34,9 @@ from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify import accuracy as A
 from perfagent.verify import checks as C
 from perfagent.verify.float64_reference import Float64Reference
+from perfagent.verify.jobs import VerifyRequest
+from perfagent.verify.launch_count import OWN_KERNEL_CHECK, LaunchCounter
+from perfagent.verify.model_state import load_reference_state
 from perfagent.verify.models import Check
 from perfagent.verify.verifier_state import VerifierState
 from perfagent.workloads.inputs import (
@@ -61,7 +64,7 @@ SMOKE_SEED_OFFSET = 10_000_019
 class Problem:
     """The loaded reference and candidate modules, and model pairs per init seed."""
 
-    def __init__(self, h: Harness) -> None:
+    def __init__(self, h: Harness[VerifyRequest]) -> None:
         self.h = h
         req = h.request
         assert req.candidate is not None
@@ -85,8 +88,10 @@ class Problem:
             raise CandidateFailure(
                 Check(name="candidate-runs", passed=False, detail="the candidate module defines no ModelNew")
             )
+        self.launches = LaunchCounter().install(self.cand_mod)
         self._pairs: dict[int, tuple[Any, Any]] = {}
         self.copied_note = ""
+        self.state_problems: list[str] = []
 
     def init_inputs(self) -> list[Any]:
         fn = getattr(self.ref_mod, "get_init_inputs", None)
@@ -110,26 +115,12 @@ class Problem:
         )
         if isinstance(cand, torch.nn.Module):
             cand = h.candidate("ModelNew.to(device)", lambda: cand.to(device), phase="build")
-            self._copy_matching_state(ref, cand)
+            copied, problem = load_reference_state(ref, cand, init_seed)
+            self.copied_note = copied or self.copied_note
+            if problem:
+                self.state_problems.append(problem)
         self._pairs[init_seed] = (ref, cand)
         return ref, cand
-
-    def _copy_matching_state(self, ref: torch.nn.Module, cand: torch.nn.Module) -> None:
-        """Copy parameters/buffers that match by name, shape and dtype (weights equal even when
-        the candidate creates them in another order)."""
-        ref_state = ref.state_dict()
-        cand_state = cand.state_dict()
-        common = {
-            k: v
-            for k, v in ref_state.items()
-            if k in cand_state and cand_state[k].shape == v.shape and cand_state[k].dtype == v.dtype
-        }
-        if common:
-            with torch.no_grad():
-                cand.load_state_dict(common, strict=False)
-            self.copied_note = (
-                f"{len(common)} parameter/buffer tensor(s) copied from Model to ModelNew by name"
-            )
 
 
 def _call(model: Any, args: list[Any]) -> Any:
@@ -150,9 +141,11 @@ class Verifier(VerifierState):
 
     subject = "problem"
 
-    def __init__(self, h: Harness) -> None:
+    def __init__(self, h: Harness[VerifyRequest]) -> None:
         super().__init__(h)
         self.calls = 0
+        self.forward_launches = 0
+        """Launches of the candidate's own Triton kernels inside its forward() calls (launch hooks)."""
         self.fp64 = Float64Reference(h, self.notes)
 
     # -- candidate call with runtime checks --------------------------------------------------
@@ -161,6 +154,7 @@ class Verifier(VerifierState):
         poison_allocator(self.h.device)
         self.calls += 1
         stream_probe: list[Any] = []
+        launched_before = problem.launches.total
 
         def run() -> Any:
             out = _call(model, args)
@@ -172,6 +166,7 @@ class Verifier(VerifierState):
             return out
 
         out = self.h.candidate(label, run, phase="first" if first else "call")
+        self.forward_launches += problem.launches.total - launched_before
         if stream_probe:
             after = [v for _, v in C.flatten_outputs(out)]
             moved = C.changed_inputs(stream_probe, after)
@@ -310,8 +305,6 @@ class Verifier(VerifierState):
         h = self.h
         req = h.request
         problem = Problem(h)
-        if problem.copied_note:
-            self.notes.append(problem.copied_note)
         self._reference_smoke_run(problem)
         for i in range(req.seeds):
             seed = req.base_seed + i
@@ -356,7 +349,29 @@ class Verifier(VerifierState):
                 self._back_to_back(problem, cand_model, xa, xb, results[NATIVE], results[dist], seed, dist)
             if i == 0 and h.device.startswith("cuda"):
                 self._kernel_evidence(problem, cand_model, xa)
+        self._own_kernels_ran(problem)
+        if problem.copied_note:  # known once the models are built (lazily, per init seed)
+            self.notes.append(problem.copied_note)
+        if problem.state_problems:
+            self.book.fail("strict-state-dict", problem.state_problems[0])
         self._degenerate()
+
+    def _own_kernels_ran(self, problem: Problem) -> None:
+        """Fail ``own-kernel-not-run`` when the candidate defines Triton kernels and its forward() calls
+        launched none of them (counted by launch hooks, ``launch_count``)."""
+        kernels = problem.launches.kernels
+        if not kernels or not self.calls:
+            return
+        if self.forward_launches == 0:
+            self.book.fail(
+                OWN_KERNEL_CHECK,
+                f"the candidate defines Triton kernel(s) {', '.join(kernels)} but none was launched in its "
+                f"{self.calls} forward() call(s): the output came from other code (e.g. the PyTorch expression)",
+            )
+        else:
+            self.notes.append(
+                f"launch hooks: {problem.launches.describe()} in {self.calls} candidate call(s)"
+            )
 
     def _kernel_evidence(self, problem: Problem, model: Any, x: list[Any]) -> None:
         """On CUDA, profile one candidate call: a kernel the candidate defines must run
@@ -397,7 +412,7 @@ class Verifier(VerifierState):
         else:
             seen = ", ".join(o[:60] for o in others[:6]) or "no GPU kernel at all"
             self.book.fail(
-                "kernel-launched",
+                OWN_KERNEL_CHECK,
                 f"none of the candidate's kernels ({', '.join(sorted(expected))}) ran during forward(); kernels seen: {seen}",
             )
 
@@ -527,7 +542,7 @@ def _scalar_close(got: Any, expected: Any, tolerance: Any) -> bool:
     return bool(got == expected)
 
 
-def run_kernelbench(h: Harness) -> WorkerResult:
+def run_kernelbench(h: Harness[VerifyRequest]) -> WorkerResult:
     """Verify a KernelBench candidate; a candidate failure stops the run and is reported with the checks so far."""
     enable_uninitialized_fill()  # verification only: timing must not pay for a fill of every allocation
     v = Verifier(h)

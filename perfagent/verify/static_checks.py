@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from perfagent.verify.library_standin import library_stand_in_check
 from perfagent.verify.models import Check
 from perfagent.workloads.kernelbench import inspect_python
 from perfagent.workloads.launch_spec import kernels_in_source
@@ -181,6 +182,7 @@ def _python_checks(candidate: RunnableWorkload, reference: RunnableWorkload) -> 
     checks.append(_reference_call_check(tree))
     checks.append(_compute_ops_check(tree, jits, code))
     checks.append(_precision_check(code, ref_text))
+    checks.append(library_stand_in_check(tree, jits, ref_text))
     return checks
 
 

@@ -8,6 +8,7 @@ from perfagent.sandbox.harness import Harness
 from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify import checks as C
 from perfagent.verify.accuracy import AccuracyTracker
+from perfagent.verify.jobs import VerifyRequest
 
 
 class VerifierState:
@@ -16,7 +17,7 @@ class VerifierState:
     #: Noun for the thing verified, used in the degenerate-reference message ('kernel', 'problem').
     subject = "kernel"
 
-    def __init__(self, h: Harness) -> None:
+    def __init__(self, h: Harness[VerifyRequest]) -> None:
         self.h = h
         self.book = C.CheckBook()
         self.errors = C.ErrorTracker()

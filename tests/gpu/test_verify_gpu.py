@@ -161,7 +161,7 @@ def test_triton_candidate_on_gpu_passes() -> None:
         ("cheat_cache_data_ptr.py", "fresh-results"),
         ("cheat_stream.py", "static:no-streams"),
         ("cheat_thread.py", "runtime:no-thread-injection"),
-        ("cheat_not_launched.py", "kernel-launched"),
+        ("cheat_not_launched.py", "own-kernel-not-run"),
     ],
 )
 def test_kernelbench_cheats_fail_on_gpu(candidate: str, check: str) -> None:

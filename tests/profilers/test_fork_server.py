@@ -51,6 +51,17 @@ def segfault(args):
     os.kill(os.getpid(), signal.SIGSEGV)
 
 
+def write_to(args):
+    try:
+        with open(args[0], "w") as f:
+            f.write("x")
+        print("wrote")
+    except OSError as exc:
+        print(f"refused {exc.errno}")
+    with open("/proc/self/environ", "rb") as f:
+        print("secret in environ" if b"sk-fork-test" in f.read() else "no secret in environ")
+
+
 def hangs(args):
     child = subprocess.Popen(["sleep", "300"])
     with open(args[0], "w") as f:
@@ -155,3 +166,38 @@ def test_a_server_that_dies_mid_call_is_reported_and_replaced(env: dict[str, str
     killer.join()
     done = run_forked("forked_targets:echo", ["0"], env=env, cwd=tmp_path, stdin_text="again\n")
     assert done.returncode == 0 and "stdin=again" in done.stdout  # a new server took over
+
+
+def test_a_server_under_a_confinement_confines_every_child(env: dict[str, str], tmp_path: Path) -> None:
+    """The warm server can run under bubblewrap (``wrapper``): its children write only where it may,
+    and a child's initial environment block is the server's (``server_env``), not the caller's."""
+    from profilers.confine import Confinement, bwrap_argv, probe
+
+    if not probe().works:
+        pytest.skip(probe().reason)
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    wrapper = bwrap_argv(Confinement(writable=(str(allowed),)))
+    os.environ["MY_API_KEY"] = "sk-fork-test"
+    try:
+        inside = run_forked(
+            "forked_targets:write_to",
+            [str(allowed / "f")],
+            env=env,
+            cwd=allowed,
+            wrapper=wrapper,
+            server_env=env,
+            io_root=allowed,
+        )
+        escaped = run_forked(
+            "forked_targets:write_to",
+            [str(outside)],
+            env=env,
+            cwd=allowed,
+            wrapper=wrapper,
+            server_env=env,
+            io_root=allowed,
+        )
+    finally:
+        del os.environ["MY_API_KEY"]
+    assert inside.stdout.splitlines() == ["wrote", "no secret in environ"]
+    assert escaped.stdout.splitlines()[0].startswith("refused") and not outside.exists()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from perfagent.errors import BadInput
-from perfagent.sandbox.wire import WorkerRequest
+from perfagent.verify.jobs import VerifyRequest
 from perfagent.workloads import Workload, detect_candidate, detect_reference, resolve, resolve_target
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, TritonScript
 from perfagent.workloads.optimizable import (
@@ -50,15 +50,8 @@ def test_every_kind_is_a_workload_and_keeps_its_serialized_name() -> None:
 def test_the_worker_request_reads_each_kind_back_as_its_class() -> None:
     ref = detect_reference(TRANSPOSE / "slow.cu")
     cand = detect_candidate(TRANSPOSE / "fixed.cu", ref, kernel="k")
-    request = WorkerRequest(
-        job="verify-cuda-kernel",
-        reference=ref,
-        candidate=cand,
-        device="cpu",
-        result_path="r.json",
-        progress_path="p.log",
-    )
-    back = WorkerRequest.model_validate_json(request.model_dump_json())
+    request = VerifyRequest(job="verify-cuda-kernel", reference=ref, candidate=cand, device="cpu")
+    back = VerifyRequest.model_validate_json(request.model_dump_json())
     assert type(back.reference) is LaunchSpecKernel and back.candidate == cand
     # the wire keeps every field of the old single model
     assert set(request.model_dump()["reference"]) == {

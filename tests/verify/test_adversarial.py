@@ -125,7 +125,8 @@ def test_honest_rewrite_passes(results: dict[str, VerificationResult | BaseExcep
     result = _get(results, name)
     assert result.verdict == "pass", f"{name}: {result.reason} / {[c for c in result.checks if not c.passed]}"
     assert result.input_sets >= 4 and len(result.distributions) >= 3
-    assert result.errors.max_abs_error is not None and result.errors.max_abs_error <= 1e-3
+    # the scaled input set (randn x 10) makes a matmul's outputs ~100x larger, and its rounding with them
+    assert result.errors.max_abs_error is not None and result.errors.max_abs_error <= 1e-2
 
 
 def test_default_seeds_cover_five_distributions(
@@ -135,10 +136,10 @@ def test_default_seeds_cover_five_distributions(
     assert len(result.seeds) == 5 and result.input_sets == 10
     assert set(result.distributions) == {
         "get_inputs",
-        "normal",
+        "shifted",
+        "scaled",
         "uniform",
         "laplace",
-        "exponential",
         "lognormal",
     }
 

@@ -16,8 +16,9 @@ import pytest
 import torch
 
 from perfagent.sandbox.harness import Harness
-from perfagent.sandbox.wire import WorkerRequest
+from perfagent.timing.jobs import BenchRequest
 from perfagent.verify import cuda_protocol
+from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check
 from perfagent.workloads import cuda_launch
 from perfagent.workloads.cuda_launch import CompiledKernel
@@ -85,10 +86,14 @@ def _spec(tmp_path: Path) -> Path:
     return path
 
 
+def _paths(tmp_path: Path) -> dict[str, str]:
+    return {"result_path": str(tmp_path / "r.json"), "progress_path": str(tmp_path / "p.log")}
+
+
 def _run(tmp_path: Path, candidate: Path) -> dict[str, Check]:
     ref = detect_reference(_spec(tmp_path))
     cand = detect_candidate(candidate, ref)
-    request = WorkerRequest(
+    request = VerifyRequest(
         job="verify-cuda-kernel",
         reference=ref,
         candidate=cand,
@@ -96,10 +101,8 @@ def _run(tmp_path: Path, candidate: Path) -> dict[str, Check]:
         seeds=3,
         base_seed=5,
         timeout_s=600,
-        result_path=str(tmp_path / "r.json"),
-        progress_path=str(tmp_path / "p.log"),
     )
-    h = Harness(request=request, nonce="n", device="cpu")
+    h = Harness(request=request, nonce="n", device="cpu", **_paths(tmp_path))
     h.start()
     v = cuda_protocol.KernelVerifier(h)
     try:
@@ -177,14 +180,8 @@ def test_bench_runner_for_launch_spec_kernels(
 
     monkeypatch.setattr(cuda_launch, "launch", fake_launch)
     ref = detect_reference(_spec(tmp_path))
-    request = WorkerRequest(
-        job="bench",
-        reference=ref,
-        device="cpu",
-        result_path=str(tmp_path / "r.json"),
-        progress_path=str(tmp_path / "p.log"),
-    )
-    h = Harness(request=request, nonce="n", device="cpu")
+    request = BenchRequest(reference=ref, device="cpu")
+    h = Harness(request=request, nonce="n", device="cpu", **_paths(tmp_path))
     h.start()
     try:
         runner = runners.cuda_kernel_runner(h, ref, who="reference")

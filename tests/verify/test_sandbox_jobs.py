@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import torch
 
-from perfagent.sandbox.jobs import JOBS, entry_point
-from perfagent.sandbox.wire import WorkerRequest
+from perfagent.sandbox.jobs import entry_point, job_of, registered
+from perfagent.timing.jobs import BenchRequest
+from perfagent.verify.jobs import VerifyRequest
 from perfagent.workloads.cuda_launch import CompiledKernel, is_poison
 from perfagent.workloads.detect import detect_reference
 from perfagent.workloads.launch_prep import build_launch, input_buffers, prepare_launch, seeded_inputs
@@ -21,16 +22,26 @@ REPO = Path(__file__).resolve().parents[2]
 TRANSPOSE = REPO / "examples" / "cuda" / "01_transpose_naive"
 
 
-@pytest.mark.parametrize("name", sorted(JOBS))
+def test_verification_and_timing_register_their_jobs() -> None:
+    assert set(registered()) >= {"verify-kernelbench", "verify-cuda-kernel", "bench"}
+
+
+@pytest.mark.parametrize("name", ["verify-kernelbench", "verify-cuda-kernel", "bench"])
 def test_every_job_resolves_to_a_function(name: Any) -> None:
-    assert callable(entry_point(name))
+    assert callable(entry_point(registered()[name]))
 
 
-def test_request_names_its_mode_by_job(tmp_path: Path) -> None:
+def test_a_request_finds_its_job_and_mode_by_type() -> None:
     ref = detect_reference(TRANSPOSE / "transpose.launch.toml")
-    common = {"reference": ref, "result_path": str(tmp_path / "r"), "progress_path": str(tmp_path / "p")}
-    assert WorkerRequest(job="bench", **common).mode == "bench"
-    assert WorkerRequest(job="verify-cuda-kernel", **common).mode == "verify"
+    assert job_of(BenchRequest(reference=ref)).mode == "bench"
+    assert job_of(VerifyRequest(job="verify-cuda-kernel", reference=ref)).mode == "verify"
+
+
+def test_the_sandbox_names_no_module_above_it() -> None:
+    """The registry is filled from above: no sandbox source spells a verify/timing module, even as a string."""
+    for source in (REPO / "perfagent" / "sandbox").glob("*.py"):
+        text = source.read_text()
+        assert "perfagent.verify" not in text and "perfagent.timing" not in text, source.name
 
 
 def _small_spec(tmp_path: Path) -> Path:

@@ -110,6 +110,18 @@ def test_build_result_flags_excessive_and_cpu() -> None:
     assert r.comparison is not None and r.comparison.speedup == pytest.approx(20, rel=0.05)
     assert "excessive-speedup" in r.comparison.plausibility
     assert "below-speed-of-light" in r.comparison.plausibility  # 1 GB in 50 us is 20 TB/s
+    # faster than the hardware allows: the timing fails (not only flagged); > 10x alone is only flagged
+    assert "below-speed-of-light" in r.implausible and "excessive-speedup" not in r.implausible
+    assert any(n.startswith("FAIL implausible: below-speed-of-light") for n in r.notes)
+    honest = build_result(
+        gpu.model_copy(update={"candidate": noisy(0.9e-3, 0.01, seed=3)}),
+        ref,
+        cand,
+        runs=100,
+        warmup=10,
+        peaks=H100ISH,
+    )
+    assert honest.implausible == []
     assert r.baseline.roofline is not None and r.baseline.roofline.pct_of_roofline is not None
     cpu = gpu.model_copy(update={"timer": "perf_counter", "device": "cpu"})
     r2 = build_result(cpu, ref, cand, runs=100, warmup=10, peaks=H100ISH)
