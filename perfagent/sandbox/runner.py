@@ -11,6 +11,7 @@ each become a failed check that says what happened and during which call (the wo
 from __future__ import annotations
 
 import atexit
+import glob
 import os
 import re
 import secrets
@@ -148,13 +149,21 @@ def run_worker(
             compute-sanitizer was requested but is not installed.
     """
     sandbox = require()
-    warm = warm_start(sanitizer)
+    gpu_bwrap_only = gpu_confined_by_bubblewrap_alone(sandbox.confined, request.device)
+    warm = warm_start(sanitizer) and not gpu_bwrap_only
     # A warm server is confined once, with one folder writable for all its workers; each worker
     # narrows itself to its own subfolder (Landlock, ``watch.restrict``).
     work = Path(tempfile.mkdtemp(prefix="perfagent-worker-", dir=_workers_root() if warm else None))
     try:
         return _run(
-            work, request, sandbox, warm=warm, backstop_s=backstop_s, sanitizer=sanitizer, progress=progress
+            work,
+            request,
+            sandbox,
+            warm=warm,
+            backstop_s=backstop_s,
+            sanitizer=sanitizer,
+            landlock=sandbox.confined and not sanitizer and not gpu_bwrap_only,
+            progress=progress,
         )
     finally:
         if not os.environ.get("PERFAGENT_KEEP_WORKDIR"):
@@ -169,6 +178,7 @@ def _run(
     warm: bool,
     backstop_s: float,
     sanitizer: bool,
+    landlock: bool,
     progress: Callable[[str], None] | None,
 ) -> WorkerOutcome:
     job = job_of(request)
@@ -179,8 +189,9 @@ def _run(
         request=request.model_dump(mode="json"),
         result_path=str(result_path),
         progress_path=str(progress_path),
-        # compute-sanitizer's injected library keeps files of its own: bubblewrap alone confines it
-        watch=watch.model_copy(update={"landlock": sandbox.confined and not sanitizer}),
+        # compute-sanitizer's injected library keeps files of its own, and GPU workers see no device
+        # under Landlock or the warm confined start (measured): bubblewrap alone confines those
+        watch=watch.model_copy(update={"landlock": landlock}),
     )
     request_path = work / "request.json"
     request_path.write_text(call.model_dump_json())
@@ -215,9 +226,28 @@ def _run(
         )
     if sanitizer:
         extra.append(parse_sanitizer(done.stdout + "\n" + done.stderr))
+    note = sandbox.describe() + (GPU_BWRAP_ONLY_NOTE if sandbox.confined and not landlock else "")
     return WorkerOutcome(
-        result=result, checks=extra, returncode=done.returncode, stderr_tail=tail, sandbox=sandbox.describe()
+        result=result, checks=extra, returncode=done.returncode, stderr_tail=tail, sandbox=note
     )
+
+
+GPU_BWRAP_ONLY_NOTE = "; a fresh process under bubblewrap alone (no Landlock, no warm start)"
+"""Said of a confined worker that Landlock does not narrow (GPU workers, compute-sanitizer)."""
+
+
+def gpu_confined_by_bubblewrap_alone(confined: bool, device: str) -> bool:
+    """Whether a GPU worker runs fresh under bubblewrap alone.
+
+    On an H200 (driver 580.159.04, 2026-11-26) a confined worker forked from the warm server with
+    Landlock applied found no CUDA device, while a fresh worker under bubblewrap alone (the
+    compute-sanitizer path) built, verified and ran memcheck on the GPU. Until the warm confined start
+    and Landlock are shown to see the GPU, GPU workers take the configuration that was measured to work:
+    still no network, a read-only file system but their folder and caches, scrubbed environment,
+    hidden credentials.
+    """
+    gpu = device.startswith("cuda") or (device == "auto" and bool(glob.glob("/dev/nvidia[0-9]*")))
+    return confined and gpu
 
 
 def warm_start(sanitizer: bool) -> bool:

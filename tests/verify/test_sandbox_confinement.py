@@ -163,3 +163,35 @@ def test_unconfined_is_a_flag_of_the_commands_that_run_candidates(monkeypatch: p
     assert args.unconfined is True
     with pytest.raises(SystemExit):
         parser.parse_args(["diagnose", "x.cu", "--unconfined"])
+
+
+@pytest.mark.parametrize(
+    ("confined", "device", "expected"),
+    [(True, "cuda", True), (True, "cuda:1", True), (True, "cpu", False), (False, "cuda", False)],
+)
+def test_gpu_workers_run_fresh_under_bubblewrap_alone(confined: bool, device: str, expected: bool) -> None:
+    """A confined GPU worker takes the configuration measured to see the GPU on an H200 (fresh start,
+    bubblewrap without Landlock); CPU workers keep the warm start and Landlock."""
+    assert runner.gpu_confined_by_bubblewrap_alone(confined, device) is expected
+
+
+def test_a_confined_cuda_request_starts_fresh_without_landlock(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, object] = {}
+
+    def capture(work: Path, request: object, sandbox: object, **kwargs: object) -> None:
+        seen.update(kwargs)
+
+    monkeypatch.setattr(runner, "require", lambda: confinement.Status(True, "bubblewrap (test)"))
+    monkeypatch.setattr(runner, "_run", capture)
+    request = runner.WorkerRequest(job="verify-cuda-kernel", reference=_runnable(), device="cuda")
+    runner.run_worker(request, backstop_s=5.0)
+    assert seen["warm"] is False and seen["landlock"] is False
+    runner.run_worker(request.model_copy(update={"device": "cpu"}), backstop_s=5.0)
+    assert seen["landlock"] is True
+
+
+def _runnable() -> object:
+    from perfagent.workloads.model import KernelBenchModel
+
+    problem = Path(__file__).resolve().parents[2] / "examples" / "kernelbench" / "01_vector_add.py"
+    return KernelBenchModel(path=str(problem), class_name="Model")
