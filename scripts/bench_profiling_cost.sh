@@ -33,8 +33,8 @@ work=$(mktemp -d)
 export PERFAGENT_CACHE_DIR="$work/cache"
 STAGE1=$(python3 -c "from profilers.ncu.tiers import STAGE1_METRICS; print(','.join(STAGE1_METRICS))")
 
-build() {  # name, source: prints the binary path
-  nvcc -arch=sm_90 -O3 -lineinfo -o "$work/$1" "$2" >&2 && echo "$work/$1"
+build() {  # name, source: prints the binary path (bin/<name>: $work/<name> is the workload's data folder)
+  mkdir -p "$work/bin" && nvcc -arch=sm_90 -O3 -lineinfo -o "$work/bin/$1" "$2" >&2 && echo "$work/bin/$1"
 }
 
 timed() {  # dir, label, command...: appends "label<TAB>seconds" to dir/times.tsv
