@@ -96,6 +96,15 @@ class Source:
         """The kernel the request is about (named, or the only one), or why there is none to edit."""
         return _cuda.select_kernel(self.tree, self.request.kernel)
 
+    @cached_property
+    def kernel_body(self) -> tuple[Node, Node] | str:
+        """The request's kernel and its body (the compound statement), or why there is none."""
+        kernel = self.kernel
+        if isinstance(kernel, str):
+            return kernel
+        body = kernel.child_by_field_name("body")
+        return "the kernel has no body" if body is None else (kernel, body)
+
     def on_kernel(self, analyse: Callable[[Node], T | str]) -> T | str:
         """``analyse`` of the request's kernel, or why there is no kernel to analyse."""
         kernel = self.kernel

@@ -206,12 +206,10 @@ def _shape(loop: Node, shared: dict[str, str], globals_: dict[str, str]) -> _Loo
 
 
 def _find(src: Source) -> tuple[Node, _Loop] | str:
-    kernel = src.kernel
-    if isinstance(kernel, str):
-        return kernel
-    body = kernel.child_by_field_name("body")
-    if body is None:
-        return "the kernel has no body"
+    found = src.kernel_body
+    if isinstance(found, str):
+        return found
+    kernel, body = found
     shared = {
         _cuda.text(i): _cuda.element_type(d)
         for d, _x, i, _s in _cuda.shared_arrays(body)

@@ -89,12 +89,10 @@ def _shared_read(body: Node, pointers: set[str]) -> Node | None:
 
 def _check(src: Source) -> Node | str:
     """The kernel to remap, or why not."""
-    kernel = src.kernel
-    if isinstance(kernel, str):
-        return kernel
-    body = kernel.child_by_field_name("body")
-    if body is None:
-        return "the kernel has no body"
+    found = src.kernel_body
+    if isinstance(found, str):
+        return found
+    kernel, body = found
     for fn in _cuda.walk(src.tree.root_node):
         if fn.type == "function_definition" and not _cuda.is_kernel(fn):
             uses = [n for n in _cuda.walk(fn) if (b := _cuda.builtin_axis(n)) and b[0] == "blockIdx"]

@@ -139,12 +139,10 @@ class _PrivatizeAtomics(CudaRecipe[_Plan]):
     summary = "global atomicAdd into a small array (histograms): per-block shared-memory copy, merged once per block"
 
     def match(self, src: Source) -> _Plan | str:
-        kernel = src.kernel
-        if isinstance(kernel, str):
-            return kernel
-        body = kernel.child_by_field_name("body")
-        if body is None:
-            return "the kernel has no body"
+        found = src.kernel_body
+        if isinstance(found, str):
+            return found
+        kernel, body = found
         text = _cuda.text(body)
         if "__shared__" in text or "__syncthreads" in text:
             return "the kernel already uses shared memory or barriers"

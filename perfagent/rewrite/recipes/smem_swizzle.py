@@ -99,12 +99,10 @@ def _tile(
 
 
 def _tiles(src: Source) -> tuple[list[_Tile], list[str]] | str:
-    kernel = src.kernel
-    if isinstance(kernel, str):
-        return kernel
-    body = kernel.child_by_field_name("body")
-    if body is None:
-        return "the kernel has no body"
+    found = src.kernel_body
+    if isinstance(found, str):
+        return found
+    kernel, body = found
     env: dict[str, _cuda.Constant | int] = dict(src.constants)
     arrays = list(_cuda.shared_arrays(body))
     if not arrays:
