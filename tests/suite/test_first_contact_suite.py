@@ -158,8 +158,9 @@ def test_a_signal_stops_a_suite_at_once_and_leaves_no_temporary_folders(
         text=True,
         start_new_session=True,
     )
-    # Wait until the candidate's verify worker runs (its folder exists), or the suite ends (a failure).
-    while not any(tmp.glob("perfagent-worker-*")):
+    # Wait until the candidate's verify worker runs (its folder exists: a warm-started worker's sits in
+    # the process's perfagent-workers-* folder), or the suite ends (a failure).
+    while not any(tmp.rglob("perfagent-worker-*")):
         try:
             proc.wait(timeout=0.2)  # an event (the suite ending) with a timeout, not a fixed sleep
         except subprocess.TimeoutExpired:
