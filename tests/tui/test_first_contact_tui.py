@@ -175,21 +175,20 @@ async def test_walkthrough_offers_only_recipes_for_the_files_language(static_cud
     async with app.run_test(size=(100, 30)) as pilot:
         offered, chosen = _offered(await _walkthrough(app, pilot))
         assert offered and chosen == offered[0]
-        assert "grid-swizzle" not in offered, "grid-swizzle's recipe edits Triton, not CUDA"
         assert all("cuda" in recipe_languages(t) for t in offered), offered
 
 
 @run_async
 async def test_walkthrough_preselects_a_transform_a_recipe_can_do_on_cuda(static_cuda: RunRecord) -> None:
-    """A finding that names a Triton-only recipe first (the XCD rule's grid-swizzle, on a HIP/CUDA file)."""
+    """A finding that names a transform with no CUDA recipe first (use-tensor-cores is the llm's alone)."""
     kd = static_cuda.kernels[0]
-    finding = kd.findings[0].model_copy(update={"transforms": ["grid-swizzle", "restrict-pointers"]})
+    finding = kd.findings[0].model_copy(update={"transforms": ["use-tensor-cores", "restrict-pointers"]})
     record = static_cuda.model_copy(update={"kernels": [kd.model_copy(update={"findings": [finding]})]})
     app = _app(record)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _walkthrough(app, pilot)
         offered, chosen = _offered(screen)
-        assert offered[:2] == ["grid-swizzle", "restrict-pointers"]
+        assert offered[:2] == ["use-tensor-cores", "restrict-pointers"]
         assert chosen == "restrict-pointers"
         transforms = screen.query_one("#wt-transforms", OptionList)
         assert "llm only" in str(transforms.get_option_at_index(0).prompt)
@@ -202,7 +201,8 @@ def test_source_languages_of_the_examples() -> None:
     assert source_languages(EXAMPLES / "kernelbench" / "01_vector_add_cuda.py") == {"cuda"}
     assert source_languages(EXAMPLES / "kernelbench" / "01_vector_add.py") == {"python"}
     assert source_languages(EXAMPLES / "reports" / "suite.ncu-rep") == frozenset()
-    assert recipe_languages("grid-swizzle") == {"triton", "python"}
+    # grid-swizzle has a Triton recipe and, since issue 23, a CUDA one (grid-swizzle-cuda)
+    assert recipe_languages("grid-swizzle") == {"triton", "python", "cuda"}
     assert recipe_languages("smem-tiling") == {"cuda"}
     assert recipe_languages("register-tiling") == {"cuda"}
     assert recipe_languages("use-tensor-cores") == frozenset()
