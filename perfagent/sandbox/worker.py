@@ -66,6 +66,9 @@ def read_call(path: Path) -> tuple[WorkerCall, WorkerRequest]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    # No __pycache__ beside the problem or candidate: their folders are read-only to a confined worker,
+    # and a forked worker inherits the warm server's flag, not PYTHONDONTWRITEBYTECODE from its request.
+    sys.dont_write_bytecode = True
     call, request = read_call(Path(args[0]))
     nonce = sys.stdin.readline().strip()
     h = Harness(request=request, nonce=nonce, result_path=call.result_path, progress_path=call.progress_path)
