@@ -128,8 +128,9 @@ def _slow_suite(tmp: Path) -> Path:
     slow = tmp / "slow_candidate.py"
     slow.write_text(
         (KB / "01_vector_add.py").read_text(encoding="utf-8")
-        + "\n\nimport time\n\nclass ModelNew(Model):\n    def forward(self, *args):\n"
-        "        time.sleep(120)\n        return super().forward(*args)\n",
+        # the candidate blocks on an event nothing sets, so the signal always finds its worker running
+        + "\n\nimport threading\n\nclass ModelNew(Model):\n    def forward(self, *args):\n"
+        "        threading.Event().wait(120)\n        return super().forward(*args)\n",
         encoding="utf-8",
     )
     path = tmp / "suite.toml"
