@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The README's test command under CPU load (issue 26: "passes 10 runs out of 10 under stress-like load on
+# 2 cores"). Runs `python3 -m pytest -q` RUNS times in a row while LOAD busy-loop processes (default: one
+# per core, as `stress --cpu N` does) compete for the CPU, and appends one row per run to OUT (markdown):
+# run, exit status, wall time, the pytest summary line and the failed test ids.
+#
+#   RUNS=10 LOAD=2 OUT=tests/data/stress_runs.md bash scripts/stress_tests.sh
+#
+# The load is `yes > /dev/null` per worker (a pure CPU spinner with no memory or I/O), killed on exit.
+# RUN_TIMEOUT (s, default 5400) bounds one pytest run.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+RUNS=${RUNS:-10}
+LOAD=${LOAD:-$(nproc)}
+OUT=${OUT:-tests/data/stress_runs.md}
+RUN_TIMEOUT=${RUN_TIMEOUT:-5400}
+spinners=()
+cleanup() { [ ${#spinners[@]} -gt 0 ] && kill "${spinners[@]}" 2>/dev/null; }
+trap cleanup EXIT INT TERM
+for _ in $(seq "$LOAD"); do
+  yes > /dev/null &
+  spinners+=($!)
+done
+if [ ! -s "$OUT" ]; then
+  {
+    echo "| date (UTC) | commit | cores | load | run | exit | wall s | summary | failed |"
+    echo "|---|---|---:|---:|---:|---:|---:|---|---|"
+  } > "$OUT"
+fi
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
+for run in $(seq "$RUNS"); do
+  log=$(mktemp)
+  start=$(date +%s)
+  timeout -k 30 "$RUN_TIMEOUT" python3 -m pytest -q > "$log" 2>&1
+  rc=$?
+  wall=$(( $(date +%s) - start ))
+  summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed)|passed|failed" "$log" | tail -1 | sed 's/=//g; s/|/\//g; s/^ *//; s/ *$//')
+  failed=$(grep -E "^FAILED|^ERROR" "$log" | awk '{print $2}' | sort -u | tr '\n' ' ')
+  echo "| $(date -u +%Y-%m-%dT%H:%MZ) | $commit | $(nproc) | $LOAD x yes | $run | $rc | $wall | $summary | ${failed:--} |" >> "$OUT"
+  echo "run $run: exit $rc after $wall s: $summary"
+  [ "$rc" = 0 ] || cp "$log" "${OUT%.md}_run${run}_failed.log"
+  rm -f "$log"
+done
