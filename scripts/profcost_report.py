@@ -5,8 +5,10 @@
 WORKDIR holds, for one workload: ``times.tsv`` (label, seconds per run), ``staged_*/record.json`` and the
 ncu logs of each staged diagnose (run folders), ``staged_1.json`` (the staged record) and ``single.json``
 (the record of one targeted run over every launch: the classification before staging). Prints the
-timing table (median, min, max, ratio to ``ncu --set basic``), the replay passes per stage, and each
-kernel's tier and top finding before/after with a verdict for the kernels that matter.
+timing table (median, min, max, ratio to ``ncu --set basic``), the stage plan and the replay passes per
+stage, each kernel's tier and top finding before/after with a verdict for the kernels that matter, and,
+for every kernel whose finding list changed, both lists and the metrics the rules decide on (a changed
+list is otherwise unexplained: the before run averages every launch, the staged run reads one).
 """
 
 from __future__ import annotations
@@ -21,9 +23,26 @@ from typing import Any
 PASSES = re.compile(r"(\d+) pass(?:es)?")
 
 
+DECIDING = (
+    ("SM %", ("metrics", "sm_throughput_pct")),
+    ("memory %", ("metrics", "memory_throughput_pct")),
+    ("DRAM %", ("metrics", "dram_throughput_pct")),
+    ("issue active %", ("metrics", "issue_slot_utilization_pct")),
+    ("theoretical occupancy %", ("occupancy", "theoretical_pct")),
+    ("achieved occupancy %", ("occupancy", "achieved_pct")),
+    ("waves per SM", ("launch", "waves_per_sm")),
+    ("duration µs", ("metrics", "duration_s")),
+    ("launches", ("invocations",)),
+)
+"""What the classifier's thresholds read (perfagent.classifier): shown for a kernel whose findings changed."""
+
+
 def timings(work: Path) -> dict[str, list[float]]:
     runs: dict[str, list[float]] = {}
-    for line in (work / "times.tsv").read_text().splitlines():
+    path = work / "times.tsv"
+    if not path.is_file():
+        return runs
+    for line in path.read_text().splitlines():
         label, _, seconds = line.rpartition("\t")
         if label and seconds:
             runs.setdefault(label, []).append(float(seconds))
@@ -40,6 +59,49 @@ def timing_table(runs: dict[str, list[float]]) -> list[str]:
             f"| {label} | {len(values)} | {med:.2f} | {min(values):.2f} | {max(values):.2f} | {ratio} |"
         )
     return rows
+
+
+def _value(profile: dict[str, Any], path: tuple[str, ...]) -> str:
+    value: Any = profile
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    if isinstance(value, float):
+        return f"{value * 1e6:.1f}" if path[-1] == "duration_s" else f"{value:.1f}"
+    return "—" if value is None else str(value)
+
+
+def changed_detail(single: dict[str, Any], staged: dict[str, Any]) -> list[str]:
+    """For each in-depth kernel whose finding categories changed: both lists, each rule that fired on one
+    side only, and the metrics the thresholds read, before and after."""
+    before = {_key(k): k for k in single.get("kernels", [])}
+    lines: list[str] = []
+    for kernel in staged.get("kernels", []):
+        old = before.get(_key(kernel))
+        if old is None or "A" not in (kernel["profile"].get("tiers") or []):
+            continue
+        cats_old = [f["category"] for f in old.get("findings", [])]
+        cats_new = [f["category"] for f in kernel.get("findings", [])]
+        if cats_old == cats_new:
+            continue
+        rules_old = {f.get("rule") or f["category"] for f in old.get("findings", [])}
+        rules_new = {f.get("rule") or f["category"] for f in kernel.get("findings", [])}
+        lines += [
+            f"#### {kernel['profile']['base_name']} (grid {kernel['profile']['launch'].get('grid')})",
+            f"- before ({old['profile'].get('invocations')} launch(es) averaged): {', '.join(cats_old) or '—'}",
+            f"- after (one launch, tiers {'+'.join(kernel['profile'].get('tiers') or [])}): {', '.join(cats_new) or '—'}",
+            f"- fired before only: {', '.join(sorted(rules_old - rules_new)) or '—'}; "
+            f"after only: {', '.join(sorted(rules_new - rules_old)) or '—'}",
+            f"- skipped after: {'; '.join(s['rule'] + ': ' + s['reason'] for s in kernel.get('skipped', [])) or '—'}",
+            "",
+            "| metric | before | after |",
+            "|---|---|---|",
+            *(
+                f"| {label} | {_value(old['profile'], path)} | {_value(kernel['profile'], path)} |"
+                for label, path in DECIDING
+            ),
+            "",
+        ]
+    return lines
 
 
 def stage_passes(run_dir: Path) -> list[str]:
@@ -100,6 +162,9 @@ def classification_table(single: dict[str, Any], staged: dict[str, Any]) -> tupl
 def main(work: Path, label: str) -> None:
     print(f"### {label}\n")
     runs = timings(work)
+    if not runs:
+        print("no command finished (see failures.txt)\n")
+        return
     print("\n".join(timing_table(runs)) + "\n")
     run_dir = work / "staged_1"
     if run_dir.is_dir():
@@ -110,11 +175,13 @@ def main(work: Path, label: str) -> None:
             json.loads(single_path.read_text()), json.loads(staged_path.read_text())
         )
         staged = json.loads(staged_path.read_text())
-        print("\n".join(staged.get("notes", [])[:2]) + "\n")
+        notes = staged.get("notes", [])
+        print("\n".join(n for n in notes if n.startswith(("staged profiling", "stage plan"))) + "\n")
         print("\n".join(rows) + "\n")
         print(
             f"kernels profiled in depth compared with the single-run classification: {compared}; changed: {changed}\n"
         )
+        print("\n".join(changed_detail(json.loads(single_path.read_text()), staged)))
     summary = {
         label: {name: statistics.median(values) for name, values in runs.items()},
     }
