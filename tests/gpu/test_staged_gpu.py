@@ -56,3 +56,21 @@ def test_staged_diagnose_keeps_the_classification_of_the_kernels_that_matter(sui
 def test_all_kernels_profiles_every_kernel_in_depth(suite_binary: Path) -> None:
     record = perfagent.diagnose(None, command=[str(suite_binary)], save=False, all_kernels=True)
     assert all("A" in k.profile.tiers for k in record.kernels)
+
+
+TRANSFORMER = Path(__file__).resolve().parents[2] / "examples" / "torch" / "transformer_block.py"
+
+
+def test_a_pytorch_script_gets_tier_b_in_tier_as_run(tmp_path: Path) -> None:
+    """The transformer block (issue 27's (c)): stage 1 is mostly the script's start, so the plan folds tier
+    B into tier A's run: two ncu runs (stage 1's table, one report), not three."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs torch with CUDA")
+    record = perfagent.diagnose(None, command=["python3", str(TRANSFORMER)], run_dir=tmp_path / "run")
+    print("\n".join(record.notes))
+    assert any(n.startswith("stage plan: tier B collected in tier A's run") for n in record.notes)
+    assert len(list((tmp_path / "run").glob("perfagent-ncu-*.log"))) == 1  # tier A+B's run only
+    assert len(list((tmp_path / "run").glob("perfagent-ncu-times-*.csv"))) == 1
+    in_depth = [k for k in record.kernels if "A" in k.profile.tiers]
+    assert in_depth and all(k.profile.tiers == ["duration", "A", "B"] for k in in_depth)

@@ -9,17 +9,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_stage_plan import Clock
+from test_staged_profile import SUITE, RecordedNcu
 
 from perfagent.classifier import classify
 from perfagent.models import Profile
 from perfagent.records import RunRecord
 from perfagent.staging.run import staged_profile
 from profilers.base import ProfileRequest
-from profilers.process import run_command
 from profilers.ncu.report_reader import read_ncu_rep
-
-from test_stage_plan import Clock
-from test_staged_profile import SUITE, RecordedNcu
+from profilers.process import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "scripts" / "bench_profiling_cost.sh"
@@ -32,7 +31,12 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _record(profile: Profile) -> str:
     record = RunRecord(
-        id="t", perfagent_version="0", target="prog", tool="ncu", notes=profile.notes, kernels=classify(profile)
+        id="t",
+        perfagent_version="0",
+        target="prog",
+        tool="ncu",
+        notes=profile.notes,
+        kernels=classify(profile),
     )
     return record.model_dump_json()
 
@@ -43,11 +47,19 @@ def _workdir(tmp_path: Path) -> Path:
     throughput read 40 % instead of 73 % and 87 % (so its findings change: latency-bound too)."""
     suite = read_ncu_rep(SUITE)
     staged = staged_profile(
-        RecordedNcu(suite), ProfileRequest(workdir=tmp_path, command=["./prog"]), progress=lambda _: None,
+        RecordedNcu(suite),
+        ProfileRequest(workdir=tmp_path, command=["./prog"]),
+        progress=lambda _: None,
         clock=Clock(8.09),
     )
     kernels = [
-        k.model_copy(update={"metrics": k.metrics.model_copy(update={"sm_throughput_pct": 40.0, "memory_throughput_pct": 40.0})})
+        k.model_copy(
+            update={
+                "metrics": k.metrics.model_copy(
+                    update={"sm_throughput_pct": 40.0, "memory_throughput_pct": 40.0}
+                )
+            }
+        )
         if k.base_name == "sgemm_smem_tiled"
         else k
         for k in suite.kernels
@@ -94,12 +106,16 @@ def test_the_dry_run_checks_inputs_and_prints_every_command(tmp_path: Path) -> N
 
 def test_the_dry_run_refuses_an_unknown_workload_and_a_missing_gpu_tool_when_strict(tmp_path: Path) -> None:
     bad = run_command(
-        ["bash", str(BENCH)], timeout_s=120, env=_env(DRY_RUN="1", DRY_BUILD="0", WORKLOADS="suite nope"),
+        ["bash", str(BENCH)],
+        timeout_s=120,
+        env=_env(DRY_RUN="1", DRY_BUILD="0", WORKLOADS="suite nope"),
     )
     assert bad.returncode == 2 and "workload 'nope'" in bad.stderr
     if shutil.which("ncu") is None:
         strict = run_command(
-            ["bash", str(BENCH)], timeout_s=120, env=_env(DRY_RUN="1", DRY_BUILD="0", STRICT="1", WORKLOADS="torch"),
+            ["bash", str(BENCH)],
+            timeout_s=120,
+            env=_env(DRY_RUN="1", DRY_BUILD="0", STRICT="1", WORKLOADS="torch"),
         )
         assert strict.returncode == 3 and "ncu missing" in strict.stderr
 
@@ -111,6 +127,8 @@ def test_split_calls_fit_five_minutes_by_the_scripts_own_estimate(tmp_path: Path
         total = int(out.split("estimate: ~")[1].split(" s")[0])
         assert total <= 300, (workloads, total)
     with_full = run_command(
-        ["bash", str(BENCH)], timeout_s=300, env=_env(DRY_RUN="1", DRY_BUILD="0", WORKLOADS="suite torch", FULL="suite torch")
+        ["bash", str(BENCH)],
+        timeout_s=300,
+        env=_env(DRY_RUN="1", DRY_BUILD="0", WORKLOADS="suite torch", FULL="suite torch"),
     ).stderr
     assert int(with_full.split("estimate: ~")[1].split(" s")[0]) > 300

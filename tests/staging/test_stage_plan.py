@@ -9,6 +9,7 @@ from itertools import count
 from pathlib import Path
 
 import pytest
+from test_staged_profile import NEEDS_B, SUITE, TOP_90, RecordedNcu
 
 from perfagent.classifier import classify
 from perfagent.models import KernelProfile, LaunchConfig, Metrics, Profile
@@ -17,8 +18,6 @@ from perfagent.staging.run import FOLDED_NOT_NEEDED, staged_profile
 from perfagent.staging.select import select_kernels
 from profilers.base import ProfileRequest
 from profilers.ncu.report_reader import read_ncu_rep
-
-from test_staged_profile import NEEDS_B, SUITE, TOP_90, RecordedNcu
 
 PROFCOST = Path(__file__).resolve().parents[1] / "gpu" / "h200x4_2026-11-26d" / "profcost"
 ROW = re.compile(r"^\| (\S+) \| ([\d.]+) % \| duration")
