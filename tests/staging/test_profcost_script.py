@@ -92,6 +92,7 @@ def test_the_report_of_a_workload_whose_commands_all_failed_says_so(tmp_path: Pa
     assert "no command finished (see failures.txt)" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_the_dry_run_checks_inputs_and_prints_every_command(tmp_path: Path) -> None:
     env = _env(DRY_RUN="1", DRY_BUILD="0", WORKLOADS="suite torch longtail unseen", OUT=str(tmp_path))
@@ -104,6 +105,7 @@ def test_the_dry_run_checks_inputs_and_prints_every_command(tmp_path: Path) -> N
     assert not (tmp_path / "profcost").exists()  # a dry run writes nothing
 
 
+@pytest.mark.slow
 def test_the_dry_run_refuses_an_unknown_workload_and_a_missing_gpu_tool_when_strict(tmp_path: Path) -> None:
     bad = run_command(
         ["bash", str(BENCH)],
@@ -120,6 +122,7 @@ def test_the_dry_run_refuses_an_unknown_workload_and_a_missing_gpu_tool_when_str
         assert strict.returncode == 3 and "ncu missing" in strict.stderr
 
 
+@pytest.mark.slow
 def test_split_calls_fit_five_minutes_by_the_scripts_own_estimate(tmp_path: Path) -> None:
     for workloads in ("suite torch", "longtail unseen"):
         env = _env(DRY_RUN="1", DRY_BUILD="0", WORKLOADS=workloads)
