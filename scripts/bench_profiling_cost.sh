@@ -29,7 +29,8 @@
 #                     CPU host; DRY_BUILD=0 skips that), check every path, binary and import; the GPU-host
 #                     tools (ncu, nvidia-smi, torch, nsys) are reported, and fail the check with STRICT=1
 # Writes $OUT/profcost/{summary.md,import_time.md,<workload>.md,<workload>/...}; prints the estimated GPU
-# wall time of the chosen workloads first (from the last measured figures). Exit 0 ok, 2 a missing input
+# wall time of the chosen workloads first (from the last measured figures). Exit 0 ok, 1 a command failed
+# (FAILED lines, $OUT/profcost/<workload>/failures.txt), 2 a missing input
 # (a source, a script, a Python module), 3 a missing GPU tool (ncu, nvidia-smi, nvcc, torch).
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -191,6 +192,7 @@ for w in $WORKLOADS; do
   [ "$DRY_RUN" != 1 ] && [ -f "$OUT/$w.md" ] && { echo; cat "$OUT/$w.md"; } >>"$OUT/summary.md"
 done
 if [ "$DRY_RUN" != 1 ]; then
+  ls "$work"/*/failures.txt >/dev/null 2>&1 && status=1  # a command failed: its row is missing
   cat "$OUT/import_time.md" >>"$OUT/summary.md"
   cat "$OUT/summary.md"
 fi

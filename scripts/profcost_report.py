@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 PASSES = re.compile(r"(\d+) pass(?:es)?")
+CSV_LAUNCH = re.compile(r'^"\d+",', re.MULTILINE)
+"""A launch row of ncu's raw CSV page (its first column is the launch ID)."""
 
 
 DECIDING = (
@@ -112,10 +114,14 @@ def stage_passes(run_dir: Path) -> list[str]:
     )
     rows = ["| stage (ncu log) | launches profiled | passes per launch (median) |", "|---|---|---|"]
     for log in logs:
-        found = [int(p) for p in PASSES.findall(log.read_text(errors="replace"))]
-        stage = "1: durations" if "times" in log.name else "2: counters"
+        text = log.read_text(errors="replace")
+        if "times" in log.name:  # --csv prints no pass count: one row per launch, one pass (the duration)
+            launches = len(CSV_LAUNCH.findall(text))
+            rows.append(f"| 1: durations ({log.name}) | {launches} | 1 |")
+            continue
+        found = [int(p) for p in PASSES.findall(text)]
         median = statistics.median(found) if found else "?"
-        rows.append(f"| {stage} ({log.name}) | {len(found)} | {median} |")
+        rows.append(f"| 2: counters ({log.name}) | {len(found)} | {median} |")
     return rows
 
 

@@ -23,6 +23,7 @@ from profilers.process import run_command
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "scripts" / "bench_profiling_cost.sh"
 REPORT = ROOT / "scripts" / "profcost_report.py"
+STAGE1_CSV = ROOT / "tests" / "data" / "ncu_csv" / "a10g_sgemm_4kernels_ncu2023.1.1_roofline.raw.csv"
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -65,7 +66,8 @@ def _workdir(tmp_path: Path) -> Path:
         for k in suite.kernels
     ]
     work = tmp_path / "suite"
-    work.mkdir()
+    (work / "staged_1").mkdir(parents=True)
+    shutil.copy(STAGE1_CSV, work / "staged_1" / "perfagent-ncu-times-0.csv")  # 4 launches, ncu's raw page
     (work / "staged_1.json").write_text(_record(staged))
     (work / "single.json").write_text(_record(suite.model_copy(update={"kernels": kernels})))
     (work / "times.tsv").write_text(
@@ -81,6 +83,7 @@ def test_the_report_names_the_changed_kernel_its_findings_and_deciding_metrics(t
     text = result.stdout
     assert "| perfagent diagnose (staged) | 2 | 8.30 | 8.10 | 8.50 | 0.87× |" in text
     assert "stage plan: tier B collected in tier A's run" in text
+    assert "| 1: durations (perfagent-ncu-times-0.csv) | 4 | 1 |" in text
     assert "kernels profiled in depth compared with the single-run classification: 5; changed: 1" in text
     detail = text.split("#### sgemm_smem_tiled")[1]
     assert "- before (1 launch(es) averaged): " in detail and "| SM % | 40.0 |" in detail
