@@ -214,6 +214,33 @@ def _retune(src: Source, axis: int, chunk: int | None) -> Retune | None:
     return Retune(per="thread", threads=_launch.ceil_div(free.threads, chunk))
 
 
+def _one_wave(launch: LaunchContext, axis: int) -> str:
+    """Grid extent along ``axis`` for ``WAVES`` waves of resident blocks (never more than the spec's)."""
+    others = [g for k, g in enumerate(launch.grid) if k != axis]
+    return (
+        f"max(1, min({launch.grid[axis]}, {WAVES} * sm_count * (max_threads_per_sm // ({_product(list(launch.block))})) "
+        f"// ({_product(others)})))"
+    )
+
+
+def grid_stride(src: Source) -> tuple[str, LaunchOverride] | str:
+    """The kernel's x index turned into a grid-stride loop (every ``return`` after it a ``continue``) and the
+    one-wave grid, for a recipe that wants many elements per thread; or why coarsening does not apply.
+    Needs ``src.launch`` (a 1-D index on x)."""
+    if src.launch is None:
+        return "no launch spec: the grid cannot be re-tuned"
+    found = _sites(src)
+    if isinstance(found, str):
+        return found
+    site = next((s for s in found if s.index.axis == "x"), None)
+    if site is None:
+        return "no global index along x"
+    if site.stride_blocker is not None:
+        return site.stride_blocker
+    grid = _grid(src.launch, 0, _one_wave(src.launch, 0))
+    return _cuda.apply_edits(src.text, [_stride_edit(src, site)]), LaunchOverride(grid=grid)
+
+
 def _variants(src: Source, site: _Site) -> list[Variant]:
     launch = src.launch
     assert launch is not None
@@ -235,11 +262,7 @@ def _variants(src: Source, site: _Site) -> list[Variant]:
             )
         )
     if site.stride_blocker is None:
-        others = [g for k, g in enumerate(launch.grid) if k != axis]
-        waves = (
-            f"max(1, min({now}, {WAVES} * sm_count * (max_threads_per_sm // ({_product(list(launch.block))})) "
-            f"// ({_product(others)})))"
-        )
+        waves = _one_wave(launch, axis)
         stride = Variant(
             edits=[_stride_edit(src, site)],
             description=(
