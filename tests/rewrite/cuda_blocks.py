@@ -37,6 +37,8 @@ PRELUDE = r"""
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -59,6 +61,16 @@ static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 // fibers switch only at __syncthreads(), so a plain read-modify-write is atomic here
 template <class T, class U> static inline T atomicAdd(T *p, U v) { T old = *p; *p = (T)(*p + v); return old; }
+template <class T, class U> static inline T atomicSub(T *p, U v) { T old = *p; *p = (T)(*p - v); return old; }
+template <class T, class U> static inline T atomicMax(T *p, U v) { T old = *p; if ((T)v > *p) *p = (T)v; return old; }
+template <class T, class U> static inline T atomicMin(T *p, U v) { T old = *p; if ((T)v < *p) *p = (T)v; return old; }
+template <class T, class U> static inline T atomicAnd(T *p, U v) { T old = *p; *p = (T)(*p & v); return old; }
+template <class T, class U> static inline T atomicOr(T *p, U v) { T old = *p; *p = (T)(*p | v); return old; }
+template <class T, class U> static inline T atomicXor(T *p, U v) { T old = *p; *p = (T)(*p ^ v); return old; }
+static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+static inline int __float_as_int(float f) { int u; std::memcpy(&u, &f, 4); return u; }
+static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+static inline float __int_as_float(int u) { float f; std::memcpy(&f, &u, 4); return f; }
 template <class A, class B> static inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
 template <class A, class B> static inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
 
@@ -74,6 +86,9 @@ struct Fiber {
     std::vector<char> stack;
     perfagent_dim3 tid;
     bool done = false;
+    bool at_barrier = false;
+    int barriers = 0;  // barriers passed: names the block-wide round of __syncthreads_or
+    int shuffles = 0;  // warp shuffles made: the lanes of one shuffle must agree on it
 };
 static ucontext_t g_main;
 static std::vector<Fiber> g_fibers;
@@ -81,7 +96,48 @@ static int g_current = 0;
 static std::function<void()> g_body;
 static int g_divergent = 0;
 
-static void __syncthreads() { swapcontext(&g_fibers[g_current].ctx, &g_main); }
+static std::map<int, int> g_or;  // barrier number -> OR of the predicates of __syncthreads_or there
+static unsigned long long g_lane_value[2][1024];
+static int g_lane_shuffle[2][1024];
+static int g_shuffle_errors = 0;
+
+static void __syncthreads() {
+    Fiber &f = g_fibers[g_current];
+    ++f.barriers;
+    f.at_barrier = true;
+    swapcontext(&f.ctx, &g_main);
+}
+static int __syncthreads_or(int predicate) {
+    const int round = g_fibers[g_current].barriers;
+    g_or[round] |= predicate != 0;
+    __syncthreads();
+    return g_or[round];
+}
+// a warp shuffle: every lane leaves its value, yields once (each live fiber runs once per round, so the
+// whole warp has left its value before anyone reads), then reads its partner's; two slots alternate so a
+// fast lane's next shuffle does not overwrite a value a slow lane has yet to read
+template <class T> static T perfagent_shuffle(unsigned mask, T v, int src_lane) {
+    const int t = g_current, lane = t % 32, slot = g_fibers[t].shuffles % 2, seq = g_fibers[t].shuffles++;
+    std::memcpy(&g_lane_value[slot][t], &v, sizeof(T));
+    g_lane_shuffle[slot][t] = seq;  // a lane that has left keeps an old number: reading it is an error
+    if (!((mask >> lane) & 1u)) ++g_shuffle_errors;  // a lane outside its own mask
+    swapcontext(&g_fibers[t].ctx, &g_main);
+    if (src_lane < 0 || src_lane >= 32 || !((mask >> src_lane) & 1u)) return v;
+    const int src = t - lane + src_lane;
+    if (src >= (int)g_fibers.size() || g_lane_shuffle[slot][src] != seq) {
+        ++g_shuffle_errors;  // the partner lane is not at this shuffle: undefined on a GPU
+        return v;
+    }
+    T out;
+    std::memcpy(&out, &g_lane_value[slot][src], sizeof(T));
+    return out;
+}
+template <class T> static T __shfl_down_sync(unsigned mask, T v, unsigned delta) {
+    return perfagent_shuffle(mask, v, (int)(g_current % 32) + (int)delta);
+}
+template <class T> static T __shfl_xor_sync(unsigned mask, T v, int bits) {
+    return perfagent_shuffle(mask, v, (g_current % 32) ^ bits);
+}
 static void fiber_entry() {
     g_body();
     g_fibers[g_current].done = true;
@@ -100,6 +156,8 @@ template <class F> static void launch(unsigned gx, unsigned gy, unsigned gz, uns
         for (int t = 0; t < n; ++t) {
             Fiber &f = g_fibers[t];
             f.done = false;
+            f.at_barrier = false;
+            f.barriers = f.shuffles = 0;
             f.tid = {(unsigned)t % bx, (unsigned)t / bx, 0};
             getcontext(&f.ctx);
             f.ctx.uc_stack.ss_sp = f.stack.data();
@@ -107,19 +165,27 @@ template <class F> static void launch(unsigned gx, unsigned gy, unsigned gz, uns
             f.ctx.uc_link = nullptr;
             makecontext(&f.ctx, fiber_entry, 0);
         }
+        g_or.clear();
+        for (auto &slot : g_lane_shuffle) std::fill(slot, slot + 1024, -1);
         for (int round = 0;; ++round) {
-            int waiting = 0, finished = 0;
+            // a barrier opens when every live thread is at it (threads at a shuffle run on meanwhile);
+            // one that threads which returned never reach is divergent
+            int live = 0, at_barrier = 0, done = 0;
+            for (auto &f : g_fibers) {
+                if (f.done) ++done; else { ++live; at_barrier += f.at_barrier; }
+            }
+            if (live == 0) break;
+            const bool open = at_barrier == live;
+            if (open && done) ++g_divergent;
             for (int i = 0; i < n; ++i) {
                 int t = (round % 2 == 0) ? i : n - 1 - i;
                 Fiber &f = g_fibers[t];
-                if (f.done) continue;
+                if (f.done || (f.at_barrier && !open)) continue;
+                f.at_barrier = false;
                 g_current = t;
                 threadIdx = f.tid;
                 swapcontext(&g_main, &f.ctx);
-                if (f.done) ++finished; else ++waiting;
             }
-            if (waiting == 0) break;
-            if (finished) ++g_divergent;
         }
     }
 }
@@ -224,8 +290,9 @@ def program(original: str, rewritten: str, kernel: str, cases: list[Case], rtol:
         lines.append("    }")
     lines += [
         '    if (g_divergent) std::printf("%d rounds ended with threads at a barrier and threads returned\\n", g_divergent);',
-        '    std::printf(g_failures || g_divergent ? "FAILED\\n" : "OK\\n");',
-        "    return g_failures || g_divergent;",
+        '    if (g_shuffle_errors) std::printf("%d shuffles read a lane that was not at the same shuffle\\n", g_shuffle_errors);',
+        '    std::printf(g_failures || g_divergent || g_shuffle_errors ? "FAILED\\n" : "OK\\n");',
+        "    return g_failures || g_divergent || g_shuffle_errors;",
         "}",
     ]
     return "\n".join(lines) + "\n"

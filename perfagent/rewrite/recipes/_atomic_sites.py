@@ -140,7 +140,13 @@ class Invariance:
     def __init__(self, kernel: Node, body: Node, constants: set[str]) -> None:
         self.body = body
         self.params = {name for name, _, _ in _cuda.kernel_params(kernel)}
-        self.constants = constants
+        self.declared = {
+            _declared_name(d)
+            for d in _cuda.walk(body)
+            if d.type in ("init_declarator", "identifier") and d.parent is not None and d.parent.type == "declaration"
+        }
+        # a local shadows a file constant of its name
+        self.constants = constants - self.declared
         self._locals: dict[str, str | Node] = {}
 
     def why_not(self, expr: Node) -> str | None:

@@ -59,7 +59,7 @@ def analyse(src: Source) -> _Match | str:
     jump = next((n for n in _cuda.walk(body) if n.type in ("goto_statement", "labeled_statement")), None)
     if jump is not None:
         return at(jump, "goto or a label: the reduction at the end could be skipped")
-    constants = set(src.constants) | _defines(src)
+    constants = _file_constants(src)
     sites, reasons = _atomic_sites.sites(kernel, body, constants)
     if not sites:
         if not reasons:
@@ -70,14 +70,21 @@ def analyse(src: Source) -> _Match | str:
     return _Match(kernel, body, accs, returns, reasons)
 
 
-def _defines(src: Source) -> set[str]:
-    """Every ``#define`` name and file-scope constant (a value the whole grid shares), integer or not."""
-    return {
+def _file_constants(src: Source) -> set[str]:
+    """Every ``#define`` name and file-scope constant: values the whole grid shares (a ``const`` local of a
+    function is not one: its value may come from the thread)."""
+    macros = {
         _cuda.text(name)
         for node in _cuda.walk(src.tree.root_node)
         if node.type in ("preproc_def", "preproc_function_def")
         and (name := node.child_by_field_name("name")) is not None
     }
+    scoped = {
+        name
+        for name, const in src.constants.items()
+        if _cuda.enclosing(const.value_node, "function_definition") is None
+    }
+    return macros | scoped
 
 
 def rewrite(text: str, m: _Match) -> str:
