@@ -173,7 +173,9 @@ __global__ void per_channel(const float *x, float *out, int n, int C) {
         "c changes on line 5",
     ),
     "result-used": (
-        DOT_GUARD.replace("atomicAdd(out, x[i] * y[i]);", "{ float old = atomicAdd(out, x[i] * y[i]); (void)old; }"),
+        DOT_GUARD.replace(
+            "atomicAdd(out, x[i] * y[i]);", "{ float old = atomicAdd(out, x[i] * y[i]); (void)old; }"
+        ),
         "its result (the old value) is used",
     ),
     "target-read-elsewhere": (
@@ -219,14 +221,22 @@ def _cases(name: str) -> list[Case]:
     }
     if name == "min-and-count-partial-warp":
         return [
-            Case((Buf("unsigned", n), Buf("unsigned", 1), Buf("unsigned int", 1), f"{n}"), (((n + 47) // 48,), (48, 1)), (((n + 47) // 48,), (48, 1)), f"n={n}")
+            Case(
+                (Buf("unsigned", n), Buf("unsigned", 1), Buf("unsigned int", 1), f"{n}"),
+                (((n + 47) // 48,), (48, 1)),
+                (((n + 47) // 48,), (48, 1)),
+                f"n={n}",
+            )
             for n in (5, 200)
         ]
     if name == "row-sums-2d-grid":
         rows, cols = 5, 150
         launch = ((3, rows), (64, 1))
         return [Case((Buf("float", rows * cols), Buf("float", rows), f"{rows}", f"{cols}"), launch, launch)]
-    return [Case(one_d[name](n), (((n + 63) // 64,), (64, 1)), (((n + 63) // 64,), (64, 1)), f"n={n}") for n in (3, 300)]
+    return [
+        Case(one_d[name](n), (((n + 63) // 64,), (64, 1)), (((n + 63) // 64,), (64, 1)), f"n={n}")
+        for n in (3, 300)
+    ]
 
 
 def _strided_cases(name: str) -> list[Case]:
@@ -251,7 +261,9 @@ def test_the_emulation_catches_a_full_mask_in_a_partial_warp(tmp_path: Path) -> 
     """A 48-thread block's second warp has 16 lanes: a full mask there reads lanes that do not exist."""
     source, kernel, _ = FORMS["min-and-count-partial-warp"]
     plain = _candidates("min-and-count-partial-warp")[-1]
-    broken = plain.replace("perfagent_lanes == 32u ? 0xffffffffu : (1u << perfagent_lanes) - 1u", "0xffffffffu")
+    broken = plain.replace(
+        "perfagent_lanes == 32u ? 0xffffffffu : (1u << perfagent_lanes) - 1u", "0xffffffffu"
+    )
     broken = broken.replace("perfagent_lane + perfagent_off < perfagent_lanes", "true")
     ok, out = run(tmp_path, source, broken, kernel, _cases("min-and-count-partial-warp"), rtol=0.0, atol=0.0)
     assert broken != plain and not ok, out

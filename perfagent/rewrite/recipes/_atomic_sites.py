@@ -120,8 +120,8 @@ def root(address: Node, pointers: dict[str, str]) -> tuple[str, str | None] | No
         node = operand
     if node.type == "pointer_expression" and _cuda.text(node).startswith("&"):
         inner = _cuda.strip(node.child_by_field_name("argument") or node)
-        node = inner.child_by_field_name("argument") if inner.type == "subscript_expression" else inner
-        node = _cuda.strip(node) if node is not None else address
+        base = inner.child_by_field_name("argument") if inner.type == "subscript_expression" else inner
+        node = _cuda.strip(base) if base is not None else address
     elif node.type == "binary_expression" and _cuda.text(node.child_by_field_name("operator") or node) == "+":
         sides = [_cuda.strip(node.child_by_field_name(f) or node) for f in ("left", "right")]
         named = [s for s in sides if s.type == "identifier" and _cuda.text(s) in pointers]
@@ -143,7 +143,9 @@ class Invariance:
         self.declared = {
             _declared_name(d)
             for d in _cuda.walk(body)
-            if d.type in ("init_declarator", "identifier") and d.parent is not None and d.parent.type == "declaration"
+            if d.type in ("init_declarator", "identifier")
+            and d.parent is not None
+            and d.parent.type == "declaration"
         }
         # a local shadows a file constant of its name
         self.constants = constants - self.declared
@@ -176,7 +178,11 @@ class Invariance:
     def _name(self, name: str) -> str | None:
         if name in self.params:
             changed = _assignment(self.body, name)
-            return None if changed is None else f"the parameter {name} is assigned on line {_cuda.line_of(changed)}"
+            return (
+                None
+                if changed is None
+                else f"the parameter {name} is assigned on line {_cuda.line_of(changed)}"
+            )
         if name in self.constants:
             return None
         found = self.local(name)
@@ -245,7 +251,11 @@ def _is_callee(node: Node) -> bool:
     parent = node.parent
     if parent is not None and parent.type == "template_function":
         return True
-    return parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == node
+    return (
+        parent is not None
+        and parent.type == "call_expression"
+        and parent.child_by_field_name("function") == node
+    )
 
 
 def _declared_name(decl: Node) -> str:

@@ -90,7 +90,11 @@ def _file_constants(src: Source) -> set[str]:
 def rewrite(text: str, m: _Match) -> str:
     """``text`` (whose tree ``m`` was proven on) with the atomics aggregated."""
     edits = [
-        Edit(site.statement.start_byte, site.statement.end_byte, _aggregate_emit.local_update(acc, _cuda.text(site.value)))
+        Edit(
+            site.statement.start_byte,
+            site.statement.end_byte,
+            _aggregate_emit.local_update(acc, _cuda.text(site.value)),
+        )
         for acc in m.accumulators
         for site in acc.sites
     ]
@@ -157,7 +161,8 @@ def _grid_stride(src: Source) -> Variant | None:
         return None
     return Variant(
         source=rewrite(text, m),
-        description=_describe(m) + f"; grid-stride loop, one wave of blocks (grid {launch.grid[0] if launch.grid else '?'})",
+        description=_describe(m)
+        + f"; grid-stride loop, one wave of blocks (grid {launch.grid[0] if launch.grid else '?'})",
         parameters={"accumulators": len(m.accumulators), "grid_stride": True},
         launch=launch,
         notes=m.notes,
