@@ -71,6 +71,9 @@ static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f
 static inline int __float_as_int(float f) { int u; std::memcpy(&u, &f, 4); return u; }
 static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 static inline float __int_as_float(int u) { float f; std::memcpy(&f, &u, 4); return f; }
+static inline long long __double_as_longlong(double d) { long long u; std::memcpy(&u, &d, 8); return u; }
+static inline double __longlong_as_double(long long u) { double d; std::memcpy(&d, &u, 8); return d; }
+template <class T, class C, class V> static inline T atomicCAS(T *p, C compare, V value) { T old = *p; if (old == (T)compare) *p = (T)value; return old; }
 template <class A, class B> static inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
 template <class A, class B> static inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
 

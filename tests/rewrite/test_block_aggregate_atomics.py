@@ -80,6 +80,48 @@ __global__ void moments(const float *x, float *stats, int n) {
 }
 """
 
+CAS_MAX_F32 = """
+__device__ float atomic_max_f32(float *address, float val) {
+    int *as_int = (int *)address;
+    int old = *as_int, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(as_int, assumed, __float_as_int(fmaxf(val, __int_as_float(assumed))));
+    } while (assumed != old);
+    return __int_as_float(old);
+}
+__global__ void max_f32(const float *x, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomic_max_f32(out, x[i] * 3.0f);
+}
+"""
+CAS_ADD_F64 = """
+__device__ double cas_add(double *address, double val) {
+    unsigned long long int *address_as_ull = (unsigned long long int *)address;
+    unsigned long long int old = *address_as_ull, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(address_as_ull, assumed, __double_as_longlong(val + __longlong_as_double(assumed)));
+    } while (assumed != old);
+    return __longlong_as_double(old);
+}
+__global__ void sum_f64(const double *x, double *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    cas_add(out, x[i]);
+}
+"""
+SIGNED_FLOAT_TRICK = """
+__device__ float atomic_max_signed(float *addr, float value) {
+    return value >= 0 ? __int_as_float(atomicMax((int *)addr, __float_as_int(value)))
+                      : __uint_as_float(atomicMin((unsigned int *)addr, __float_as_uint(value)));
+}
+__global__ void smax(const float *x, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomic_max_signed(out, x[i]);
+}
+"""
+
 
 def _spec(grid: list[object] | None = None, block: list[object] | None = None) -> LaunchContext:
     return launch_context({"grid": grid or ["ceil_div(n, 256)"], "block": block or [256], "args": []})
@@ -93,7 +135,19 @@ FORMS: dict[str, tuple[str, str, LaunchContext | None]] = {
     "min-and-count-partial-warp": (MIN_AND_COUNT, "min_and_count", _spec(["ceil_div(n, 48)"], [48])),
     "row-sums-2d-grid": (ROW_SUMS_2D, "row_sums", _spec(["ceil_div(cols, 64)", "rows"], [64, 1])),
     "moments-two-words": (MOMENTS, "moments", None),
+    "cas-helper-float-max": (CAS_MAX_F32, "max_f32", _spec()),
+    "cas-helper-double-add-early-return": (CAS_ADD_F64, "sum_f64", _spec()),
 }
+
+
+ONE_ELEMENT = (
+    "dot-guard-float",
+    "max-int",
+    "float-early-return",
+    "min-and-count-partial-warp",
+    "cas-helper-float-max",
+    "cas-helper-double-add-early-return",
+)
 
 
 def _request(source: str, launch: LaunchContext | None, kernel: str | None = None) -> RewriteRequest:
@@ -113,7 +167,7 @@ def test_positive_forms(name: str) -> None:
     req = _request(source, launch, kernel)
     assert block_aggregate_atomics.applies(req) is None, block_aggregate_atomics.applies(req)
     cands = block_aggregate_atomics.propose(req)
-    one_element = name in ("dot-guard-float", "max-int", "float-early-return", "min-and-count-partial-warp")
+    one_element = name in ONE_ELEMENT
     assert len(cands) == (2 if one_element else 1)
     for cand in cands:
         assert "__shfl_down_sync" in cand.source and "__syncthreads_or" in cand.source
@@ -132,6 +186,14 @@ def test_early_return_becomes_a_lambda_only_without_a_grid_stride_loop() -> None
 def test_block_dependent_address_is_recomputed_from_its_definition() -> None:
     [cand] = _candidates("row-sums-2d-grid")
     assert "atomicAdd(&sums[(blockIdx.y)], perfagent_acc0)" in cand
+
+
+def test_cas_helper_is_called_once_per_block_with_the_combined_value() -> None:
+    strided, plain = _candidates("cas-helper-float-max")
+    for cand in (strided, plain):
+        assert "fmaxf(perfagent_acc0, static_cast<float>(x[i] * 3.0f))" in cand
+        assert "if (perfagent_lane == 0) atomic_max_f32(out, perfagent_acc0);" in cand
+        assert "__int_as_float(0xff800000)" in cand  # -inf: the identity of a maximum
 
 
 def test_two_addresses_get_two_accumulators() -> None:
@@ -186,6 +248,14 @@ __global__ void per_channel(const float *x, float *out, int n, int C) {
         DOT_GUARD.replace("if (i < n)", "__syncthreads();\n    if (i < n)"),
         "__syncthreads on line 4 (threads cooperate)",
     ),
+    "helper-without-a-cas-loop": (
+        SIGNED_FLOAT_TRICK,
+        "line 8: atomic_max_signed() uses atomics, but not as a CAS-loop max, min or sum: it uses atomicMax, atomicMin",
+    ),
+    "atomic-exchange": (
+        DOT_GUARD.replace("atomicAdd(out,", "atomicExch(out,"),
+        "line 5: atomicExch is not an atomic this recipe combines",
+    ),
     "no-atomics": (DOT_GUARD.replace("atomicAdd(out, x[i] * y[i]);", "out[i] = x[i];"), "no atomicAdd/Sub"),
 }
 
@@ -217,6 +287,8 @@ def _cases(name: str) -> list[Case]:
         "max-int": lambda n: (Buf("int", n), Buf("int", 1), f"{n}"),
         "float-early-return": lambda n: (Buf("float", n), Buf("float", 1), f"{n}"),
         "moments-two-words": lambda n: (Buf("float", n), Buf("float", 2), f"{n}"),
+        "cas-helper-float-max": lambda n: (Buf("float", n), Buf("float", 1), f"{n}"),
+        "cas-helper-double-add-early-return": lambda n: (Buf("double", n), Buf("double", 1), f"{n}"),
         "sum-grid-stride-double": lambda n: (Buf("double", n), Buf("double", 1), f"{n}L"),
     }
     if name == "min-and-count-partial-warp":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from perfagent.rewrite.recipes._atomic_sites import OPS, Site
+from perfagent.rewrite.recipes._atomic_sites import Site
 from perfagent.rewrite.recipes._threads import BLOCK_THREADS, FLAT_THREAD
 
 _IDENTITY: dict[tuple[str, str], str] = {
@@ -25,6 +25,10 @@ _IDENTITY: dict[tuple[str, str], str] = {
     ("min", "unsigned int"): "0xffffffffu",
     ("min", "long long"): "9223372036854775807LL",
     ("min", "unsigned long long"): "0xffffffffffffffffull",
+    ("fmax", "float"): "__int_as_float(0xff800000)",  # -inf
+    ("fmax", "double"): "__longlong_as_double(0xfff0000000000000ll)",
+    ("fmin", "float"): "__int_as_float(0x7f800000)",  # +inf
+    ("fmin", "double"): "__longlong_as_double(0x7ff0000000000000ll)",
 }
 _COMBINE = {
     "add": "{a} + {b}",
@@ -33,6 +37,9 @@ _COMBINE = {
     "and": "{a} & {b}",
     "or": "{a} | {b}",
     "xor": "{a} ^ {b}",
+    "fadd": "{a} + {b}",
+    "fmax": "fmax{f}({a}, {b})",
+    "fmin": "fmin{f}({a}, {b})",
 }
 
 
@@ -48,7 +55,7 @@ class Accumulator:
 
     @property
     def kind(self) -> str:
-        return OPS[self.function][0]
+        return self.sites[0].kind
 
     @property
     def name(self) -> str:
@@ -65,7 +72,7 @@ class Accumulator:
         return _IDENTITY.get((self.kind, self.element), f"static_cast<{self.element}>(0)")
 
     def combine(self, a: str, b: str) -> str:
-        return _COMBINE[self.kind].format(a=a, b=b)
+        return _COMBINE[self.kind].format(a=a, b=b, f="f" if self.element == "float" else "")
 
 
 def accumulators(sites: list[Site]) -> list[Accumulator]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._atomic_helpers import Helper
 
 OPS: dict[str, tuple[str, frozenset[str]]] = {
     "atomicAdd": ("add", frozenset({"int", "unsigned int", "unsigned long long", "float", "double"})),
@@ -59,6 +60,9 @@ class Site:
 
     statement: Node
     function: str
+    """The atomic (or the file's CAS-loop helper) the block calls once at the end."""
+    kind: str
+    """How values combine: 'add', 'max', 'min', 'and', 'or', 'xor'; 'fmax', 'fmin', 'fadd' for helpers."""
     element: str
     """The accumulator's element type, normalised ('unsigned int')."""
     address: str
@@ -280,22 +284,38 @@ def _assignment(body: Node, name: str) -> Node | None:
     return None
 
 
-def sites(kernel: Node, body: Node, constants: set[str]) -> tuple[list[Site], list[str]]:
-    """The block-invariant atomic statements of the kernel, and why each other atomic is not one."""
+def sites(
+    kernel: Node, body: Node, constants: set[str], helpers: dict[str, Helper | str]
+) -> tuple[list[Site], list[str]]:
+    """The block-invariant atomic statements of the kernel (``helpers``: the file's CAS-loop helpers),
+    and why each other atomic is not one."""
     pointers = {name: typ for name, typ, ptr in _cuda.kernel_params(kernel) if ptr}
     proof = Invariance(kernel, body, constants)
     found: list[Site] = []
     reasons: list[str] = []
     for call in _cuda.walk(body):
-        if call.type != "call_expression" or _template_name(call) not in OPS:
+        if call.type != "call_expression":
             continue
-        site = _site(call, pointers, proof)
+        name, line = _template_name(call), _cuda.line_of(call)
+        helper = helpers.get(name)
+        if name in OPS:
+            site = _site(call, pointers, proof, *OPS[name])
+        elif isinstance(helper, tuple):
+            site = _site(call, pointers, proof, helper[0], frozenset({helper[1]}))
+        elif helper is not None:
+            site = f"line {line}: {name}() uses atomics, but not as a CAS-loop max, min or sum: {helper}"
+        elif name.startswith("atomic"):
+            site = f"line {line}: {name} is not an atomic this recipe combines ({', '.join(OPS)})"
+        else:
+            continue
         (found if isinstance(site, Site) else reasons).append(site)  # type: ignore[arg-type]
     kept, dropped = _whole_parameters(body, found)
     return kept, reasons + dropped
 
 
-def _site(call: Node, pointers: dict[str, str], proof: Invariance) -> Site | str:
+def _site(
+    call: Node, pointers: dict[str, str], proof: Invariance, kind: str, types: frozenset[str]
+) -> Site | str:
     function = _template_name(call)
     args = _cuda.call_args(call)
     where = f"line {_cuda.line_of(call)}: {function}"
@@ -307,12 +327,12 @@ def _site(call: Node, pointers: dict[str, str], proof: Invariance) -> Site | str
     param, element = found
     if call.parent is None or call.parent.type != "expression_statement":
         return f"{where}: its result (the old value) is used"
-    if element is None or element not in OPS[function][1]:
-        return f"{where} on {element or 'an unknown element type'}: not one of {', '.join(sorted(OPS[function][1]))}"
+    if element is None or element not in types:
+        return f"{where} on {element or 'an unknown element type'}: not one of {', '.join(sorted(types))}"
     why = proof.why_not(args[0])
     if why is not None:
         return f"{where}: the address {_cuda.text(args[0])} depends on the thread: {why}"
-    return Site(call.parent, function, element, proof.substituted(args[0]), args[1], param)
+    return Site(call.parent, function, kind, element, proof.substituted(args[0]), args[1], param)
 
 
 def _whole_parameters(body: Node, found: list[Site]) -> tuple[list[Site], list[str]]:

@@ -30,7 +30,14 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from perfagent.rewrite.recipes import _aggregate_emit, _atomic_sites, _cuda, _thread_index, thread_coarsening
+from perfagent.rewrite.recipes import (
+    _aggregate_emit,
+    _atomic_helpers,
+    _atomic_sites,
+    _cuda,
+    _thread_index,
+    thread_coarsening,
+)
 from perfagent.rewrite.recipes._aggregate_emit import Accumulator
 from perfagent.rewrite.recipes._threads import block_free_retune
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Retune, Source, Variant, at, register
@@ -60,7 +67,7 @@ def analyse(src: Source) -> _Match | str:
     if jump is not None:
         return at(jump, "goto or a label: the reduction at the end could be skipped")
     constants = _file_constants(src)
-    sites, reasons = _atomic_sites.sites(kernel, body, constants)
+    sites, reasons = _atomic_sites.sites(kernel, body, constants, _atomic_helpers.helpers(src.tree))
     if not sites:
         if not reasons:
             return "no atomicAdd/Sub/Max/Min/And/Or/Xor statement into a pointer parameter"
