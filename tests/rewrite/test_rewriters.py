@@ -59,6 +59,7 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "kernel-fusion",
         "divergent-reduction",
         "relax-launch-bounds",
+        "block-aggregate-atomics",
     }
     for recipe in RECIPES.values():
         assert recipe.transforms and all(t in catalog() for t in recipe.transforms)
