@@ -60,9 +60,6 @@ def analyse(src: Source) -> _Match | str:
     if isinstance(found, str):
         return found
     kernel, body = found
-    why = _thread_index.cooperation(body)
-    if why is not None:
-        return f"{why}: the block already reduces before its atomics, or shares memory the rewrite would race with"
     jump = next((n for n in _cuda.walk(body) if n.type in ("goto_statement", "labeled_statement")), None)
     if jump is not None:
         return at(jump, "goto or a label: the reduction at the end could be skipped")
@@ -72,6 +69,9 @@ def analyse(src: Source) -> _Match | str:
         if not reasons:
             return "no atomicAdd/Sub/Max/Min/And/Or/Xor statement into a pointer parameter"
         return "; ".join(reasons)
+    why = _thread_index.cooperation(body)
+    if why is not None:
+        return f"{why}: the block already reduces before its atomics, or shares memory the rewrite would race with"
     accs = _aggregate_emit.accumulators(sites)
     returns = any(n.type == "return_statement" for n in _cuda.walk(body))
     return _Match(kernel, body, accs, returns, reasons)
