@@ -138,7 +138,8 @@ def reduction(accs: list[Accumulator]) -> str:
         "        const unsigned perfagent_lane = perfagent_tid % 32u, perfagent_warp = perfagent_tid / 32u;\n"
         "        const unsigned perfagent_warps = (perfagent_threads + 31u) / 32u;\n"
         "        // the last warp of a block that is not a whole number of warps has fewer lanes\n"
-        "        const unsigned perfagent_lanes = min(32u, perfagent_threads - perfagent_warp * 32u);\n"
+        "        const unsigned perfagent_left = perfagent_threads - perfagent_warp * 32u;\n"
+        "        const unsigned perfagent_lanes = perfagent_left < 32u ? perfagent_left : 32u;\n"
         "        const unsigned perfagent_mask = perfagent_lanes == 32u ? 0xffffffffu : (1u << perfagent_lanes) - 1u;\n"
     )
     return head + "".join(_block_reduce(a) for a in accs) + "    }\n"
