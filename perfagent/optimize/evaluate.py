@@ -140,7 +140,7 @@ class CandidateEvaluator:
             before=baseline.diagnosis.profile if baseline.diagnosis else None,
             diagnosis=baseline.diagnosis,
         )
-        self.state.seen[candidate_key(original, {})] = "the original"
+        self.state.seen[candidate_key(original, {}, language=wl.language)] = "the original"
         if baseline.start_speedup is not None:
             self.state.best_speedup = 1.0  # speed-ups are normalised to the starting ModelNew
 
@@ -168,14 +168,14 @@ class CandidateEvaluator:
         """Stage, build, verify, time and re-profile ``cand``; the decision on it."""
         st = self.state
         origin = origin or st.origin()
-        ahead_key = candidate_key(cand.source, *merged(cand, origin))
+        ahead_key = candidate_key(cand.source, *merged(cand, origin), language=self.wl.language)
         if ahead_key in self._ahead and not repairs:  # built and verified already by verify_ahead
             ahead = self._ahead.pop(ahead_key)
             st.seen[ahead_key] = ahead.staged.cid
             return self._complete(ahead.staged, self._collect(ahead))
         staged = self._stage(cand, step, origin, repairs=repairs, repair_of=repair_of)
         f = staged.fields
-        key = candidate_key(cand.source, f["defines"], f["launch"])
+        key = candidate_key(cand.source, f["defines"], f["launch"], language=self.wl.language)
         if key in st.seen:
             reason = f"same source, macros and launch as {st.seen[key]}: not measured again"
             outcome = CandidateOutcome(
@@ -219,7 +219,7 @@ class CandidateEvaluator:
             return
         fresh: dict[str, Candidate] = {}
         for cand in candidates:
-            key = candidate_key(cand.source, *merged(cand, origin))
+            key = candidate_key(cand.source, *merged(cand, origin), language=self.wl.language)
             if key not in self.state.seen and key not in self._ahead:
                 fresh.setdefault(key, cand)
         if len(fresh) < 2:  # one new candidate gains nothing: evaluate takes it as usual

@@ -275,8 +275,10 @@ class OptimizeLoop(CandidateEvaluator):
         finally:
             self.clock.move(meter.stop().wait_s, "propose", "compile-check")
             self._take_llm_errors(step.transform.id)
-        # unseen proposals first: a recipe re-asked after an acceptance repeats what was measured
-        candidates = sorted(candidates, key=lambda c: self._candidate_key(c) in self.state.seen)
+        # new proposals first: a recipe re-asked after an acceptance repeats what was measured, and a
+        # repeat within the batch would only be recorded as a duplicate; neither takes a new one's slot
+        repeats = self._measured_or_repeated(candidates)
+        candidates = [c for _, c in sorted(zip(repeats, candidates, strict=True), key=lambda rc: rc[0])]
         candidates = candidates[: self.settings.max_candidates]
         self.tell(
             Proposed,
@@ -285,6 +287,12 @@ class OptimizeLoop(CandidateEvaluator):
             transform=step.transform.id,
         )
         return candidates
+
+    def _measured_or_repeated(self, candidates: list[Candidate]) -> list[bool]:
+        """Per candidate, whether it would not be measured: it repeats (comments and layout aside) one
+        measured before or an earlier one of its batch."""
+        keys = [self._candidate_key(c) for c in candidates]
+        return [k in self.state.seen or k in keys[:i] for i, k in enumerate(keys)]
 
     def _take_llm_errors(self, transform: str) -> None:
         """Keep the model's errors that ``auto`` swallowed while a recipe's candidates went on."""
@@ -380,7 +388,7 @@ class OptimizeLoop(CandidateEvaluator):
 
     def _candidate_key(self, cand: Candidate) -> str:
         """The identity ``evaluate`` uses to spot a candidate measured before (source, macros, launch)."""
-        return candidate_key(cand.source, *merged(cand, self.state.origin()))
+        return candidate_key(cand.source, *merged(cand, self.state.origin()), language=self.wl.language)
 
     def _replan(self, accepted: CandidateOutcome, queue: list[int]) -> list[int]:
         """After an acceptance: re-plan from the new best's profile when there is one."""

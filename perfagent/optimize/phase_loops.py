@@ -121,7 +121,7 @@ class ProposeLoop(OptimizeLoop):
         fields.update(
             verification=VerificationSummary(verdict="not-verified", reason=NOT_RUN), accepted=False
         )
-        key = candidate_key(cand.source, fields["defines"], fields["launch"])
+        key = candidate_key(cand.source, fields["defines"], fields["launch"], language=self.wl.language)
         if key in st.seen:  # told, not recorded: the loop counts an all-duplicate batch as no iteration
             reason = f"same source, macros and launch as {st.seen[key]}: not proposed again"
             self.tell(Info, f"{cand.transform}: {reason}", transform=cand.transform)
