@@ -171,3 +171,18 @@ def test_verification_starts_one_worker_per_candidate_for_all_its_seeds(
     verified = [c for c in record.candidates if c.verification.verdict in ("pass", "fail")]
     assert verified and started == [3] * len(verified)
     assert all(c.verification.verdict == "pass" for c in verified)
+
+
+def test_the_cost_table_script_reads_the_records(tmp_path: Path, simulated_gpu: dict[str, Any]) -> None:
+    """``scripts/optimize_cost_table.py`` (what ``scripts/gpu_optimize_cost.sh`` tabulates with)."""
+    import runpy
+
+    record = _optimize(tmp_path, iterations=2)
+    assert record.optimize is not None and record.optimize.cost is not None
+    (tmp_path / "wall_s").write_text("12.5\n")
+    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "optimize_cost_table.py"))
+    text = script["table"]([tmp_path / "run", tmp_path / "missing"])
+    row = next(line for line in text.splitlines() if line.startswith(f"| {tmp_path.name} | 12.5 |"))
+    assert f"| {record.optimize.wall_s:.1f} |" in row
+    assert "| missing | no record.json |" in text
+    assert f"| {tmp_path.name} | 1 | smem-padding |" in text
