@@ -134,9 +134,9 @@ def _executor() -> ThreadPoolExecutor:
     return _pool
 
 
-def _add(**more: float) -> None:
+def _add(*, wait_s: float) -> None:
     with _lock:
-        _add_locked(**more)
+        _add_locked(wait_s=wait_s)
 
 
 def _add_locked(*, wait_s: float = 0.0, compiles: int = 0, reused: int = 0) -> None:
