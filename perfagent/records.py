@@ -355,6 +355,36 @@ class PhasesInfo(Frozen):
     rounds: list[ProposalRound] = Field(default_factory=list)
 
 
+class IterationCost(Frozen):
+    """Where one iteration's wall time went (``RunCost.iterations``)."""
+
+    iteration: int
+    transform: str
+    wall_s: float = 0.0
+    """Propose, then build, verify, time and re-profile its candidates."""
+    propose_s: float = 0.0
+    """The rewriter's propose call (recipe generation or the LLM request), its compile checks included."""
+    compile_check_s: float = 0.0
+    """Waiting for the recipes' compile checks (NVRTC / nvcc) during the propose call."""
+    compiles: int = 0
+    """Compiler runs of those checks (repeats of a source are answered from the first)."""
+    candidates: int = 0
+
+
+class RunCost(Frozen):
+    """Where an optimize run's wall time went, each second counted once (the loop's main thread)."""
+
+    stages: dict[str, float] = Field(default_factory=dict)
+    """Seconds by stage: baseline-profile, baseline-time, plan, propose (its compile checks taken out),
+    compile-check, build, verify (with the builds of a batch verified at once), time, profile (candidates'
+    ncu re-profiles), other (the rest of ``wall_s``: staging, records, events)."""
+    iterations: list[IterationCost] = Field(default_factory=list)
+    reprofiles: int = 0
+    """ncu re-profiles of candidates."""
+    reprofiles_skipped: int = 0
+    """Winners not re-profiled: replaced by a faster one of their batch, or the last iteration's."""
+
+
 class OptimizeResult(Frozen):
     """Everything the optimize loop decided, and why."""
 
@@ -398,6 +428,8 @@ class OptimizeResult(Frozen):
     wall_s: float | None = None
     """Wall seconds of this invocation so far: the original measured, every candidate, the record
     written (a two-machine phase: that phase alone; None: a record from before)."""
+    cost: RunCost | None = None
+    """``wall_s`` by stage and by iteration (None: a record from before)."""
 
     def candidate(self, cid: str) -> CandidateOutcome | None:
         """The candidate with id ``cid``."""

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from knowledge.transforms import catalog
 from perfagent.optimize import measure
+from perfagent.optimize.cost import StageClock
 from perfagent.optimize.events import (
     Accepted,
     Built,
@@ -46,7 +47,7 @@ from perfagent.optimize.outcome import MetricCheck, check_metric, decide, would_
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.optimize.reprofile_tiers import tiers_for_candidate
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.records import CandidateOutcome, VerificationSummary
+from perfagent.records import CandidateOutcome, IterationCost, VerificationSummary
 from perfagent.rewrite.base import Candidate
 from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
 
@@ -94,6 +95,9 @@ class CandidateEvaluator:
 
     verifies_ahead: ClassVar[bool] = True
     """Whether ``verify_ahead`` may build and verify a batch at once (loops that do not evaluate: no)."""
+    plans_past_budget: ClassVar[bool] = False
+    """Whether the best's profile is planned from after the iteration budget is spent (a two-machine
+    evaluate: the next ``--propose-only --from`` round plans from it)."""
 
     def __init__(
         self,
@@ -122,6 +126,9 @@ class CandidateEvaluator:
         self._timed_ahead: dict[str, tuple[measure.Timing, float]] = {}
         """Candidate id -> its timing from the batch's one timing worker, and its share of that worker's
         wall time, s (``_time_batch``)."""
+        self.clock = StageClock()
+        """Wall seconds of the loop's stages (``OptimizeResult.cost``)."""
+        self.iteration_costs: list[IterationCost] = []
         self._superseded: dict[str, str] = {}
         """Candidate id -> the later candidate of its batch that will replace it as the best: it is
         accepted in turn but not re-profiled (only the batch's last winner's profile is planned from)."""
@@ -133,7 +140,7 @@ class CandidateEvaluator:
             before=baseline.diagnosis.profile if baseline.diagnosis else None,
             diagnosis=baseline.diagnosis,
         )
-        self.state.seen[candidate_key(original, {})] = "the original"
+        self.state.seen[candidate_key(original, {}, language=wl.language)] = "the original"
         if baseline.start_speedup is not None:
             self.state.best_speedup = 1.0  # speed-ups are normalised to the starting ModelNew
 
@@ -161,14 +168,14 @@ class CandidateEvaluator:
         """Stage, build, verify, time and re-profile ``cand``; the decision on it."""
         st = self.state
         origin = origin or st.origin()
-        ahead_key = candidate_key(cand.source, *merged(cand, origin))
+        ahead_key = candidate_key(cand.source, *merged(cand, origin), language=self.wl.language)
         if ahead_key in self._ahead and not repairs:  # built and verified already by verify_ahead
             ahead = self._ahead.pop(ahead_key)
             st.seen[ahead_key] = ahead.staged.cid
             return self._complete(ahead.staged, self._collect(ahead))
         staged = self._stage(cand, step, origin, repairs=repairs, repair_of=repair_of)
         f = staged.fields
-        key = candidate_key(cand.source, f["defines"], f["launch"])
+        key = candidate_key(cand.source, f["defines"], f["launch"], language=self.wl.language)
         if key in st.seen:
             reason = f"same source, macros and launch as {st.seen[key]}: not measured again"
             outcome = CandidateOutcome(
@@ -212,7 +219,7 @@ class CandidateEvaluator:
             return
         fresh: dict[str, Candidate] = {}
         for cand in candidates:
-            key = candidate_key(cand.source, *merged(cand, origin))
+            key = candidate_key(cand.source, *merged(cand, origin), language=self.wl.language)
             if key not in self.state.seen and key not in self._ahead:
                 fresh.setdefault(key, cand)
         if len(fresh) < 2:  # one new candidate gains nothing: evaluate takes it as usual
@@ -259,13 +266,15 @@ class CandidateEvaluator:
 
         Every other build and verification of the batch is waited for too: timing needs a quiet GPU.
         """
-        wait([ahead.measured, *(a.measured for a in self._ahead.values())])
+        with self.clock.stage("verify"):
+            wait([ahead.measured, *(a.measured for a in self._ahead.values())])
         measured = ahead.measured.result()
         for cls, message, extra in ahead.told:
             self.tell(cls, message, **extra)
         if self._batch:
             batch, self._batch = self._batch, []
-            self._time_batch(batch)
+            with self.clock.stage("time"):
+                self._time_batch(batch)
         return measured
 
     def _times_batches(self) -> bool:
@@ -280,7 +289,7 @@ class CandidateEvaluator:
 
         Candidates that carry device code only (``OptimizeWorkload.shares_timing_worker``) are timed in
         one worker: one worker start for the batch. A batch that fails there (a candidate crashed or hung
-        in it) leaves every candidate to be timed alone, which says which one it was. Python candidates
+        in it) is timed again one candidate at a time, which says which one it was. Python candidates
         are timed one by one, each in a worker of its own, as ``evaluate`` would.
         """
         if not self._times_batches():
@@ -292,7 +301,9 @@ class CandidateEvaluator:
         ]
         if len(ready) < 2:
             return
-        timed = self._time_together(ready) if self.wl.shares_timing_worker else self._time_each(ready)
+        # a batch that failed in one worker is timed one candidate at a time here, still before any is
+        # judged: its interim winners are not re-profiled either
+        timed = (self._time_together(ready) if self.wl.shares_timing_worker else {}) or self._time_each(ready)
         best, winner, could_win = self.state.best_speedup, None, []
         for cid, (timing, _) in timed.items():
             if would_accept(timing, best):  # decided in this order: each winner becomes the best in turn
@@ -363,9 +374,10 @@ class CandidateEvaluator:
         wl, s, cid = self.wl, self.settings, staged.cid
         transform = staged.fields["transform"]
         clock = time.monotonic()
-        build = measure.build_check(
-            wl, staged.source_path, staged.spec, gpu=self.gpu, arch=s.arch, timeout_s=s.compile_timeout_s
-        )
+        with self.clock.stage("build"):
+            build = measure.build_check(
+                wl, staged.source_path, staged.spec, gpu=self.gpu, arch=s.arch, timeout_s=s.compile_timeout_s
+            )
         staged.stages["build"] = round(time.monotonic() - clock, 3)
         said = "builds" if build.ok else "build failed" if build.ok is False else "build not checked"
         tell(Built, f"{cid}: {said} ({build.detail})", ok=build.ok, candidate=cid, transform=transform)
@@ -376,16 +388,17 @@ class CandidateEvaluator:
         if self.gpu or wl.runs_on_cpu:
             tell(Info, f"{cid}: verifying against the original …", candidate=cid, transform=transform)
         clock = time.monotonic()
-        result = measure.verify_candidate(
-            wl,
-            staged.source_path,
-            staged.spec,
-            gpu=self.gpu,
-            seeds=s.seeds,
-            seed=s.verify_seed,
-            timeout_s=s.timeout_s,
-            compile_timeout_s=s.compile_timeout_s,
-        )
+        with self.clock.stage("verify"):
+            result = measure.verify_candidate(
+                wl,
+                staged.source_path,
+                staged.spec,
+                gpu=self.gpu,
+                seeds=s.seeds,
+                seed=s.verify_seed,
+                timeout_s=s.timeout_s,
+                compile_timeout_s=s.compile_timeout_s,
+            )
         staged.stages["verify"] = round(time.monotonic() - clock, 3)
         verification = verification_summary(result, build)
         measure.write_json(
@@ -410,28 +423,44 @@ class CandidateEvaluator:
             if timing.bench is not None:
                 measure.write_json(staged.folder / "bench.json", timing.bench)
         else:
-            timing, measured.reprofiled = self.time_candidate(
-                cid, staged.source_path, staged.spec, staged.folder
-            )
+            with self.clock.stage("time"):
+                timing, measured.reprofiled = self.time_candidate(
+                    cid, staged.source_path, staged.spec, staged.folder
+                )
             staged.stages["time"] = round(time.monotonic() - clock, 3)
         measured.timing = timing
         said = f"{timing.speedup:.3g}x vs the original" if timing.speedup else f"not timed: {timing.error}"
         self.tell(Timed, f"{cid}: {said}", speedup=timing.speedup, candidate=cid, transform=transform)
         if not would_accept(timing, self.state.best_speedup):
             return
-        replaced_by = self._superseded.pop(cid, None)
-        if replaced_by is not None:
+        note = self._why_not_reprofile(cid, measured)
+        if note is not None:
             effect = catalog()[transform].effect_for(
                 staged.step.finding.category if staged.step.finding else None
             )
-            note = f"not re-profiled: {replaced_by} of the same batch is faster and replaces it"
             measured.metric = MetricCheck(effect.metric, effect.direction, note=note)
+            self.clock.count("reprofiles-skipped")
             return
         measured.metric = self._check_metric(staged, measured)
 
+    def _why_not_reprofile(self, cid: str, measured: Measured) -> str | None:
+        """Why a winner is not re-profiled (None: it is): nothing would read its profile. The accept rule
+        does not (the targeted metric only says how a win was won); the next plan does, unless a faster
+        candidate of the batch replaces it or no iteration is left."""
+        replaced_by = self._superseded.pop(cid, None)
+        if replaced_by is not None:
+            return f"not re-profiled: {replaced_by} of the same batch is faster and replaces it"
+        if measured.reprofiled is not None or not self.baseline.can_profile:
+            return None  # profiled already (a Triton script's timing), or the note says why not
+        if self.step >= self.settings.iterations and not (
+            self.settings.profile_best or self.plans_past_budget
+        ):
+            return "not re-profiled: the last iteration's winner, no later plan reads its profile (--profile-best re-profiles it)"
+        return None
+
     def _check_metric(self, staged: _Staged, measured: Measured) -> MetricCheck:
         """The targeted metric of the candidate against the profile it was proposed from."""
-        step, s = staged.step, self.settings
+        step = staged.step
         category = step.finding.category if step.finding else None
         entry = catalog()[staged.fields["transform"]]
         if not self.baseline.can_profile:
@@ -439,16 +468,9 @@ class CandidateEvaluator:
             return MetricCheck(effect.metric, effect.direction, note=self.baseline.profile_note)
         if measured.reprofiled is None:
             clock = time.monotonic()
-            measured.reprofiled = measure.reprofile(
-                self.wl,
-                staged.source_path,
-                staged.spec,
-                workdir=staged.folder / "profile",
-                target_kernel=self.baseline.kernel_name,
-                arch=s.arch,
-                timeout_s=s.profile_timeout_s,
-                tiers=tiers_for_candidate(self.state.before, entry.effect_for(category).metric),
-            )
+            self.clock.count("reprofiles")
+            with self.clock.stage("profile"):
+                measured.reprofiled = self._reprofile(staged, category, entry)
             staged.stages["profile"] = round(time.monotonic() - clock, 3)
         rp = measured.reprofiled
         metric = check_metric(entry, self.state.before, rp.kernel, unavailable=rp.note, category=category)
@@ -462,6 +484,20 @@ class CandidateEvaluator:
             transform=staged.fields["transform"],
         )
         return metric
+
+    def _reprofile(self, staged: _Staged, category: str | None, entry: Any) -> measure.Reprofile:
+        """One ncu re-profile of the candidate's changed kernel (the tiers the check and the plan need)."""
+        s = self.settings
+        return measure.reprofile(
+            self.wl,
+            staged.source_path,
+            staged.spec,
+            workdir=staged.folder / "profile",
+            target_kernel=self.baseline.kernel_name,
+            arch=s.arch,
+            timeout_s=s.profile_timeout_s,
+            tiers=tiers_for_candidate(self.state.before, entry.effect_for(category).metric),
+        )
 
     def time_candidate(
         self, cid: str, source: Path, spec: Path | None, folder: Path

@@ -16,6 +16,7 @@ This module plans and proposes; the evaluate and decide steps are ``CandidateEva
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Literal
 from perfagent.errors import LLMError
 from perfagent.models import DeviceInfo, Finding, KernelDiagnosis
 from perfagent.optimize import first_kernel, measure, repair
+from perfagent.optimize.cost import CompileMeter
 from perfagent.optimize.evaluate import CandidateEvaluator
 from perfagent.optimize.events import Info, Planned, ProgressCallback, Proposed
 from perfagent.optimize.fits import contradiction
@@ -40,7 +42,7 @@ from perfagent.optimize.loop_state import (
 from perfagent.optimize.plan import PlannedTransform, make_plan
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.optimize.step_winner import step_winner
-from perfagent.records import CandidateOutcome, PlanStep
+from perfagent.records import CandidateOutcome, IterationCost, PlanStep
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import (
     RETUNED,
@@ -138,6 +140,10 @@ class OptimizeLoop(CandidateEvaluator):
         return launch_context({**self._spec_data, **self.state.launch})
 
     def make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
+        with self.clock.stage("plan"):
+            return self._make_plan(diagnosis, measured)
+
+    def _make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
         steps = make_plan(
             diagnosis,
             rewriter=self.rewriter,
@@ -195,7 +201,9 @@ class OptimizeLoop(CandidateEvaluator):
             if not self._runnable(index, request):
                 continue
             attempts[step.transform.id] += 1
+            started, meter = time.monotonic(), CompileMeter()
             candidates = self._propose(step, request)
+            propose_s, meter = time.monotonic() - started, meter.stop()
             if candidates is None:
                 llm_in_a_row += 1
                 if llm_in_a_row >= LLM_ERRORS_TO_STOP:
@@ -204,6 +212,7 @@ class OptimizeLoop(CandidateEvaluator):
                 continue
             llm_in_a_row = 0
             batch = self._evaluate_batch(index, step, request, candidates)
+            self._note_cost(step, started, propose_s, meter, len(candidates))
             if batch.accepted is not None:
                 queue = self._replan(batch.accepted, queue)
             elif self._try_again(step, batch, attempts):
@@ -238,7 +247,8 @@ class OptimizeLoop(CandidateEvaluator):
     def _runnable(self, index: int, request: RewriteRequest) -> bool:
         """Start an iteration for plan step ``index``, or skip it (the rewriter cannot apply it here)."""
         step = self.plan_log[index]
-        why = self.rewriter.applies(request)
+        with self.clock.stage("plan"):
+            why = self.rewriter.applies(request)
         if why is not None:
             self.plan_log[index] = replace(step, skipped=f"{self.rewriter.name}: {why}")
             self.tell(Info, f"skip {step.transform.id}: {why}", transform=step.transform.id)
@@ -254,16 +264,21 @@ class OptimizeLoop(CandidateEvaluator):
 
     def _propose(self, step: PlannedTransform, request: RewriteRequest) -> list[Candidate] | None:
         """The propose step: the rewriter's candidates, unseen first (None: the LLM failed)."""
+        meter = CompileMeter()
         try:
-            candidates = self.rewriter.propose(request)
+            with self.clock.stage("propose"):
+                candidates = self.rewriter.propose(request)
         except LLMError as exc:
             self.state.llm_errors.append(str(exc))
             self.tell(Info, f"LLM error: {exc}", transform=step.transform.id)
             return None
         finally:
+            self.clock.move(meter.stop().wait_s, "propose", "compile-check")
             self._take_llm_errors(step.transform.id)
-        # unseen proposals first: a recipe re-asked after an acceptance repeats what was measured
-        candidates = sorted(candidates, key=lambda c: self._candidate_key(c) in self.state.seen)
+        # new proposals first: a recipe re-asked after an acceptance repeats what was measured, and a
+        # repeat within the batch would only be recorded as a duplicate; neither takes a new one's slot
+        repeats = self._measured_or_repeated(candidates)
+        candidates = [c for _, c in sorted(zip(repeats, candidates, strict=True), key=lambda rc: rc[0])]
         candidates = candidates[: self.settings.max_candidates]
         self.tell(
             Proposed,
@@ -272,6 +287,12 @@ class OptimizeLoop(CandidateEvaluator):
             transform=step.transform.id,
         )
         return candidates
+
+    def _measured_or_repeated(self, candidates: list[Candidate]) -> list[bool]:
+        """Per candidate, whether it would not be measured: it repeats (comments and layout aside) one
+        measured before or an earlier one of its batch."""
+        keys = [self._candidate_key(c) for c in candidates]
+        return [k in self.state.seen or k in keys[:i] for i, k in enumerate(keys)]
 
     def _take_llm_errors(self, transform: str) -> None:
         """Keep the model's errors that ``auto`` swallowed while a recipe's candidates went on."""
@@ -303,6 +324,22 @@ class OptimizeLoop(CandidateEvaluator):
                 Info, f"{step.transform.id}: only already-measured candidates; not counted as an iteration"
             )
         return _Batch(outcomes, accepted, feedback)
+
+    def _note_cost(
+        self, step: PlannedTransform, started: float, propose_s: float, meter: CompileMeter, count: int
+    ) -> None:
+        """Keep where this iteration's wall time went (``RunCost.iterations``)."""
+        self.iteration_costs.append(
+            IterationCost(
+                iteration=self.step,
+                transform=step.transform.id,
+                wall_s=round(time.monotonic() - started, 3),
+                propose_s=round(propose_s, 3),
+                compile_check_s=round(meter.wait_s, 3),
+                compiles=meter.compiles,
+                candidates=count,
+            )
+        )
 
     def _try_again(self, step: PlannedTransform, batch: _Batch, attempts: Counter[str]) -> bool:
         """A batch the model took part in gets another request for the same transform, with the rejections
@@ -351,7 +388,7 @@ class OptimizeLoop(CandidateEvaluator):
 
     def _candidate_key(self, cand: Candidate) -> str:
         """The identity ``evaluate`` uses to spot a candidate measured before (source, macros, launch)."""
-        return candidate_key(cand.source, *merged(cand, self.state.origin()))
+        return candidate_key(cand.source, *merged(cand, self.state.origin()), language=self.wl.language)
 
     def _replan(self, accepted: CandidateOutcome, queue: list[int]) -> list[int]:
         """After an acceptance: re-plan from the new best's profile when there is one."""
@@ -397,7 +434,8 @@ class OptimizeLoop(CandidateEvaluator):
                 transform=cand.transform,
             )
             try:
-                cand = fix(request, cand, feedback, round_=round_)
+                with self.clock.stage("propose"):
+                    cand = fix(request, cand, feedback, round_=round_)
             except LLMError as exc:
                 self.state.llm_errors.append(str(exc))
                 self.tell(Info, f"LLM error during a repair: {exc}", transform=cand.transform)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from perfagent.optimize import measure
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.records import CandidateOutcome, CheckRecord, PlanStep, VerificationSummary
 from perfagent.rewrite.base import Candidate, FailedAttempt
+from perfagent.rewrite.llm_reply import normalised
 from perfagent.roofline import roofline
 from perfagent.verify.models import ENVIRONMENT_CHECK, VerificationResult
 from profilers.model import Profile
@@ -137,12 +139,48 @@ def merged(cand: Candidate, origin: Origin) -> tuple[dict[str, int], dict[str, A
     return {**origin.defines, **cand.defines}, {**origin.launch, **own_launch}
 
 
-def candidate_key(source: str, defines: dict[str, int], launch: Mapping[str, Any] | None = None) -> str:
-    """The identity of a measurement: source, macros and launch geometry (a repeat is not measured again)."""
-    text = source + "\0" + ",".join(f"{k}={v}" for k, v in sorted(defines.items()))
+def candidate_key(
+    source: str,
+    defines: dict[str, int],
+    launch: Mapping[str, Any] | None = None,
+    *,
+    language: str | None = None,
+) -> str:
+    """The identity of a measurement: source, macros and launch geometry (a repeat is not measured again).
+
+    With ``language`` the source is compared without its comments and layout (``normalised_source``):
+    two candidates that differ only there build the same kernel, and the second is not measured.
+    """
+    body = normalised_source(source, language) if language else source
+    text = body + "\0" + ",".join(f"{k}={v}" for k, v in sorted(defines.items()))
     if launch:
         text += "\0" + json.dumps(dict(launch), sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_SPACE_BY_SEPARATOR = re.compile(r" ?([(){}\[\];,]) ?")
+
+
+def normalised_source(source: str, language: str) -> str:
+    """``source`` with its comments and layout taken out, its tokens kept.
+
+    CUDA: comments go, whitespace runs become one space (none beside brackets, ``;`` and ``,``), blank
+    lines go; a preprocessor line (and its ``\\`` continuations) keeps its own line. Python (and Triton): the
+    tokenizer's tokens without comments and blank lines (``rewrite.llm_reply.normalised``); string
+    literals, a ``load_inline`` kernel among them, are kept as written.
+    """
+    if language != "cuda":
+        return normalised(source, "python")
+    out: list[str] = []
+    directive = False
+    for line in (" ".join(raw.split()) for raw in _C_COMMENT.sub(" ", source).splitlines()):
+        if not line:
+            continue
+        starts = line.startswith("#") or (directive and out[-1].endswith("\\"))
+        out.append(("\n" if starts or directive else " ") + line)
+        directive = starts
+    return _SPACE_BY_SEPARATOR.sub(r"\1", "".join(out)).strip()
 
 
 def candidate_fields(

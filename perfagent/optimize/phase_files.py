@@ -237,7 +237,9 @@ def restore(
             continue
         source = c.source
         if source is not None:
-            st.seen.setdefault(candidate_key(source, dict(c.defines), dict(c.launch)), c.id)
+            st.seen.setdefault(
+                candidate_key(source, dict(c.defines), dict(c.launch), language=wl.language), c.id
+            )
         st.remember_rejection(c)
     best = next((c for c in earlier if c.id == record.best and c.accepted), None)
     if best is None or best.source is None or best.source_path is None:

@@ -121,7 +121,7 @@ class ProposeLoop(OptimizeLoop):
         fields.update(
             verification=VerificationSummary(verdict="not-verified", reason=NOT_RUN), accepted=False
         )
-        key = candidate_key(cand.source, fields["defines"], fields["launch"])
+        key = candidate_key(cand.source, fields["defines"], fields["launch"], language=self.wl.language)
         if key in st.seen:  # told, not recorded: the loop counts an all-duplicate batch as no iteration
             reason = f"same source, macros and launch as {st.seen[key]}: not proposed again"
             self.tell(Info, f"{cand.transform}: {reason}", transform=cand.transform)
@@ -225,10 +225,12 @@ class ReplayLoop(OptimizeLoop):
     The proposal's parent, macros and launch geometry are its origin (not the best of this evaluation:
     its source was written against its parent), and its targeted metric is compared with the parent's
     profile; the accept rule (beat the original beyond noise, and the best so far) is the loop's own.
-    Each proposal runs from its own origin, not the batch's: nothing is verified ahead.
+    Each proposal runs from its own origin, not the batch's: nothing is verified ahead. The best's profile
+    is kept even at the end of the budget: the next ``--propose-only --from`` round plans from it.
     """
 
     verifies_ahead = False
+    plans_past_budget = True
 
     def __init__(self, wl: OptimizeWorkload, replay: ProposalsRewriter, run_dir: Path, **kw: Any) -> None:
         super().__init__(wl, replay, run_dir, **kw)

@@ -158,10 +158,25 @@ def render_text(result: OptimizeResult) -> str:
             f"applied: {result.applied.candidate} written to {result.applied.path} (original kept as {result.applied.backup})"
         )
         lines += [f"  note: {n}" for n in result.applied.notes]
+    spent = cost_line(result)
+    if spent:
+        lines.append(spent)
     if result.run_dir:
         lines.append(f"run folder: {result.run_dir}")
     lines += [f"note: {n}" for n in [*b.notes, *result.notes]]
     return "\n".join(lines)
+
+
+def cost_line(result: OptimizeResult) -> str | None:
+    """'time: 48.9 s — baseline-profile 9.1 s, verify 14.2 s, ...' (None: a record from before)."""
+    cost = result.cost
+    if cost is None or result.wall_s is None:
+        return None
+    shown = [f"{name} {seconds:.1f} s" for name, seconds in cost.stages.items() if seconds >= 0.05]
+    line = f"time: {result.wall_s:.1f} s — {', '.join(shown) or 'nothing measured'}"
+    if cost.reprofiles or cost.reprofiles_skipped:
+        line += f"; {cost.reprofiles} candidate re-profile(s), {cost.reprofiles_skipped} winner(s) not re-profiled"
+    return line
 
 
 def _table_lines(rows: list[TableRow]) -> list[str]:
@@ -250,6 +265,7 @@ def render_markdown(result: OptimizeResult) -> str:
         )
     if result.llm_errors:
         lines += ["", "## LLM errors", "", *[f"- {_md_escape(e)}" for e in result.llm_errors]]
+    lines += _cost_markdown(result)
     notes = list(b.notes) + list(result.notes)
     if notes:
         lines += ["", "## Notes", "", *[f"- {_md_escape(n)}" for n in notes]]
@@ -265,4 +281,20 @@ def _winner_lines(result: OptimizeResult) -> list[str]:
     for p in steps:
         won = f"{p.winner} ({p.winner_backend})" if p.winner else "none accepted"
         lines.append(f"  {p.transform}: {' + '.join(p.backends)} → {won}")
+    return lines
+
+
+def _cost_markdown(result: OptimizeResult) -> list[str]:
+    """summary.md's 'Where the time went': seconds by stage, then by iteration."""
+    cost = result.cost
+    if cost is None or not result.wall_s:
+        return []
+    lines = ["", "## Where the time went", "", f"{_md_escape(cost_line(result) or '')}", ""]
+    lines += ["| iteration | transform | wall s | propose s | compile-check s (compiles) | candidates |"]
+    lines += ["|---|---|---|---|---|---|"]
+    lines += [
+        f"| {i.iteration} | {i.transform} | {i.wall_s:.1f} | {i.propose_s:.2f} | {i.compile_check_s:.2f} ({i.compiles}) "
+        f"| {i.candidates} |"
+        for i in cost.iterations
+    ]
     return lines

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from perfagent.errors import NOTE_PREFIX, PerfAgentError, one_line
 from perfagent.models import KernelDiagnosis, Profile
+from perfagent.optimize.cost import StageClock, run_cost
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import LoopResult
@@ -100,6 +101,7 @@ class RunWriter:
 
     def result(self, outcome: LoopResult, table: list[TableRow]) -> OptimizeResult:
         """The ``OptimizeResult`` for ``outcome``."""
+        wall_s = round(time.monotonic() - self._started, 3)
         return OptimizeResult(
             target=self.target,
             workload=self.wl.kind,
@@ -122,7 +124,13 @@ class RunWriter:
             **self._sampling(),
             run_dir=str(self.run_dir),
             notes=list(self.notes),
-            wall_s=round(time.monotonic() - self._started, 3),
+            wall_s=wall_s,
+            cost=run_cost(
+                self.loop.clock if self.loop is not None else StageClock(),
+                list(self.loop.iteration_costs) if self.loop is not None else [],
+                self._summary.stage_s,
+                wall_s,
+            ),
         )
 
     def _sampling(self) -> dict[str, int]:

@@ -173,6 +173,11 @@ class OptimizeSettings(BaseModel):
         description="KernelBench on a GPU: do not also time torch.compile(Model) (default: timed, and every "
         "speed-up is also given over it)",
     )
+    profile_best: Annotated[bool, Flag("--profile-best", VERIFY_GROUP)] = Field(
+        False,
+        description="also re-profile the last iteration's winner with ncu, for the targeted-metric check of the "
+        "final best (default: a winner is re-profiled only when a later iteration plans from its profile)",
+    )
     apply: Annotated[bool, Flag("--apply", RESULTS_GROUP)] = Field(
         False,
         description="write the best candidate into TARGET after copying it to TARGET.orig (TARGET.orig.N when "

@@ -129,6 +129,8 @@ def _optimize(
     figures: Figures = {"optimize_run": str(run_dir), "transforms_won": won}
     if result is not None:
         figures["optimize_speedup"] = result.best_speedup
+        if result.cost is not None:
+            figures["optimize_stages"] = dict(result.cost.stages)
         if result.baseline.pct_of_roofline is not None:
             figures.setdefault("pct_of_roofline_before", result.baseline.pct_of_roofline)
         best = next((c for c in record.candidates if c.id == result.best), None)

@@ -95,6 +95,8 @@ class EntryResult(Frozen):
     optimize_speedup: float | None = None
     optimize_run: str | None = None
     """optimize: the run folder."""
+    optimize_stages: dict[str, float] = Field(default_factory=dict)
+    """optimize: the run's wall seconds by stage (``OptimizeResult.cost.stages``; empty: not recorded)."""
     failure: FailureCause | None = None
     """The first job failure's cause (None when every job ran)."""
     skipped: dict[str, str] = Field(default_factory=dict)

@@ -25,8 +25,9 @@ from perfagent.workloads.optimizable import KernelBenchTarget, LaunchSpecTarget,
 from .conftest import PADDED
 from .helpers import TRANSPOSE, ScriptedRewriter, copy_example
 
-FASTER = "// faster still"
-"""A marker the timing stand-in reads: the padded kernel with it is timed 2.5x, without it 1.6x."""
+FASTER = "#define FASTER_STILL 1"
+"""A marker the timing stand-in reads: the padded kernel with it is timed 2.5x, without it 1.6x (a macro,
+not a comment: a candidate that differs only in a comment is the same candidate)."""
 FOLDER = {n: f"{n:02d}_smem-padding" for n in (1, 2, 3)}
 """Candidate n's folder."""
 
@@ -46,8 +47,10 @@ def _timing(text: str, flags: list[str] | None = None) -> Timing:
 
 
 def _run(
-    tmp_path: Path, sources: list[str], *, name: str = "run"
+    tmp_path: Path, sources: list[str], *, name: str = "run", **settings: Any
 ) -> tuple[list[tuple[str, str, bool]], list[LoopEvent], OptimizeLoop]:
+    """One iteration of ``sources`` as one batch; ``settings`` over the defaults (the final winner is
+    re-profiled, as a winner a later iteration plans from is: ``profile_best``)."""
     wl = resolve(tmp_path / TRANSPOSE.name / "slow.cu")
     events: list[LoopEvent] = []
     loop = OptimizeLoop(
@@ -57,8 +60,12 @@ def _run(
         gpu=True,
         baseline=BaselineState(diagnosis=None, measured=True, can_profile=True),
         settings=OptimizeSettings(
-            iterations=1, transforms=("smem-padding",), max_candidates=len(sources), verify_jobs=2
-        ),
+            iterations=1,
+            transforms=("smem-padding",),
+            max_candidates=len(sources),
+            verify_jobs=2,
+            profile_best=True,
+        ).with_changes(**settings),
         progress=events.append,
     )
     result = loop.run()
@@ -72,7 +79,7 @@ def sources(tmp_path: Path) -> list[str]:
     padded = original.replace("[TILE_DIM][TILE_DIM]", f"[TILE_DIM][{PADDED}]", 1)
     assert padded != original
     slower = original.replace("__syncthreads();", "__syncthreads(); __syncthreads();", 1)
-    return [slower, padded, padded.replace("{", "{ " + FASTER + "\n", 1)]
+    return [slower, padded, FASTER + "\n" + padded]
 
 
 def _stub_timing(
@@ -136,11 +143,14 @@ def test_a_failed_batch_is_timed_one_at_a_time(
     tmp_path: Path, sources: list[str], monkeypatch: pytest.MonkeyPatch, simulated_gpu: dict[str, Any]
 ) -> None:
     _stub_timing(monkeypatch, simulated_gpu, batch_fails=True)
-    outcomes, events, _ = _run(tmp_path, sources)
+    outcomes, events, loop = _run(tmp_path, sources)
     timed = [c for c in simulated_gpu["calls"] if c[0].startswith("bench")]
     assert timed[0][0] == "bench-batch" and timed[1:] == [("bench", FOLDER[i]) for i in (1, 2, 3)]
     assert [o[2] for o in outcomes] == [False, True, True]
     assert any("together failed" in e.message and "illegal memory access" in e.message for e in events)
+    # timed one by one, but all before any is judged: c2 (replaced by c3) is not re-profiled either
+    assert [c for c in simulated_gpu["calls"] if c[0] == "profile"] == [("profile", "source.cu")]
+    assert "not re-profiled: c3 of the same batch is faster" in loop.state.outcomes[1].reason
 
 
 def test_an_excessive_speedup_is_reprofiled_and_its_profile_planned_from(

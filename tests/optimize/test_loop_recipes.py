@@ -141,7 +141,7 @@ def test_build_failure_is_rejected_and_fed_back_to_the_next_request(
 def test_duplicates_are_not_measured_twice_and_not_timed_is_not_retried(tmp_path: Path) -> None:
     _nvcc()
     wl = resolve(TRANSPOSE / "slow.cu")
-    same = wl.file.read_text().replace("__syncthreads();", "__syncthreads(); // same")
+    same = wl.file.read_text().replace("__syncthreads();", "__syncthreads(); __syncthreads();")
     rewriter = ScriptedRewriter([same, same, "never asked for"], per_call=2)
     rewriter.name = "llm"
     loop = OptimizeLoop(
@@ -162,7 +162,7 @@ def test_duplicates_are_not_measured_twice_and_not_timed_is_not_retried(tmp_path
 def test_an_iteration_of_only_duplicates_does_not_spend_the_budget(tmp_path: Path) -> None:
     _nvcc()
     wl = resolve(TRANSPOSE / "slow.cu")
-    first = wl.file.read_text().replace("__syncthreads();", "__syncthreads(); // one")
+    first = wl.file.read_text().replace("__syncthreads();", "__syncthreads(); __syncthreads();")
 
     class TwoTransforms(ScriptedRewriter):
         def applies(self, request: RewriteRequest) -> str | None:

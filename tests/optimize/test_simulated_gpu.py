@@ -93,7 +93,12 @@ def test_faster_but_metric_unmoved_is_won_by_another_route(
     ]  # the padded rewrite "still conflicts"
     folder = copy_example(TRANSPOSE, tmp_path)
     record = perfagent.optimize(
-        folder / "slow.cu", backend="recipes", transform="smem-padding", iterations=1, out=tmp_path / "run"
+        folder / "slow.cu",
+        backend="recipes",
+        transform="smem-padding",
+        iterations=1,
+        out=tmp_path / "run",
+        profile_best=True,  # the route is read from the final winner's profile
     )
     [c1] = record.candidates
     assert c1.verdict == "accepted" and c1.accepted and c1.route == "another" and record.best == "c1"

@@ -6,6 +6,12 @@ when it is importable, in process and fast, as on the GPU machines; nothing othe
 compiled first with the same compiler and options: a source that needs headers or flags the check does
 not have (torch's, ``-D`` from a build) fails both, and then the check says nothing rather than drop a
 candidate for the environment's fault.
+
+Each distinct (compiler, source, macros) is compiled once per process: the result is kept, and a second
+caller asking while the first compile runs waits for it. The original and the candidate compile at once
+(``compile_errors`` compiles a whole list at once), in a small thread pool: nvcc runs as a subprocess and
+NVRTC is thread-safe, so the wall time of a check is its slowest compile, not their sum. ``spent`` says how
+long callers waited and how many compiles ran or were reused (the optimize record's ``compile-check`` stage).
 """
 
 from __future__ import annotations
@@ -13,6 +19,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,6 +33,31 @@ from profilers.process import run_command
 ENV = "PERFAGENT_RECIPE_COMPILE"
 _TIMEOUT_S = 120.0
 _ARCH = "sm_90"
+_JOBS = 4
+"""Compiles at once (nvcc subprocesses or NVRTC threads)."""
+_KEPT = 256
+"""Compile results kept (the oldest are forgotten first)."""
+
+Defines = tuple[tuple[str, int], ...]
+_Key = tuple[str, str, Defines]
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What the compile checks of this process cost so far."""
+
+    wait_s: float = 0.0
+    """Wall seconds callers waited for compile results."""
+    compiles: int = 0
+    """Compiler runs."""
+    reused: int = 0
+    """Checks answered from an earlier (or running) compile of the same source and macros."""
+
+
+_lock = threading.Lock()
+_results: OrderedDict[_Key, Future[str | None]] = OrderedDict()
+_spent = Spent()
+_pool: ThreadPoolExecutor | None = None
 
 
 def compiler() -> str | None:
@@ -34,23 +70,87 @@ def compiler() -> str | None:
     return "nvrtc" if _nvrtc_program() is not None else None
 
 
-def compile_error(original: str, candidate: str, defines: tuple[tuple[str, int], ...] = ()) -> str | None:
+def compile_error(original: str, candidate: str, defines: Defines = ()) -> str | None:
     """Why ``candidate`` does not compile (the compiler's first lines) when ``original`` does; else None."""
+    return compile_errors(original, [(candidate, defines)])[0]
+
+
+def compile_errors(original: str, candidates: list[tuple[str, Defines]]) -> list[str | None]:
+    """``compile_error`` for each (source, macros) of ``candidates``, every compile started at once."""
     which = compiler()
     if which is None:
-        return None
-    if _compile(which, original, defines) is not None:
+        return [None] * len(candidates)
+    clock = time.monotonic()
+    originals = {d: _submit(which, original, d) for d in dict.fromkeys(d for _, d in candidates)}
+    # an original known not to build here says nothing about its candidates: they are not compiled
+    builds = {d: not (f.done() and f.result() is not None) for d, f in originals.items()}
+    pending = [(originals[d], _submit(which, source, d) if builds[d] else None) for source, d in candidates]
+    out = [_verdict(which, first, mine) for first, mine in pending]
+    _add(wait_s=time.monotonic() - clock)
+    return out
+
+
+def _verdict(which: str, original: Future[str | None], candidate: Future[str | None] | None) -> str | None:
+    if candidate is None or original.result() is not None:
         return None  # the environment cannot build the original either: no verdict
-    error = _compile(which, candidate, defines)
+    error = candidate.result()
     return None if error is None else f"{which}: {error}"
 
 
-@lru_cache(maxsize=128)
-def _compile(which: str, source: str, defines: tuple[tuple[str, int], ...]) -> str | None:
+def spent() -> Spent:
+    """The compile checks' cost in this process so far (subtract two readings for a stretch of work)."""
+    with _lock:
+        return _spent
+
+
+def clear_cache() -> None:
+    """Forget every compile result (a benchmark of the check itself; a changed ``PERFAGENT_RECIPE_COMPILE``
+    does not need it: the compiler is part of the key)."""
+    with _lock:
+        _results.clear()
+
+
+def _submit(which: str, source: str, defines: Defines) -> Future[str | None]:
+    """The compile of ``source`` with ``defines``: the one kept or running, else a new one."""
+    key = (which, source, defines)
+    with _lock:
+        found = _results.get(key)
+        if found is not None:
+            _results.move_to_end(key)
+            _add_locked(reused=1)
+            return found
+        future = _executor().submit(_compile, which, source, defines)
+        _results[key] = future
+        _add_locked(compiles=1)
+        while len(_results) > _KEPT:
+            _results.popitem(last=False)
+    return future
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=_JOBS, thread_name_prefix="perfagent-compile-check")
+    return _pool
+
+
+def _add(*, wait_s: float) -> None:
+    with _lock:
+        _add_locked(wait_s=wait_s)
+
+
+def _add_locked(*, wait_s: float = 0.0, compiles: int = 0, reused: int = 0) -> None:
+    global _spent
+    s = _spent
+    _spent = Spent(s.wait_s + wait_s, s.compiles + compiles, s.reused + reused)
+
+
+def _compile(which: str, source: str, defines: Defines) -> str | None:
     """None when ``source`` compiles, else the compiler's first error lines."""
     return _nvrtc(source, defines) if which == "nvrtc" else _nvcc(source, defines)
 
 
+@lru_cache(maxsize=1)
 def _nvrtc_program() -> object | None:
     try:
         from cuda.core import Program, ProgramOptions  # type: ignore[import-not-found, unused-ignore]
