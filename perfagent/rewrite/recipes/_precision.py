@@ -31,7 +31,7 @@ DOUBLE_TO_FLOAT = {
     )
 }  # fmt: skip
 """Double-precision math functions -> their single-precision names (CUDA Math API)."""
-_FLOAT_LITERAL = re.compile(r"^(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?$")
+_FLOAT_LITERAL = re.compile(r"^[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?$")
 
 
 @dataclass
