@@ -146,3 +146,26 @@ def test_forms_that_would_reorder_or_stride_are_refused(edit: tuple[str, str], r
     assert edit[0] in AFFINE_HALF_MODULO
     why = vectorize_access.applies(_request(AFFINE_HALF_MODULO.replace(edit[0], edit[1], 1)))
     assert why is not None and reason in why, why
+
+
+ROW_PER_THREAD = """
+__global__ void padded_row_sums(const float *a, const int *len, float *out, int rows, int W)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        float s = 0.0f;
+        const long base = (long)r * W;
+        for (int j = 0; j < len[r]; j++)
+            s += a[base + j];
+        out[r] = s;
+    }
+}
+"""
+
+
+def test_a_row_per_thread_loop_is_not_taken_for_a_broadcast() -> None:
+    why = vectorize_access.applies(_request(ROW_PER_THREAD))
+    assert why is not None and "a[base + j] is read at another index than r (line 9) inside a body that loops (line 8)" in why, why
+    valued = ROW_PER_THREAD.replace("a[base + j]", "(float)(r + j) * a[r]")
+    why = vectorize_access.applies(_request(valued))
+    assert why is not None and "reads its index r as a value in a body that loops (line 8)" in why, why

@@ -235,6 +235,13 @@ def sites(body: Node, index: str, pointers: list[Pointer], dropped: set[str]) ->
                 found.append(site)
     if carried is not None:
         return carried
+    loop = looping(body)
+    if gathered and loop is not None:
+        first = min(gathered.values(), key=lambda n: n.start_byte)
+        return (
+            f"{_cuda.text(first.parent or first)} is read at another index than {index} (line {_cuda.line_of(first)}) inside a "
+            f"body that loops (line {_cuda.line_of(loop)}): a row-per-thread kernel, not element-wise"
+        )
     for site in found:
         if site.kind != "read" and site.pointer in gathered:
             at = f"at line {_cuda.line_of(gathered[site.pointer])}"
@@ -245,6 +252,11 @@ def sites(body: Node, index: str, pointers: list[Pointer], dropped: set[str]) ->
     if not found:
         return "the per-element body accesses no pointer parameter as p[i]"
     return found
+
+
+def looping(body: Node) -> Node | None:
+    """The first loop inside the per-element body, if any."""
+    return next((n for n in _cuda.walk(body) if n.type in LOOPS), None)
 
 
 def index_as_value(body: Node, index: str, pointers: list[Pointer]) -> bool:

@@ -36,6 +36,7 @@ from perfagent.rewrite.recipes._thread_index import Rewrites, render
 from perfagent.rewrite.recipes._vector_body import (
     Site,
     index_as_value,
+    looping,
     order_sensitive,
     sites,
     written_everywhere,
@@ -144,6 +145,13 @@ def _plan(src: Source) -> Plan | str:
     changed = assigned_scalars(fn, _cuda.identifiers_in(where.bound_node or where.body) & set(scalars))
     if changed:
         return f"{kname} assigns {changed[0]}, which its bound {where.bound} reads: the bound is not loop-invariant"
+    valued = index_as_value(where.body, where.index, pointers)
+    loop = looping(where.body) if valued else None
+    if loop is not None:
+        return (
+            f"{kname} reads its index {where.index} as a value in a body that loops (line "
+            f"{_cuda.line_of(loop)}): a row-per-thread kernel, not element-wise"
+        )
     used = [p for p in pointers if any(s.pointer == p.name for s in found)]
     fit = _layouts(used)
     if isinstance(fit, str):
@@ -158,7 +166,7 @@ def _plan(src: Source) -> Plan | str:
         bound_params={name: scalars[name][0] for name in _cuda.identifiers_in(where.bound_node or fn) if name in scalars},
         bound_node=where.bound_node,
         index_type=where.index_type,
-        index_values=index_as_value(where.body, where.index, pointers),
+        index_values=valued,
         form=where.form,
         body=where.body,
         pointers=used,
