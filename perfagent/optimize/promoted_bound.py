@@ -61,12 +61,16 @@ def needless_bound(finding: Finding, kernel: KernelDiagnosis | None, request: Re
 
 
 def unblock(
-    findings: list[Finding], kernel: KernelDiagnosis | None, request_for: Callable[[str, Finding | None], RewriteRequest]
+    findings: list[Finding],
+    kernel: KernelDiagnosis | None,
+    request_for: Callable[[str, Finding | None], RewriteRequest],
 ) -> list[Finding]:
     """``findings`` with every needless "at its bound" made actionable (severity high, the reason in its title)."""
     out = []
     for f in findings:
         request = request_for(f.transforms[0] if f.transforms else "fast-math", f)
         why = needless_bound(f, kernel, request)
-        out.append(f if why is None else f.model_copy(update={"severity": "high", "title": f"{f.title}: {why}"}))
+        out.append(
+            f if why is None else f.model_copy(update={"severity": "high", "title": f"{f.title}: {why}"})
+        )
     return out

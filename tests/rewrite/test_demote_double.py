@@ -108,7 +108,9 @@ def test_every_candidate_builds_with_nvcc(tmp_path: Path) -> None:
         ("gelu_bf16", GELU_BF16_HELPER),
         ("template", TEMPLATE_SCALE),
     ):
-        for k, cand in enumerate(demote_double.propose(_request(text, "scale_pow<float, 4>" if name == "template" else None))):
+        for k, cand in enumerate(
+            demote_double.propose(_request(text, "scale_pow<float, 4>" if name == "template" else None))
+        ):
             sources[f"{name}_{k}"] = cand.source
     assert len(sources) == 7
     assert_compiled(nvcc_compile(sources, tmp_path))

@@ -14,9 +14,9 @@ import pytest
 
 from perfagent.rewrite.base import LaunchArg, LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import vectorize_access
+from profilers.process import run_command
 from tests.rewrite.cuda_cpu import Arg, Buf, emulate
 from tests.rewrite.helpers import nvcc_or_skip
-from profilers.process import run_command
 
 T = "vectorize-access"
 AFFINE_HALF_MODULO = """#include <cuda_fp16.h>
@@ -101,7 +101,14 @@ def test_the_grid_follows_the_bound_expression_in_the_specs_names() -> None:
         block=[256],
         args=[
             LaunchArg(name=name, value=value)
-            for name, value in (("codes", None), ("step", None), ("offset", None), ("dst", None), ("R", "R"), ("L", "L"))
+            for name, value in (
+                ("codes", None),
+                ("step", None),
+                ("offset", None),
+                ("dst", None),
+                ("R", "R"),
+                ("L", "L"),
+            )
         ],
     )
     first, kept = vectorize_access.propose(_request(DEQUANT_U8_BF16, launch=launch))
@@ -133,13 +140,19 @@ def test_nvcc_builds_each_with_128_bit_accesses(tmp_path: Path) -> None:
     ("edit", "reason"),
     [
         (("__half2float(act[e])", "__half2float(act[e * 2])"), "'act[e * 2]' at line 8 is not act[e]"),
-        (("long long ch = e % C;", "long long ch = e % C; res[ch] = act[e];"), "'res[ch]' at line 7 is not res[e]"),
+        (
+            ("long long ch = e % C;", "long long ch = e % C; res[ch] = act[e];"),
+            "'res[ch]' at line 7 is not res[e]",
+        ),
         (
             ("long long ch = e % C;", "long long ch = e % C + (long long)(float)res[0];"),
             "res is written as res[e] and read at another index at line 7",
         ),
         (("e < rows * C", "e < rows % C"), "its bound 'rows % C' uses '%'"),
-        (("e < rows * C", "e < rows * (long long)gamma[0]"), "is not an integer expression of scalar parameters"),
+        (
+            ("e < rows * C", "e < rows * (long long)gamma[0]"),
+            "is not an integer expression of scalar parameters",
+        ),
     ],
 )
 def test_forms_that_would_reorder_or_stride_are_refused(edit: tuple[str, str], reason: str) -> None:
@@ -165,7 +178,10 @@ __global__ void padded_row_sums(const float *a, const int *len, float *out, int 
 
 def test_a_row_per_thread_loop_is_not_taken_for_a_broadcast() -> None:
     why = vectorize_access.applies(_request(ROW_PER_THREAD))
-    assert why is not None and "a[base + j] is read at another index than r (line 9) inside a body that loops (line 8)" in why, why
+    assert (
+        why is not None
+        and "a[base + j] is read at another index than r (line 9) inside a body that loops (line 8)" in why
+    ), why
     valued = ROW_PER_THREAD.replace("a[base + j]", "(float)(r + j) * a[r]")
     why = vectorize_access.applies(_request(valued))
     assert why is not None and "reads its index r as a value in a body that loops (line 8)" in why, why

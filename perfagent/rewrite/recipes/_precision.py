@@ -54,24 +54,28 @@ class Sites:
 def is_double_literal(node: Node) -> bool:
     """An unsuffixed floating literal (``0.5``, ``1e-5``, ``3.``): C++ types it ``double``."""
     text = _cuda.text(node)
-    return node.type == "number_literal" and ("." in text or "e" in text.lower()) and bool(
-        _FLOAT_LITERAL.match(text)
+    return (
+        node.type == "number_literal"
+        and ("." in text or "e" in text.lower())
+        and bool(_FLOAT_LITERAL.match(text))
     )
 
 
 def called_helpers(tree: Tree, kernel: Node) -> list[Node]:
     """The ``__device__`` functions of the file that ``kernel`` calls, directly or through each other."""
     helpers = {
-        _cuda.function_name(fn): fn
+        name: fn
         for fn in _cuda.functions(tree)
-        if _cuda.has_qualifier(fn, "__device__") and not _cuda.is_kernel(fn)
+        if _cuda.has_qualifier(fn, "__device__")
+        and not _cuda.is_kernel(fn)
+        and (name := _cuda.function_name(fn))
     }
     found: dict[str, Node] = {}
     todo = [kernel]
     while todo:
         for node in _cuda.walk(todo.pop()):
             callee = node.child_by_field_name("function") if node.type == "call_expression" else None
-            name = _cuda.text(callee) if callee is not None else None
+            name = _cuda.text(callee) if callee is not None else ""
             if name in helpers and name not in found:
                 found[name] = helpers[name]
                 todo.append(helpers[name])
@@ -96,7 +100,8 @@ def genuine_double(kernel: Node, helpers: list[Node]) -> str | None:
                 return at(p, f"'{_cuda.text(p)}' is double data: its fp64 math is the data's own")
             if fn.id == kernel.id:
                 return at(
-                    p, f"kernel parameter '{_cuda.text(p)}' is a double the launch passes: its type is the caller's"
+                    p,
+                    f"kernel parameter '{_cuda.text(p)}' is a double the launch passes: its type is the caller's",
                 )
     return None
 
@@ -148,7 +153,11 @@ def promotions(tree: Tree, kernel: Node) -> Sites | str:
                 sites.literals.append(node)
             elif node.type == "call_expression":
                 callee = node.child_by_field_name("function")
-                if callee is not None and callee.type == "identifier" and _cuda.text(callee) in DOUBLE_TO_FLOAT:
+                if (
+                    callee is not None
+                    and callee.type == "identifier"
+                    and _cuda.text(callee) in DOUBLE_TO_FLOAT
+                ):
                     sites.calls.append(callee)
         sites.types += _double_types(fn, kernel)
     sites.defines = _double_defines(tree, sites.functions)

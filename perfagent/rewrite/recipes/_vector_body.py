@@ -161,7 +161,10 @@ def _scaled(indices: Node, index: str) -> bool:
     """Whether a subscript multiplies the index (``p[i * F + k]``): a strided read, not a broadcast; its
     fix is the layout (coalesce-access), and vectorising the rest around it gains nothing."""
     for node in _cuda.walk(indices):
-        if node.type == "binary_expression" and _cuda.text(node.child_by_field_name("operator") or node) == "*":
+        if (
+            node.type == "binary_expression"
+            and _cuda.text(node.child_by_field_name("operator") or node) == "*"
+        ):
             operands = (node.child_by_field_name("left"), node.child_by_field_name("right"))
             if any(o is not None and _cuda.text(strip(o)) == index for o in operands):
                 return True
@@ -173,7 +176,9 @@ def _pointer_use(node: Node, index: str, pointer: Pointer) -> Site | str | None:
     at = f"at line {_cuda.line_of(node)}"
     sub = node.parent
     indices = sub.child_by_field_name("indices") if sub is not None else None
-    subscript = sub is not None and sub.type == "subscript_expression" and sub.child_by_field_name("argument") == node
+    subscript = (
+        sub is not None and sub.type == "subscript_expression" and sub.child_by_field_name("argument") == node
+    )
     if (
         subscript
         and sub is not None
@@ -263,7 +268,9 @@ def index_as_value(body: Node, index: str, pointers: list[Pointer]) -> bool:
     """Whether the body reads the index other than as ``p[i]`` (``i % C``, ``x[i + 1]``, ``(float)i``)."""
     by_name = {p.name: p for p in pointers}
     return any(
-        node.type == "identifier" and _cuda.text(node) == index and _index_use(node, index, by_name) is not None
+        node.type == "identifier"
+        and _cuda.text(node) == index
+        and _index_use(node, index, by_name) is not None
         for node in _cuda.walk(body)
     )
 

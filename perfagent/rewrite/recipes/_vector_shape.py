@@ -197,7 +197,11 @@ def _invariant(node: Node, scalars: dict[str, tuple[int, str]]) -> str | None:
             return f"reads {name}, which is not a scalar parameter"
         return None if scalars[name][1] in INTEGER_TYPES else f"reads {name}, a {scalars[name][1]}"
     if kind == "number_literal":
-        return None if _cuda.evaluate(_cuda.text(node), {}) is not None else f"has the literal {_cuda.text(node)}"
+        return (
+            None
+            if _cuda.evaluate(_cuda.text(node), {}) is not None
+            else f"has the literal {_cuda.text(node)}"
+        )
     if kind == "parenthesized_expression" and node.named_child_count == 1:
         return _invariant(node.named_children[0], scalars)
     if kind == "cast_expression":
@@ -210,7 +214,11 @@ def _invariant(node: Node, scalars: dict[str, tuple[int, str]]) -> str | None:
         if op not in _BOUND_OPERATORS:
             return f"uses '{op}'"
         return next(
-            (why for side in ("left", "right") if (why := _invariant(node.child_by_field_name(side) or node, scalars))),
+            (
+                why
+                for side in ("left", "right")
+                if (why := _invariant(node.child_by_field_name(side) or node, scalars))
+            ),
             None,
         )
     return f"is not an integer expression of scalar parameters ('{one_line(node)}')"

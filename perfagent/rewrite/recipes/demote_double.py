@@ -17,6 +17,8 @@ Candidates (each a complete source; the verifier's tolerance decides whether the
 
 from __future__ import annotations
 
+from functools import partial
+
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
@@ -58,6 +60,15 @@ def _float_name(name: str, fast: bool) -> str:
     return TANH_APPROX if single == "tanhf" else INTRINSICS.get(single, single)
 
 
+def _product(node: Node, power: tuple[str, int]) -> str:
+    base, times = power
+    return "(" + " * ".join([base] * times) + ")"
+
+
+def _renamed(node: Node, fast: bool) -> str:
+    return _float_name(_cuda.text(node), fast)
+
+
 def _rewrites(sites: Sites, fast: bool) -> Rewrites:
     rewrites: Rewrites = {}
     for literal in sites.literals:
@@ -68,10 +79,9 @@ def _rewrites(sites: Sites, fast: bool) -> Rewrites:
         power = _power(callee)
         call = callee.parent
         if power is not None and call is not None:
-            base, times = power
-            rewrites[call.id] = lambda n, b=base, k=times: "(" + " * ".join([b] * k) + ")"
+            rewrites[call.id] = partial(_product, power=power)
         else:
-            rewrites[callee.id] = lambda n, f=fast: _float_name(_cuda.text(n), f)
+            rewrites[callee.id] = partial(_renamed, fast=fast)
     return rewrites
 
 

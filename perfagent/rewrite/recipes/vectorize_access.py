@@ -163,7 +163,9 @@ def _plan(src: Source) -> Plan | str:
         fn=fn,
         index=where.index,
         bound=where.bound,
-        bound_params={name: scalars[name][0] for name in _cuda.identifiers_in(where.bound_node or fn) if name in scalars},
+        bound_params={
+            name: scalars[name][0] for name in _cuda.identifiers_in(where.bound_node or fn) if name in scalars
+        },
         bound_node=where.bound_node,
         index_type=where.index_type,
         index_values=valued,
