@@ -160,3 +160,19 @@ def test_the_fp32_candidate_agrees_with_the_original_on_the_cpu(
 def test_genuine_double_and_fp32_kernels_are_refused(source: str, reason: str) -> None:
     why = demote_double.applies(_request(source))
     assert why is not None and reason in why, why
+
+
+def test_a_constant_converted_once_is_not_a_promotion() -> None:
+    # 'half tmp = 0.0;' and '__float2half(0.5)' convert a constant: no fp64 arithmetic to take away
+    source = (
+        "#include <cuda_fp16.h>\n__global__ void k(half *y, const half *x)\n{\n    half tmp = 0.0;\n"
+        "    y[threadIdx.x] = x[threadIdx.x] * tmp + __float2half(0.5);\n}\n"
+    )
+    why = demote_double.applies(_request(source))
+    assert why is not None and "nothing promotes to fp64" in why, why
+    # a compound assignment does promote: 'acc += 0.1' adds in fp64
+    promoted = source.replace("half tmp = 0.0;", "float acc = 1.0f;\n    acc += 0.1;").replace(
+        "* tmp", "* __float2half(acc)"
+    )
+    accurate = demote_double.propose(_request(promoted))[0]
+    assert "acc += 0.1f;" in accurate.source

@@ -61,6 +61,25 @@ def is_double_literal(node: Node) -> bool:
     )
 
 
+def promotes(literal: Node) -> bool:
+    """Whether a double literal drags its neighbours into fp64: an operand of arithmetic, a comparison or
+    a conditional, ``x += 0.5``, or an argument of a double math call. ``float x = 0.5;`` and
+    ``__float2half(0.5)`` are conversions of a constant, not promotions."""
+    parent = literal.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "unary_expression"):
+        parent = parent.parent
+    if parent is None:
+        return False
+    if parent.type in ("binary_expression", "conditional_expression"):
+        return True
+    if parent.type == "assignment_expression":
+        return _cuda.text(parent.child_by_field_name("operator") or parent) != "="
+    if parent.type == "argument_list" and parent.parent is not None:
+        callee = parent.parent.child_by_field_name("function")
+        return callee is not None and _cuda.text(callee) in DOUBLE_TO_FLOAT
+    return False
+
+
 def called_helpers(tree: Tree, kernel: Node) -> list[Node]:
     """The ``__device__`` functions of the file that ``kernel`` calls, directly or through each other."""
     helpers = {
@@ -149,7 +168,7 @@ def promotions(tree: Tree, kernel: Node) -> Sites | str:
     for fn in sites.functions:
         body = fn.child_by_field_name("body")
         for node in _cuda.walk(body) if body is not None else ():
-            if is_double_literal(node):
+            if is_double_literal(node) and promotes(node):
                 sites.literals.append(node)
             elif node.type == "call_expression":
                 callee = node.child_by_field_name("function")
