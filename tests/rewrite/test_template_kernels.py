@@ -37,9 +37,13 @@ def test_a_template_kernel_named_by_its_instantiation_is_found(transform: str) -
     assert recipes.propose(request)
 
 
-def test_another_instantiation_name_still_names_the_template_only() -> None:
-    request = RewriteRequest(
-        source=TEMPLATED, language="cuda", transform="vectorize-access", kernel="copy<float>"
+def test_the_template_is_analysed_and_refused_for_its_own_reasons() -> None:
+    # found: the refusal is about the body (the element type is a template parameter), not the name
+    named = RewriteRequest(
+        source=TEMPLATED, language="cuda", transform="vectorize-access", kernel="scale_copy<float, 2>"
     )
-    why = get_rewriter("recipes").applies(request)
+    why = get_rewriter("recipes").applies(named)
+    assert why is not None and "points to T, which has no 16-byte vector form" in why, why
+    other = named.model_copy(update={"kernel": "copy<float>"})
+    why = get_rewriter("recipes").applies(other)
     assert why is not None and "no __global__ function named copy<float>" in why, why
