@@ -38,7 +38,10 @@ def _code(source: str, language: str) -> str:
 
 
 def _fast_math(code: str, profile: KernelProfile | None) -> str | None:
-    xu = profile.metrics.pipe_utilization_pct.get("xu") if profile is not None else None
+    pipes = profile.metrics.pipe_utilization_pct if profile is not None else {}
+    xu, fp64 = pipes.get("xu"), pipes.get("fp64")
+    if fp64 is not None and fp64 >= 10.0:
+        return None  # fp64 work (promotions of float data, demote-double's) is fast math's too
     if xu is not None and xu < 10.0:
         return f"fast math speeds up transcendentals, and the XU pipe is idle ({xu:.3g} % busy)"
     if not _TRANSCENDENTAL.search(code) and not _FLOAT_DIV.search(code):

@@ -15,7 +15,9 @@ Tiers, in order (a transform appears once, at its first tier):
    recipe's reason).
 
 A diagnosis transform whose indicators were all measured and none holds is skipped with that reason;
-a kernel whose only findings are "at its bound" (severity info) gets no busywork. Every pair is then
+a kernel whose only findings are "at its bound" (severity info) gets no busywork, unless the bound is
+a pipe its data does not need (the fp64 pipe of a float/half/bf16 kernel: ``promoted_bound``), which
+makes that finding actionable. Every pair is then
 asked of the rewriter (``Rewriter.applies``): a pair it cannot do is kept in the plan as skipped, with
 its reason, so the report shows what was considered.
 
@@ -43,6 +45,7 @@ from knowledge.taxonomy import categories
 from knowledge.transforms import MetricCondition, Transform, catalog
 from perfagent.errors import BadInput
 from perfagent.models import Finding, KernelDiagnosis
+from perfagent.optimize.promoted_bound import unblock
 from perfagent.records import PlanOrigin, PlanStep
 from perfagent.rewrite.base import Rewriter, RewriteRequest
 
@@ -139,6 +142,8 @@ def make_plan(
             )
     if transforms:
         return _ask(_requested(transforms, kernel, findings), rewriter, request_for)
+    if measured:  # "at its bound" on the fp64 pipe of a float kernel is a promotion, not a bound
+        findings = unblock(findings, kernel, request_for)
     actionable = [f for f in findings if f.severity != "info"]
     at_bound = measured and bool(findings) and not actionable
     out = _diagnosis_steps(findings, kernel, measured)

@@ -56,6 +56,7 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "grid-swizzle-cuda",
         "smem-swizzle",
         "fast-math",
+        "demote-double",
         "kernel-fusion",
         "divergent-reduction",
         "relax-launch-bounds",

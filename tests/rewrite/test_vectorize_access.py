@@ -195,11 +195,13 @@ SAXPY_BODY = (
     ("edit", "reason"),
     [
         (("z[i] = a * x[i] + y[i];", "z[i] = a * x[i] + threadIdx.x;"), "threadIdx at line 10"),
+        # the index read as a value, x[i + 1], a literal bound: vectorised now (test_vectorize_broadcast.py)
+        (("z[i] = a * x[i] + y[i];", "z[i] = x[i * 2];"), "'x[i * 2]' at line 10 is not x[i]"),
+        (("z[i] = a * x[i] + y[i];", "{ z[i] = y[i]; y[i % 7] = 0; }"), "'y[i % 7]' at line 10 is not y[i]"),
         (
-            ("z[i] = a * x[i] + y[i];", "z[i] = a * x[i] + i;"),
-            "the index i is used at line 10 in 'a * x[i] + i'",
+            ("z[i] = a * x[i] + y[i];", "{ float t = z[0]; z[i] = t; }"),
+            "z is written as z[i] and read at another index at line 10",
         ),
-        (("z[i] = a * x[i] + y[i];", "z[i] = x[i + 1];"), "'x[i + 1]' at line 10 is not x[i]"),
         (("z[i] = a * x[i] + y[i];", "*(z + i) = y[i];"), "'z + i' at line 10 is not z[i]"),
         (("z[i] = a * x[i] + y[i];", "atomicAdd(&z[i], y[i]);"), "atomicAdd at line 10"),
         (("z[i] = a * x[i] + y[i];", "{ if (x[i] < 0) return; z[i] = y[i]; }"), "'return;' at line 10"),
@@ -207,7 +209,9 @@ SAXPY_BODY = (
         (("z[i] = a * x[i] + y[i];", "z[i] = a * x[i] + y[i] * stride;"), "'stride' at line 10"),
         (("z[i] = a * x[i] + y[i];", "g(&z[i]);"), "takes the address of z[i] at line 10"),
         (("i += stride", "i += blockDim.x"), "steps by 'i += blockDim.x'"),
-        (("i < (size_t)n", "i < 1000"), "its bound '1000' is not a scalar parameter"),
+        (("i < (size_t)n", "i < (size_t)n * a"), "its bound '(size_t)n * a' reads a, a float"),
+        (("i < (size_t)n", "i < n % 7"), "its bound 'n % 7' uses '%'"),
+        (("z[i] = a * x[i] + y[i];", "{ n = 4; z[i] = y[i]; }"), "assigns n"),
         (("int n, float a", "float n, float a"), "its bound n is a float, not an integer"),
         (
             ("z[i] = a * x[i] + y[i];", "{ a = a * 2; z[i] = a * x[i]; }"),

@@ -108,9 +108,16 @@ def is_device_code(fn: Node) -> bool:
     return has_qualifier(fn, "__global__") or has_qualifier(fn, "__device__")
 
 
+def template_base(name: str) -> str:
+    """A kernel name without its template arguments: a launch spec names the instantiation it runs
+    (``shuffle<double, 0, 2, 1>``), the source defines the template (``shuffle``)."""
+    return name.split("<", 1)[0].strip()
+
+
 def kernels(tree: Tree, only: str | None = None) -> list[Node]:
-    """The ``__global__`` function definitions (named ``only`` when given)."""
-    return [fn for fn in functions(tree) if is_kernel(fn) and (only is None or function_name(fn) == only)]
+    """The ``__global__`` function definitions (named ``only`` when given, template arguments aside)."""
+    want = None if only is None else template_base(only)
+    return [fn for fn in functions(tree) if is_kernel(fn) and (want is None or function_name(fn) == want)]
 
 
 def target_kernel(source: str, name: str | None) -> Node | str:

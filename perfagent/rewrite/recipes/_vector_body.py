@@ -1,7 +1,9 @@
 """vectorize-access: the per-element body, where every ``p[i]`` becomes a lane of a vector.
 
-In the body a pointer parameter appears only as ``p[i]``, ``i`` only inside those subscripts, and nothing
-depends on which thread runs which element: no ``__shared__``, no barriers or warp collectives, no
+In the body a pointer parameter appears as ``p[i]`` (a lane of a vector), or, when the body never writes
+it, as ``p[<any index>]`` (a gather or broadcast read, ``scale[i % C]``, left a scalar load); ``i`` may
+also be read as a value (each lane re-declares it); and nothing depends on which thread runs which
+element: no ``__shared__``, no barriers or warp collectives, no
 ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``, no atomics, no ``return`` / ``goto``, no ``break`` /
 ``continue`` leaving the body, no address of ``p[i]``, no assignment to a variable declared outside it.
 """
@@ -15,7 +17,7 @@ from typing import Literal
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._vector_shape import Pointer, one_line, statements
+from perfagent.rewrite.recipes._vector_shape import Pointer, one_line, statements, strip
 
 # Calls whose result depends on which threads run together: barriers, warp collectives, atomics.
 COLLECTIVE = re.compile(
@@ -155,15 +157,41 @@ def _index_use(node: Node, index: str, pointers: dict[str, Pointer]) -> str | No
     return None
 
 
-def _pointer_use(node: Node, index: str, pointer: Pointer) -> Site | str:
-    """The site of a use of ``pointer``, which must be ``p[i]``."""
+def _scaled(indices: Node, index: str) -> bool:
+    """Whether a subscript multiplies the index (``p[i * F + k]``): a strided read, not a broadcast; its
+    fix is the layout (coalesce-access), and vectorising the rest around it gains nothing."""
+    for node in _cuda.walk(indices):
+        if (
+            node.type == "binary_expression"
+            and _cuda.text(node.child_by_field_name("operator") or node) == "*"
+        ):
+            operands = (node.child_by_field_name("left"), node.child_by_field_name("right"))
+            if any(o is not None and _cuda.text(strip(o)) == index for o in operands):
+                return True
+    return False
+
+
+def _pointer_use(node: Node, index: str, pointer: Pointer) -> Site | str | None:
+    """The site of a use of ``pointer``: ``p[i]``, or None for a read ``p[j]`` of another index (a gather)."""
     at = f"at line {_cuda.line_of(node)}"
     sub = node.parent
     indices = sub.child_by_field_name("indices") if sub is not None else None
+    subscript = (
+        sub is not None and sub.type == "subscript_expression" and sub.child_by_field_name("argument") == node
+    )
+    if (
+        subscript
+        and sub is not None
+        and indices is not None
+        and _cuda.text(indices).replace(" ", "") != f"[{index}]"
+        and not _scaled(indices, index)
+    ):
+        how = _site_kind(sub, pointer)
+        if not isinstance(how, str) and how[0] == "read":
+            return None
     if (
         sub is None
-        or sub.type != "subscript_expression"
-        or sub.child_by_field_name("argument") != node
+        or not subscript
         or indices is None
         or _cuda.text(indices).replace(" ", "") != f"[{index}]"
     ):
@@ -185,6 +213,7 @@ def sites(body: Node, index: str, pointers: list[Pointer], dropped: set[str]) ->
     by_name = {p.name: p for p in pointers}
     locals_ = _declared_in(body)
     found: list[Site] = []
+    gathered: dict[str, Node] = {}
     carried: str | None = None
     for node in _cuda.walk(body):
         # State carried from one element to the next (several lanes per thread would change it) is
@@ -201,20 +230,49 @@ def sites(body: Node, index: str, pointers: list[Pointer], dropped: set[str]) ->
             return f"{name} {at} in the per-element body (the rewrite changes which thread handles which element)"
         if name in dropped and name != index:
             return f"'{name}' {at} is used in the per-element body (the rewrite computes its own index and stride)"
-        if name == index:
-            why = _index_use(node, index, by_name)
-            if why is not None:
-                return why
-        elif name in by_name:
+        if name in by_name:
             site = _pointer_use(node, index, by_name[name])
             if isinstance(site, str):
                 return site
-            found.append(site)
+            if site is None:
+                gathered.setdefault(name, node)
+            else:
+                found.append(site)
     if carried is not None:
         return carried
+    loop = looping(body)
+    if gathered and loop is not None:
+        first = min(gathered.values(), key=lambda n: n.start_byte)
+        return (
+            f"{_cuda.text(first.parent or first)} is read at another index than {index} (line {_cuda.line_of(first)}) inside a "
+            f"body that loops (line {_cuda.line_of(loop)}): a row-per-thread kernel, not element-wise"
+        )
+    for site in found:
+        if site.kind != "read" and site.pointer in gathered:
+            at = f"at line {_cuda.line_of(gathered[site.pointer])}"
+            return (
+                f"{site.pointer} is written as {site.pointer}[{index}] and read at another index {at}: "
+                f"the lanes would reorder them"
+            )
     if not found:
         return "the per-element body accesses no pointer parameter as p[i]"
     return found
+
+
+def looping(body: Node) -> Node | None:
+    """The first loop inside the per-element body, if any."""
+    return next((n for n in _cuda.walk(body) if n.type in LOOPS), None)
+
+
+def index_as_value(body: Node, index: str, pointers: list[Pointer]) -> bool:
+    """Whether the body reads the index other than as ``p[i]`` (``i % C``, ``x[i + 1]``, ``(float)i``)."""
+    by_name = {p.name: p for p in pointers}
+    return any(
+        node.type == "identifier"
+        and _cuda.text(node) == index
+        and _index_use(node, index, by_name) is not None
+        for node in _cuda.walk(body)
+    )
 
 
 def _within(node: Node, outer: Node) -> bool:

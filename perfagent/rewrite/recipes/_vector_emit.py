@@ -21,9 +21,14 @@ class Plan:
     index: str
     """The original index variable (kept in the scalar loop so the body is reused verbatim)."""
     bound: str
-    """The scalar parameter bounding the index."""
-    bound_position: int
-    """Its position among the kernel's parameters (launch-spec args match by position)."""
+    """The bound of the index as written: a scalar parameter or an integer expression of them."""
+    bound_params: dict[str, int]
+    """The parameters the bound reads, by position among the kernel's (launch-spec args match by position)."""
+    bound_node: Node | None
+    index_type: str
+    """The index's declared type."""
+    index_values: bool
+    """The body reads the index as a value (``i % C``): each lane and the tail re-declare it."""
     form: str
     """'grid-stride loop' or 'guarded' (one element per thread)."""
     body: Node
@@ -157,7 +162,13 @@ def _vector_path(data: bytes, tree: Tree, plan: Plan, i2: str, unit: str) -> lis
             )
             for s in plan.sites
         }
-        lines.append(i3 + _block(data, plan.body, repl, i3, unit))
+        block = _block(data, plan.body, repl, i3 + (unit if plan.index_values else ""), unit)
+        if plan.index_values:  # the lane's own index, in the original type
+            block = (
+                f"{{\n{i3 + unit}const {plan.index_type} {plan.index} = ({plan.index_type})(perfagent_q * {w} + {k});"
+                f"\n{i3 + unit}{block}\n{i3}}}"
+            )
+        lines.append(i3 + block)
     for name in plan.stored:
         lines += [i3 + line for line in _store(plan, name, var[name])]
     return [*lines, f"{i2}}}", f"{i2}perfagent_done = perfagent_groups * {w};"]
@@ -185,9 +196,12 @@ def kernel_body(source: str, plan: Plan) -> str:
         *_vector_path(data, tree, plan, i2, unit),
         f"{i1}}}",
     ]
-    i = plan.index
+    i = "perfagent_i" if plan.index_values else plan.index
     head = f"for (size_t {i} = perfagent_done + perfagent_tid; {i} < perfagent_n; {i} += perfagent_stride)"
-    if plan.body.type == "compound_statement":
+    if plan.index_values:
+        own = f"const {plan.index_type} {plan.index} = ({plan.index_type}){i};"
+        lines += [f"{i1}{head} {{", f"{i2}{own}", i2 + _render(data, plan.body, {}, i2), f"{i1}}}"]
+    elif plan.body.type == "compound_statement":
         lines.append(f"{i1}{head} {_render(data, plan.body, {}, i1)}")
     else:
         lines += [f"{i1}{head}", i2 + _render(data, plan.body, {}, i2)]

@@ -1,7 +1,8 @@
 """vectorize-access: the shape of an element-wise kernel (index, bound, guard or grid-stride loop, parameters).
 
 Matches ``<T> i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) <body>`` (operand order free, casts
-and parentheses allowed, ``n`` an integer scalar parameter) and the grid-stride loop
+and parentheses allowed, ``n`` an integer scalar parameter or a loop-invariant integer expression of them,
+``rows * C``, ``(size_t)N * K``) and the grid-stride loop
 ``for (<T> i = <that index>; i < n; i += <gridDim.x * blockDim.x or a variable holding it>) <body>``
 after optional declarations of that stride and of the index itself.
 """
@@ -52,9 +53,13 @@ class Shape:
     """'grid-stride loop' or 'guarded' (one element per thread)."""
     index: str
     bound: str
+    """The bound as written: a scalar parameter or an integer expression of them."""
     body: Node
     dropped: set[str]
     """Names the rewrite drops (the index and stride declarations): the body must not use them."""
+    index_type: str = "size_t"
+    """The index's declared type (a lane that reads the index as a value re-declares it so)."""
+    bound_node: Node | None = None
 
 
 def strip(node: Node) -> Node:
@@ -157,8 +162,9 @@ def params(fn: Node, kname: str) -> tuple[list[Pointer], dict[str, tuple[int, st
     return pointers, scalars
 
 
-def _bound(cond: Node, index: str, scalars: dict[str, tuple[int, str]]) -> tuple[str | None, str]:
-    """(the integer parameter ``n`` of ``i < n`` / ``n > i``, casts allowed; else None and why)."""
+def _bound(cond: Node, index: str, scalars: dict[str, tuple[int, str]]) -> tuple[Node | None, str]:
+    """(the bound of ``i < n`` / ``n > i``: an integer parameter or an invariant expression of them,
+    casts allowed; else None and why)."""
     for op, (mine, other) in (("<", (0, 1)), (">", (1, 0))):
         sides = _binary(cond, op)
         if sides is None:
@@ -168,11 +174,65 @@ def _bound(cond: Node, index: str, scalars: dict[str, tuple[int, str]]) -> tuple
         if var.type != "identifier" or _cuda.text(var) != index:
             continue
         if limit.type != "identifier" or name not in scalars:
-            return None, f"its bound '{one_line(limit)}' is not a scalar parameter"
+            why = _invariant(sides[other], scalars)
+            if why is not None:
+                return None, f"its bound '{one_line(limit)}' {why}"
+            return sides[other], ""
         if scalars[name][1] not in INTEGER_TYPES:
             return None, f"its bound {name} is a {scalars[name][1]}, not an integer"
-        return name, ""
+        return limit, ""
     return None, f"it is not '{index} < n'"
+
+
+_BOUND_OPERATORS = frozenset({"+", "-", "*", "/", "<<", ">>"})
+
+
+def _invariant(node: Node, scalars: dict[str, tuple[int, str]]) -> str | None:
+    """Why ``node`` is not an integer expression of scalar parameters and literals (loop-invariant:
+    the kernel cannot change its parameters' values for other threads), or None when it is."""
+    kind = node.type
+    if kind == "identifier":
+        name = _cuda.text(node)
+        if name not in scalars:
+            return f"reads {name}, which is not a scalar parameter"
+        return None if scalars[name][1] in INTEGER_TYPES else f"reads {name}, a {scalars[name][1]}"
+    if kind == "number_literal":
+        return (
+            None
+            if _cuda.evaluate(_cuda.text(node), {}) is not None
+            else f"has the literal {_cuda.text(node)}"
+        )
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _invariant(node.named_children[0], scalars)
+    if kind == "cast_expression":
+        typ, value = node.child_by_field_name("type"), node.child_by_field_name("value")
+        if typ is None or value is None or " ".join(_cuda.text(typ).split()) not in INTEGER_TYPES:
+            return f"casts to {_cuda.text(typ) if typ is not None else '?'}, not an integer type"
+        return _invariant(value, scalars)
+    if kind == "binary_expression":
+        op = _cuda.text(node.child_by_field_name("operator") or node)
+        if op not in _BOUND_OPERATORS:
+            return f"uses '{op}'"
+        return next(
+            (
+                why
+                for side in ("left", "right")
+                if (why := _invariant(node.child_by_field_name(side) or node, scalars))
+            ),
+            None,
+        )
+    return f"is not an integer expression of scalar parameters ('{one_line(node)}')"
+
+
+def assigned_scalars(fn: Node, names: set[str]) -> list[str]:
+    """Which of ``names`` the kernel assigns (then a bound of them is not loop-invariant)."""
+    out = []
+    for node in _cuda.walk(fn):
+        if node.type in ("assignment_expression", "update_expression"):
+            target = node.child_by_field_name("left" if node.type == "assignment_expression" else "argument")
+            if target is not None and _cuda.text(strip(target)) in names:
+                out.append(_cuda.text(strip(target)))
+    return out
 
 
 def _expected(kname: str) -> str:
@@ -183,7 +243,7 @@ def _expected(kname: str) -> str:
 
 
 def _guarded(
-    last: Node, kname: str, scalars: dict[str, tuple[int, str]], strides: set[str], indices: set[str]
+    last: Node, kname: str, scalars: dict[str, tuple[int, str]], strides: set[str], indices: dict[str, str]
 ) -> Shape | str:
     """``if (i < n) <body>`` after the one declaration of ``i``."""
     cond = last.child_by_field_name("condition")
@@ -198,7 +258,13 @@ def _guarded(
     bound, why = _bound(value, index, scalars) if value is not None else (None, "no condition")
     if bound is None or body is None:
         return f"{where} tests '{one_line(value or last)}': {why}"
-    return Shape("guarded", index, bound, body, indices)
+    return _shape("guarded", index, bound, body, set(indices), indices[index])
+
+
+def _shape(form: str, index: str, bound: Node, body: Node, dropped: set[str], index_type: str) -> Shape:
+    # a lane that reads the index as a value re-declares it with the original type (not const: gone)
+    typ = " ".join(t for t in index_type.split() if t != "const")
+    return Shape(form, index, _cuda.text(bound), body, dropped, typ, bound)
 
 
 def _steps_by_stride(update: Node | None, index: str, strides: set[str]) -> bool:
@@ -214,7 +280,7 @@ def _steps_by_stride(update: Node | None, index: str, strides: set[str]) -> bool
 
 
 def _grid_stride(
-    last: Node, kname: str, scalars: dict[str, tuple[int, str]], strides: set[str], indices: set[str]
+    last: Node, kname: str, scalars: dict[str, tuple[int, str]], strides: set[str], indices: dict[str, str]
 ) -> Shape | str:
     """``for (<T> i = <index>; i < n; i += <stride>) <body>``."""
     where = f"{_expected(kname)}: the for loop at line {_cuda.line_of(last)}"
@@ -234,7 +300,7 @@ def _grid_stride(
         return f"{where} steps by '{one_line(update or last)}', not '{index} += gridDim.x * blockDim.x'"
     if body is None:
         return f"{where} has no body"
-    return Shape("grid-stride loop", index, bound, body, strides | indices)
+    return _shape("grid-stride loop", index, bound, body, strides | set(indices), decl[0])
 
 
 def shape(fn: Node, kname: str, scalars: dict[str, tuple[int, str]]) -> Shape | str:
@@ -244,13 +310,13 @@ def shape(fn: Node, kname: str, scalars: dict[str, tuple[int, str]]) -> Shape | 
         return f"{kname} has no body"
     stmts = statements(block)
     strides: set[str] = set()
-    indices: set[str] = set()
+    indices: dict[str, str] = {}
     for stmt in stmts[:-1]:
         decl = _declared(stmt)
         if decl is not None and _is_stride(decl[2]):
             strides.add(decl[1])
         elif decl is not None and _is_index(decl[2]):
-            indices.add(decl[1])
+            indices[decl[1]] = decl[0]
         else:
             return (
                 f"{_expected(kname)}: unexpected statement at line {_cuda.line_of(stmt)}: '{one_line(stmt)}'"

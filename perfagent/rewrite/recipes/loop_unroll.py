@@ -180,7 +180,9 @@ def _scan(src: Source) -> tuple[list[_Loop], list[str]] | str:
     for fn in _cuda.functions(tree):
         fname = _cuda.function_name(fn) or "?"
         if not _cuda.is_device_code(fn) or (
-            request.kernel is not None and fname != request.kernel and _cuda.is_kernel(fn)
+            request.kernel is not None
+            and fname != _cuda.template_base(request.kernel)
+            and _cuda.is_kernel(fn)
         ):
             continue
         for node in _cuda.walk(fn):

@@ -32,9 +32,17 @@ from tree_sitter import Node, Tree
 
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._vector_body import Site, order_sensitive, sites, written_everywhere
+from perfagent.rewrite.recipes._thread_index import Rewrites, render
+from perfagent.rewrite.recipes._vector_body import (
+    Site,
+    index_as_value,
+    looping,
+    order_sensitive,
+    sites,
+    written_everywhere,
+)
 from perfagent.rewrite.recipes._vector_emit import NAME, Plan, kernel_body
-from perfagent.rewrite.recipes._vector_shape import Pointer, params, shape
+from perfagent.rewrite.recipes._vector_shape import Pointer, assigned_scalars, params, shape
 from perfagent.rewrite.recipes._vector_types import (
     MAX_VECTORS,
     VECTOR_BYTES,
@@ -134,6 +142,16 @@ def _plan(src: Source) -> Plan | str:
     found = sites(where.body, where.index, pointers, where.dropped)
     if isinstance(found, str):
         return f"{kname}, {where.form} body at line {_cuda.line_of(where.body)}: {found}"
+    changed = assigned_scalars(fn, _cuda.identifiers_in(where.bound_node or where.body) & set(scalars))
+    if changed:
+        return f"{kname} assigns {changed[0]}, which its bound {where.bound} reads: the bound is not loop-invariant"
+    valued = index_as_value(where.body, where.index, pointers)
+    loop = looping(where.body) if valued else None
+    if loop is not None:
+        return (
+            f"{kname} reads its index {where.index} as a value in a body that loops (line "
+            f"{_cuda.line_of(loop)}): a row-per-thread kernel, not element-wise"
+        )
     used = [p for p in pointers if any(s.pointer == p.name for s in found)]
     fit = _layouts(used)
     if isinstance(fit, str):
@@ -145,7 +163,12 @@ def _plan(src: Source) -> Plan | str:
         fn=fn,
         index=where.index,
         bound=where.bound,
-        bound_position=scalars[where.bound][0],
+        bound_params={
+            name: scalars[name][0] for name in _cuda.identifiers_in(where.bound_node or fn) if name in scalars
+        },
+        bound_node=where.bound_node,
+        index_type=where.index_type,
+        index_values=valued,
         form=where.form,
         body=where.body,
         pointers=used,
@@ -159,16 +182,31 @@ def _plan(src: Source) -> Plan | str:
 
 
 def _grid(request: RewriteRequest, plan: Plan) -> str | None:
-    """``ceil_div(V, W * (B))``: one group per thread, from the spec's value of the bound and its block."""
+    """``ceil_div(V, W * (B))``: one group per thread, V the bound in the spec's names (each parameter
+    replaced by the value the spec passes, casts dropped), B the spec's block."""
     launch = request.launch
-    if launch is None or len(launch.grid) != 1 or len(launch.block) != 1:
+    if launch is None or len(launch.grid) != 1 or len(launch.block) != 1 or plan.bound_node is None:
         return None
-    if plan.bound_position >= len(launch.args):
-        return None
-    value = launch.args[plan.bound_position].value
-    if value is None:
-        return None
-    return f"ceil_div({value}, {plan.width} * ({launch.block[0]}))"
+    values = {}
+    for name, position in plan.bound_params.items():
+        value = launch.args[position].value if position < len(launch.args) else None
+        if value is None:
+            return None
+        values[name] = value
+    rewrites: Rewrites = {}
+
+    def uncast(node: Node) -> str:  # the spec's expressions have no C casts
+        value = node.child_by_field_name("value")
+        return _cuda.text(node) if value is None else f"({render(value, rewrites)})"
+
+    for node in _cuda.walk(plan.bound_node):
+        if node.type == "identifier" and _cuda.text(node) in values:
+            rewrites[node.id] = lambda n: f"({values[_cuda.text(n)]})"
+        elif node.type == "cast_expression":
+            rewrites[node.id] = uncast
+    single = plan.bound_node.type == "identifier"
+    total = values[_cuda.text(plan.bound_node)] if single else render(plan.bound_node, rewrites)
+    return f"ceil_div({total}, {plan.width} * ({launch.block[0]}))"
 
 
 def _arrays(plan: Plan, names: list[str]) -> str:
@@ -197,7 +235,7 @@ def _launches(request: RewriteRequest, plan: Plan) -> list[tuple[LaunchOverride 
     why = (
         "no launch spec"
         if request.launch is None
-        else f"the launch spec is not 1-D or gives no value for parameter {plan.bound_position + 1} ({plan.bound})"
+        else f"the launch spec is not 1-D or gives no value for the parameters of the bound {plan.bound}"
     )
     w, n = plan.width, plan.bound
     return [
