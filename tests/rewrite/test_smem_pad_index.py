@@ -132,3 +132,23 @@ def test_candidates_compile(tmp_path: Path) -> None:
         n.replace("-", "_"): smem_pad_index.propose(_request(s))[0].source for n, (s, _, _) in FORMS.items()
     }
     assert_compiled(nvcc_compile(sources, tmp_path))
+
+
+def test_unit_stride_arrays_are_refused() -> None:
+    """A Kogge-Stone section scan reads ``s[t - stride]``: lanes are one word apart, nothing to pad."""
+    kogge = """
+__global__ void ks(const float *in, float *out) {
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    s[t] = in[blockIdx.x * 256 + t];
+    for (int stride = 1; stride < 256; stride *= 2) {
+        __syncthreads();
+        float v = t >= stride ? s[t - stride] : 0.0f;
+        __syncthreads();
+        s[t] += v;
+    }
+    out[blockIdx.x * 256 + t] = s[t];
+}
+"""
+    reason = smem_pad_index.applies(_request(kogge))
+    assert reason is not None and "unit stride" in reason, reason

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._chunk_syntax import local_inits, operator
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, collect, register
 from perfagent.rewrite.recipes.smem_padding import FOUR_BYTE_TYPES
 
@@ -70,6 +71,43 @@ def _uses(scope: Node, name: str, decl_ident: Node, shared: set[str]) -> list[No
     return out
 
 
+def _thread_names(inits: dict[str, tuple[Node, str]]) -> set[str]:
+    """Locals whose value depends on threadIdx (directly or through other such locals)."""
+    names: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name, (value, _t) in inits.items():
+            if name in names:
+                continue
+            reads = _cuda.identifiers_in(value) & names
+            if reads or any((a := _cuda.builtin_axis(n)) and a[0] == "threadIdx" for n in _cuda.walk(value)):
+                names.add(name)
+                grew = True
+    return names
+
+
+def _strided(
+    index: Node, inits: dict[str, tuple[Node, str]], thread: set[str], seen: frozenset[str] = frozenset()
+) -> bool:
+    """The thread index is scaled somewhere in ``index`` (``2 * tid``, ``offset * (2 * t + 1)``,
+    ``tid * 32``), looking through locals: lanes a power of two apart can share a bank."""
+    for n in _cuda.walk(index):
+        if n.type == "binary_expression" and operator(n) in ("*", "<<"):
+            sides = [c for f in ("left", "right") if (c := n.child_by_field_name(f)) is not None]
+            if any(
+                _cuda.identifiers_in(c) & thread
+                or any(_cuda.builtin_axis(x) == ("threadIdx", "x") for x in _cuda.walk(c))
+                for c in sides
+            ):
+                return True
+        name = _cuda.text(n) if n.type == "identifier" else None
+        if name in inits and name in thread and name not in seen:
+            if _strided(inits[name][0], inits, thread, seen | {name}):
+                return True
+    return False
+
+
 def _array(
     decl: Node, ident: Node, sizes: list[Node | None], scope: Node, src: Source, shared: set[str]
 ) -> _Array | str:
@@ -89,6 +127,10 @@ def _array(
     uses = _uses(scope, name, ident, shared)
     if isinstance(uses, str):
         return f"{where}: {uses}"
+    inits = local_inits(scope)
+    thread = _thread_names(inits)
+    if not any(_strided(i, inits, thread) for i in uses):
+        return f"{where}: every index is the thread index plus an offset (unit stride): no bank conflict to remove"
     return _Array(name, _cuda.line_of(decl), size_node, size, uses)
 
 
