@@ -48,7 +48,7 @@ def _sum_terms(node: Node) -> list[Node]:
     return [node]
 
 
-def _batch_decl(body: Node) -> tuple[Node, str, str] | str:
+def _batch_decl(body: Node) -> tuple[Node, str, str] | None:
     """(statement, name, declared type) of the one top-level ``T batch = blockIdx.z;``."""
     found = []
     for stmt in body.named_children:
@@ -66,7 +66,7 @@ def _batch_decl(body: Node) -> tuple[Node, str, str] | str:
                     _cuda.element_type(stmt),
                 )
             )
-    return found[0] if len(found) == 1 else "no single 'batch = blockIdx.z' declaration: not a batched nest"
+    return found[0] if len(found) == 1 else None
 
 
 def _alias(stmt: Node, params: dict[str, tuple[str, bool]], batch: str) -> tuple[str, str, str] | None:
@@ -126,17 +126,16 @@ def _term_edits(body: Node, pointer: str, batch: str) -> tuple[list[_cuda.Edit],
     return edits, next(iter(seen.values()))
 
 
-def normalise(src: Source) -> Batched | str:
-    """The 2-D problem of a batched nest, or why the kernel is not one."""
+def normalise(src: Source) -> Batched | str | None:
+    """The 2-D problem of a batched nest, why a batched kernel is not one, or None: not batched at all
+    (no grid z, no single ``batch = blockIdx.z``)."""
     found = src.kernel_body
     if isinstance(found, str):
         return found
     kernel, body = found
-    if src.launch is None or len(src.launch.grid) != 3:
-        return "the launch's grid has no z extent: not a batch of 2-D problems"
     decl = _batch_decl(body)
-    if isinstance(decl, str):
-        return decl
+    if src.launch is None or len(src.launch.grid) != 3 or decl is None:
+        return None
     stmt, batch, batch_type = decl
     params = {n: (t, p) for n, t, p in _cuda.kernel_params(kernel)}
     edits = [_cuda.Edit(stmt.start_byte, stmt.end_byte, "")]
@@ -213,8 +212,10 @@ def match(src: Source, match_2d: Callable[[Source], M | str]) -> Found[M] | str:
     if not isinstance(direct, str):
         return None, src, direct
     batched = normalise(src)
-    if isinstance(batched, str):
+    if batched is None:
         return direct
+    if isinstance(batched, str):
+        return f"{direct}; not a batch of 2-D problems either: {batched}"
     inner = match_2d(batched.source)
     if isinstance(inner, str):
         return f"{direct}; as a batch of 2-D problems: {inner}"
