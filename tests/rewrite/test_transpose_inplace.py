@@ -166,3 +166,43 @@ def test_candidates_compile(tmp_path: Path) -> None:
         [cand] = transpose_inplace.propose(_request(source, launch))
         sources[name.replace("-", "_")] = cand.source
     assert_compiled(nvcc_compile(sources, tmp_path))
+
+
+FLAT_1D = """
+__global__ void flip_flat(float *q, int n) {
+    int g = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = g % n;
+    int row = g / n;
+    if (row < n && col < n && row < col) {
+        float t = q[row * n + col];
+        q[row * n + col] = q[col * n + row];
+        q[col * n + row] = t;
+    }
+}
+"""
+FLAT_SPEC = launch_context(
+    {"grid": ["ceil_div(m * m, 256)"], "block": [256], "args": [{"name": "q"}, {"name": "n", "value": "m"}]}
+)
+
+
+def test_the_one_d_form_with_div_and_mod_gets_the_tile_pairs(tmp_path: Path) -> None:
+    req = _request(FLAT_1D, FLAT_SPEC)
+    [cand] = transpose_inplace.propose(req)
+    assert cand.launch is not None and cand.launch.grid == ["ceil_div(m, 32)", "ceil_div(m, 32)"]
+    cases = [
+        Case(
+            (Buf("float", s * s), str(s)),
+            ((-(-s * s // 256),), (256, 1)),
+            ((-(-s // 32),) * 2, (32, 8)),
+            f"n={s}",
+        )
+        for s in (5, 33, 70)
+    ]
+    assert_same(tmp_path, FLAT_1D, cand.source, "flip_flat", cases, rtol=0.0, atol=0.0)
+    assert_compiled(nvcc_compile({"flip_flat": cand.source}, tmp_path))
+
+
+def test_the_one_d_form_with_two_sizes_is_refused() -> None:
+    source = FLAT_1D.replace("int row = g / n;", "int row = g / w;").replace("int n)", "int n, int w)")
+    reason = transpose_inplace.applies(_request(source, FLAT_SPEC))
+    assert reason is not None and "is not a thread index" in reason, reason

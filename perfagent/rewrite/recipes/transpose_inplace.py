@@ -11,7 +11,8 @@ column keeps the transposed shared reads free of bank conflicts.
 
 Precondition (proven on the tree-sitter parse tree of the kernel):
 - index declarations ``x = blockIdx.x * blockDim.x + threadIdx.x`` and ``v`` the same on y (or
-  ``blockIdx.y`` alone with a 1-D block), no other thread built-in;
+  ``blockIdx.y`` alone with a 1-D block), or a 1-D launch's ``i = blockIdx.x * blockDim.x +
+  threadIdx.x; v = i / N; x = i % N;`` (either order); no other thread built-in;
 - then one ``if`` whose condition is a conjunction of a triangle term (``x > v``, ``v < x``, ``x < v``,
   ``>=``/``<=``) and bounds ``x < N`` / ``v < N`` with one scalar argument ``N``;
 - whose block swaps two elements of one pointer argument ``a``: any order of temporaries and stores
@@ -32,7 +33,8 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from perfagent.rewrite.base import LaunchContext
-from perfagent.rewrite.recipes import _cuda, _launch
+from perfagent.rewrite.recipes import _cuda, _launch, _transpose_copy
+from perfagent.rewrite.recipes._chunk_syntax import ident, is_global_id, operator
 from perfagent.rewrite.recipes._transpose_copy import _index_of, _indices, _unit
 from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, at, register
 from perfagent.workloads.launch_spec import LaunchOverride
@@ -157,13 +159,47 @@ def _swap_effect(stmts: list[Node]) -> tuple[dict[str, str], dict[str, Node], li
     return stored, nodes, arrays
 
 
+def _flat_indices(body: Node) -> tuple[dict[str, tuple[str, str]], list[Node]] | None:
+    """The 1-D form ``i = blockIdx.x * blockDim.x + threadIdx.x; r = i / N; c = i % N;`` as the roles
+    of ``_indices`` (x: the column ``c``, y: the row ``r``), or None."""
+    stmts = [s for s in body.named_children if s.type != "comment"]
+    decls = []
+    for stmt in stmts[:3]:
+        inits = (
+            [c for c in stmt.named_children if c.type == "init_declarator"]
+            if stmt.type == "declaration"
+            else []
+        )
+        name, value = (
+            (inits[0].child_by_field_name(f) for f in ("declarator", "value"))
+            if len(inits) == 1
+            else (None, None)
+        )
+        if name is None or value is None:
+            return None
+        decls.append((_cuda.text(name), _cuda.strip(value), _transpose_copy._declared_type(stmt)))
+    if len(decls) != 3 or not is_global_id(decls[0][1], {}):
+        return None
+    flat = decls[0][0]
+    roles: dict[str, tuple[str, str]] = {}
+    sizes: set[str | None] = set()
+    for index, peel, typ in decls[1:]:
+        op = operator(peel)
+        left, right = peel.child_by_field_name("left"), peel.child_by_field_name("right")
+        if op not in ("/", "%") or ident(left) != flat or ident(right) is None:
+            return None
+        roles["y" if op == "/" else "x"] = (index, typ)
+        sizes.add(ident(right))
+    return (roles, stmts[3:]) if set(roles) == {"x", "y"} and len(sizes) == 1 else None
+
+
 def analyse(kernel: Node, launch: LaunchContext | None) -> _Swap | str:
     body = kernel.child_by_field_name("body")
     if body is None:
         return "the kernel has no body"
     if "__shared__" in _cuda.text(kernel):
         return "the kernel already uses shared memory"
-    found = _indices(body, launch)
+    found = _flat_indices(body) or _indices(body, launch)
     if isinstance(found, str):
         return found
     roles, rest = found
