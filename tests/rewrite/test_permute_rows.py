@@ -143,8 +143,9 @@ def _cases(name: str, lanes: int) -> list[Case]:
             "merge-heads-u8": "unsigned char",
         }
         bufs = (Buf(element[name], total), Buf(element[name], total))
-        original = ((-(-total // 128),), (128, 1))
-        rewritten = ((-(-(-(-total // 128)) // lanes),), (128, 1))
+        blocks = -(-total // 128)
+        original = ((blocks,), (128, 1))
+        rewritten = ((-(-blocks // lanes),), (128, 1))
         out.append(Case((*bufs, *scalars), original, rewritten, f"inner={inner}"))
     return out
 
