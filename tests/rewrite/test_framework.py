@@ -267,4 +267,6 @@ def test_a_template_kernel_is_found_by_its_instantiated_name() -> None:
     tree = _cuda.require_clean(source)
     found = _cuda.select_kernel(tree, "k<double, 2>")
     assert not isinstance(found, str) and _cuda.function_name(found) == "k"
-    assert _cuda.select_kernel(tree, "missing<int>") == "no __global__ kernel named missing<int> in the source"
+    assert (
+        _cuda.select_kernel(tree, "missing<int>") == "no __global__ kernel named missing<int> in the source"
+    )
