@@ -112,8 +112,14 @@ def kernels(tree: Tree, only: str | None = None) -> list[Node]:
     """The ``__global__`` function definitions (named ``only`` when given). A launch spec names a template
     kernel by its instantiation (``shuffle<double, 0, 2, 1>``): the definition is named without the
     arguments, so they are not part of the comparison."""
-    bare = only.split("<", 1)[0].strip() if only is not None else None
+    bare = bare_name(only) if only is not None else None
     return [fn for fn in functions(tree) if is_kernel(fn) and (bare is None or function_name(fn) == bare)]
+
+
+def bare_name(kernel: str) -> str:
+    """A kernel's name without template arguments (``k<double, 2>`` -> ``k``), as definitions and
+    launches (``launched_name``) are named."""
+    return kernel.split("<", 1)[0].strip()
 
 
 def target_kernel(source: str, name: str | None) -> Node | str:

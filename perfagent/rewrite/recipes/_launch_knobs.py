@@ -234,7 +234,7 @@ def _scan(src: Source) -> _Found | str:
         return f"no __global__ function named {request.kernel} in the source"
     # 1. launches: the block argument (and dim3 variables) names constants or holds literals.
     for call in _cuda.launch_sites(tree):
-        if request.kernel is None or _cuda.launched_name(call) == request.kernel:
+        if request.kernel is None or _cuda.launched_name(call) == _cuda.bare_name(request.kernel):
             finder.add_launch(call)
     # 2. __launch_bounds__(NAME) and 3. block-size names.
     for fn in targets:
