@@ -252,3 +252,21 @@ def test_a_warp_per_row_is_swept_and_every_sweep_covers_the_rows_lane_by_lane(tm
         for rows in (5, 70)
     ]
     cuda_lanes.assert_same(tmp_path, GEMV, warp.source, "gemv", cases, rtol=2e-5, atol=2e-5)
+
+
+def test_a_template_kernel_is_found_by_its_instantiated_name() -> None:
+    """A launch spec names a template kernel as instantiated (``k<double, 0, 2, 1>``); the definition is
+    named ``k``: without this every recipe said 'no __global__ kernel named k<double, 0, 2, 1>'."""
+    from perfagent.rewrite.recipes import _cuda
+
+    source = (
+        "template <typename T, int A>\n__global__ void k(T *p) { p[threadIdx.x] = A; }\n"
+        "__global__ void other(float *p) { p[0] = 1; }\n"
+        "template __global__ void k<double, 2>(double *);\n"
+    )
+    tree = _cuda.require_clean(source)
+    found = _cuda.select_kernel(tree, "k<double, 2>")
+    assert not isinstance(found, str) and _cuda.function_name(found) == "k"
+    assert (
+        _cuda.select_kernel(tree, "missing<int>") == "no __global__ kernel named missing<int> in the source"
+    )

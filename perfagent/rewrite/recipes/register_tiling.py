@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from perfagent.rewrite.recipes import _cuda, _register_tile_2d
+from perfagent.rewrite.recipes import _cuda, _matmul_batch, _register_tile_2d
 from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest
 from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
 from perfagent.rewrite.recipes.smem_tiling import (
@@ -249,7 +249,7 @@ def rewrite_2d(source: str, plan: _Plan, acc: str, acc_type: str, acc_init: str)
     return _cuda.apply_edits(source, edits_for(plan, data, lines, _register_tile_2d.TILE))
 
 
-class _RegisterTiling(CudaRecipe[_Checked]):
+class _RegisterTiling(CudaRecipe[_matmul_batch.Found[_Checked]]):
     name = NAME
     transforms = ("register-tiling",)
     summary = (
@@ -257,10 +257,13 @@ class _RegisterTiling(CudaRecipe[_Checked]):
     )
     needs_launch = True
 
-    def match(self, src: Source) -> _Checked | str:
-        return _check(src)
+    def match(self, src: Source) -> _matmul_batch.Found[_Checked] | str:
+        return _matmul_batch.match(src, _check)
 
-    def plan(self, src: Source, m: _Checked) -> list[Variant]:
+    def plan(self, src: Source, found: _matmul_batch.Found[_Checked]) -> list[Variant]:
+        return _matmul_batch.plan(found, self._plan_2d)
+
+    def _plan_2d(self, src: Source, m: _Checked) -> list[Variant]:
         assert src.launch is not None
         plan, acc, (_decl, acc_type, acc_init) = m
         acc_type = " ".join(w for w in acc_type.split() if w != "const")

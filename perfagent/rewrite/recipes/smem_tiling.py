@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from perfagent.rewrite.base import LaunchContext
-from perfagent.rewrite.recipes import _cuda, _launch
+from perfagent.rewrite.recipes import _cuda, _launch, _matmul_batch
 from perfagent.rewrite.recipes._cuda import strip
 from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest, analyse
 from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
@@ -320,16 +320,19 @@ def _ceil(extent: Expr, tile: int) -> Expr:
     return f"ceil_div({extent}, {tile})"
 
 
-class _SmemTiling(CudaRecipe[_Plan]):
+class _SmemTiling(CudaRecipe[_matmul_batch.Found[_Plan]]):
     name = NAME
     transforms = ("smem-tiling",)
     summary = "naive matmul loop nests (one output per thread, a loop over k): 32x32 shared-memory tiles with edge guards"
     needs_launch = True
 
-    def match(self, src: Source) -> _Plan | str:
-        return _plan(src)
+    def match(self, src: Source) -> _matmul_batch.Found[_Plan] | str:
+        return _matmul_batch.match(src, _plan)
 
-    def plan(self, src: Source, plan: _Plan) -> list[Variant]:
+    def plan(self, src: Source, found: _matmul_batch.Found[_Plan]) -> list[Variant]:
+        return _matmul_batch.plan(found, self._plan_2d)
+
+    def _plan_2d(self, src: Source, plan: _Plan) -> list[Variant]:
         assert src.launch is not None
         nest = plan.nest
         bytes_per = sum(_cuda.ELEMENT_BYTES.get(t, 4) for t in (nest.a_type, nest.b_type))
