@@ -24,7 +24,7 @@ from perfagent.session import load_record, provisional_run_dir, save_record
 from perfagent.staging.run import can_stage, staged_profile
 from perfagent.workloads.targets import ProfileTarget, RecordedReport, SavedRun, resolve_target
 from profilers import get_profiler
-from profilers.base import ClockControl, Profiler, ProfileRequest
+from profilers.base import ClockControl, Launch, Profiler, ProfileRequest
 from profilers.build import build_program
 from profilers.errors import CounterPermissionDenied, ProfilerUnavailable
 from profilers.model import MetricTier
@@ -59,6 +59,7 @@ def profile(
     all_kernels: bool = False,
     metric_tiers: tuple[MetricTier, ...] = ("A", "B"),
     per_launch_config: bool = False,
+    launch: Launch | None = None,
 ) -> Profile:
     """Measure ``target`` (or read it, when it is a recorded report) into a canonical Profile.
 
@@ -84,6 +85,9 @@ def profile(
         all_kernels: staged, but every kernel in depth.
         metric_tiers: counter tiers of an unstaged targeted run (``profilers.ncu.tiers``).
         per_launch_config: apply ``launch_skip``/``launch_count`` per launch configuration.
+        launch: how the profiler and the program under it are started (candidate code: inside the
+            confinement of ``perfagent.sandbox.profiled``); its note goes into the profile's notes.
+            None: directly, with this process's environment (the user's own program).
 
     Raises:
         BadInput: unusable target or option.
@@ -115,9 +119,13 @@ def profile(
         per_launch_config=per_launch_config,
         arch=arch,
         timeout_s=timeout_s,
+        launch=launch,
     )
     try:
-        return _run(tgt, request, profiler, progress, staging=(staged, all_kernels))
+        prof = _run(tgt, request, profiler, progress, staging=(staged, all_kernels))
+        return (
+            prof.model_copy(update={"notes": [launch.note, *prof.notes]}) if launch and launch.note else prof
+        )
     finally:
         if own_tmp:
             shutil.rmtree(work, ignore_errors=True)
@@ -235,7 +243,8 @@ def _timing_only(request: ProfileRequest, progress: Progress, denied: CounterPer
     if argv:
         start = time.monotonic()
         # the user's folder, as under ncu: the command's relative paths (./app, data files) are the user's
-        done = run_command(argv, timeout_s=request.timeout_s)
+        launched, env = request.launched(argv)
+        done = run_command(launched, timeout_s=request.timeout_s, env=env)
         wall = time.monotonic() - start
         notes.append(
             f"whole program wall time {wall:.3f} s (exit code {done.returncode}): {shlex.join(argv)}"

@@ -53,11 +53,18 @@ def _show(record: RunRecord) -> None:
 def test_harness_runs_under_ncu(tmp_path: Path) -> None:
     if not _ncu_usable():
         pytest.skip("ncu is not usable here")
-    from perfagent.optimize.measure import reprofile
+    from perfagent.optimize.reprofile import reprofile
 
     wl = resolve(CUDA / "02_transpose_bank_conflicts" / "slow.cu")
     rp = reprofile(
-        wl, wl.file, wl.spec_path, workdir=tmp_path, target_kernel=None, arch="sm_90", timeout_s=300
+        wl,
+        wl.file,
+        wl.spec_path,
+        workdir=tmp_path,
+        target_kernel=None,
+        arch="sm_90",
+        timeout_s=300,
+        candidate=False,
     )
     assert rp.kernel is not None, rp.note
     assert rp.kernel.base_name == "transpose_smem_conflicts" and rp.kernel.invocations >= 1

@@ -12,7 +12,9 @@ import perfagent
 import profilers
 from perfagent.models import KernelProfile, Profile
 from perfagent.optimize import measure
-from perfagent.optimize.measure import Reprofile, Timing
+from perfagent.optimize import reprofile as reprofile_module
+from perfagent.optimize.measure import Timing
+from perfagent.optimize.reprofile import Reprofile
 from perfagent.verify.models import Check, VerificationResult
 
 from .helpers import REPORTS
@@ -94,7 +96,7 @@ def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(measure, "verify_candidate", verify)
     monkeypatch.setattr(measure, "bench_timing", bench)
     monkeypatch.setattr(measure, "bench_timings", bench_many)
-    monkeypatch.setattr(measure, "reprofile", reprofile)
+    monkeypatch.setattr(reprofile_module, "reprofile", reprofile)
     real_get = profilers.get_profiler
     monkeypatch.setattr(profilers, "get_profiler", lambda name: _Ncu() if name == "ncu" else real_get(name))
     return knobs

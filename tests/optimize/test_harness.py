@@ -12,13 +12,8 @@ from pathlib import Path
 import pytest
 
 from perfagent.models import Profile
-from perfagent.optimize.measure import (
-    harness_command,
-    harness_nvtx_include,
-    probe_gpu,
-    reprofile,
-    script_check_command,
-)
+from perfagent.optimize.measure import probe_gpu, script_check_command
+from perfagent.optimize.reprofile import harness_command, harness_nvtx_include, reprofile
 from perfagent.workloads.detect import resolve
 from profilers.base import WORKLOAD_NVTX_RANGE, ProfileRequest
 from profilers.ncu.argv import build_ncu_argv
@@ -129,7 +124,9 @@ def test_reprofile_passes_the_nvtx_filter(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(perfagent.api, "profile", fake_profile)
     kb = resolve(KB / "01_vector_add_triton.py", problem=KB / "01_vector_add.py")
-    reprofile(kb, kb.file, None, workdir=tmp_path, target_kernel=None, arch="sm_90", timeout_s=10)
+    reprofile(
+        kb, kb.file, None, workdir=tmp_path, target_kernel=None, arch="sm_90", timeout_s=10, candidate=False
+    )
     assert seen["nvtx_include"] == ["perfagent_forward/"]
     assert seen["kernel"] == "^(add_kernel)$"
 
