@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
@@ -45,6 +46,15 @@ class Launch(Frozen):
     """The whole environment of the run (None: this process's)."""
     note: str = ""
     """What the profile's notes say about how it ran (confined, or unconfined and why)."""
+
+
+class Launcher(Protocol):
+    """A policy for starting profiler runs: opened on the run's report folder, it gives the ``Launch``
+    (``perfagent.sandbox.profiled.CANDIDATE_CODE``: the confinement of candidate code)."""
+
+    def launch(self, workdir: Path) -> AbstractContextManager[Launch]:
+        """The ``Launch`` of runs writing under ``workdir``, valid until the context exits."""
+        ...
 
 
 class ProfileRequest(Frozen):

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,8 @@ from typing import Any
 from perfagent.errors import PerfAgentError
 from perfagent.models import KernelProfile, Profile
 from perfagent.optimize.reprofile_tiers import tiers_needing_b, with_tier_b_merged
-from perfagent.sandbox.profiled import profiler_launch
+from perfagent.sandbox.profiled import CANDIDATE_CODE
 from perfagent.workloads.optimizable import OptimizeWorkload
-from profilers.base import Launch
 from profilers.model import MetricTier
 
 Progress = Callable[[str], None]
@@ -66,10 +64,10 @@ def profile_options(
     *,
     arch: str,
     timeout_s: float,
-    launch: Launch | None,
+    candidate: bool,
     progress: Progress = _quiet,
 ) -> dict[str, Any]:
-    """The keyword arguments of ``perfagent.profile`` that re-profile ``file`` under ``launch``."""
+    """The keyword arguments of ``perfagent.profile`` that re-profile ``file``, confined when ``candidate``."""
     text = file.read_text(encoding="utf-8", errors="replace")
     return {
         "command": harness_command(wl, file, spec),
@@ -80,18 +78,8 @@ def profile_options(
         "timeout_s": timeout_s,
         "progress": progress,
         "staged": False,
-        "launch": launch,
+        "launcher": CANDIDATE_CODE if candidate else None,
     }
-
-
-@contextmanager
-def candidate_launch(workdir: Path, candidate: bool) -> Iterator[Launch | None]:
-    """The confinement of a candidate's profiled run writing under ``workdir``; None for the user's file."""
-    if not candidate:
-        yield None
-        return
-    with profiler_launch(workdir) as launch:
-        yield launch
 
 
 def reprofile(
@@ -117,18 +105,18 @@ def reprofile(
     from perfagent.api import profile
 
     workdir.mkdir(parents=True, exist_ok=True)
+    options = profile_options(
+        wl, file, spec, arch=arch, timeout_s=timeout_s, candidate=candidate, progress=progress
+    )
     try:
-        with candidate_launch(workdir, candidate) as launch:
-            options = profile_options(
-                wl, file, spec, arch=arch, timeout_s=timeout_s, launch=launch, progress=progress
-            )
-            prof = profile(None, workdir=workdir, metric_tiers=tiers, **options)
-            if tiers_needing_b(tiers, prof):
-                tier_b = profile(None, workdir=workdir / "tier-b", metric_tiers=("B",), **options)
-                prof = with_tier_b_merged(prof, tier_b)
+        prof = profile(None, workdir=workdir, metric_tiers=tiers, **options)
+        if tiers_needing_b(tiers, prof):
+            tier_b = profile(None, workdir=workdir / "tier-b", metric_tiers=("B",), **options)
+            prof = with_tier_b_merged(prof, tier_b)
     except PerfAgentError as exc:
         return Reprofile(note=f"not re-profiled: {exc.message}")
-    sandbox = launch.note if launch is not None else None
+    # the confinement's line, which ``perfagent.profile`` puts first in the notes of a launched run
+    sandbox = next((n for n in prof.notes if n.startswith("sandbox:")), None) if candidate else None
     (workdir / "profile.json").write_text(prof.model_dump_json(indent=2), encoding="utf-8")
     if not prof.kernels:
         return Reprofile(

@@ -18,7 +18,8 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from perfagent.sandbox.confinement import cache_dirs, require, worker_env
@@ -59,3 +60,15 @@ def profiler_launch(report_dir: Path) -> Iterator[Launch]:
         yield Launch(prefix=bwrap_argv(policy), env=env, note=sandbox.describe() + PROFILED_NOTE)
     finally:
         shutil.rmtree(own, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class CandidateConfinement:
+    """The ``profilers.base.Launcher`` of candidate code: ``profiler_launch`` on the run's report folder."""
+
+    def launch(self, workdir: Path) -> AbstractContextManager[Launch]:
+        return profiler_launch(workdir)
+
+
+CANDIDATE_CODE = CandidateConfinement()
+"""Pass as ``launcher`` to ``perfagent.profile``/``diagnose`` when the profiled program is candidate code."""

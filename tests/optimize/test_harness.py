@@ -114,10 +114,10 @@ def test_kernelbench_ncu_command_profiles_only_the_forward_range(tmp_path: Path)
 
 def test_reprofile_passes_the_nvtx_filter() -> None:
     kb = resolve(KB / "01_vector_add_triton.py", problem=KB / "01_vector_add.py")
-    options = profile_options(kb, kb.file, None, arch="sm_90", timeout_s=10, launch=None)
+    options = profile_options(kb, kb.file, None, arch="sm_90", timeout_s=10, candidate=False)
     assert options["nvtx_include"] == ["perfagent_forward/"]
     assert options["kernel"] == "^(add_kernel)$"
-    assert options["command"] == harness_command(kb, kb.file, None) and options["launch"] is None
+    assert options["command"] == harness_command(kb, kb.file, None) and options["launcher"] is None
 
 
 PROBLEM = """

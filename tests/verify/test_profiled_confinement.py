@@ -8,19 +8,22 @@ is run for real with bubblewrap on this CPU machine, on a program that tries to 
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import perfagent
 from perfagent.errors import BadInput
 from perfagent.optimize.reprofile import harness_command, profile_options
 from perfagent.sandbox import confinement
-from perfagent.sandbox.profiled import PROFILED_NOTE, profiler_launch
+from perfagent.sandbox.profiled import CANDIDATE_CODE, PROFILED_NOTE, profiler_launch
 from perfagent.workloads.detect import resolve
 from profilers import confine
 from profilers.base import Launch, ProfileRequest
@@ -28,7 +31,9 @@ from profilers.errors import ProfilerError
 from profilers.ncu.profiler import NcuProfiler
 from profilers.process import CompletedCommand, run_command
 
-KB = Path(__file__).resolve().parents[2] / "examples" / "kernelbench"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+KB = EXAMPLES / "kernelbench"
+MAIN_CU = EXAMPLES / "cuda" / "01_transpose_naive" / "main.cu"
 SECRET = ("PERFAGENT_LLM_API_KEY", "sk-perfagent-profiled-test")
 
 LEAVES = """
@@ -102,14 +107,15 @@ def test_the_whole_ncu_command_of_a_candidate_runs_inside_bwrap(tmp_path: Path, 
         return CompletedCommand(tuple(argv), 0, "", "", 0.0)
 
     report = tmp_path / "profile"
-    with profiler_launch(report) as launch:
-        options = profile_options(kb, kb.file, None, arch="sm_90", timeout_s=60, launch=launch)
+    options = profile_options(kb, kb.file, None, arch="sm_90", timeout_s=60, candidate=True)
+    assert options["launcher"] is CANDIDATE_CODE
+    with options["launcher"].launch(report) as launch:  # as ``perfagent.profile`` opens it
         request = ProfileRequest(
             command=options["command"],
             workdir=report,
             kernel_regex=options["kernel"],
             nvtx_include=options["nvtx_include"],
-            launch=options["launch"],
+            launch=launch,
         )
         with pytest.raises(ProfilerError):  # the recording runner writes no report
             NcuProfiler(ncu=sys.executable, runner=recording).profile(request)
@@ -176,3 +182,24 @@ def test_a_candidate_profile_is_refused_unconfined_unless_accepted_and_then_said
         private_home = Path(launch.env["HOME"])
         assert private_home.is_dir()
     assert not private_home.exists()  # the private home goes with the run
+
+
+def test_profile_opens_the_launcher_on_its_report_folder_and_says_how_it_ran(tmp_path: Path) -> None:
+    """``perfagent.profile`` takes the policy as a value, opens it on its own report folder, and the
+    profile's notes start with what the launch says (here ncu is missing: the static fallback)."""
+    if shutil.which("nvcc") is None or shutil.which("ncu") is not None:
+        pytest.skip("needs nvcc and no ncu (the static fallback of a program)")
+    opened: list[Path] = []
+
+    class Recording:
+        @contextmanager
+        def launch(self, workdir: Path) -> Iterator[Launch]:
+            opened.append(workdir)
+            yield Launch(note="sandbox: recorded by the test")
+
+    work = tmp_path / "work"
+    prof = perfagent.profile(MAIN_CU, workdir=work, launcher=Recording())
+    assert opened == [work.absolute()]
+    assert prof.notes[0] == "sandbox: recorded by the test" and prof.kernels
+    assert perfagent.profile(MAIN_CU, profiler="static", workdir=work, launcher=Recording()).kernels
+    assert opened == [work.absolute()]  # static analysis launches nothing: the policy is not opened
