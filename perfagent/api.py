@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 from perfagent._version import __version__
@@ -24,7 +25,7 @@ from perfagent.session import load_record, provisional_run_dir, save_record
 from perfagent.staging.run import can_stage, staged_profile
 from perfagent.workloads.targets import ProfileTarget, RecordedReport, SavedRun, resolve_target
 from profilers import get_profiler
-from profilers.base import ClockControl, Profiler, ProfileRequest
+from profilers.base import ClockControl, Launcher, Profiler, ProfileRequest
 from profilers.build import build_program
 from profilers.errors import CounterPermissionDenied, ProfilerUnavailable
 from profilers.model import MetricTier
@@ -59,6 +60,7 @@ def profile(
     all_kernels: bool = False,
     metric_tiers: tuple[MetricTier, ...] = ("A", "B"),
     per_launch_config: bool = False,
+    launcher: Launcher | None = None,
 ) -> Profile:
     """Measure ``target`` (or read it, when it is a recorded report) into a canonical Profile.
 
@@ -84,6 +86,10 @@ def profile(
         all_kernels: staged, but every kernel in depth.
         metric_tiers: counter tiers of an unstaged targeted run (``profilers.ncu.tiers``).
         per_launch_config: apply ``launch_skip``/``launch_count`` per launch configuration.
+        launcher: how the profiler and the program under it are started, opened on ``workdir``
+            (candidate code: ``perfagent.sandbox.profiled.CANDIDATE_CODE``, the confinement a worker
+            gets); its note goes into the profile's notes. None: directly, with this process's
+            environment (the user's own program).
 
     Raises:
         BadInput: unusable target or option.
@@ -117,10 +123,21 @@ def profile(
         timeout_s=timeout_s,
     )
     try:
-        return _run(tgt, request, profiler, progress, staging=(staged, all_kernels))
+        opens = launcher is not None and not _static_only(tgt, profiler)
+        with launcher.launch(work) if opens and launcher else nullcontext(None) as launch:
+            request = request.model_copy(update={"launch": launch})
+            prof = _run(tgt, request, profiler, progress, staging=(staged, all_kernels))
+        if launch is None or not launch.note:
+            return prof
+        return prof.model_copy(update={"notes": [launch.note, *prof.notes]})
     finally:
         if own_tmp:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _static_only(tgt: ProfileTarget, profiler: str) -> bool:
+    """Whether the run only reads the source (static analysis): nothing is launched, nothing to confine."""
+    return profiler == "static" or (tgt.default_profiler == "static" and profiler == "auto")
 
 
 def _read_recorded(tgt: RecordedReport, profiler: str, kernel: str | None, progress: Progress) -> Profile:
@@ -235,7 +252,8 @@ def _timing_only(request: ProfileRequest, progress: Progress, denied: CounterPer
     if argv:
         start = time.monotonic()
         # the user's folder, as under ncu: the command's relative paths (./app, data files) are the user's
-        done = run_command(argv, timeout_s=request.timeout_s)
+        launched, env = request.launched(argv)
+        done = run_command(launched, timeout_s=request.timeout_s, env=env)
         wall = time.monotonic() - start
         notes.append(
             f"whole program wall time {wall:.3f} s (exit code {done.returncode}): {shlex.join(argv)}"

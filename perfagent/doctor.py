@@ -130,8 +130,10 @@ def _sandbox() -> Probe:
     """Whether candidate code runs confined here (bubblewrap, Landlock), or why not."""
     st = confinement.status()
     detail = st.describe() + f"; {landlock_line()}"
-    if not st.confined:
-        detail += "; verify/bench/optimize/suite refuse candidate code without --unconfined"
+    if st.confined:
+        detail += "; candidate code under ncu too (optimize's re-profiles, MCP diagnose/profile of a program)"
+    else:
+        detail += "; verify/bench/optimize/suite (and their ncu re-profiles) refuse candidate code without --unconfined"
     return Probe(name="sandbox", ok=st.confined, detail=detail)
 
 

@@ -7,6 +7,9 @@ abstract methods.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
@@ -27,6 +30,31 @@ def workload_nvtx_include() -> str:
     of the default domain (a bare name would select a start/end range). Checked with ncu 2025.3.1 on an H100:
     of two kernels launched before the range and two inside it, only the two inside were profiled."""
     return f"{WORKLOAD_NVTX_RANGE}/"
+
+
+class Launch(Frozen):
+    """How a profiler run and the program under it are started: a command prefix and an environment.
+
+    Candidate code profiled under ncu or rocprof runs inside a confinement (``perfagent.sandbox.profiled``
+    builds one: a ``bwrap`` prefix, a scrubbed environment with a private ``$HOME``). The profiler goes
+    inside with its target: ncu talks to the program over loopback, which a network namespace splits.
+    """
+
+    prefix: list[str] = Field(default_factory=list)
+    """Prepended to the profiler's argv (``bwrap ... --``); empty: the profiler runs directly."""
+    env: dict[str, str] | None = None
+    """The whole environment of the run (None: this process's)."""
+    note: str = ""
+    """What the profile's notes say about how it ran (confined, or unconfined and why)."""
+
+
+class Launcher(Protocol):
+    """A policy for starting profiler runs: opened on the run's report folder, it gives the ``Launch``
+    (``perfagent.sandbox.profiled.CANDIDATE_CODE``: the confinement of candidate code)."""
+
+    def launch(self, workdir: Path) -> AbstractContextManager[Launch]:
+        """The ``Launch`` of runs writing under ``workdir``, valid until the context exits."""
+        ...
 
 
 class ProfileRequest(Frozen):
@@ -67,6 +95,16 @@ class ProfileRequest(Frozen):
     """Wall-clock limit for the whole tool run, s."""
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment variables for the application."""
+    launch: Launch | None = None
+    """How the profiler run is started (a confinement for candidate code); None: directly, our environment."""
+
+    def launched(
+        self, argv: Sequence[str], extra_env: Mapping[str, str] | None = None
+    ) -> tuple[list[str], dict[str, str]]:
+        """``argv`` (a profiler invocation of ``command``) and its environment, under ``launch``."""
+        base = dict(os.environ) if self.launch is None or self.launch.env is None else dict(self.launch.env)
+        prefix = self.launch.prefix if self.launch is not None else []
+        return [*prefix, *argv], {**base, **(extra_env or {}), **self.env}
 
 
 @runtime_checkable

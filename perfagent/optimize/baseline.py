@@ -20,7 +20,7 @@ from perfagent.api import diagnose, profile
 from perfagent.classifier import classify
 from perfagent.errors import BadInput, PerfAgentError
 from perfagent.models import DeviceInfo, KernelDiagnosis, Profile
-from perfagent.optimize import measure
+from perfagent.optimize import measure, reprofile
 from perfagent.optimize.events import Info, ProgressCallback
 from perfagent.optimize.loop_state import BaselineState, profile_pcts
 from perfagent.optimize.settings import OptimizeSettings
@@ -162,7 +162,7 @@ def _diagnose_original(
                 f"--report {report} was not used: the original was profiled here, on the GPU the candidates run on"
             )
         emit(Info(message="profiling the original with ncu …"))
-        rp = measure.reprofile(
+        rp = reprofile.reprofile(
             wl,
             wl.file,
             wl.spec_path,
@@ -170,6 +170,7 @@ def _diagnose_original(
             target_kernel=None,
             arch=settings.arch,
             timeout_s=settings.profile_timeout_s,
+            candidate=False,
         )
         out.profile = rp.profile
         if rp.note:
@@ -267,7 +268,7 @@ def _time_with_ncu(
     assert target.profile.metrics.duration_s is not None
     durations = [target.profile.metrics.duration_s]
     emit(Info(message="profiling the original again (baseline noise for ncu-timed Triton scripts) …"))
-    again = measure.reprofile(
+    again = reprofile.reprofile(
         wl,
         wl.file,
         None,
@@ -275,6 +276,7 @@ def _time_with_ncu(
         target_kernel=state.kernel_name,
         arch=settings.arch,
         timeout_s=settings.profile_timeout_s,
+        candidate=False,
     )
     if again.kernel is not None and again.kernel.metrics.duration_s is not None:
         durations.append(again.kernel.metrics.duration_s)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from knowledge.transforms import catalog
-from perfagent.optimize import measure
+from perfagent.optimize import measure, reprofile
 from perfagent.optimize.cost import StageClock
 from perfagent.optimize.events import (
     Accepted,
@@ -63,7 +63,7 @@ class Measured:
     verification: VerificationSummary
     timing: measure.Timing | None = None
     metric: MetricCheck | None = None
-    reprofiled: measure.Reprofile | None = None
+    reprofiled: reprofile.Reprofile | None = None
 
 
 @dataclass
@@ -485,10 +485,10 @@ class CandidateEvaluator:
         )
         return metric
 
-    def _reprofile(self, staged: _Staged, category: str | None, entry: Any) -> measure.Reprofile:
+    def _reprofile(self, staged: _Staged, category: str | None, entry: Any) -> reprofile.Reprofile:
         """One ncu re-profile of the candidate's changed kernel (the tiers the check and the plan need)."""
         s = self.settings
-        return measure.reprofile(
+        return reprofile.reprofile(
             self.wl,
             staged.source_path,
             staged.spec,
@@ -497,11 +497,12 @@ class CandidateEvaluator:
             arch=s.arch,
             timeout_s=s.profile_timeout_s,
             tiers=tiers_for_candidate(self.state.before, entry.effect_for(category).metric),
+            candidate=True,
         )
 
     def time_candidate(
         self, cid: str, source: Path, spec: Path | None, folder: Path
-    ) -> tuple[measure.Timing, measure.Reprofile | None]:
+    ) -> tuple[measure.Timing, reprofile.Reprofile | None]:
         """The candidate against the baseline: CUDA events, or ncu kernel durations for a Triton script."""
         wl, s = self.wl, self.settings
         if wl.timed_by == "ncu":
@@ -525,12 +526,12 @@ class CandidateEvaluator:
         start = self.baseline.start_speedup
         return measure.relative_to_start(timing, start, self.baseline.time_s) if start else timing
 
-    def _time_script(self, source: Path, folder: Path) -> tuple[measure.Timing, measure.Reprofile | None]:
+    def _time_script(self, source: Path, folder: Path) -> tuple[measure.Timing, reprofile.Reprofile | None]:
         """A Triton script is timed by ncu kernel durations against the baseline's repeated runs."""
         if not self.baseline.can_profile or not self.baseline.script_durations:
             why = self.baseline.profile_note or "no baseline durations"
             return measure.Timing(error=f"a Triton script is timed through ncu kernel durations: {why}"), None
-        rp = measure.reprofile(
+        rp = reprofile.reprofile(
             self.wl,
             source,
             None,
@@ -538,6 +539,7 @@ class CandidateEvaluator:
             target_kernel=self.baseline.kernel_name,
             arch=self.settings.arch,
             timeout_s=self.settings.profile_timeout_s,
+            candidate=True,
         )
         duration = rp.kernel.metrics.duration_s if rp.kernel else None
         if duration is None:
@@ -563,8 +565,10 @@ class CandidateEvaluator:
             best_id=st.best_id,
         )
         names = (str(fields["metric"]), *SNAPSHOT_METRICS)
+        # the re-profile ran the candidate's code: how it was confined belongs in its record
+        sandbox = [reprofiled.sandbox] if reprofiled and reprofiled.sandbox else []
         outcome = CandidateOutcome(
-            **fields,
+            **{**fields, "notes": [*fields.get("notes", []), *sandbox]},
             verification=measured.verification,
             verdict=decision.verdict,
             accepted=decision.accepted,

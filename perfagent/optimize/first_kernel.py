@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from knowledge.transforms import catalog
 from perfagent.errors import LLMError
-from perfagent.optimize import measure
+from perfagent.optimize import reprofile
 from perfagent.optimize.events import Info
 from perfagent.optimize.loop_state import Origin, diagnose_one
 from perfagent.optimize.plan import PlannedTransform
@@ -122,7 +122,7 @@ def adopt(loop: OptimizeLoop, outcome: CandidateOutcome, language: KernelLanguag
     if not outcome.metrics_after:  # not re-profiled while judged (not faster, or no GPU)
         st.before, st.diagnosis = None, None
         if loop.baseline.can_profile:
-            rp = measure.reprofile(
+            rp = reprofile.reprofile(
                 loop.wl,
                 source_file,
                 None,
@@ -130,6 +130,7 @@ def adopt(loop: OptimizeLoop, outcome: CandidateOutcome, language: KernelLanguag
                 target_kernel=None,
                 arch=loop.settings.arch,
                 timeout_s=loop.settings.profile_timeout_s,
+                candidate=True,
             )
             if rp.kernel is not None:
                 st.before, st.diagnosis = rp.kernel, diagnose_one(rp.kernel)

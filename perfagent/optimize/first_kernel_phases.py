@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from perfagent.errors import BadInput
 from perfagent.models import KernelDiagnosis
-from perfagent.optimize import measure
+from perfagent.optimize import measure, reprofile
 from perfagent.optimize.first_kernel import KernelLanguage, target_file
 from perfagent.optimize.loop_state import diagnose_one
 from perfagent.optimize.phase_files import candidate_profile, relocated_candidates
@@ -130,7 +130,7 @@ def profile_first_kernel(loop: CandidateEvaluator) -> None:
     if chosen is None or chosen.metrics_after or chosen.source_path is None:
         return
     source = Path(chosen.source_path)
-    rp = measure.reprofile(
+    rp = reprofile.reprofile(
         loop.wl,
         source,
         None,
@@ -138,6 +138,7 @@ def profile_first_kernel(loop: CandidateEvaluator) -> None:
         target_kernel=None,
         arch=loop.settings.arch,
         timeout_s=loop.settings.profile_timeout_s,
+        candidate=True,
     )
     if rp.profile is not None:
         measure.write_json(source.parent / "profile.json", rp.profile)

@@ -2,9 +2,8 @@
 
 Thin adapters over the project's own layers: ``perfagent.verify.verify`` (the oracle comparison with
 anti-cheat checks), ``perfagent.timing.bench`` (CUDA events, interleaved baseline, noise threshold,
-plausibility), ``perfagent.profile`` with ncu on a harness command
-(``python -m perfagent.workloads.run_spec``) and, without a GPU, ``nvcc -cubin`` as a build check.
-Nothing here decides: ``outcome`` does.
+plausibility) and, without a GPU, ``nvcc -cubin`` as a build check; the re-profile under ncu is
+``reprofile``'s. Nothing here decides: ``outcome`` does.
 """
 
 from __future__ import annotations
@@ -20,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from perfagent.errors import BadInput, InternalError, PerfAgentError
-from perfagent.models import KernelProfile, Profile
-from perfagent.optimize.reprofile_tiers import tiers_needing_b, with_tier_b_merged
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
@@ -34,7 +31,6 @@ from perfagent.workloads.launch_spec import (
 )
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.errors import ProfilerError, ProfilerUnavailable
-from profilers.model import MetricTier
 
 Progress = Callable[[str], None]
 CANDIDATE_CU = "source.cu"
@@ -422,96 +418,6 @@ def profile_timing(baseline: list[float], candidate: float) -> Timing:
         flags=flags,
         timer="ncu",
     )
-
-
-# --------------------------------------------------------------------------------------------- profiling
-
-
-def _python() -> list[str]:
-    """``env PYTHONPATH=<repo>:... python``: the harness imports perfagent whatever the profiler's working folder."""
-    import os
-
-    repo = str(Path(__file__).resolve().parents[2])
-    path = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
-    return ["env", f"PYTHONPATH={path}", sys.executable]
-
-
-def harness_command(wl: OptimizeWorkload, file: Path, spec: Path | None) -> list[str]:
-    """The command ncu profiles for ``file`` (the original or a candidate)."""
-    return wl.harness_command(_python(), file, spec)
-
-
-def harness_nvtx_include(wl: OptimizeWorkload) -> list[str]:
-    """ncu NVTX filters for ``harness_command``: KernelBench profiles only the ``forward()`` calls (the harness
-    wraps each in ``WORKLOAD_NVTX_RANGE``), not the kernels that prepare inputs or build the model."""
-    return wl.nvtx_include()
-
-
-@dataclass
-class Reprofile:
-    """A profile of one workload file, the kernel the loop targets, or why there is none."""
-
-    profile: Profile | None = None
-    kernel: KernelProfile | None = None
-    note: str | None = None
-
-
-def reprofile(
-    wl: OptimizeWorkload,
-    file: Path,
-    spec: Path | None,
-    *,
-    workdir: Path,
-    target_kernel: str | None,
-    arch: str,
-    timeout_s: float,
-    progress: Progress = _quiet,
-    tiers: tuple[MetricTier, ...] = ("A", "B"),
-) -> Reprofile:
-    """Profile ``file`` with ncu through the harness; never raises for a profiler problem (it becomes a note).
-
-    One targeted run (not staged: the kernel filter already names the changed kernel) collecting ``tiers``;
-    when tier B was left out but the kernel's tier-A evidence calls for it, a second run adds it
-    (``perfagent.optimize.reprofile_tiers``).
-    """
-    from perfagent.api import profile
-
-    text = file.read_text(encoding="utf-8", errors="replace")
-    workdir.mkdir(parents=True, exist_ok=True)
-    options: dict[str, Any] = {
-        "command": harness_command(wl, file, spec),
-        "profiler": "ncu",
-        "kernel": wl.kernel_regex(text),
-        "nvtx_include": harness_nvtx_include(wl),
-        "arch": arch,
-        "timeout_s": timeout_s,
-        "progress": progress,
-        "staged": False,
-    }
-    try:
-        prof = profile(None, workdir=workdir, metric_tiers=tiers, **options)
-        if tiers_needing_b(tiers, prof):
-            tier_b = profile(None, workdir=workdir / "tier-b", metric_tiers=("B",), **options)
-            prof = with_tier_b_merged(prof, tier_b)
-    except PerfAgentError as exc:
-        return Reprofile(note=f"not re-profiled: {exc.message}")
-    (workdir / "profile.json").write_text(prof.model_dump_json(indent=2), encoding="utf-8")
-    if not prof.kernels:
-        return Reprofile(
-            profile=prof, note=f"the profile holds no kernel ({'; '.join(prof.notes) or prof.mode})"
-        )
-    return Reprofile(profile=prof, kernel=pick_kernel(prof.kernels, target_kernel))
-
-
-def pick_kernel(kernels: list[KernelProfile], name: str | None) -> KernelProfile:
-    """The kernel called ``name`` (base name), else the one with the most total time; the workload's kernels
-    before the harness's (``KernelProfile.harness``)."""
-    workload = [k for k in kernels if not k.harness] or kernels
-    if name:
-        for k in workload:
-            if name in (k.base_name, k.name):
-                return k
-    return max(workload, key=lambda k: k.total_duration_s or (k.metrics.duration_s or 0.0) * k.invocations)
 
 
 def write_json(path: Path, payload: Any) -> None:

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from perfagent.errors import BadInput
 from perfagent.models import KernelDiagnosis, KernelProfile, Profile
-from perfagent.optimize import measure
+from perfagent.optimize import reprofile
 from perfagent.optimize.evaluate import CandidateEvaluator
 from perfagent.optimize.loop_state import candidate_key, diagnose_one
 from perfagent.optimize.repair import NOT_RUN
@@ -211,7 +211,7 @@ def candidate_profile(cand: CandidateOutcome, kernel_name: str | None) -> Kernel
         prof = Profile.model_validate_json((Path(cand.source_path).parent / "profile.json").read_text())
     except (OSError, ValidationError, ValueError):
         return None
-    return measure.pick_kernel(prof.kernels, kernel_name) if prof.kernels else None
+    return reprofile.pick_kernel(prof.kernels, kernel_name) if prof.kernels else None
 
 
 def best_kernel(

@@ -10,7 +10,7 @@ import os
 import re
 import shlex
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from profilers.base import ProfileRequest
@@ -21,12 +21,14 @@ from profilers.ncu.csv import looks_like_ncu_csv, read_ncu_csv
 from profilers.ncu.isolated import read_ncu_rep_isolated
 from profilers.ncu.locate import DEFAULT_SEARCH_GLOBS, find_ncu
 from profilers.ncu.run_errors import check_ncu_run
-from profilers.process import run_command
+from profilers.process import CompletedCommand, run_command
 from profilers.static.sass_scan import no_tensor_code
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 VERSION_TIMEOUT_S = 60.0
 _VERSION_LINE = re.compile(r"Version\s+(\d+\.\d+[^\r\n]*)")
+Runner = Callable[..., CompletedCommand]
+"""``run_command``'s signature: how the profiler's own runs are started."""
 
 
 class NcuProfiler:
@@ -42,14 +44,22 @@ class NcuProfiler:
     vendor = "nvidia"
     measures_time = True
 
-    def __init__(self, ncu: str | None = None, *, search_globs: Sequence[str] = DEFAULT_SEARCH_GLOBS) -> None:
+    def __init__(
+        self,
+        ncu: str | None = None,
+        *,
+        search_globs: Sequence[str] = DEFAULT_SEARCH_GLOBS,
+        runner: Runner = run_command,
+    ) -> None:
         """Create the backend.
 
         Args:
             ncu: an explicit ncu executable (default: PATH, then ``search_globs``).
             search_globs: install locations searched when ncu is not on PATH.
+            runner: runs an ncu invocation of the application (``run_command``; a test records the argv).
         """
         self._explicit = ncu
+        self._runner = runner
         self._search_globs = tuple(search_globs)
         self._version: str | None = None
 
@@ -118,9 +128,10 @@ class NcuProfiler:
         )
         if skipped:
             request = request.model_copy(update={"tensor_counters": False})
-        argv = build_ncu_argv(request, ncu=exe, report_path=report_path, log_path=log_path)
-        env = {**os.environ, "LC_ALL": "C", **request.env}
-        result = run_command(argv, timeout_s=request.timeout_s, env=env)
+        argv, env = request.launched(
+            build_ncu_argv(request, ncu=exe, report_path=report_path, log_path=log_path), {"LC_ALL": "C"}
+        )
+        result = self._runner(argv, timeout_s=request.timeout_s, env=env)
         log_text = log_path.read_text(errors="replace") if log_path.is_file() else ""
         warnings = check_ncu_run(result, log_text, kernel_regex=request.kernel_regex)
         if not report_path.is_file():
@@ -148,9 +159,8 @@ class NcuProfiler:
         workdir = Path(request.workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         table = workdir / f"perfagent-ncu-times-{uuid.uuid4().hex[:8]}.csv"
-        argv = build_timing_argv(request, ncu=exe, log_path=table)
-        env = {**os.environ, "LC_ALL": "C", **request.env}
-        result = run_command(argv, timeout_s=request.timeout_s, env=env)
+        argv, env = request.launched(build_timing_argv(request, ncu=exe, log_path=table), {"LC_ALL": "C"})
+        result = self._runner(argv, timeout_s=request.timeout_s, env=env)
         log_text = table.read_text(errors="replace") if table.is_file() else ""
         warnings = check_ncu_run(result, log_text, kernel_regex=request.kernel_regex)
         if not looks_like_ncu_csv(table):

@@ -8,7 +8,6 @@ pass for timing and one rocprofv3 counter pass per group of counters that fits t
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
@@ -145,14 +144,12 @@ class RocprofProfiler:
         out = request.workdir / "rocprof"
         out.mkdir(parents=True, exist_ok=True)
         app = self._application(request)
-        env = {**os.environ, **request.env}
+        trace_argv, env = request.launched(
+            rocprofv3_trace_argv(app, output_dir=out / "trace", formats=self.formats)
+        )
         notes: list[str] = []
 
-        trace = run_command(
-            rocprofv3_trace_argv(app, output_dir=out / "trace", formats=self.formats),
-            timeout_s=request.timeout_s,
-            env=env,
-        )
+        trace = run_command(trace_argv, timeout_s=request.timeout_s, env=env)
         _check(trace, "kernel trace")
         trace_files = v3_files(out / "trace", TRACE_SUFFIX)
         agent_files = v3_files(out / "trace", AGENT_SUFFIX)
@@ -187,11 +184,10 @@ class RocprofProfiler:
         app = self._application(request)
         path = request.workdir / "rocprof-compute" / name
         kernels = [request.kernel_regex] if request.kernel_regex else []
-        result = run_command(
-            rocprof_compute_profile_argv(app, name=name, path=path, kernels=kernels, roofline=roofline),
-            timeout_s=request.timeout_s,
-            env={**os.environ, **request.env},
+        argv, env = request.launched(
+            rocprof_compute_profile_argv(app, name=name, path=path, kernels=kernels, roofline=roofline)
         )
+        result = run_command(argv, timeout_s=request.timeout_s, env=env)
         _check(result, "rocprof-compute profile")
         profile = read_rocprof(path, kernel_regex=request.kernel_regex)
         return profile.model_copy(update={"command": shlex.join(app), "tool_version": self.compute_version()})
@@ -241,7 +237,7 @@ class RocprofProfiler:
         files: list[Path] = []
         for number, group in enumerate(passes, start=1):
             folder = out / f"pass{number}"
-            result = run_command(
+            argv, _ = request.launched(
                 rocprofv3_counter_argv(
                     app,
                     group,
@@ -249,10 +245,9 @@ class RocprofProfiler:
                     prefix=f"pass{number}",
                     kernel_regex=request.kernel_regex,
                     formats=self.formats,
-                ),
-                timeout_s=request.timeout_s,
-                env=env,
+                )
             )
+            result = run_command(argv, timeout_s=request.timeout_s, env=env)
             if not result.ok:
                 if _permission_denied(result):
                     raise CounterPermissionDenied(

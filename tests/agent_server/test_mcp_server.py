@@ -29,6 +29,8 @@ from perfagent.mcp_server.jobs import INTERRUPTED, mark_interrupted  # noqa: E40
 from perfagent.mcp_server.replies import as_tool_call_hint  # noqa: E402
 from perfagent.mcp_server.server import build_server  # noqa: E402
 from perfagent.mcp_server.summaries import reply_tokens  # noqa: E402
+from perfagent.sandbox import confinement  # noqa: E402
+from perfagent.sandbox.profiled import PROFILED_NOTE  # noqa: E402
 from perfagent.session import load_record, save_record  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -216,6 +218,21 @@ def test_diagnose_of_a_program_is_a_job_saved_under_the_root(root: Path) -> None
     )
     assert progress and all(total == 1800.0 for _, total, _ in progress)
     assert call(root, "read_run", {"run": "latest"}).structured_content["summary"]["id"] == summary["id"]
+
+
+def test_a_program_the_agent_names_is_profiled_inside_the_candidate_confinement(root: Path) -> None:
+    """What an agent asks to profile is candidate code to perfagent: the run goes through the confinement
+    (here ncu is missing, so the static fallback; the record's notes still say how it was launched)."""
+    if shutil.which("nvcc") is None or shutil.which("ncu") is not None:
+        pytest.skip("needs nvcc and no ncu (the static fallback of a program)")
+    if not confinement.status().confined:
+        pytest.skip(f"this machine cannot confine: {confinement.status().reason}")
+    for folder in ("01_transpose_naive", "common"):  # main.cu includes ../common/example_harness.cuh
+        shutil.copytree(REPO / "examples/cuda" / folder, root / "cuda" / folder)
+    result = call(root, "diagnose", {"target": "cuda/01_transpose_naive/main.cu"})
+    assert not result.is_error, result.content
+    notes = load_record(Path(result.structured_content["summary"]["run"])).notes
+    assert notes[0].startswith("sandbox: confined by bubblewrap") and notes[0].endswith(PROFILED_NOTE)
 
 
 def test_profile_summarises_canonical_metrics(root: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from perfagent.classifier import classify
 from perfagent.models import Profile
-from perfagent.optimize.measure import reprofile
+from perfagent.optimize.reprofile import reprofile
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
 
@@ -30,7 +30,9 @@ def _need_ncu() -> None:
 
 
 def _profile(wl: OptimizeWorkload, tmp_path: Path) -> Profile:
-    result = reprofile(wl, wl.file, None, workdir=tmp_path, target_kernel=None, arch="sm_90", timeout_s=600)
+    result = reprofile(
+        wl, wl.file, None, workdir=tmp_path, target_kernel=None, arch="sm_90", timeout_s=600, candidate=False
+    )
     assert result.profile is not None, result.note
     for k in result.profile.kernels:
         print(f"{'harness ' if k.harness else ''}{k.name[:120]} x{k.invocations}")

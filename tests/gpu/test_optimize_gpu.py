@@ -53,11 +53,18 @@ def _show(record: RunRecord) -> None:
 def test_harness_runs_under_ncu(tmp_path: Path) -> None:
     if not _ncu_usable():
         pytest.skip("ncu is not usable here")
-    from perfagent.optimize.measure import reprofile
+    from perfagent.optimize.reprofile import reprofile
 
     wl = resolve(CUDA / "02_transpose_bank_conflicts" / "slow.cu")
     rp = reprofile(
-        wl, wl.file, wl.spec_path, workdir=tmp_path, target_kernel=None, arch="sm_90", timeout_s=300
+        wl,
+        wl.file,
+        wl.spec_path,
+        workdir=tmp_path,
+        target_kernel=None,
+        arch="sm_90",
+        timeout_s=300,
+        candidate=False,
     )
     assert rp.kernel is not None, rp.note
     assert rp.kernel.base_name == "transpose_smem_conflicts" and rp.kernel.invocations >= 1
@@ -68,6 +75,35 @@ def test_harness_runs_under_ncu(tmp_path: Path) -> None:
     print(
         f"\n[harness] {rp.kernel.name}: {rp.kernel.metrics.duration_s} s, conflicts {rp.kernel.metrics.shared_bank_conflict_pct} %"
     )
+
+
+def test_a_candidate_reprofile_runs_ncu_and_the_harness_inside_bubblewrap(tmp_path: Path) -> None:
+    """The re-profile of candidate code (here the fixed kernel as a candidate) runs ncu inside the
+    confinement a GPU worker gets, and still profiles the kernel."""
+    if not _ncu_usable():
+        pytest.skip("ncu is not usable here")
+    from perfagent.optimize.reprofile import reprofile
+    from perfagent.sandbox import confinement
+    from perfagent.sandbox.profiled import PROFILED_NOTE
+
+    if not confinement.status().confined:
+        pytest.skip(f"this machine cannot confine: {confinement.status().reason}")
+    wl = resolve(CUDA / "02_transpose_bank_conflicts" / "slow.cu")
+    rp = reprofile(
+        wl,
+        wl.file,
+        wl.spec_path,
+        workdir=tmp_path / "candidate",
+        target_kernel=None,
+        arch="sm_90",
+        timeout_s=300,
+        candidate=True,
+    )
+    assert rp.kernel is not None, rp.note
+    assert rp.kernel.base_name == "transpose_smem_conflicts" and rp.kernel.metrics.duration_s
+    assert rp.sandbox is not None and rp.sandbox.startswith("sandbox: confined by bubblewrap")
+    assert rp.sandbox.endswith(PROFILED_NOTE) and rp.profile is not None and rp.profile.notes[0] == rp.sandbox
+    print(f"\n[confined re-profile] {rp.kernel.name}: {rp.kernel.metrics.duration_s} s; {rp.sandbox}")
 
 
 def test_padding_is_verified_timed_and_accepted(tmp_path: Path) -> None:

@@ -12,12 +12,16 @@ import perfagent
 import profilers
 from perfagent.models import KernelProfile, Profile
 from perfagent.optimize import measure
-from perfagent.optimize.measure import Reprofile, Timing
+from perfagent.optimize import reprofile as reprofile_module
+from perfagent.optimize.measure import Timing
+from perfagent.optimize.reprofile import Reprofile
 from perfagent.verify.models import Check, VerificationResult
 
 from .helpers import REPORTS
 
 PADDED = "TILE_DIM + 1"
+SIMULATED_SANDBOX = "sandbox: confined by bubblewrap (simulated re-profile)"
+"""What the simulated re-profile of a candidate says of its confinement (none for the original)."""
 
 
 def recorded_kernels() -> dict[str, KernelProfile]:
@@ -38,7 +42,7 @@ def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     the recording."""
     kernels = recorded_kernels()
     slow, fixed = kernels["transpose_smem_conflicts"], kernels["transpose_smem_padded"]
-    knobs: dict[str, Any] = {"speedup": 1.6, "padded_profile": fixed, "calls": []}
+    knobs: dict[str, Any] = {"speedup": 1.6, "padded_profile": fixed, "calls": [], "profiled": []}
 
     def probe(device: str) -> tuple[bool, str]:
         return True, "cuda:0 (simulated)"
@@ -85,16 +89,18 @@ def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
             pct_of_dram_peak=34.0 * s,
         )
 
-    def reprofile(wl: Any, file: Path, spec: Any, **_: Any) -> Reprofile:
+    def reprofile(wl: Any, file: Path, spec: Any, *, candidate: bool, **_: Any) -> Reprofile:
         knobs["calls"].append(("profile", file.name))
+        knobs["profiled"].append((file.name, candidate))
         kernel = knobs["padded_profile"] if PADDED in file.read_text() else slow
-        return Reprofile(profile=Profile(tool="ncu", source=str(file), kernels=[kernel]), kernel=kernel)
+        profile = Profile(tool="ncu", source=str(file), kernels=[kernel])
+        return Reprofile(profile=profile, kernel=kernel, sandbox=SIMULATED_SANDBOX if candidate else None)
 
     monkeypatch.setattr(measure, "probe_gpu", probe)
     monkeypatch.setattr(measure, "verify_candidate", verify)
     monkeypatch.setattr(measure, "bench_timing", bench)
     monkeypatch.setattr(measure, "bench_timings", bench_many)
-    monkeypatch.setattr(measure, "reprofile", reprofile)
+    monkeypatch.setattr(reprofile_module, "reprofile", reprofile)
     real_get = profilers.get_profiler
     monkeypatch.setattr(profilers, "get_profiler", lambda name: _Ncu() if name == "ncu" else real_get(name))
     return knobs

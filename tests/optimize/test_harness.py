@@ -11,14 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.models import Profile
-from perfagent.optimize.measure import (
-    harness_command,
-    harness_nvtx_include,
-    probe_gpu,
-    reprofile,
-    script_check_command,
-)
+from perfagent.optimize.measure import probe_gpu, script_check_command
+from perfagent.optimize.reprofile import harness_command, harness_nvtx_include, profile_options
 from perfagent.workloads.detect import resolve
 from profilers.base import WORKLOAD_NVTX_RANGE, ProfileRequest
 from profilers.ncu.argv import build_ncu_argv
@@ -118,20 +112,12 @@ def test_kernelbench_ncu_command_profiles_only_the_forward_range(tmp_path: Path)
     assert harness_nvtx_include(resolve(EXAMPLES / "triton" / "02_softmax_small_block.py")) == []
 
 
-def test_reprofile_passes_the_nvtx_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import perfagent.api
-
-    seen: dict[str, object] = {}
-
-    def fake_profile(target: object, **kwargs: object) -> Profile:
-        seen.update(kwargs)
-        return Profile(tool="ncu", source="fake", kernels=[])
-
-    monkeypatch.setattr(perfagent.api, "profile", fake_profile)
+def test_reprofile_passes_the_nvtx_filter() -> None:
     kb = resolve(KB / "01_vector_add_triton.py", problem=KB / "01_vector_add.py")
-    reprofile(kb, kb.file, None, workdir=tmp_path, target_kernel=None, arch="sm_90", timeout_s=10)
-    assert seen["nvtx_include"] == ["perfagent_forward/"]
-    assert seen["kernel"] == "^(add_kernel)$"
+    options = profile_options(kb, kb.file, None, arch="sm_90", timeout_s=10, candidate=False)
+    assert options["nvtx_include"] == ["perfagent_forward/"]
+    assert options["kernel"] == "^(add_kernel)$"
+    assert options["command"] == harness_command(kb, kb.file, None) and options["launcher"] is None
 
 
 PROBLEM = """

@@ -21,7 +21,7 @@ from rewrite.llm_server import MODEL, ReplayServer, Reply, fenced
 import perfagent
 from perfagent.cli import main
 from perfagent.llm_client import LLMConfig
-from perfagent.optimize import measure
+from perfagent.optimize import measure, reprofile
 from perfagent.optimize.phases import evaluate, propose
 from perfagent.records import RunRecord
 from perfagent.rewrite.proposals import StoredProposal
@@ -62,8 +62,9 @@ def _nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*_: Any, **__: Any) -> Any:
         raise AssertionError("--propose-only must not build, run, time or profile anything")
 
-    for name in ("build_check", "verify_candidate", "bench_timing", "reprofile", "probe_gpu"):
+    for name in ("build_check", "verify_candidate", "bench_timing", "probe_gpu"):
         monkeypatch.setattr(measure, name, boom)
+    monkeypatch.setattr(reprofile, "reprofile", boom)
 
 
 def _files(run: Path) -> set[str]:

@@ -15,7 +15,7 @@ import perfagent
 from knowledge.transforms import catalog
 from perfagent.llm_client import LLMConfig
 from perfagent.models import DeviceInfo, SourceLine
-from perfagent.optimize import measure
+from perfagent.optimize import reprofile
 from perfagent.rewrite.base import EarlierAttempt, RewriteRequest
 from perfagent.rewrite.prompt import format_hardware, user_message
 
@@ -98,17 +98,17 @@ def test_user_message_lists_hot_lines_and_measured_history() -> None:
 def test_the_loop_tells_the_model_what_was_measured(
     tmp_path: Path, simulated_gpu: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stubbed = measure.reprofile
+    stubbed = reprofile.reprofile
 
-    def with_source_counters(*args: Any, **kwargs: Any) -> measure.Reprofile:
+    def with_source_counters(*args: Any, **kwargs: Any) -> reprofile.Reprofile:
         rp = stubbed(*args, **kwargs)
         if rp.kernel is None:
             return rp
         kernel = rp.kernel.model_copy(update={"source_lines": HOT})
         profile = rp.profile.model_copy(update={"kernels": [kernel]}) if rp.profile else None
-        return measure.Reprofile(profile=profile, kernel=kernel, note=rp.note)
+        return reprofile.Reprofile(profile=profile, kernel=kernel, note=rp.note)
 
-    monkeypatch.setattr(measure, "reprofile", with_source_counters)
+    monkeypatch.setattr(reprofile, "reprofile", with_source_counters)
     folder = copy_example(TRANSPOSE, tmp_path)
     source = (folder / "slow.cu").read_text()
     padded = source.replace("tile[TILE_DIM][TILE_DIM];", f"tile[TILE_DIM][{PADDED}];")

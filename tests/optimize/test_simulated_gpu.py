@@ -15,7 +15,7 @@ import pytest
 import perfagent
 from perfagent.optimize.render import render_text
 
-from .conftest import PADDED, recorded_kernels
+from .conftest import PADDED, SIMULATED_SANDBOX, recorded_kernels
 from .helpers import TRANSPOSE, copy_example
 
 
@@ -44,6 +44,14 @@ def test_padding_accepted_with_metric_moved_and_applied(
     )
     # Only a candidate faster beyond noise is re-profiled.
     assert ("profile", "source.cu") in simulated_gpu["calls"]
+    # The user's original is profiled as it is; a candidate's re-profile is confined, and its record says so.
+    assert ("slow.cu", False) in simulated_gpu["profiled"] and ("slow.cu", True) not in simulated_gpu[
+        "profiled"
+    ]
+    assert ("source.cu", True) in simulated_gpu["profiled"] and ("source.cu", False) not in simulated_gpu[
+        "profiled"
+    ]
+    assert SIMULATED_SANDBOX in c1.notes
     # Later candidates are proposed from the accepted source and must beat it.
     for later in record.candidates[1:]:
         assert later.parent == "c1" and not later.accepted

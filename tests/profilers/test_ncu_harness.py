@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import perfagent
 from perfagent.classifier import HARNESS_REASON, classify
-from perfagent.optimize.measure import pick_kernel
+from perfagent.optimize.reprofile import pick_kernel
 from perfagent.render import OutputFormat, render
 from perfagent.render.chart import chart_plan
 from profilers.ncu.report_reader import read_ncu_rep
