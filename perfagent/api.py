@@ -19,7 +19,7 @@ from pathlib import Path
 from perfagent._version import __version__
 from perfagent.classifier import classify
 from perfagent.errors import BadInput
-from perfagent.models import Profile
+from perfagent.models import MetricTier, Profile
 from perfagent.records import RunRecord
 from perfagent.session import load_record, provisional_run_dir, save_record
 from perfagent.staging.run import can_stage, staged_profile
@@ -28,7 +28,6 @@ from profilers import get_profiler
 from profilers.base import ClockControl, Launcher, Profiler, ProfileRequest
 from profilers.build import build_program
 from profilers.errors import CounterPermissionDenied, ProfilerUnavailable
-from profilers.model import MetricTier
 from profilers.ncu.profiler import NcuProfiler
 from profilers.process import run_command
 

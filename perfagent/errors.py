@@ -3,13 +3,13 @@
 Codes: 0 ok, 1 the tool failed, 2 bad usage or bad input, 3 profiler unavailable or failed,
 4 verification failed, 5 LLM unavailable or failed, 130 interrupted. Every error carries a one-line
 cause and a ``hint`` with the next step; the CLI prints both and hides the traceback unless --debug.
-The root ``PerfAgentError`` and ``ExitCode`` live in ``profilers.errors`` (the leaf below everything,
-so that the profiler layer's errors share the root); this module adds the core's own subclasses.
+This module is at the bottom of the layers and imports nothing of the project: the profiler layer's
+errors (``profilers.errors``) subclass its root, so one ``except PerfAgentError`` catches them all.
 """
 
 from __future__ import annotations
 
-from profilers.errors import ExitCode, PerfAgentError
+from enum import IntEnum
 
 __all__ = [
     "NOTE_PREFIX",
@@ -25,6 +25,32 @@ __all__ = [
     "one_line",
     "saved_note",
 ]
+
+
+class ExitCode(IntEnum):
+    """The CLI's documented exit codes (this module's docstring says what each means)."""
+
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+    PROFILER = 3
+    VERIFICATION = 4
+    LLM = 5
+    INTERRUPTED = 130
+
+
+class PerfAgentError(Exception):
+    """Root of every error perfagent raises on purpose, the profiler layer's included."""
+
+    exit_code: ExitCode = ExitCode.FAILURE
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.hint}" if self.hint else self.message
 
 
 class BadInput(PerfAgentError):

@@ -17,8 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from perfagent.models import KernelDiagnosis
-from profilers.model import SCHEMA_VERSION, CollectionMode, Frozen, Profile
+from perfagent.models import SCHEMA_VERSION, CollectionMode, Frozen, KernelDiagnosis, Profile
 
 __all__ = [
     "NOT_TIMED",

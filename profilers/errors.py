@@ -1,42 +1,16 @@
-"""The project's one exception tree: its root, the exit-code contract, and the profiler layer's errors.
+"""The profiler layer's errors, under the project's one exception root.
 
-``profilers`` is a leaf that may not import ``perfagent``, so the root every caller catches
-(``PerfAgentError``) and the documented exit codes live here, at the bottom of the layers;
-``perfagent.errors`` re-exports both and adds the core's own subclasses. Every error carries a one-line
-``message`` (the cause) and a ``hint`` (the next step), and the CLI exit code it maps to.
+The root every caller catches (``PerfAgentError``) and the documented exit codes live in
+``perfagent.errors``, at the bottom of the layers; the errors here subclass it. Every error carries a
+one-line ``message`` (the cause) and a ``hint`` (the next step), and the CLI exit code it maps to.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from enum import IntEnum
 
-
-class ExitCode(IntEnum):
-    """The CLI's documented exit codes (``perfagent.errors`` says what each means)."""
-
-    OK = 0
-    FAILURE = 1
-    USAGE = 2
-    PROFILER = 3
-    VERIFICATION = 4
-    LLM = 5
-    INTERRUPTED = 130
-
-
-class PerfAgentError(Exception):
-    """Root of every error perfagent raises on purpose, the profiler layer's included."""
-
-    exit_code: ExitCode = ExitCode.FAILURE
-
-    def __init__(self, message: str, *, hint: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-    def __str__(self) -> str:
-        return f"{self.message} — {self.hint}" if self.hint else self.message
+from perfagent.errors import ExitCode, PerfAgentError
 
 
 class ProfilerError(PerfAgentError):

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from knowledge import KnowledgeError
 from knowledge.taxonomy import categories, transform_ids
 from knowledge.transforms import MetricCondition, Transform, catalog, metric_value, transform
-from profilers.model import KernelProfile, LaunchConfig, Metrics, Occupancy
+from perfagent.models import KernelProfile, LaunchConfig, Metrics, Occupancy
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOT_MODELS: dict[str, type[BaseModel]] = {"metrics": Metrics, "occupancy": Occupancy, "launch": LaunchConfig}

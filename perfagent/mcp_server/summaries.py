@@ -13,9 +13,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfagent.models import KernelDiagnosis, Profile
+from perfagent.models import Frozen, KernelDiagnosis, Profile
 from perfagent.records import CandidateOutcome, RunRecord
-from profilers.model import Frozen
 
 Detail = Literal["summary", "full"]
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from profilers.model import Frozen
+from perfagent.models import Frozen
 
 __all__ = [
     "Accepted",

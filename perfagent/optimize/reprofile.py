@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from perfagent.errors import PerfAgentError
-from perfagent.models import KernelProfile, Profile
+from perfagent.models import KernelProfile, MetricTier, Profile
 from perfagent.optimize.reprofile_tiers import tiers_needing_b, with_tier_b_merged
 from perfagent.sandbox.profiled import CANDIDATE_CODE
 from perfagent.workloads.optimizable import OptimizeWorkload
-from profilers.model import MetricTier
 
 Progress = Callable[[str], None]
 

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from perfagent.models import Frozen
 from perfagent.workloads.model import AbsolutePath, AnyRunnable
-from profilers.model import Frozen
 
 Device = Literal["cpu", "cuda", "auto"]
 Severity = Literal["error", "warning", "inconclusive"]

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from profilers.model import Frozen
+from perfagent.models import Frozen
 
 SUITE_SCHEMA_VERSION = 1
 

@@ -9,6 +9,7 @@ from typing import Literal
 
 from knowledge.gpus import spec_for
 from perfagent.errors import BadInput, NotOnThisMachine, VerificationFailed
+from perfagent.models import DevicePeaks
 from perfagent.roofline import datasheet_peaks
 from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WORK_AFTER_END, Check
@@ -19,7 +20,6 @@ from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
 from perfagent.workloads.launch_spec import load_launch_spec, preflight_launch_spec
 from perfagent.workloads.model import LaunchSpecKernel, RunnableWorkload
-from profilers.model import DevicePeaks
 
 DeviceChoice = Literal["cpu", "cuda", "auto"]
 

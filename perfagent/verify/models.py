@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from perfagent.models import Frozen
 from perfagent.sandbox.wire import (
     ACCURACY_FACTOR,
     ENVIRONMENT_CHECK,
@@ -21,7 +22,6 @@ from perfagent.sandbox.wire import (
     Tolerance,
 )
 from perfagent.workloads.model import WorkloadKind
-from profilers.model import Frozen
 
 Verdict = Literal["pass", "fail", "inconclusive"]
 SCHEMA_VERSION = 1

@@ -13,8 +13,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import AfterValidator, Field
 
 from perfagent.errors import BadInput
+from perfagent.models import Frozen
 from perfagent.workloads.base import Timer, Verification, Workload
-from profilers.model import Frozen
 
 WorkloadKind = Literal["kernelbench", "cuda-kernel", "cuda-program", "triton-script", "python-script"]
 Backend = Literal["cuda", "triton", "pytorch", "unknown"]

@@ -20,8 +20,7 @@ from functools import cache
 from typing import Any, get_args, get_origin
 
 from knowledge.metric_maps import MetricMap, load_metric_map
-from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
-from profilers.model import (
+from perfagent.models import (
     DeviceInfo,
     DevicePeaks,
     KernelProfile,
@@ -32,6 +31,7 @@ from profilers.model import (
     SourceLine,
     ToolFinding,
 )
+from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
 from profilers.ncu.tensor import uncounted_tensor_work
 from profilers.ncu.units import to_base_units
 

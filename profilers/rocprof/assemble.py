@@ -12,8 +12,7 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
-from profilers.model import (
+from perfagent.models import (
     CollectionMode,
     DeviceInfo,
     DevicePeaks,
@@ -24,6 +23,7 @@ from profilers.model import (
     Profile,
     ToolFinding,
 )
+from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
 from profilers.rocprof.device import DEFAULT_MAX_WAVES_PER_CU, DeviceFacts, device_info
 from profilers.rocprof.dispatch import Dispatch, drop_note, split_outliers
 from profilers.rocprof.metrics import Evaluation, evaluate, split_targets
