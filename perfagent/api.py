@@ -22,6 +22,7 @@ from perfagent.errors import BadInput
 from perfagent.models import MetricTier, Profile
 from perfagent.records import RunRecord
 from perfagent.session import load_record, provisional_run_dir, save_record
+from perfagent.settings import TIMEOUTS
 from perfagent.staging.run import can_stage, staged_profile
 from perfagent.workloads.targets import ProfileTarget, RecordedReport, SavedRun, resolve_target
 from profilers import get_profiler
@@ -52,7 +53,7 @@ def profile(
     full_set: bool = False,
     source_counters: bool = False,
     arch: str = "sm_90",
-    timeout_s: float = 600.0,
+    timeout_s: float = TIMEOUTS.profile_s,
     workdir: Path | None = None,
     progress: Progress = _quiet,
     staged: bool = True,

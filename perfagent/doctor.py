@@ -13,12 +13,13 @@ from perfagent.llm_client import ENV_BASE_URL, LLMConfig, check_endpoint
 from perfagent.models import Frozen
 from perfagent.sandbox import confinement
 from perfagent.sandbox.watch import landlock_line
+from perfagent.settings import TIMEOUTS
 from perfagent.workloads.cuda_toolkit import find_cuda_home, load_inline_gap
 from profilers import get_profiler
 from profilers.errors import ProfilerError
 from profilers.process import run_command
 
-PROBE_TIMEOUT_S = 20.0
+PROBE_TIMEOUT_S = TIMEOUTS.probe_s
 
 
 class Probe(Frozen):

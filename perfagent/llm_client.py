@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from perfagent.errors import BadInput
 from perfagent.llm_cassette import Cassette, CassetteClient
+from perfagent.settings import TIMEOUTS
 
 if TYPE_CHECKING:
     import openai
@@ -39,7 +40,7 @@ ENV_MAX_RETRIES = "PERFAGENT_LLM_MAX_RETRIES"
 PLACEHOLDER_KEY = "sk-no-key"
 """Sent to servers that need no key (the client refuses to start without one)."""
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_TIMEOUT_S = TIMEOUTS.llm_request_s
 DEFAULT_MAX_RETRIES = 2
 REDACTED = "[redacted]"
 

@@ -16,6 +16,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import Field
 
 from perfagent.models import Frozen, MetricTier, Profile
+from perfagent.settings import TIMEOUTS
 
 ClockControl = Literal["base", "none", "reset"]
 
@@ -91,7 +92,7 @@ class ProfileRequest(Frozen):
     per-launch-config``): one representative launch of every matched kernel and configuration."""
     arch: str = "sm_90"
     """Target architecture for static analysis and builds."""
-    timeout_s: float = 600.0
+    timeout_s: float = TIMEOUTS.profile_s
     """Wall-clock limit for the whole tool run, s."""
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment variables for the application."""

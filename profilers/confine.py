@@ -24,10 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perfagent.settings import TIMEOUTS
 from profilers.errors import ProfilerError
 from profilers.process import run_command
 
-PROBE_TIMEOUT_S = 20.0
+PROBE_TIMEOUT_S = TIMEOUTS.probe_s
 SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SESSION|AUTH|PRIVATE|^AWS_|^AZURE_|^GCP_|^GOOGLE_|^HF_|^PERFAGENT_LLM_",
     re.IGNORECASE,

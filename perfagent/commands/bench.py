@@ -13,6 +13,7 @@ from perfagent.commands.common import (
     progress_to_stderr,
 )
 from perfagent.errors import ExitCode
+from perfagent.settings import DEVICES, TIMEOUTS
 
 
 class BenchCommand:
@@ -35,7 +36,7 @@ class BenchCommand:
         g = parser.add_argument_group("timing")
         g.add_argument(
             "--device",
-            choices=("cpu", "cuda", "auto"),
+            choices=DEVICES,
             default="auto",
             help="default auto (CUDA when available)",
         )
@@ -59,16 +60,16 @@ class BenchCommand:
         g.add_argument(
             "--timeout",
             type=positive_float,
-            default=60.0,
+            default=TIMEOUTS.call_s,
             metavar="SECONDS",
-            help="limit per call (default 60)",
+            help=f"limit per call (default {TIMEOUTS.call_s:g})",
         )
         g.add_argument(
             "--compile-timeout",
             type=positive_float,
-            default=600.0,
+            default=TIMEOUTS.compile_s,
             metavar="SECONDS",
-            help="limit for build and first call (default 600)",
+            help=f"limit for build and first call (default {TIMEOUTS.compile_s:g})",
         )
         g.add_argument(
             "--no-compile-baseline",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from perfagent.errors import BadInput
+from perfagent.settings import TIMEOUTS
 
 FORMATS = ("text", "json", "md", "html")
 
@@ -90,9 +91,9 @@ def add_profile_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--timeout",
         type=positive_float,
-        default=600.0,
+        default=TIMEOUTS.profile_s,
         metavar="SECONDS",
-        help="limit per external run (default 600)",
+        help=f"limit per external run (default {TIMEOUTS.profile_s:g})",
     )
 
 

@@ -10,6 +10,7 @@ from typing import get_args
 
 from perfagent.commands.common import check_writable_folder, positive_float, positive_int
 from perfagent.errors import BadInput, ExitCode
+from perfagent.settings import DEVICES, TIMEOUTS
 from perfagent.suite.api import run_suite
 from perfagent.suite.executors import make_executor
 from perfagent.suite.models import JOBS, EntryResult, Job, SuiteSettings
@@ -91,7 +92,7 @@ class SuiteCommand:
         )
         g.add_argument(
             "--device",
-            choices=("auto", "cpu", "cuda"),
+            choices=DEVICES,
             default="auto",
             help="default auto: every visible GPU, else CPU",
         )
@@ -125,9 +126,9 @@ class SuiteCommand:
         j.add_argument(
             "--entry-timeout",
             type=positive_float,
-            default=900.0,
+            default=TIMEOUTS.suite_entry_s,
             metavar="S",
-            help="limit per entry, s (default 900)",
+            help=f"limit per entry, s (default {TIMEOUTS.suite_entry_s:g})",
         )
         j.add_argument(
             "--cooldown",

@@ -12,6 +12,7 @@ from perfagent.commands.common import (
     progress_to_stderr,
 )
 from perfagent.errors import ExitCode
+from perfagent.settings import DEVICES, TIMEOUTS
 from perfagent.verify.models import ENVIRONMENT_CHECK
 
 
@@ -104,23 +105,23 @@ def _add_run_options(g: argparse._ArgumentGroup) -> None:
     """Where and how long the candidate runs, and with which seeds."""
     g.add_argument(
         "--device",
-        choices=("cpu", "cuda", "auto"),
+        choices=DEVICES,
         default="auto",
         help="where to run (cpu runs Triton through its interpreter; default auto)",
     )
     g.add_argument(
         "--timeout",
         type=positive_float,
-        default=60.0,
+        default=TIMEOUTS.call_s,
         metavar="SECONDS",
-        help="limit per candidate run (default 60; build and first call get --compile-timeout)",
+        help=f"limit per candidate run (default {TIMEOUTS.call_s:g}; build and first call get --compile-timeout)",
     )
     g.add_argument(
         "--compile-timeout",
         type=positive_float,
-        default=600.0,
+        default=TIMEOUTS.compile_s,
         metavar="SECONDS",
-        help="limit for import/build/JIT compilation (default 600)",
+        help=f"limit for import/build/JIT compilation (default {TIMEOUTS.compile_s:g})",
     )
     g.add_argument(
         "--seeds",

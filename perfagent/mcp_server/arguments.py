@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field
 
 from knowledge.transforms import catalog
-from perfagent.optimize.settings import Backend, Device, FirstKernelLanguage
+from perfagent.optimize.settings import Backend, FirstKernelLanguage
+from perfagent.settings import Device
 
 TRANSFORM_IDS: tuple[str, ...] = tuple(sorted(catalog()))
 ProfilerName = Literal["auto", "ncu", "rocprof", "static"]

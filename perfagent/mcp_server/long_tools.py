@@ -29,6 +29,7 @@ from perfagent.mcp_server.calls import in_job
 from perfagent.mcp_server.jobs import Job
 from perfagent.mcp_server.summaries import RunReply, run_reply
 from perfagent.records import RunRecord
+from perfagent.settings import TIMEOUTS
 from perfagent.timing.models import BenchResult
 from perfagent.verify.models import VerificationResult
 
@@ -73,7 +74,7 @@ def register_long_tools(server: MCPServer, root: ProjectRoot, functions: JobFunc
         seeds: Annotated[int, Field(ge=1, le=100, description="Input seeds to check.")] = 5,
         timeout_s: Annotated[
             float, Field(gt=0, le=3600, description="Per-run limit of the verify worker, s.")
-        ] = 60.0,
+        ] = TIMEOUTS.call_s,
         budget_s: Budget = 1800.0,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, VerificationResult]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from perfagent.errors import BadInput, InternalError, PerfAgentError
+from perfagent.settings import DEVICES
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
@@ -65,7 +66,7 @@ def probe_gpu(device: str) -> tuple[bool, str]:
     Raises:
         BadInput: ``device`` is 'cuda' but no GPU is usable, or an unknown device name.
     """
-    if device not in ("auto", "cpu", "cuda"):
+    if device not in DEVICES:
         raise BadInput(f"unknown device '{device}'", hint="use auto, cpu or cuda")
     if device == "cpu":
         return False, "cpu"

@@ -20,6 +20,7 @@ from pydantic_core import ErrorDetails
 
 from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig, cassette_config
+from perfagent.settings import TIMEOUTS, Device
 
 __all__ = ["LLM_GROUP", "LOOP_GROUP", "RESULTS_GROUP", "VERIFY_GROUP", "Flag", "OptimizeSettings"]
 
@@ -29,7 +30,6 @@ LLM_GROUP = "LLM (the API key only from PERFAGENT_LLM_API_KEY / OPENAI_API_KEY)"
 RESULTS_GROUP = "results"
 
 Backend = Literal["recipes", "llm", "auto"]
-Device = Literal["auto", "cpu", "cuda"]
 FirstKernelLanguage = Literal["cuda", "triton"]
 """What the write-kernel step writes a first ModelNew in (a narrower set than a source's ``Language``)."""
 
@@ -104,14 +104,20 @@ class OptimizeSettings(BaseModel):
         5, ge=1, description="verification seeds (default 5)"
     )
     timeout_s: Annotated[float, Flag("--timeout", VERIFY_GROUP, metavar="SECONDS", example="60")] = Field(
-        60.0, gt=0, description="limit per call while verifying and timing (default 60)"
+        TIMEOUTS.call_s,
+        gt=0,
+        description=f"limit per call while verifying and timing (default {TIMEOUTS.call_s:g})",
     )
     compile_timeout_s: Annotated[
         float, Flag("--compile-timeout", VERIFY_GROUP, metavar="SECONDS", example="600")
-    ] = Field(600.0, gt=0, description="limit for builds and first calls (default 600)")
+    ] = Field(
+        TIMEOUTS.compile_s,
+        gt=0,
+        description=f"limit for builds and first calls (default {TIMEOUTS.compile_s:g})",
+    )
     profile_timeout_s: Annotated[
         float, Flag("--profile-timeout", VERIFY_GROUP, metavar="SECONDS", example="600")
-    ] = Field(600.0, gt=0, description="limit of one ncu run (default 600)")
+    ] = Field(TIMEOUTS.profile_s, gt=0, description=f"limit of one ncu run (default {TIMEOUTS.profile_s:g})")
     verify_jobs: Annotated[int, Flag("--verify-jobs", VERIFY_GROUP, metavar="N", example="4")] = Field(
         0,
         ge=0,

@@ -12,9 +12,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from perfagent.models import Frozen
+from perfagent.settings import TIMEOUTS, Device
 from perfagent.workloads.model import AbsolutePath, AnyRunnable
 
-Device = Literal["cpu", "cuda", "auto"]
 Severity = Literal["error", "warning", "inconclusive"]
 Timer = Literal["cuda-events", "perf_counter"]
 ACCURACY_FACTOR = 4.0
@@ -149,9 +149,9 @@ class WorkerRequest(Frozen):
     device: Device = "auto"
     base_seed: int = 0
     """First seed; the others follow."""
-    timeout_s: float = 60.0
+    timeout_s: float = TIMEOUTS.call_s
     """Limit for one candidate call (first call: compile_timeout_s), s."""
-    compile_timeout_s: float = 600.0
+    compile_timeout_s: float = TIMEOUTS.compile_s
     """Limit for importing/building/compiling and the first call, s."""
 
     def candidates(self) -> list[AnyRunnable]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from perfagent.errors import BadInput
+from perfagent.settings import TIMEOUTS
 from perfagent.suite.hygiene import host
 from perfagent.suite.manifest import SuiteEntry
 from perfagent.suite.models import EntryResult, FailureCause, SuiteSettings
@@ -170,7 +171,9 @@ def visible_gpus() -> list[str]:
     if pinned is not None:
         return [g.strip() for g in pinned.split(",") if g.strip() and g.strip() != "-1"]
     try:
-        done = run_command(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], timeout_s=20)
+        done = run_command(
+            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], timeout_s=TIMEOUTS.probe_s
+        )
     except ProfilerError:
         return []
     return [line.strip() for line in done.stdout.splitlines() if line.strip()] if done.ok else []

@@ -13,6 +13,7 @@ import shutil
 import socket
 from importlib import metadata
 
+from perfagent.settings import TIMEOUTS
 from perfagent.suite.models import GpuClock
 from profilers.errors import ProfilerError
 from profilers.process import run_command
@@ -29,7 +30,7 @@ def _smi(index: str | None) -> list[str] | None:
     if index:
         argv += ["-i", index.split(",")[0]]
     try:
-        done = run_command(argv, timeout_s=20)
+        done = run_command(argv, timeout_s=TIMEOUTS.probe_s)
     except ProfilerError:
         return None
     if not done.ok or not done.stdout.strip():

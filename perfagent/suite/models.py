@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from perfagent.models import Frozen
+from perfagent.settings import TIMEOUTS, Device
 
 SUITE_SCHEMA_VERSION = 1
 
@@ -23,12 +24,12 @@ class SuiteSettings(Frozen):
     """How every entry is run (per-entry ``options`` override the matching fields)."""
 
     jobs: list[Job]
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+    device: Device = "auto"
     backend: str = "recipes"
     iterations: int = 3
     runs: int = 50
     seeds: int = 3
-    entry_timeout_s: float = 900.0
+    entry_timeout_s: float = TIMEOUTS.suite_entry_s
     """Wall-clock limit of one entry (all its jobs), s; the worker process is killed past it."""
     cooldown_s: float = 0.0
     """Pause after an entry's timing jobs, s (lets clocks and temperature settle)."""

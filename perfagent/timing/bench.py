@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
 
 from knowledge.gpus import spec_for
 from perfagent.errors import BadInput, NotOnThisMachine, VerificationFailed
@@ -13,6 +12,7 @@ from perfagent.models import DevicePeaks
 from perfagent.roofline import datasheet_peaks
 from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WORK_AFTER_END, Check
+from perfagent.settings import TIMEOUTS, Device
 from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, TimingSamples
 from perfagent.timing.plausibility import flags_for, impossible, roofline, speedup_flags
@@ -20,8 +20,6 @@ from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
 from perfagent.workloads.launch_spec import load_launch_spec, preflight_launch_spec
 from perfagent.workloads.model import LaunchSpecKernel, RunnableWorkload
-
-DeviceChoice = Literal["cpu", "cuda", "auto"]
 
 
 def peaks_for_device(device_name: str | None) -> DevicePeaks | None:
@@ -36,12 +34,12 @@ def bench(
     target: str | Path | RunnableWorkload,
     candidate: str | Path | RunnableWorkload | None = None,
     *,
-    device: DeviceChoice = "auto",
+    device: Device = "auto",
     runs: int = 100,
     warmup: int = 10,
     flush_l2: bool = True,
-    timeout_s: float = 60.0,
-    compile_timeout_s: float = 600.0,
+    timeout_s: float = TIMEOUTS.call_s,
+    compile_timeout_s: float = TIMEOUTS.compile_s,
     peaks: DevicePeaks | None = None,
     spec: str | Path | None = None,
     kernel: str | None = None,
@@ -102,12 +100,12 @@ def bench_batch(
     target: str | Path | RunnableWorkload,
     candidates: Sequence[str | Path | RunnableWorkload],
     *,
-    device: DeviceChoice = "auto",
+    device: Device = "auto",
     runs: int = 100,
     warmup: int = 10,
     flush_l2: bool = True,
-    timeout_s: float = 60.0,
-    compile_timeout_s: float = 600.0,
+    timeout_s: float = TIMEOUTS.call_s,
+    compile_timeout_s: float = TIMEOUTS.compile_s,
     peaks: DevicePeaks | None = None,
     spec: str | Path | None = None,
     kernel: str | None = None,
@@ -155,7 +153,7 @@ def _bench_in_worker(
     ref: RunnableWorkload,
     cands: list[RunnableWorkload],
     *,
-    device: DeviceChoice,
+    device: Device,
     runs: int,
     warmup: int,
     flush_l2: bool,
@@ -247,7 +245,7 @@ def _workloads(
     target: str | Path | RunnableWorkload,
     candidate: str | Path | RunnableWorkload | None,
     *,
-    device: DeviceChoice,
+    device: Device,
     spec: str | Path | None,
     kernel: str | None,
 ) -> tuple[RunnableWorkload, RunnableWorkload | None]:

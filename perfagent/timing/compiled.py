@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from perfagent.errors import PerfAgentError
+from perfagent.settings import TIMEOUTS
 from perfagent.timing.models import BenchResult, CompileBaseline
 
 __all__ = [
@@ -119,8 +120,8 @@ def with_compile_baseline(
         device=result.device.split(":")[0],
         runs=result.runs,
         warmup=result.warmup,
-        timeout_s=60.0,
-        compile_timeout_s=600.0,
+        timeout_s=TIMEOUTS.call_s,
+        compile_timeout_s=TIMEOUTS.compile_s,
         progress=progress,
     )
     speedup = result.comparison.speedup if result.comparison is not None else None

@@ -7,11 +7,11 @@ import shlex
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
 
 from perfagent.errors import BadInput, NotOnThisMachine
 from perfagent.sandbox.runner import WorkerOutcome, run_worker
 from perfagent.sandbox.wire import WorkerResult
+from perfagent.settings import TIMEOUTS, Device
 from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
 from perfagent.verify.static_checks import static_checks
@@ -22,7 +22,6 @@ from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, Runnab
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import run_command
 
-DeviceChoice = Literal["cpu", "cuda", "auto"]
 CHECK_CMD_NOTE = (
     "correctness here is only what the check command tests: perfagent did not run or compare "
     "the kernels itself (no seeds, poisoning, input-mutation or degenerate-reference checks)"
@@ -33,16 +32,16 @@ def verify(
     reference: str | Path | RunnableWorkload,
     candidate: str | Path | RunnableWorkload | None = None,
     *,
-    device: DeviceChoice = "auto",
+    device: Device = "auto",
     seeds: int = 5,
-    timeout_s: float = 60.0,
+    timeout_s: float = TIMEOUTS.call_s,
     tolerance: float | Tolerance | None = None,
     sanitizer: bool = False,
     check_cmd: str | Sequence[str] | None = None,
     spec: str | Path | None = None,
     kernel: str | None = None,
     seed: int | None = None,
-    compile_timeout_s: float = 600.0,
+    compile_timeout_s: float = TIMEOUTS.compile_s,
     progress: Callable[[str], None] | None = None,
 ) -> VerificationResult:
     """Check ``candidate`` against ``reference`` (the oracle) and return the verdict with every check.
@@ -129,7 +128,7 @@ def _checks_and_notes(
 def _request(
     ref: RunnableWorkload,
     cand: RunnableWorkload,
-    device: DeviceChoice,
+    device: Device,
     seeds: int,
     seed: int | None,
     tol: Tolerance,
@@ -177,9 +176,7 @@ def _check_limits(seeds: int, timeout_s: float) -> None:
         )
 
 
-def _check_device(
-    ref: RunnableWorkload, cand: RunnableWorkload, device: DeviceChoice, sanitizer: bool
-) -> None:
+def _check_device(ref: RunnableWorkload, cand: RunnableWorkload, device: Device, sanitizer: bool) -> None:
     """Launch-spec kernels and the sanitizer need CUDA; a launch spec must resolve (before a worker starts).
 
     Raises:

@@ -132,7 +132,11 @@ print(json.dumps({"inputs": [d(x) for x in m.get_inputs()], "init": [d(x) for x 
 """
 
 
-def describe_inputs(path: str | Path, *, timeout_s: float = 120.0) -> list[str]:
+DESCRIBE_TIMEOUT_S = 120.0
+"""Limit of the child that imports torch and evaluates ``get_inputs()`` on the meta device."""
+
+
+def describe_inputs(path: str | Path, *, timeout_s: float = DESCRIBE_TIMEOUT_S) -> list[str]:
     """What a KernelBench problem's ``forward`` and constructor receive, as prompt lines:
     ``get_inputs()`` and ``get_init_inputs()`` evaluated in a child process on PyTorch's ``meta`` device
     (dtypes and shapes, no memory), e.g. ``forward(float32[65536], float32[65536])``. When the problem

@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from perfagent.errors import BadInput
+from perfagent.settings import RESOLVED_DEVICES
 from perfagent.workloads.detect import find_spec_for
 from perfagent.workloads.kernelbench import load_module
 from perfagent.workloads.kernelbench_model import build_model
@@ -106,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=2, help="launches / calls (default 2)")
     parser.add_argument(
-        "--device", choices=("cuda", "cpu"), default="cuda", help="KernelBench device (default cuda)"
+        "--device", choices=RESOLVED_DEVICES, default="cuda", help="KernelBench device (default cuda)"
     )
     args = parser.parse_args(argv)
     target = Path(args.target)

@@ -18,7 +18,11 @@ DEMANGLERS = ("cu++filt", "c++filt")
 _LENGTH_PREFIXED = re.compile(r"(\d+)")
 
 
-def demangle(names: Sequence[str], *, timeout_s: float = 30.0) -> dict[str, str]:
+DEMANGLE_TIMEOUT_S = 30.0
+"""Limit of one cu++filt / c++filt run over a batch of names."""
+
+
+def demangle(names: Sequence[str], *, timeout_s: float = DEMANGLE_TIMEOUT_S) -> dict[str, str]:
     """Demangled form of each name; a name no demangler can read maps to itself.
 
     Args:

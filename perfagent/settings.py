@@ -1,0 +1,50 @@
+"""The settings vocabulary every layer shares, spelled once: where candidate code runs (``Device``) and how
+long each kind of step may take (``Timeouts``, with their defaults).
+
+``OptimizeSettings`` (``perfagent.optimize.settings``) builds its ``--device`` and timeout options on these;
+the other commands' flags, the MCP tools, ``verify``/``bench``, the worker request and the profilers take
+their choices and defaults from here too, so a default is changed in one place. The module sits at the
+bottom of perfagent's layers, beside the core types, so that the sandbox and the profilers can read it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from pydantic import Field
+
+from perfagent.models import Frozen
+
+__all__ = ["DEVICES", "RESOLVED_DEVICES", "TIMEOUTS", "Device", "ResolvedDevice", "Timeouts"]
+
+Device = Literal["auto", "cpu", "cuda"]
+"""Where candidate code runs, as asked: auto (a CUDA GPU when one is usable, else the CPU), cpu, or cuda (a
+CUDA GPU, or the run fails with the reason)."""
+DEVICES: tuple[Device, ...] = get_args(Device)
+"""The choices of every ``--device`` flag, in this order."""
+ResolvedDevice = Literal["cpu", "cuda"]
+"""A ``Device`` once 'auto' is resolved: what a worker process actually runs on."""
+RESOLVED_DEVICES: tuple[ResolvedDevice, ...] = get_args(ResolvedDevice)
+
+
+class Timeouts(Frozen):
+    """Wall-clock limits, s, by kind of step; the defaults below are the project's (every flag's default)."""
+
+    call_s: float = Field(60.0, gt=0)
+    """One call of the reference or a candidate while verifying and timing (``--timeout`` of optimize,
+    verify and bench)."""
+    compile_s: float = Field(600.0, gt=0)
+    """Import, build, JIT compilation and the first call, which may compile (``--compile-timeout``)."""
+    profile_s: float = Field(600.0, gt=0)
+    """One profiler run, and any external command not given a limit of its own (``--profile-timeout`` of
+    optimize, ``--timeout`` of profile and diagnose)."""
+    suite_entry_s: float = Field(900.0, gt=0)
+    """All the jobs of one suite entry (``suite --entry-timeout``)."""
+    llm_request_s: float = Field(120.0, gt=0)
+    """One LLM request, connect and read (``--llm-timeout``, ``PERFAGENT_LLM_TIMEOUT``)."""
+    probe_s: float = Field(20.0, gt=0)
+    """A short question to the machine: nvidia-smi, a sandbox probe, a doctor check."""
+
+
+TIMEOUTS = Timeouts()
+"""The defaults."""
