@@ -21,23 +21,21 @@ The reference must be deterministic and must vary with its inputs (else: inconcl
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import torch
 
-from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
-from perfagent.sandbox.integrity import HarnessSnapshot, new_threads
+from perfagent.sandbox.harness import CandidateFailure, Harness
+from perfagent.sandbox.integrity import new_threads
 from perfagent.sandbox.wire import WorkerResult
-from perfagent.verify import accuracy as A
 from perfagent.verify import checks as C
 from perfagent.verify.float64_reference import Float64Reference
 from perfagent.verify.jobs import VerifyRequest
-from perfagent.verify.launch_count import OWN_KERNEL_CHECK, LaunchCounter
-from perfagent.verify.model_state import load_reference_state
+from perfagent.verify.kernelbench_problem import Problem, call_model
+from perfagent.verify.launch_count import OWN_KERNEL_CHECK
 from perfagent.verify.models import Check
+from perfagent.verify.output_judge import OutputJudge, Precise
 from perfagent.verify.verifier_state import VerifierState
 from perfagent.workloads.inputs import (
     DISTRIBUTIONS,
@@ -50,82 +48,12 @@ from perfagent.workloads.inputs import (
     seed_everything,
     to_device,
 )
-from perfagent.workloads.kernelbench import inspect_python, load_module
+from perfagent.workloads.kernelbench import inspect_python
 from perfagent.workloads.launch_spec import kernels_in_source
-
-Precise = Callable[[], Any]
-"""The float64 output of the reference on one input set, computed on first call (None: unavailable)."""
 
 INIT_SEED_OFFSET = 7919
 REDRAW_SEED_OFFSET = 1_000_003
 SMOKE_SEED_OFFSET = 10_000_019
-
-
-class Problem:
-    """The loaded reference and candidate modules, and model pairs per init seed."""
-
-    def __init__(self, h: Harness[VerifyRequest]) -> None:
-        self.h = h
-        req = h.request
-        assert req.candidate is not None
-        self.ref_mod = h.reference(
-            "import", lambda: load_module(req.reference.path, "perfagent_reference"), phase="build"
-        )
-        for attr in ("Model", "get_inputs"):
-            if not hasattr(self.ref_mod, attr):
-                raise ReferenceFailure(f"{req.reference.path} defines no {attr}")
-        self.snapshot = HarnessSnapshot.take()
-        self.threads_before = set(threading.enumerate())
-        candidate = req.candidate
-        assert candidate is not None  # a KernelBench verification always has a candidate
-        if candidate.path == req.reference.path:
-            self.cand_mod = self.ref_mod
-        else:
-            self.cand_mod = h.candidate(
-                "import", lambda: load_module(candidate.path, "perfagent_candidate"), phase="build"
-            )
-        if not hasattr(self.cand_mod, "ModelNew"):
-            raise CandidateFailure(
-                Check(name="candidate-runs", passed=False, detail="the candidate module defines no ModelNew")
-            )
-        self.launches = LaunchCounter().install(self.cand_mod)
-        self._pairs: dict[int, tuple[Any, Any]] = {}
-        self.copied_note = ""
-        self.state_problems: list[str] = []
-
-    def init_inputs(self) -> list[Any]:
-        fn = getattr(self.ref_mod, "get_init_inputs", None)
-        return list(fn()) if fn is not None else []
-
-    def models(self, init_seed: int) -> tuple[Any, Any]:
-        if init_seed in self._pairs:
-            return self._pairs[init_seed]
-        h, device = self.h, self.h.device
-        seed_everything(init_seed)
-        init = self.h.reference("get_init_inputs()", self.init_inputs)
-        seed_everything(init_seed)
-        ref = h.reference(
-            "Model(*get_init_inputs())",
-            lambda: self.ref_mod.Model(*clone_all(init)).to(device),
-            phase="build",
-        )
-        seed_everything(init_seed)
-        cand = h.candidate(
-            "ModelNew(*get_init_inputs())", lambda: self.cand_mod.ModelNew(*clone_all(init)), phase="build"
-        )
-        if isinstance(cand, torch.nn.Module):
-            cand = h.candidate("ModelNew.to(device)", lambda: cand.to(device), phase="build")
-            copied, problem = load_reference_state(ref, cand, init_seed)
-            self.copied_note = copied or self.copied_note
-            if problem:
-                self.state_problems.append(problem)
-        self._pairs[init_seed] = (ref, cand)
-        return ref, cand
-
-
-def _call(model: Any, args: list[Any]) -> Any:
-    with torch.no_grad():
-        return model(*args)
 
 
 def _finite_everywhere(value: Any) -> bool:
@@ -147,6 +75,7 @@ class Verifier(VerifierState):
         self.forward_launches = 0
         """Launches of the candidate's own Triton kernels inside its forward() calls (launch hooks)."""
         self.fp64 = Float64Reference(h, self.notes)
+        self.judge = OutputJudge(self)
 
     # -- candidate call with runtime checks --------------------------------------------------
     def cand(self, problem: Problem, model: Any, args: list[Any], label: str, *, first: bool = False) -> Any:
@@ -157,7 +86,7 @@ class Verifier(VerifierState):
         launched_before = problem.launches.total
 
         def run() -> Any:
-            out = _call(model, args)
+            out = call_model(model, args)
             if self.h.device.startswith("cuda"):
                 torch.cuda.current_stream().synchronize()
                 stream_probe.extend(
@@ -200,99 +129,6 @@ class Verifier(VerifierState):
             )
         return out
 
-    # -- comparisons ---------------------------------------------------------------------------
-    def compare(
-        self,
-        got: Any,
-        expected: Any,
-        where: str,
-        *,
-        name: str = "correctness",
-        cand_inputs: list[Any] | None = None,
-        ref_inputs: list[Any] | None = None,
-        precise: Precise | None = None,
-    ) -> bool:
-        """Compare every output with the reference's; ``precise``: the float64 run of the
-        reference on the same inputs (on demand), for the accuracy rule."""
-        problem = C.structure_problem(expected, got)
-        self.book.record("output-structure", problem and f"{problem} on {where}")
-        if problem:
-            return False
-        all_ok = True
-        ref_input_ptrs = {C.storage_ptr(t) for t in C.all_tensors(ref_inputs or [])}
-        cand_input_ptrs = {C.storage_ptr(t) for t in C.all_tensors(cand_inputs or [])}
-        for (path, e), (_, g) in zip(C.flatten_outputs(expected), C.flatten_outputs(got), strict=True):
-            if not isinstance(e, torch.Tensor):
-                ok = _scalar_close(g, e, self.h.request.tolerance)
-                self.book.record(name, None if ok else f"{path}: got {g!r}, expected {e!r} on {where}")
-                all_ok &= ok
-                continue
-            problems = C.contract_problems(path, e, g)
-            for check in (
-                "output-type",
-                "output-shape",
-                "output-dtype",
-                "output-device",
-                "output-contiguity",
-            ):
-                self.book.record(check, problems.get(check) and f"{problems[check]} on {where}")
-            if any(k in problems for k in ("output-type", "output-shape", "output-device")):
-                all_ok = False
-                continue
-            g_ptr, e_ptr = C.storage_ptr(g), C.storage_ptr(e)
-            alias = None
-            if g_ptr is not None and g_ptr == e_ptr:
-                alias = f"{path} shares storage with the reference's output"
-            elif g_ptr in cand_input_ptrs and e_ptr not in ref_input_ptrs:
-                alias = f"{path} is (a view of) one of the candidate's inputs while the reference returns new memory"
-            self.book.record("output-aliasing", alias and f"{alias} on {where}")
-            atol, rtol = C.tolerance_for(e.dtype, self.h.request.tolerance)
-            cmp = C.compare_tensors(g, e, atol, rtol)
-            self.errors.add(cmp)
-            self.book.record("no-nan-inf", C.describe_nonfinite(path, cmp, where) if cmp.nonfinite else None)
-            all_ok &= self._judge(name, path, g, e, cmp, where, precise)
-        return all_ok
-
-    def _judge(
-        self,
-        name: str,
-        path: str,
-        got: torch.Tensor,
-        expected: torch.Tensor,
-        cmp: C.Comparison,
-        where: str,
-        precise: Precise | None,
-    ) -> bool:
-        """Record ``name`` for one output: within the dtype tolerance of the original, or else (with
-        the default tolerance) no less accurate than the original against its float64 run."""
-        if cmp.ok:
-            self.book.ok(name)
-            return True
-        detail = C.describe_mismatch(path, cmp, where)
-        # NaN/Inf where the original is finite is never as accurate: no float64 run for it.
-        fp64 = None if cmp.nonfinite else self._precise_output(precise, path, expected)
-        if fp64 is not None:
-            acc = A.compare_accuracy(got, expected, fp64, cmp.atol, cmp.rtol)
-            self.accuracy.add(acc)
-            if acc.ok:
-                self.book.ok(name)
-                return True
-            detail = f"{detail}; {A.describe_accuracy(acc)}"
-        self.book.fail(name, detail)
-        return False
-
-    def _precise_output(self, precise: Precise | None, path: str, expected: torch.Tensor) -> Any | None:
-        # An explicit --tolerance/--atol/--rtol is the user's own bound: it alone decides.
-        if precise is None or not self.h.request.tolerance.is_default():
-            return None
-        if not expected.is_floating_point() or expected.dtype == torch.float64:
-            return None  # integers are exact; float64 outputs have no higher precision to run
-        out = precise()
-        if out is None:
-            return None
-        leaf = dict(C.flatten_outputs(out)).get(path)
-        return leaf if A.applies(expected, leaf) else None
-
     def inputs_unchanged(self, saved: list[Any], used: list[Any], label: str) -> None:
         changes = C.changed_inputs(saved, used)
         self.book.record(
@@ -330,7 +166,7 @@ class Verifier(VerifierState):
                 self.inputs_unchanged(x, c_in, f"the candidate call on {where}")
                 r_in = clone_all(x)
                 seed_everything(seed)
-                r_out = h.reference(f"call on {where}", partial(_call, ref_model, r_in))
+                r_out = h.reference(f"call on {where}", partial(call_model, ref_model, r_in))
                 if tag != NATIVE and not _finite_everywhere(r_out):
                     self.notes.append(
                         f"the reference gives NaN/Inf on {dist} inputs (seed {seed}); that input set was skipped"
@@ -344,7 +180,7 @@ class Verifier(VerifierState):
                 precise = self.fp64.runner(ref_model, x, seed, where)
                 results[tag] = (r_out, precise)
                 self.ref_samples.append(_sample(r_out))
-                self.compare(c_out, r_out, where, cand_inputs=c_in, ref_inputs=r_in, precise=precise)
+                self.judge.compare(c_out, r_out, where, cand_inputs=c_in, ref_inputs=r_in, precise=precise)
             if len(results) == 2:
                 self._back_to_back(problem, cand_model, xa, xb, results[NATIVE], results[dist], seed, dist)
             if i == 0 and h.device.startswith("cuda"):
@@ -390,7 +226,7 @@ class Verifier(VerifierState):
 
         def run() -> list[str]:
             with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-                _call(model, args)
+                call_model(model, args)
                 torch.cuda.synchronize()
             return [
                 evt.name for evt in prof.events() if str(getattr(evt, "device_type", "")).endswith("CUDA")
@@ -426,10 +262,10 @@ class Verifier(VerifierState):
             self.h.reference("get_inputs()", lambda: list(problem.ref_mod.get_inputs())), self.h.device
         )
         seed_everything(req.base_seed + SMOKE_SEED_OFFSET)
-        self.h.reference("call on a warm-up input set", lambda: _call(ref_model, x), phase="first")
+        self.h.reference("call on a warm-up input set", lambda: call_model(ref_model, x), phase="first")
 
     def _reference_determinism(self, ref_model: Any, x: list[Any], first: Any, where: str) -> None:
-        again = self.h.reference(f"second call on {where}", lambda: _call(ref_model, clone_all(x)))
+        again = self.h.reference(f"second call on {where}", lambda: call_model(ref_model, clone_all(x)))
         ok = C.structure_problem(first, again) is None
         detail = None
         if ok:
@@ -465,7 +301,7 @@ class Verifier(VerifierState):
         seed_everything(seed)
         out_a = self.cand(problem, model, buf, label_a)
         self.inputs_unchanged(xa, buf, label_a)
-        self.compare(
+        self.judge.compare(
             out_a, ra, f"seed {seed} / {NATIVE} inputs (candidate after reference)", precise=precise_a
         )
         copy_into(buf, xb)
@@ -490,8 +326,8 @@ class Verifier(VerifierState):
                 f"two calls returned the same output storage (the first result is overwritten by the second) on {where}",
             )
             return
-        sub = Verifier(self.h)
-        if sub.compare(out_b, rb, where, name="fresh-results", precise=precise_b):
+        sub = VerifierState(self.h)  # its checks are read below, not kept
+        if OutputJudge(sub).compare(out_b, rb, where, name="fresh-results", precise=precise_b):
             self.book.ok("fresh-results", "new inputs in reused buffers give new results")
             self.errors.merge(sub.errors)
             self.accuracy.merge(sub.accuracy)
@@ -530,16 +366,6 @@ def _sample(out: Any) -> torch.Tensor:
         if isinstance(v, int | float)
     ]
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
-
-
-def _scalar_close(got: Any, expected: Any, tolerance: Any) -> bool:
-    if isinstance(expected, bool | str | type(None)):
-        return bool(got == expected)
-    if isinstance(expected, int | float) and isinstance(got, int | float) and not isinstance(got, bool):
-        atol = tolerance.atol if tolerance.atol is not None else 1e-4
-        rtol = tolerance.rtol if tolerance.rtol is not None else 1e-4
-        return abs(got - expected) <= atol + rtol * abs(expected)
-    return bool(got == expected)
 
 
 def run_kernelbench(h: Harness[VerifyRequest]) -> WorkerResult:
