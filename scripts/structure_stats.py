@@ -19,6 +19,8 @@ def main() -> None:
     lines = 0
     long_functions: list[tuple[int, str]] = []
     big_modules: list[tuple[int, str]] = []
+    modules_over_500: list[tuple[int, str]] = []
+    perfagent_modules: list[tuple[int, str]] = []
     local_imports: set[str] = set()
     edges: Counter[tuple[str, str]] = Counter()
     for package in PACKAGES:
@@ -28,13 +30,17 @@ def main() -> None:
             lines += n
             if n > 600:
                 big_modules.append((n, str(path)))
+            if n > 500:
+                modules_over_500.append((n, str(path)))
+            if package == "perfagent":
+                perfagent_modules.append((n, str(path)))
             tree = ast.parse(text)
             parts = path.with_suffix("").parts
             here = ".".join(parts[:2]) if parts[0] == "perfagent" and len(parts) > 2 else ".".join(parts[:2])
             for node in ast.walk(tree):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     length = (node.end_lineno or node.lineno) - node.lineno + 1
-                    if length >= 80:
+                    if length >= 80 or package == "perfagent":
                         long_functions.append((length, f"{path}:{node.lineno} {node.name}"))
                     for inner in ast.walk(node):
                         if isinstance(inner, (ast.Import, ast.ImportFrom)) and inner is not node:
@@ -44,13 +50,17 @@ def main() -> None:
                     if there != here and parts[0] == "perfagent":
                         edges[(here, there)] += 1
     print(f"lines: {lines}")
-    print(f"functions >= 80 lines: {len(long_functions)}")
+    print(f"functions >= 80 lines: {sum(n >= 80 for n, _ in long_functions)}")
     print(f"modules > 600 lines: {len(big_modules)}")
     print(f"function-level imports: {len(local_imports)}")
+    core = [(n, w) for n, w in long_functions if w.startswith("perfagent/")]
+    print(f"modules > 500 lines: {len(modules_over_500)}")
+    print("longest module of perfagent/: {} {}".format(*max(perfagent_modules)))
+    print("longest function of perfagent/: {} {}".format(*max(core)) if core else "")
     if show:
-        for length, where in sorted(long_functions, reverse=True):
+        for length, where in sorted((f for f in long_functions if f[0] >= 80), reverse=True):
             print(f"  {length:4d} {where}")
-        for length, where in sorted(big_modules, reverse=True):
+        for length, where in sorted(modules_over_500, reverse=True):
             print(f"  module {length:4d} {where}")
         pairs = {(a, b) for a, b in edges}
         cycles = sorted((a, b) for a, b in pairs if (b, a) in pairs and a < b)
