@@ -4,16 +4,14 @@ long each kind of step may take (``Timeouts``, with their defaults).
 ``OptimizeSettings`` (``perfagent.optimize.settings``) builds its ``--device`` and timeout options on these;
 the other commands' flags, the MCP tools, ``verify``/``bench``, the worker request and the profilers take
 their choices and defaults from here too, so a default is changed in one place. The module sits at the
-bottom of perfagent's layers, beside the core types, so that the sandbox and the profilers can read it.
+bottom of perfagent's layers, beside the core types, so that the sandbox and the profilers can read it, and
+imports nothing (no pydantic either): the CLI reads its defaults while it parses, before any command runs.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, get_args
-
-from pydantic import Field
-
-from perfagent.models import Frozen
 
 __all__ = ["DEVICES", "RESOLVED_DEVICES", "TIMEOUTS", "Device", "ResolvedDevice", "Timeouts"]
 
@@ -27,22 +25,24 @@ ResolvedDevice = Literal["cpu", "cuda"]
 RESOLVED_DEVICES: tuple[ResolvedDevice, ...] = get_args(ResolvedDevice)
 
 
-class Timeouts(Frozen):
-    """Wall-clock limits, s, by kind of step; the defaults below are the project's (every flag's default)."""
+@dataclass(frozen=True)
+class Timeouts:
+    """Wall-clock limits, s, by kind of step; the defaults below are the project's (every flag's default).
+    Values a user gives are validated where they are given (``OptimizeSettings``, the CLI's flags)."""
 
-    call_s: float = Field(60.0, gt=0)
+    call_s: float = 60.0
     """One call of the reference or a candidate while verifying and timing (``--timeout`` of optimize,
     verify and bench)."""
-    compile_s: float = Field(600.0, gt=0)
+    compile_s: float = 600.0
     """Import, build, JIT compilation and the first call, which may compile (``--compile-timeout``)."""
-    profile_s: float = Field(600.0, gt=0)
+    profile_s: float = 600.0
     """One profiler run, and any external command not given a limit of its own (``--profile-timeout`` of
     optimize, ``--timeout`` of profile and diagnose)."""
-    suite_entry_s: float = Field(900.0, gt=0)
+    suite_entry_s: float = 900.0
     """All the jobs of one suite entry (``suite --entry-timeout``)."""
-    llm_request_s: float = Field(120.0, gt=0)
+    llm_request_s: float = 120.0
     """One LLM request, connect and read (``--llm-timeout``, ``PERFAGENT_LLM_TIMEOUT``)."""
-    probe_s: float = Field(20.0, gt=0)
+    probe_s: float = 20.0
     """A short question to the machine: nvidia-smi, a sandbox probe, a doctor check."""
 
 
