@@ -6,6 +6,7 @@ Issue 28 moved ``Frozen``, ``Profile`` (and the profile models), ``PerfAgentErro
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 from pathlib import Path
@@ -24,13 +25,47 @@ SAVED_RECORDS = sorted(
 """record.json files perfagent wrote on an H200 on 2026-11-26, before the core types moved."""
 
 
+HOME = {
+    **dict.fromkeys(
+        ("Frozen", "Profile", "KernelProfile", "Metrics", "DeviceInfo", "DevicePeaks"), "perfagent.models"
+    ),
+    **dict.fromkeys(
+        ("LaunchConfig", "Occupancy", "SourceLine", "ToolFinding", "MetricTier"), "perfagent.models"
+    ),
+    **dict.fromkeys(("PerfAgentError", "ExitCode"), "perfagent.errors"),
+}
+"""Each core type and the one module that defines it (and that every importer names)."""
+REPO = Path(__file__).resolve().parents[2]
+
+
 def test_each_core_type_is_defined_once_at_the_bottom() -> None:
     assert {Frozen.__module__, Profile.__module__, KernelProfile.__module__} == {"perfagent.models"}
     assert {PerfAgentError.__module__, ExitCode.__module__} == {"perfagent.errors"}
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("profilers.model")  # the old second spelling is gone, not aliased
-    profiler_errors = importlib.import_module("profilers.errors")
-    assert "PerfAgentError" not in getattr(profiler_errors, "__all__", ()), "no re-export"
+
+
+def test_every_importer_spells_a_core_type_one_way() -> None:
+    elsewhere = []
+    for path in sorted(
+        p
+        for pkg in ("perfagent", "profilers", "tui", "knowledge", "tests")
+        for p in (REPO / pkg).rglob("*.py")
+    ):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                elsewhere += [
+                    f"{path.relative_to(REPO)}:{node.lineno} {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name in HOME
+                    and node.module != HOME[a.name]
+                    and node.module.startswith(("perfagent", "profilers"))
+                ]
+            elif isinstance(node, ast.ClassDef) and node.name in HOME:
+                module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+                if module != HOME[node.name]:
+                    elsewhere.append(f"{path.relative_to(REPO)}:{node.lineno} class {node.name}")
+    assert elsewhere == []
 
 
 def test_profiler_errors_sit_under_the_one_root() -> None:
