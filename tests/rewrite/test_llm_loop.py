@@ -62,7 +62,7 @@ def test_wrong_rewrite_is_rejected_and_the_reason_steers_the_next_request(tmp_pa
             model=MODEL,
             api_key=KEY,
             env={},
-            timeout_s=3.0,
+            timeout_s=10.0,  # a loopback reply; generous for 2 loaded CI cores
             max_retries=0,
             backoff_s=0.0,
         )

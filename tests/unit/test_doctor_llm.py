@@ -93,7 +93,7 @@ def test_doctor_says_the_key_was_rejected(server: ReplayServer) -> None:
     config = LLMConfig.from_env(base_url=server.base_url, model=MODEL, api_key=KEY, env={})
     server.serve_models = False
     server.enqueue(Reply(status=401, error_message=f"bad key {KEY}"))
-    check = check_endpoint(config, timeout_s=2.0)
+    check = check_endpoint(config, timeout_s=10.0)
     assert check.reachable and not check.ok and "rejected the API key (HTTP 401)" in check.detail
     assert KEY not in check.detail
 
@@ -101,5 +101,5 @@ def test_doctor_says_the_key_was_rejected(server: ReplayServer) -> None:
 def test_an_endpoint_that_answers_garbage_is_reachable_but_an_error(server: ReplayServer) -> None:
     server.serve_models = False
     server.enqueue(Reply(raw_body=b"<html>hello"))
-    check = check_endpoint(LLMConfig.from_env(base_url=server.base_url, model=MODEL, env={}), timeout_s=2.0)
+    check = check_endpoint(LLMConfig.from_env(base_url=server.base_url, model=MODEL, env={}), timeout_s=10.0)
     assert check.reachable and not check.ok and "not as an OpenAI-compatible API" in check.detail

@@ -19,6 +19,7 @@ HERE = Path(__file__).parent / "candidates"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "kernelbench"
 ADD = HERE / "problem_add.py"
 HANG_TIMEOUT_S = 3.0
+CALL_TIMEOUT_S = 60.0
 
 # candidate file -> (failing check that must be reported, text its detail must contain)
 CHEATS: dict[str, tuple[str, str]] = {
@@ -58,9 +59,12 @@ HONEST: list[tuple[str, Path, Path | None, int]] = [
 
 def _run(job: tuple[str, Path, Path | None, int]) -> tuple[str, VerificationResult | BaseException]:
     name, ref, cand, seeds = job
+    # Only the hanging candidate gets the short per-call limit: on 2 loaded CI cores an honest call
+    # (the Triton interpreter) can take longer than 3 s, which once failed an honest rewrite as "timeout".
+    timeout_s = HANG_TIMEOUT_S if name == "cheat_hang.py" else CALL_TIMEOUT_S
     try:
         return name, verify(
-            ref, cand, device="cpu", seeds=seeds, timeout_s=HANG_TIMEOUT_S, compile_timeout_s=60, seed=11
+            ref, cand, device="cpu", seeds=seeds, timeout_s=timeout_s, compile_timeout_s=60, seed=11
         )
     except BaseException as exc:  # reported by the test that asked for it
         return name, exc
