@@ -257,12 +257,12 @@ REFUSED = {
         "__shared__",
     ),
     "builtin elsewhere": (GEMV.replace("y[row] = s;", "y[row] = s + blockIdx.x;"), "outside the row index"),
-    "nested loops": (
-        GEMV.replace(
+    "triangular nest storing by the inner counter": (
+        GEMV.replace("const float* A", "float* A").replace(
             "for (int c = 0; c < cols; ++c) s += A[row * cols + c] * x[c];",
-            "for (int c = 0; c < cols; ++c) for (int k = 0; k < 2; ++k) s += A[row * cols + c] * x[c];",
+            "for (int c = 0; c < cols; ++c) for (int k = 0; k < c; ++k) { A[row * cols + k] += x[c]; s += x[k]; }",
         ),
-        "nested",
+        "lanes could store the same element",
     ),
     "2-D index": (
         GEMV.replace(
@@ -277,8 +277,8 @@ REFUSED = {
     ),
     "step of two": (GEMV.replace("++c", "c += 2"), "does not step by one"),
     "no reduction": (
-        'extern "C" __global__ void cp(const float* a, float* b, int n, int m) { int r = blockIdx.x * blockDim.x + threadIdx.x; if (r < n) for (int j = 0; j < m; ++j) b[r * m + j] = a[r * m + j]; }',
-        "no loop reduces",
+        'extern "C" __global__ void cp(const float* a, float* b, int n, int m) { int r = blockIdx.x * blockDim.x + threadIdx.x; if (r < n) { for (int j = 0; j < m; ++j) { float v = a[r * m + j]; } b[r] = 0.f; } }',
+        "no loop reduces over the row or stores along it",
     ),
 }
 
@@ -395,9 +395,9 @@ extern "C" __global__ void scan(const float* x, const unsigned char* keep, float
             ).replace("const float* A,", "const float* A, float* A2,"),
             "uses o, which is assigned or declared more than once",
         ),
-        "per-iteration value reassigned": (
-            GEMV.replace("s += A[row * cols + c] * x[c];", "{ float v = x[c]; v = v * 2.f; s += v; }"),
-            "reassigns its per-iteration value v",
+        "store through a reassigned per-iteration index": (
+            'extern "C" __global__ void rev(const float* a, float* b, int n, int m) { int r = blockIdx.x * blockDim.x + threadIdx.x; if (r < n) for (int j = 0; j < m; ++j) { int k = j; k = m - 1 - k; b[r * m + k] = a[r * m + j]; } }',
+            "lanes could store the same element",
         ),
     }
 )

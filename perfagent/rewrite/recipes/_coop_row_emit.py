@@ -29,7 +29,8 @@ from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes._coop_row_analysis import LANE
-from perfagent.rewrite.recipes._coop_row_syntax import Plan
+from perfagent.rewrite.recipes._coop_row_nest import flat_header, grid_step
+from perfagent.rewrite.recipes._coop_row_syntax import Loop, Plan
 
 TID = "coop_tid"
 MAX_BLOCK = 1024
@@ -112,24 +113,50 @@ def block(types: dict[str, str]) -> Share:
     )
 
 
+def _split(loop: Loop, share: Share) -> list[_cuda.Edit]:
+    """The edits that split the pass's iterations among the sharers: start + me, step by width (a nest:
+    one flattened counter)."""
+    if len(loop.levels) > 1:
+        body = loop.levels[-1].node.child_by_field_name("body")
+        assert body is not None
+        head, close = flat_header(loop, share.me, share.width)
+        return [
+            _cuda.Edit(loop.node.start_byte, body.start_byte, head),
+            _cuda.Edit(body.end_byte, loop.node.end_byte, close),
+        ]
+    start, update = loop.start, loop.node.child_by_field_name("update")
+    assert update is not None
+    first = share.me if _cuda.text(start).strip() == "0" else f"({_cuda.text(start)}) + {share.me}"
+    return [
+        _cuda.Edit(start.start_byte, start.end_byte, first),
+        _cuda.Edit(update.start_byte, update.end_byte, f"{loop.var} += {share.width}"),
+    ]
+
+
 def rewrite(source: str, plan: Plan, share: Share) -> str:
     """The source with each row shared as ``share`` says."""
     me = share.me
     edits: list[_cuda.Edit] = []
     init = plan.row_init
     edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / {share.width}"))
+    item = plan.item_loop
     decl = init.parent.parent if init.parent is not None else None  # init_declarator -> declaration
-    if decl is not None and decl.type == "declaration":
+    if item is not None:  # a grid-stride loop over items: sharers step over the grid's warps (blocks)
+        pad = " " * item.start_point[1]
+        edits.append(
+            _cuda.Edit(item.start_byte, item.start_byte, f"const int {me} = {share.me_value};\n{pad}")
+        )
+        update = item.child_by_field_name("update")
+        step = grid_step(update) if update is not None else None
+        assert step is not None
+        edits.append(_cuda.Edit(step.start_byte, step.end_byte, f"({_cuda.text(step)}) / {share.width}"))
+    elif decl is not None and decl.type == "declaration":
         pad = " " * decl.start_point[1]
         edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {me} = {share.me_value};"))
     serial = 0
     for loop in plan.loops:
-        node, start = loop.node, loop.start
-        update = node.child_by_field_name("update")
-        assert update is not None
-        first = me if _cuda.text(start).strip() == "0" else f"({_cuda.text(start)}) + {me}"
-        edits.append(_cuda.Edit(start.start_byte, start.end_byte, first))
-        edits.append(_cuda.Edit(update.start_byte, update.end_byte, f"{loop.var} += {share.width}"))
+        node = loop.node
+        edits.extend(_split(loop, share))
         before = [
             f"if ({me} != 0) {acc} = 0;  // the incoming value counts once, in {share.first} 0"
             for acc in loop.resets
