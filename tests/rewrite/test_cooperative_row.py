@@ -397,7 +397,7 @@ extern "C" __global__ void scan(const float* x, const unsigned char* keep, float
         ),
         "store through a reassigned per-iteration index": (
             'extern "C" __global__ void rev(const float* a, float* b, int n, int m) { int r = blockIdx.x * blockDim.x + threadIdx.x; if (r < n) for (int j = 0; j < m; ++j) { int k = j; k = m - 1 - k; b[r * m + k] = a[r * m + j]; } }',
-            "lanes could store the same element",
+            "uses k, which is assigned or declared more than once",
         ),
     }
 )
