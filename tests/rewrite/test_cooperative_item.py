@@ -173,7 +173,10 @@ extern "C" __global__ void run(const float* x, float* y, int rows, int cols)
 Args = Callable[[int, int], tuple[Buf | str, ...]]
 EMULATED: dict[str, tuple[str, Args]] = {
     "column-sum": ("colsum", lambda r, c: (Buf(F, r * c), Buf(F, c), f"{r}", f"{c}")),
-    "gather-copy": ("gather", lambda r, c: (Buf("int", r, "mask"), Buf(F, 2 * c), Buf(F, r * c), f"{r}", f"{c}")),
+    "gather-copy": (
+        "gather",
+        lambda r, c: (Buf("int", r, "mask"), Buf(F, 2 * c), Buf(F, r * c), f"{r}", f"{c}"),
+    ),
     "plane-max-2d-nest": ("planemax", lambda r, c: (Buf(F, 3 * r * c), Buf(F, r), f"{r}", f"{c}")),
     "channel-mean-var-normalise": (
         "chnorm",

@@ -9,7 +9,16 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._coop_row_nest import FLAT, item_loop, levels, outer_counter_why, privates
+from perfagent.rewrite.recipes._coop_row_nest import (
+    FLAT,
+    gathered_written,
+    item_loop,
+    levels,
+    outer_counter_why,
+    privates,
+    shape,
+    stores,
+)
 from perfagent.rewrite.recipes._coop_row_syntax import (
     Loop,
     Plan,
@@ -321,7 +330,7 @@ class Analysis:
                         f"{buffer} is stored in a loop and reached as {_cuda.text(first)} (line {_cuda.line_of(first)}) "
                         f"and {_cuda.text(n)} (line {_cuda.line_of(n)}): lanes would share its elements"
                     )
-                if _shape(lp) != _shape(first_loop):
+                if shape(lp) != shape(first_loop):
                     raise Refused(
                         f"{buffer} is stored in the loops on lines {_cuda.line_of(first_loop.node)} and "
                         f"{_cuda.line_of(lp.node)}, which start at {_cuda.text(first_loop.start)} and "
@@ -343,17 +352,6 @@ class Analysis:
                 why = outer_counter_why(index, lp, lp.locals)
                 if why is not None:
                     raise Refused(why)
-
-    def offsets_unwritten(self, loops: list[Loop]) -> None:
-        """A buffer a row pointer's offset reads (the gathered index) is never stored by the kernel."""
-        for buffer, node in self.offset_reads.items():
-            for n in _cuda.walk(self.body):
-                base = n.child_by_field_name("argument") if n.type == "subscript_expression" else None
-                if base is not None and self.pointers.get(_cuda.text(base)) == buffer and is_written(n):
-                    raise Refused(
-                        f"{buffer} is read on line {_cuda.line_of(node)} to place a row and stored on line "
-                        f"{_cuda.line_of(n)}: the item's rows would move while it is walked"
-                    )
 
     def _scalar_buffer(self, buffer: str, uses: list[tuple[Node, Loop | None, bool, str]]) -> None:
         for n, lp, _, _ in uses:
@@ -447,11 +445,9 @@ class Analysis:
                 )
 
 
-def _shape(loop: Loop) -> str:
-    """What decides which sharer takes which element: the start (one loop), every start and bound (a nest)."""
-    if len(loop.levels) < 2:
-        return normal_form(loop.start, None)
-    return " ; ".join(f"{normal_form(lv.start, None)} {normal_form(lv.bound, None)}" for lv in loop.levels)
+def _raise(why: str | None) -> None:
+    if why is not None:
+        raise Refused(why)
 
 
 def analyse(kernel: Node) -> Plan | str:
@@ -488,16 +484,12 @@ def analyse(kernel: Node) -> Plan | str:
         loops = [analysis.loop(n) for n in top]
         analysis.others(nodes if item is None else [*nodes, item])
         analysis.memory(loops)
-        analysis.offsets_unwritten(loops)
+        _raise(gathered_written(analysis.body, analysis.pointers, analysis.offset_reads))
         analysis.resets(loops)
     except Refused as exc:
         return str(exc)
     plan = analysis.plan
     plan.loops = loops
-    if not plan.reductions and not any(_stores(lp) for lp in loops):
+    if not plan.reductions and not any(stores(lp) for lp in loops):
         return "no loop reduces over the row or stores along it (nothing for a warp to share)"
     return plan
-
-
-def _stores(loop: Loop) -> bool:
-    return any(n.type == "subscript_expression" and is_written(n) for n in _cuda.walk(loop.node))

@@ -24,7 +24,9 @@ from perfagent.rewrite.recipes._coop_row_syntax import (
     Loop,
     Refused,
     bound_ok,
+    is_written,
     loop_counter,
+    normal_form,
     statements,
     unwrap,
 )
@@ -215,3 +217,28 @@ def flat_header(loop: Loop, me: str, width: str) -> tuple[str, str]:
         + f"{pad}    "
     )
     return head, f"\n{pad}}}"
+
+
+def gathered_written(body: Node, pointers: dict[str, str], offset_reads: dict[str, Node]) -> str | None:
+    """Why a buffer a row pointer's offset reads (the gathered index) is stored by the kernel, or None."""
+    for buffer, node in offset_reads.items():
+        for n in _cuda.walk(body):
+            base = n.child_by_field_name("argument") if n.type == "subscript_expression" else None
+            if base is not None and pointers.get(_cuda.text(base)) == buffer and is_written(n):
+                return (
+                    f"{buffer} is read on line {_cuda.line_of(node)} to place a row and stored on line "
+                    f"{_cuda.line_of(n)}: the item's rows would move while it is walked"
+                )
+    return None
+
+
+def shape(loop: Loop) -> str:
+    """What decides which sharer takes which element: the start (one loop), every start and bound (a nest)."""
+    if len(loop.levels) < 2:
+        return normal_form(loop.start, None)
+    return " ; ".join(f"{normal_form(lv.start, None)} {normal_form(lv.bound, None)}" for lv in loop.levels)
+
+
+def stores(loop: Loop) -> bool:
+    """Whether the pass stores to memory (a map or copy pass has something to split even without a reduction)."""
+    return any(n.type == "subscript_expression" and is_written(n) for n in _cuda.walk(loop.node))

@@ -1,4 +1,4 @@
-"""cooperative-row: give a row that one thread walks alone to a whole warp.
+"""cooperative-row: give a work item that one thread walks alone to a whole warp (or block).
 
 Row-per-thread kernels (GEMV, row sums and maxima, softmax, L2/layer norm) derive a row index from the
 x thread coordinates and loop over the row: the 32 lanes of a warp read 32 addresses a row apart, and
@@ -7,12 +7,22 @@ row: lane-strided loops (coalesced), a butterfly of ``__shfl_xor_sync`` after ea
 every lane holds the row's result, which later passes need), lane 0 alone for scalar stores, and a grid
 32 times larger.
 
+The same holds for any work item one thread walks with a long serial loop (issue 23): a column (the walk
+stays strided; the win is parallelism: a few warps become thousands), a plane (a rectangular nest
+``for h, for w``, flattened: ``_coop_row_nest``), N planes of a channel (batch norm), a row gathered
+through an index read once (``table + ids[t] * dim``: an embedding lookup), items handed out by a
+grid-stride loop (its start and step divided by the sharers), and passes that only store (a copy, a map
+whose iteration keeps private running values and serial inner loops: a pooling window with its argmax,
+an SpMM output column with its sparse inner sum).
+
 Precondition, proven on the parse tree of the kernel:
 - a 1-D launch whose block is a multiple of 32, one index derived from the x thread coordinates (the
   row, never reassigned), no other use of threadIdx/blockIdx/blockDim, no shared memory, barriers or
   atomics; so every warp holds one row and all code outside the loops is the same in its 32 lanes;
-- every loop counts up by one from a start while ``i < bound`` (``<=``), is not nested, and its body
-  is made of: declarations of per-iteration scalars with a value (``float e = expf(x[i] - m);``),
+- every pass (a loop inside no other loop but the item loop) counts up by one from a start while
+  ``i < bound`` (``<=``), or is a perfect rectangular nest of such loops (split as one flattened loop);
+  names its body declares and reassigns, and its inner loops' counters, are private to one iteration
+  (anything goes with them, but no store index reads them); otherwise its body is made of: declarations of per-iteration scalars with a value (``float e = expf(x[i] - m);``),
   element stores ``p[... + i] = e`` / ``p[... + i] /= s`` / ``p[... + i]++``, associative updates of
   accumulators — ``acc += e``, ``acc = acc + e`` (or ``e + acc``), ``acc++``, ``acc = fmaxf(acc, e)``
   (``max``, ``fmax``, ``fminf``, ``min``, ``fmin``, either argument order) — and ``if``/``else`` over
@@ -83,7 +93,7 @@ class _CooperativeRow(CudaRecipe[Plan]):
         kernel = src.kernel
         assert src.launch is not None and not isinstance(kernel, str)
         grid, block = str(src.launch.grid[0]), str(src.launch.block[0])
-        reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions]
+        reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions] or ["none (map passes)"]
         out = [
             Variant(
                 source=_coop_row_emit.rewrite(src.text, plan, _coop_row_emit.WARP),
