@@ -94,6 +94,25 @@ extern "C" __global__ void rms_rows(const float* x, float* y, int rows, int cols
     }
 }
 """,
+    "grid-stride-macro-plane-mean": """
+#define ITEM_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; \\
+                             i < (n); i += blockDim.x * gridDim.x)
+
+extern "C" __global__ void plane_mean(const float* x, float* out, int rows, int cols)
+{
+    ITEM_LOOP(p, rows)
+    {
+        const float* plane = x + (size_t)p * 2 * cols;
+        float s = 0;
+        for (int h = 0; h < 2; ++h) {
+            for (int w = 0; w < cols; ++w) {
+                s += plane[h * cols + w];
+            }
+        }
+        out[p] = s / (2 * cols);
+    }
+}
+""",
     "pool-window-argmax": """
 extern "C" __global__ void pool(const float* x, float* out, int* arg, int rows, int cols)
 {
@@ -182,6 +201,10 @@ EMULATED: dict[str, tuple[str, Args]] = {
         "chnorm",
         lambda r, c: (Buf(F, 2 * r * c), Buf(F, 2 * r * c), Buf(F, r), f"{r}", f"{c}"),
     ),
+    "grid-stride-macro-plane-mean": (
+        "plane_mean",
+        lambda r, c: (Buf(F, 2 * r * c), Buf(F, r), f"{r}", f"{c}"),
+    ),
     "grid-stride-rows": ("rms_rows", lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}")),
     "pool-window-argmax": (
         "pool",
@@ -212,7 +235,7 @@ def _variants(name: str) -> tuple[Candidate, Candidate]:
 
 
 def _grid(name: str, rows: int) -> int:
-    return STRIDE_GRID if name == "grid-stride-rows" else -(-rows // BLOCK)
+    return STRIDE_GRID if name.startswith("grid-stride") else -(-rows // BLOCK)
 
 
 def test_every_form_is_emulated() -> None:
@@ -225,7 +248,7 @@ def test_forms_apply_with_warp_and_block_variants(name: str) -> None:
     assert "coop_lane = threadIdx.x % 32" in warp.source and "coop_tid = threadIdx.x" in block.source
     assert warp.launch is not None and warp.launch.grid == ["32 * (ceil_div(rows, 64))"]
     assert block.launch is not None and block.launch.grid == ["(ceil_div(rows, 64)) * (64)"]
-    if "nest" in name or "channel" in name or "pool" in name:
+    if "nest" in name or "channel" in name or "pool" in name or "plane" in name:
         assert "coop_flat" in warp.source  # the plane (or N planes) split as one long row
 
 

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
@@ -242,3 +244,35 @@ def shape(loop: Loop) -> str:
 def stores(loop: Loop) -> bool:
     """Whether the pass stores to memory (a map or copy pass has something to split even without a reduction)."""
     return any(n.type == "subscript_expression" and is_written(n) for n in _cuda.walk(loop.node))
+
+
+def expand_loop_macros(source: str) -> str:
+    """``source`` with every use of a function-like macro that expands to a ``for`` header written out
+    (Caffe's ``CUDA_KERNEL_LOOP(i, n)``: the grid-stride item loop hides behind it); unchanged without one.
+
+    The definition stays (unused); each use is replaced on its own line, so line numbers are kept."""
+    tree = _cuda.parse(source)
+    macros: dict[str, tuple[list[str], str]] = {}
+    for node in _cuda.walk(tree.root_node):
+        if node.type != "preproc_function_def":
+            continue
+        name, params = node.child_by_field_name("name"), node.child_by_field_name("parameters")
+        value = node.child_by_field_name("value")
+        body = " ".join(_cuda.text(value).replace("\\\n", " ").split()) if value is not None else ""
+        if name is not None and params is not None and body.startswith("for"):
+            args = [_cuda.text(p) for p in params.named_children if p.type == "identifier"]
+            macros[_cuda.text(name)] = (args, body)
+    out = source
+    for name, (params, body) in macros.items():
+
+        def expand(m: re.Match[str], params: list[str] = params, body: str = body) -> str:
+            args = [a.strip() for a in m.group(1).split(",")]
+            if len(args) != len(params):
+                return m.group(0)
+            table = dict(zip(params, args, strict=True))
+            return re.sub(r"\b[A-Za-z_]\w*\b", lambda w: table.get(w.group(0), w.group(0)), body)
+
+        lines = out.split("\n")
+        use = re.compile(rf"\b{re.escape(name)}\s*\(([^()]*)\)")
+        out = "\n".join(ln if ln.lstrip().startswith("#") else use.sub(expand, ln) for ln in lines)
+    return out

@@ -57,6 +57,9 @@ class Plan:
     row_init: Node
     loops: list[Loop] = field(default_factory=list)
     scalar_stores: list[Node] = field(default_factory=list)
+    source: str = ""
+    """The text the nodes are of (the request's source, or it with loop macros written out)."""
+    kernel: Node | None = None
     item_loop: Node | None = None
     """The grid-stride loop over items (``for (r = tid; r < n; r += blockDim.x * gridDim.x)``), if any."""
 

@@ -57,6 +57,7 @@ from tree_sitter import Node
 from perfagent.rewrite.base import LaunchContext
 from perfagent.rewrite.recipes import _coop_row_emit, _launch
 from perfagent.rewrite.recipes._coop_row_analysis import analyse
+from perfagent.rewrite.recipes._coop_row_nest import expand_loop_macros
 from perfagent.rewrite.recipes._coop_row_syntax import Plan
 from perfagent.rewrite.recipes.framework import CudaRecipe, Retune, Source, Variant, register
 from perfagent.workloads.launch_spec import LaunchOverride
@@ -85,18 +86,24 @@ class _CooperativeRow(CudaRecipe[Plan]):
     launch_dims = 1
 
     def match(self, src: Source) -> Plan | str:
+        expanded = expand_loop_macros(src.text)
+        if expanded != src.text:  # a grid-stride loop behind a macro (CUDA_KERNEL_LOOP) is read written out
+            src = Source(src.request.model_copy(update={"source": expanded}))
         plan = src.on_kernel(analyse)
         assert src.launch is not None
-        return plan if isinstance(plan, str) else (_launch.warp_multiple_block(src.launch) or plan)
+        if isinstance(plan, str):
+            return plan
+        plan.source, plan.kernel = src.text, src.kernel if not isinstance(src.kernel, str) else None
+        return _launch.warp_multiple_block(src.launch) or plan
 
     def plan(self, src: Source, plan: Plan) -> list[Variant]:
-        kernel = src.kernel
-        assert src.launch is not None and not isinstance(kernel, str)
+        kernel = plan.kernel
+        assert src.launch is not None and kernel is not None
         grid, block = str(src.launch.grid[0]), str(src.launch.block[0])
         reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions] or ["none (map passes)"]
         out = [
             Variant(
-                source=_coop_row_emit.rewrite(src.text, plan, _coop_row_emit.WARP),
+                source=_coop_row_emit.rewrite(plan.source, plan, _coop_row_emit.WARP),
                 description=(
                     f"warp per row: lane-strided loops (coalesced), butterfly shuffles after the reductions of "
                     f"{', '.join(reductions)}, lane 0 stores the scalars; grid x32. Summation order changes: "
@@ -115,7 +122,7 @@ class _CooperativeRow(CudaRecipe[Plan]):
             assert not isinstance(types, str)
             out.append(
                 Variant(
-                    source=_coop_row_emit.rewrite(src.text, plan, _coop_row_emit.block(types)),
+                    source=_coop_row_emit.rewrite(plan.source, plan, _coop_row_emit.block(types)),
                     description=(
                         f"block per row (for few long rows): block-strided loops (coalesced), shared-memory trees "
                         f"after the reductions of {', '.join(reductions)}, thread 0 stores the scalars; grid x{block}. "
