@@ -66,12 +66,12 @@ NAME = "cooperative-row"
 
 
 def _block_per_row(launch: LaunchContext, kernel: Node, plan: Plan) -> str | None:
-    """Why the block-per-row variant does not apply (its block must be a power of two), or None."""
+    """Why the block-per-row variant does not apply (its block must be whole warps, up to 1024), or None."""
     block = _launch.block_size(launch)
     if block is None:
         return f"the block size {launch.block[0]} cannot be evaluated"
-    if block <= 0 or block & (block - 1) or block > _coop_row_emit.MAX_BLOCK:
-        return f"the block ({block} threads) is not a power of two up to {_coop_row_emit.MAX_BLOCK}"
+    if block <= 0 or block % 32 or block > _coop_row_emit.MAX_BLOCK:
+        return f"the block ({block} threads) is not a whole number of warps up to {_coop_row_emit.MAX_BLOCK}"
     types = _coop_row_emit.accumulator_types(kernel, plan)
     return types if isinstance(types, str) else None
 
@@ -124,14 +124,14 @@ class _CooperativeRow(CudaRecipe[Plan]):
                 Variant(
                     source=_coop_row_emit.rewrite(plan.source, plan, _coop_row_emit.block(types)),
                     description=(
-                        f"block per row (for few long rows): block-strided loops (coalesced), shared-memory trees "
-                        f"after the reductions of {', '.join(reductions)}, thread 0 stores the scalars; grid x{block}. "
+                        f"block per row (for few long rows): block-strided loops (coalesced), warp butterflies and one shared "
+                        f"step after the reductions of {', '.join(reductions)}, thread 0 stores the scalars; grid x{block}. "
                         "Summation order changes: results differ by rounding only"
                     ),
                     parameters={"rows_per_block": 1, "reductions": len(reductions)},
                     launch=LaunchOverride(grid=[f"({grid}) * ({block})"]),
-                    # one row per block whatever its size (the trees need a power of two): block swept, grid kept
-                    retune=Retune(per="block", power_of_two=True, max_block=_coop_row_emit.MAX_BLOCK),
+                    # one row per block whatever its size (whole warps: the butterflies): block swept, grid kept
+                    retune=Retune(per="block", max_block=_coop_row_emit.MAX_BLOCK),
                 )
             )
         return out
