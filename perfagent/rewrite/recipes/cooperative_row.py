@@ -63,6 +63,8 @@ from perfagent.rewrite.recipes.framework import CudaRecipe, Retune, Source, Vari
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "cooperative-row"
+BLOCK_PER_ITEM = 256
+"""The block of the block-per-item variant before its sweep (the row index is blockIdx.x whatever it is)."""
 
 
 def _block_per_row(launch: LaunchContext, kernel: Node, plan: Plan) -> str | None:
@@ -114,7 +116,9 @@ class _CooperativeRow(CudaRecipe[Plan]):
                 # a warp now walks what a thread walked: any whole number of warps per block does, with the
                 # grid re-derived from the threads the rows need (32 * grid * block is a multiple of 1024,
                 # so every swept block covers exactly those threads)
-                retune=Retune(per="thread", threads=f"32 * {_launch.threads_x(grid, block)}"),
+                # (one swept block only: the block-per-item variant's larger blocks matter more for few items,
+                # and a batch keeps ``max_candidates``)
+                retune=Retune(per="thread", threads=f"32 * {_launch.threads_x(grid, block)}", blocks=(256,)),
             )
         ]
         if _block_per_row(src.launch, kernel, plan) is None:
@@ -129,7 +133,8 @@ class _CooperativeRow(CudaRecipe[Plan]):
                         "Summation order changes: results differ by rounding only"
                     ),
                     parameters={"rows_per_block": 1, "reductions": len(reductions)},
-                    launch=LaunchOverride(grid=[f"({grid}) * ({block})"]),
+                    # the textbook's 256 threads per item first (the spec's block was sized for a thread per item)
+                    launch=LaunchOverride(grid=[f"({grid}) * ({block})"], block=[BLOCK_PER_ITEM]),
                     # one row per block whatever its size (whole warps: the butterflies): block swept, grid kept
                     retune=Retune(per="block", max_block=_coop_row_emit.MAX_BLOCK),
                 )
