@@ -263,16 +263,16 @@ def expand_loop_macros(source: str) -> str:
             args = [_cuda.text(p) for p in params.named_children if p.type == "identifier"]
             macros[_cuda.text(name)] = (args, body)
     out = source
-    for name, (params, body) in macros.items():
+    for macro, (formals, body) in macros.items():
 
-        def expand(m: re.Match[str], params: list[str] = params, body: str = body) -> str:
+        def expand(m: re.Match[str], formals: list[str] = formals, body: str = body) -> str:
             args = [a.strip() for a in m.group(1).split(",")]
-            if len(args) != len(params):
+            if len(args) != len(formals):
                 return m.group(0)
-            table = dict(zip(params, args, strict=True))
+            table = dict(zip(formals, args, strict=True))
             return re.sub(r"\b[A-Za-z_]\w*\b", lambda w: table.get(w.group(0), w.group(0)), body)
 
         lines = out.split("\n")
-        use = re.compile(rf"\b{re.escape(name)}\s*\(([^()]*)\)")
+        use = re.compile(rf"\b{re.escape(macro)}\s*\(([^()]*)\)")
         out = "\n".join(ln if ln.lstrip().startswith("#") else use.sub(expand, ln) for ln in lines)
     return out
