@@ -7,7 +7,9 @@
 - **Nests**: a pass may be a perfect, rectangular nest (``for (n ...) for (i ...) body``: each loop's
   body is the next loop alone; no bound or start reads an outer counter). The sharers split the
   flattened iteration space (one counter over the product of the extents, the nest's counters derived
-  from it), so a plane of H x W, or N planes of HW, is split as one long row.
+  from it), so a plane of H x W, or N planes of HW, is split as one long row. The flat counter has the
+  counters' type (``long long`` when they differ): the product must fit it, as a serial walk of 2^31
+  iterations per thread was never a kernel anyone ran.
 - **Private names**: what the distributed body declares and then reassigns (``maxval``, ``maxidx``,
   a window start clamped with ``max``), and the counters of loops inside it (the pooling window), live in
   one iteration; the body may do anything with them. Only what it stores and what it accumulates across
