@@ -361,7 +361,8 @@ def test_each_kernel_of_a_multi_kernel_unit_gets_its_own_launch(tmp_path: Path) 
     warp, block = rewriter.propose(_req(source, "cooperative-row"))  # a warp per row, then a block per row
     text = find_inline_sources(warp.source)[0].cuda_text
     assert "row_sum<<<dim3((unsigned int)(32 * ((pa_x_size_0 + 127) / 128))), 128>>>" in text
-    assert "row_sum<<<dim3((unsigned int)((pa_x_size_0 + 127) / 128 * 128)), 128>>>" in (
+    # the block-per-row variant's own block (256 threads per row), the grid one block per former thread
+    assert "row_sum<<<dim3((unsigned int)((pa_x_size_0 + 127) / 128 * 128)), dim3(256)>>>" in (
         find_inline_sources(block.source)[0].cuda_text
     )
     assert "divide<<<(y.numel() + 255) / 256, 256>>>" in text  # the other launch is untouched

@@ -9,17 +9,25 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._coop_row_nest import (
+    FLAT,
+    gathered_written,
+    item_loop,
+    levels,
+    outer_counter_why,
+    privates,
+    shape,
+    stores,
+)
 from perfagent.rewrite.recipes._coop_row_syntax import (
     Loop,
     Plan,
     Refused,
     ancestors,
-    bound_ok,
     declared_names,
     inside,
     is_written,
     is_zero,
-    loop_counter,
     names_read,
     normal_form,
     reduction,
@@ -53,6 +61,8 @@ class Analysis:
         """Names assigned or updated anywhere in the kernel (loop counters' own steps aside)."""
         self.declared: dict[str, int] = {}
         """How many times each name is declared in the kernel and its parameters."""
+        self.offset_reads: dict[str, Node] = {}
+        """Buffers a row pointer's offset reads (``table + ids[t] * dim``): they must stay unwritten."""
 
     # ---------------------------------------------------------------------------------------- setup
 
@@ -109,8 +119,8 @@ class Analysis:
             ]
             found = [(s, b) for s in sides if (b := self._alias_base(s)) is not None]
             others = [s for s in sides if all(s.id != f.id for f, _ in found)]
-            if len(found) == 1 and not any(self.pointers.keys() & _cuda.identifiers_in(o) for o in others):
-                return found[0][1]  # p + e, e + p, (p + e) + f
+            if len(found) == 1 and all(self._read_only_offset(o) for o in others):
+                return found[0][1]  # p + e, e + p, (p + e) + f, table + ids[t] * dim
         if (
             value.type == "pointer_expression"
             and _cuda.text(value.child_by_field_name("operator") or value) == "&"
@@ -123,22 +133,31 @@ class Analysis:
                     return _cuda.text(base)
         return None
 
+    def _read_only_offset(self, offset: Node) -> bool:
+        """The offset names pointers only as subscripted bases (an index read once per item: a gather)."""
+        for n in _cuda.walk(offset):
+            if n.type == "identifier" and _cuda.text(n) in self.pointers:
+                parent = n.parent
+                if (
+                    parent is None
+                    or parent.type != "subscript_expression"
+                    or parent.child_by_field_name("argument") != n
+                ):
+                    return False
+                self.offset_reads.setdefault(self.pointers[_cuda.text(n)], n)
+        return True
+
     # ---------------------------------------------------------------------------------------- loops
 
     def loop(self, node: Node) -> Loop:
-        var = loop_counter(node)
-        if isinstance(var, str):
-            raise Refused(var)
-        name, start = var
-        if name == self.row_var:
+        nest = levels(node)
+        if any(lv.var == self.row_var for lv in nest):
             raise Refused(f"the loop on line {_cuda.line_of(node)} counts the row index itself")
-        why = bound_ok(node, name)
-        if why is not None:
-            raise Refused(why)
-        loop = Loop(node=node, var=name, start=start)
+        loop = Loop(node=node, var=nest[-1].var, start=nest[0].start, levels=nest)
+        loop.privates = privates(loop)
         updates: dict[str, Node] = {}
         allowed: set[int] = set()
-        body = node.child_by_field_name("body")
+        body = nest[-1].node.child_by_field_name("body")
         for stmt in statements(body) if body is not None else []:
             self._statement(loop, stmt, updates, allowed)
         for n in _cuda.walk(node):
@@ -151,13 +170,22 @@ class Analysis:
                 )
         return loop
 
-    def _statement(self, loop: Loop, stmt: Node, updates: dict[str, Node], allowed: set[int]) -> None:
+    def _statement(
+        self, loop: Loop, stmt: Node, updates: dict[str, Node], allowed: set[int], serial: bool = False
+    ) -> None:
         where = f"the loop on line {_cuda.line_of(loop.node)}"
         if stmt.type in ("compound_statement", "if_statement", "else_clause"):
             for child in stmt.named_children:  # an if's condition is an expression, checked by the reads
                 if child.type not in ("comment", "condition_clause"):
-                    self._statement(loop, child, updates, allowed)
+                    self._statement(loop, child, updates, allowed, serial)
             return
+        if stmt.type == "for_statement":  # a loop inside one iteration (a pooling window): it stays serial
+            body = stmt.child_by_field_name("body")
+            for child in statements(body) if body is not None else []:
+                self._statement(loop, child, updates, allowed, True)
+            return
+        if serial and stmt.type in ("break_statement", "continue_statement"):
+            return  # leaves the serial inner loop only
         if stmt.type == "comment" or (stmt.type == "expression_statement" and not stmt.named_children):
             return
         if stmt.type == "declaration":
@@ -185,6 +213,8 @@ class Analysis:
                 f"{where} stores through {_cuda.text(target)} (line {_cuda.line_of(stmt)}): only subscripts are followed"
             )
         name = _cuda.text(target)
+        if name in loop.privates:
+            return  # declared and reassigned inside one iteration: no other iteration sees it
         if name == loop.var:
             raise Refused(f"{where} assigns its counter {name} in its body (line {_cuda.line_of(stmt)})")
         if name in loop.locals:
@@ -206,6 +236,9 @@ class Analysis:
     def _local(self, loop: Loop, decl: Node) -> None:
         where = f"the loop on line {_cuda.line_of(loop.node)}"
         for child in decl.named_children:
+            if child.type == "identifier" and _cuda.text(child) in loop.privates:
+                self._check_new_name(loop, _cuda.text(child), decl)
+                continue
             if child.type != "init_declarator":
                 if child.type in ("identifier", "array_declarator", "pointer_declarator"):
                     raise Refused(
@@ -213,6 +246,9 @@ class Analysis:
                     )
                 continue
             ident, value = child.child_by_field_name("declarator"), child.child_by_field_name("value")
+            if ident is not None and ident.type == "identifier" and _cuda.text(ident) in loop.privates:
+                self._check_new_name(loop, _cuda.text(ident), decl)
+                continue
             if ident is None or value is None or ident.type != "identifier":
                 raise Refused(
                     f"{where} declares {_cuda.text(child)} (line {_cuda.line_of(decl)}): only scalars with a value"
@@ -220,11 +256,15 @@ class Analysis:
             name = _cuda.text(ident)
             if name in _cuda.identifiers_in(value):
                 raise Refused(f"{where} declares {name} from itself (line {_cuda.line_of(decl)})")
-            if name in self.outer_names or name in loop.locals or name == loop.var:
-                raise Refused(
-                    f"{where} declares {name} again (line {_cuda.line_of(decl)}), shadowing another name"
-                )
+            self._check_new_name(loop, name, decl)
             loop.locals[name] = value
+
+    def _check_new_name(self, loop: Loop, name: str, decl: Node) -> None:
+        if name in self.outer_names or name in loop.locals or any(name == lv.var for lv in loop.levels):
+            raise Refused(
+                f"the loop on line {_cuda.line_of(loop.node)} declares {name} again (line {_cuda.line_of(decl)}), "
+                "shadowing another name"
+            )
 
     # --------------------------------------------------------------------------------------- memory
 
@@ -290,7 +330,7 @@ class Analysis:
                         f"{buffer} is stored in a loop and reached as {_cuda.text(first)} (line {_cuda.line_of(first)}) "
                         f"and {_cuda.text(n)} (line {_cuda.line_of(n)}): lanes would share its elements"
                     )
-                if normal_form(lp.start, None) != normal_form(first_loop.start, None):
+                if shape(lp) != shape(first_loop):
                     raise Refused(
                         f"{buffer} is stored in the loops on lines {_cuda.line_of(first_loop.node)} and "
                         f"{_cuda.line_of(lp.node)}, which start at {_cuda.text(first_loop.start)} and "
@@ -303,6 +343,15 @@ class Analysis:
                         f"{_cuda.text(n)} on line {_cuda.line_of(n)} is stored in a loop but its index is not "
                         f"offset + {lp.var}: lanes could store the same element"
                     )
+                private = names_read(index, lp) & lp.privates
+                if private:
+                    raise Refused(
+                        f"{_cuda.text(n)} on line {_cuda.line_of(n)} is reached through {', '.join(sorted(private))}, "
+                        "which one iteration reassigns or counts: lanes could reach the same element"
+                    )
+                why = outer_counter_why(index, lp, lp.locals)
+                if why is not None:
+                    raise Refused(why)
 
     def _scalar_buffer(self, buffer: str, uses: list[tuple[Node, Loop | None, bool, str]]) -> None:
         for n, lp, _, _ in uses:
@@ -382,7 +431,7 @@ class Analysis:
                     name = _cuda.text(target)
                     if n.id not in updates:
                         self.assigned.add(name)
-                    if name == self.row_var:
+                    if name == self.row_var and n.id not in updates:
                         raise Refused(f"the row index {name} is changed on line {_cuda.line_of(n)}")
                     if name in self.pointers:
                         raise Refused(f"the pointer {name} is moved on line {_cuda.line_of(n)}")
@@ -396,38 +445,51 @@ class Analysis:
                 )
 
 
+def _raise(why: str | None) -> None:
+    if why is not None:
+        raise Refused(why)
+
+
 def analyse(kernel: Node) -> Plan | str:
     """The kernel's cooperative plan, or why it does not apply."""
     whole = _cuda.text(kernel)
     for word in FORBIDDEN:
         if word in whole:
             return f"the kernel uses {word}: its threads already cooperate"
-    if LANE in whole:
-        return f"the kernel already has a variable named {LANE}"
-    row = row_index(kernel)
+    for name in (LANE, FLAT):
+        if name in whole:
+            return f"the kernel already has a variable named {name}"
+    item = item_loop(kernel)
+    row = row_index(kernel, item)
     if isinstance(row, str):
         return row
     row_var, row_init = row
-    nodes = [n for n in _cuda.walk(kernel) if n.type in LOOPS]
+    nodes = [n for n in _cuda.walk(kernel) if n.type in LOOPS and (item is None or n.id != item.id)]
     if not nodes:
         return "the kernel has no loop over the row"
     for loop in nodes:
         if loop.type != "for_statement":
             return f"the loop on line {_cuda.line_of(loop)} is not a counted for loop"
-        if any(a.type in LOOPS for a in ancestors(loop)):
-            return f"the loop on line {_cuda.line_of(loop)} is nested: only single loops over the row are rewritten"
+    # the passes: loops inside no other loop but the item loop (loops inside a pass stay in its iterations)
+    top = [
+        n
+        for n in nodes
+        if not any(a.type in LOOPS and (item is None or a.id != item.id) for a in ancestors(n))
+    ]
     analysis = Analysis(kernel, row_var, row_init)
+    analysis.plan.item_loop = item
     try:
         analysis.params()
-        analysis.aliases(nodes)
-        loops = [analysis.loop(n) for n in nodes]
-        analysis.others(nodes)
+        analysis.aliases(top)
+        loops = [analysis.loop(n) for n in top]
+        analysis.others(nodes if item is None else [*nodes, item])
         analysis.memory(loops)
+        _raise(gathered_written(analysis.body, analysis.pointers, analysis.offset_reads))
         analysis.resets(loops)
     except Refused as exc:
         return str(exc)
     plan = analysis.plan
     plan.loops = loops
-    if not plan.reductions:
-        return "no loop reduces over the row (nothing for a warp to share)"
+    if not plan.reductions and not any(stores(lp) for lp in loops):
+        return "no loop reduces over the row or stores along it (nothing for a warp to share)"
     return plan

@@ -21,11 +21,29 @@ class Refused(Exception):
     """The kernel is outside the recipe's precondition (the message says where and why)."""
 
 
-@dataclass
-class Loop:
+@dataclass(frozen=True)
+class Level:
+    """One loop of a distributed nest: ``for (T var = start; var < bound; ++var)`` (``<=``: inclusive)."""
+
     node: Node
     var: str
     start: Node
+    bound: Node
+    inclusive: bool
+    ctype: str
+
+
+@dataclass
+class Loop:
+    """One pass over the item: a loop, or a perfect rectangular nest of loops (``levels``, outermost
+    first) whose iterations the sharers split; ``var`` is the innermost counter."""
+
+    node: Node
+    var: str
+    start: Node
+    levels: list[Level] = field(default_factory=list)
+    privates: set[str] = field(default_factory=set)
+    """Names private to one iteration that it may reassign (declared in the body, inner loops' counters)."""
     reductions: dict[str, str] = field(default_factory=dict)
     """Accumulator -> combine ('+' or a function name), in order of first update."""
     locals: dict[str, Node] = field(default_factory=dict)
@@ -39,6 +57,11 @@ class Plan:
     row_init: Node
     loops: list[Loop] = field(default_factory=list)
     scalar_stores: list[Node] = field(default_factory=list)
+    source: str = ""
+    """The text the nodes are of (the request's source, or it with loop macros written out)."""
+    kernel: Node | None = None
+    item_loop: Node | None = None
+    """The grid-stride loop over items (``for (r = tid; r < n; r += blockDim.x * gridDim.x)``), if any."""
 
     @property
     def reductions(self) -> list[tuple[str, str]]:
@@ -58,8 +81,9 @@ def unwrap(node: Node) -> Node:
     return node
 
 
-def row_index(kernel: Node) -> tuple[str, Node] | str:
-    """(row variable, its initialiser) or why there is none."""
+def row_index(kernel: Node, item: Node | None = None) -> tuple[str, Node] | str:
+    """(row variable, its initialiser) or why there is none (``item``: a grid-stride loop over items, whose
+    step may read blockDim.x and gridDim.x)."""
     found: list[tuple[str, Node]] = []
     for n, name, value in _cuda.initialisations(kernel):
         axes = {b for v in _cuda.walk(value) if (b := _cuda.builtin_axis(v))}
@@ -74,7 +98,10 @@ def row_index(kernel: Node) -> tuple[str, Node] | str:
             else "several indices derive from threadIdx.x"
         )
     lo, hi = found[0][1].start_byte, found[0][1].end_byte
+    step = item.child_by_field_name("update") if item is not None else None
     for n in _cuda.walk(kernel):
+        if step is not None and step.start_byte <= n.start_byte < step.end_byte:
+            continue
         if _cuda.builtin_axis(n) and not (lo <= n.start_byte and n.end_byte <= hi):
             return f"{_cuda.text(n)} on line {_cuda.line_of(n)} is used outside the row index"
     return found[0]
@@ -235,6 +262,9 @@ def normal_form(node: Node, loop: Loop | None) -> str:
         if loop is not None and node.type == "identifier":
             if word == loop.var:
                 return "@"
+            outer = [lv.var for lv in loop.levels[:-1]]
+            if word in outer:
+                return f"@{outer.index(word)}"
             if word in loop.locals:
                 return f"( {normal_form(loop.locals[word], loop)} )"
         return word
@@ -264,7 +294,7 @@ def names_read(node: Node, loop: Loop | None) -> set[str]:
         word = _cuda.text(n)
         if loop is not None and word in loop.locals:
             out |= names_read(loop.locals[word], loop)
-        elif loop is None or word != loop.var:
+        elif loop is None or word not in {lv.var for lv in loop.levels} | {loop.var}:
             out.add(word)
     return out
 

@@ -1,4 +1,4 @@
-"""cooperative-row: give a row that one thread walks alone to a whole warp.
+"""cooperative-row: give a work item that one thread walks alone to a whole warp (or block).
 
 Row-per-thread kernels (GEMV, row sums and maxima, softmax, L2/layer norm) derive a row index from the
 x thread coordinates and loop over the row: the 32 lanes of a warp read 32 addresses a row apart, and
@@ -7,12 +7,22 @@ row: lane-strided loops (coalesced), a butterfly of ``__shfl_xor_sync`` after ea
 every lane holds the row's result, which later passes need), lane 0 alone for scalar stores, and a grid
 32 times larger.
 
+The same holds for any work item one thread walks with a long serial loop (issue 23): a column (the walk
+stays strided; the win is parallelism: a few warps become thousands), a plane (a rectangular nest
+``for h, for w``, flattened: ``_coop_row_nest``), N planes of a channel (batch norm), a row gathered
+through an index read once (``table + ids[t] * dim``: an embedding lookup), items handed out by a
+grid-stride loop (its start and step divided by the sharers), and passes that only store (a copy, a map
+whose iteration keeps private running values and serial inner loops: a pooling window with its argmax,
+an SpMM output column with its sparse inner sum).
+
 Precondition, proven on the parse tree of the kernel:
 - a 1-D launch whose block is a multiple of 32, one index derived from the x thread coordinates (the
   row, never reassigned), no other use of threadIdx/blockIdx/blockDim, no shared memory, barriers or
   atomics; so every warp holds one row and all code outside the loops is the same in its 32 lanes;
-- every loop counts up by one from a start while ``i < bound`` (``<=``), is not nested, and its body
-  is made of: declarations of per-iteration scalars with a value (``float e = expf(x[i] - m);``),
+- every pass (a loop inside no other loop but the item loop) counts up by one from a start while
+  ``i < bound`` (``<=``), or is a perfect rectangular nest of such loops (split as one flattened loop);
+  names its body declares and reassigns, and its inner loops' counters, are private to one iteration
+  (anything goes with them, but no store index reads them); otherwise its body is made of: declarations of per-iteration scalars with a value (``float e = expf(x[i] - m);``),
   element stores ``p[... + i] = e`` / ``p[... + i] /= s`` / ``p[... + i]++``, associative updates of
   accumulators — ``acc += e``, ``acc = acc + e`` (or ``e + acc``), ``acc++``, ``acc = fmaxf(acc, e)``
   (``max``, ``fmax``, ``fminf``, ``min``, ``fmin``, either argument order) — and ``if``/``else`` over
@@ -47,20 +57,23 @@ from tree_sitter import Node
 from perfagent.rewrite.base import LaunchContext
 from perfagent.rewrite.recipes import _coop_row_emit, _launch
 from perfagent.rewrite.recipes._coop_row_analysis import analyse
+from perfagent.rewrite.recipes._coop_row_nest import expand_loop_macros
 from perfagent.rewrite.recipes._coop_row_syntax import Plan
 from perfagent.rewrite.recipes.framework import CudaRecipe, Retune, Source, Variant, register
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "cooperative-row"
+BLOCK_PER_ITEM = 256
+"""The block of the block-per-item variant before its sweep (the row index is blockIdx.x whatever it is)."""
 
 
 def _block_per_row(launch: LaunchContext, kernel: Node, plan: Plan) -> str | None:
-    """Why the block-per-row variant does not apply (its block must be a power of two), or None."""
+    """Why the block-per-row variant does not apply (its block must be whole warps, up to 1024), or None."""
     block = _launch.block_size(launch)
     if block is None:
         return f"the block size {launch.block[0]} cannot be evaluated"
-    if block <= 0 or block & (block - 1) or block > _coop_row_emit.MAX_BLOCK:
-        return f"the block ({block} threads) is not a power of two up to {_coop_row_emit.MAX_BLOCK}"
+    if block <= 0 or block % 32 or block > _coop_row_emit.MAX_BLOCK:
+        return f"the block ({block} threads) is not a whole number of warps up to {_coop_row_emit.MAX_BLOCK}"
     types = _coop_row_emit.accumulator_types(kernel, plan)
     return types if isinstance(types, str) else None
 
@@ -75,18 +88,24 @@ class _CooperativeRow(CudaRecipe[Plan]):
     launch_dims = 1
 
     def match(self, src: Source) -> Plan | str:
+        expanded = expand_loop_macros(src.text)
+        if expanded != src.text:  # a grid-stride loop behind a macro (CUDA_KERNEL_LOOP) is read written out
+            src = Source(src.request.model_copy(update={"source": expanded}))
         plan = src.on_kernel(analyse)
         assert src.launch is not None
-        return plan if isinstance(plan, str) else (_launch.warp_multiple_block(src.launch) or plan)
+        if isinstance(plan, str):
+            return plan
+        plan.source, plan.kernel = src.text, src.kernel if not isinstance(src.kernel, str) else None
+        return _launch.warp_multiple_block(src.launch) or plan
 
     def plan(self, src: Source, plan: Plan) -> list[Variant]:
-        kernel = src.kernel
-        assert src.launch is not None and not isinstance(kernel, str)
+        kernel = plan.kernel
+        assert src.launch is not None and kernel is not None
         grid, block = str(src.launch.grid[0]), str(src.launch.block[0])
-        reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions]
+        reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions] or ["none (map passes)"]
         out = [
             Variant(
-                source=_coop_row_emit.rewrite(src.text, plan, _coop_row_emit.WARP),
+                source=_coop_row_emit.rewrite(plan.source, plan, _coop_row_emit.WARP),
                 description=(
                     f"warp per row: lane-strided loops (coalesced), butterfly shuffles after the reductions of "
                     f"{', '.join(reductions)}, lane 0 stores the scalars; grid x32. Summation order changes: "
@@ -97,7 +116,9 @@ class _CooperativeRow(CudaRecipe[Plan]):
                 # a warp now walks what a thread walked: any whole number of warps per block does, with the
                 # grid re-derived from the threads the rows need (32 * grid * block is a multiple of 1024,
                 # so every swept block covers exactly those threads)
-                retune=Retune(per="thread", threads=f"32 * {_launch.threads_x(grid, block)}"),
+                # (one swept block only: the block-per-item variant's larger blocks matter more for few items,
+                # and a batch keeps ``max_candidates``)
+                retune=Retune(per="thread", threads=f"32 * {_launch.threads_x(grid, block)}", blocks=(256,)),
             )
         ]
         if _block_per_row(src.launch, kernel, plan) is None:
@@ -105,16 +126,17 @@ class _CooperativeRow(CudaRecipe[Plan]):
             assert not isinstance(types, str)
             out.append(
                 Variant(
-                    source=_coop_row_emit.rewrite(src.text, plan, _coop_row_emit.block(types)),
+                    source=_coop_row_emit.rewrite(plan.source, plan, _coop_row_emit.block(types)),
                     description=(
-                        f"block per row (for few long rows): block-strided loops (coalesced), shared-memory trees "
-                        f"after the reductions of {', '.join(reductions)}, thread 0 stores the scalars; grid x{block}. "
+                        f"block per row (for few long rows): block-strided loops (coalesced), warp butterflies and one shared "
+                        f"step after the reductions of {', '.join(reductions)}, thread 0 stores the scalars; grid x{block}. "
                         "Summation order changes: results differ by rounding only"
                     ),
                     parameters={"rows_per_block": 1, "reductions": len(reductions)},
-                    launch=LaunchOverride(grid=[f"({grid}) * ({block})"]),
-                    # one row per block whatever its size (the trees need a power of two): block swept, grid kept
-                    retune=Retune(per="block", power_of_two=True, max_block=_coop_row_emit.MAX_BLOCK),
+                    # the textbook's 256 threads per item first (the spec's block was sized for a thread per item)
+                    launch=LaunchOverride(grid=[f"({grid}) * ({block})"], block=[BLOCK_PER_ITEM]),
+                    # one row per block whatever its size (whole warps: the butterflies): block swept, grid kept
+                    retune=Retune(per="block", max_block=_coop_row_emit.MAX_BLOCK),
                 )
             )
         return out
