@@ -31,6 +31,8 @@ from typing import Any
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 POLL_S = 0.02
 """How often the server looks for ended children while any run, s."""
+START_POLL_S = 0.5
+"""How often a caller waiting for its child to be forked checks that the server is still alive, s."""
 _SERVER_FDS: list[int] = []
 """The server's own descriptors beyond stdio, closed in every child."""
 
@@ -180,7 +182,14 @@ class ForkServer:
                 call.started.set()
                 call.ended.set()
                 return call
-        call.started.wait()
+        # Never wait on the answer alone: a server that dies after taking the request may leave its
+        # stdout open in a child it forked, so the reader never sees EOF (a CI run once hung here).
+        while not call.started.wait(START_POLL_S):
+            if not self.alive:
+                with self._lock:
+                    self._calls.pop(call.id, None)
+                call.started.set()
+                call.ended.set()
         return call
 
     def _read(self) -> None:

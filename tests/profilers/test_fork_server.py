@@ -201,3 +201,29 @@ def test_a_server_under_a_confinement_confines_every_child(env: dict[str, str], 
         del os.environ["MY_API_KEY"]
     assert inside.stdout.splitlines() == ["wrote", "no secret in environ"]
     assert escaped.stdout.splitlines()[0].startswith("refused") and not outside.exists()
+
+
+def test_a_server_that_dies_without_answering_is_not_waited_on_forever(tmp_path: Path) -> None:
+    """A server can end after taking a request while a process it started still holds its stdin and
+    stdout: the reader then never sees EOF. The caller must notice the death, not wait for an answer
+    (the full suite once hung here). The wrapper below starts such a holder and exits at once."""
+    import signal
+
+    from profilers.fork_server import ForkServer
+
+    holder = "exec 3<&0; sleep 600 <&3 >&1 & exit 0"  # fd 3: a background job's stdin is /dev/null
+    server = ForkServer((), dict(os.environ), ("sh", "-c", holder, "sh"))
+    try:
+        server._proc.wait(timeout=30)  # the wrapper exited; its sleeping child keeps both pipes open
+        done = threading.Event()
+        calls = []
+
+        def ask() -> None:
+            calls.append(server.start("forked_targets:echo", [], str(tmp_path), dict(os.environ), []))
+            done.set()
+
+        threading.Thread(target=ask, daemon=True).start()
+        assert done.wait(60), "start() waited forever on a dead server"
+        assert calls[0].pid is None and calls[0].ended.is_set()
+    finally:
+        os.killpg(server._proc.pid, signal.SIGKILL)
