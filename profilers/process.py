@@ -192,14 +192,22 @@ def run_forked(
     start = time.monotonic()
     call: Call | None = None
     try:
-        server = _server(tuple(preload), tuple(wrapper), dict(server_env) if server_env is not None else None)
-        call = server.start(
-            entry,
-            list(args),
-            os.fspath(cwd) if cwd is not None else os.getcwd(),
-            dict(env) if env is not None else dict(os.environ),
-            [str(p) for p in streams],
-        )
+        # A server that ended before forking the child ran none of the caller's code: one fresh server
+        # is tried before the call is given up (a server can die between two calls).
+        for _ in range(2):
+            server = _server(
+                tuple(preload), tuple(wrapper), dict(server_env) if server_env is not None else None
+            )
+            call = server.start(
+                entry,
+                list(args),
+                os.fspath(cwd) if cwd is not None else os.getcwd(),
+                dict(env) if env is not None else dict(os.environ),
+                [str(p) for p in streams],
+            )
+            if call.pid is not None:
+                break
+        assert call is not None
         if call.pid is None:
             raise ProfilerUnavailable(
                 f"the fork server could not start '{entry}'", hint="it ended; the next call starts a new one"
