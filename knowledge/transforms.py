@@ -6,7 +6,7 @@ The planner reads ``fixes`` and ``applies_when`` to rank transforms for a findin
 the optimize loop reads ``expected_effect`` to check that an accepted rewrite moved the metric it
 targeted, in the right direction.
 
-Metric names are paths into the canonical kernel profile (``perfagent.models.KernelProfile``), the same
+Metric names are paths into the canonical kernel profile (``profilers.model.KernelProfile``), the same
 spelling the metric maps use: ``metrics.shared_bank_conflict_pct``, ``metrics.warp_stalls.barrier``,
 ``occupancy.achieved_pct``, ``launch.waves_per_sm``. This module imports nothing of the project
 beyond ``knowledge``; tests check every name against the models.

@@ -20,7 +20,9 @@ from perfagent._version import __version__
 
 if TYPE_CHECKING:
     from perfagent.api import diagnose, load, profile
-    from perfagent.models import (
+    from perfagent.optimize.api import optimize
+    from perfagent.records import RunRecord
+    from profilers.model import (
         Evidence,
         Finding,
         KernelDiagnosis,
@@ -29,8 +31,6 @@ if TYPE_CHECKING:
         Profile,
         Roofline,
     )
-    from perfagent.optimize.api import optimize
-    from perfagent.records import RunRecord
 
 _LAZY = {
     # `optimize` is the subpackage perfagent/optimize/, callable as the library function (its __init__)
@@ -40,7 +40,7 @@ _LAZY = {
     "RunRecord": "perfagent.records",
     **dict.fromkeys(
         ("Evidence", "Finding", "KernelDiagnosis", "KernelProfile", "Metrics", "Profile", "Roofline"),
-        "perfagent.models",
+        "profilers.model",
     ),
 }
 

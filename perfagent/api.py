@@ -18,19 +18,19 @@ from pathlib import Path
 
 from perfagent._version import __version__
 from perfagent.classifier import classify
-from perfagent.errors import BadInput
-from perfagent.models import MetricTier, Profile
 from perfagent.records import RunRecord
 from perfagent.session import load_record, provisional_run_dir, save_record
-from perfagent.settings import TIMEOUTS
 from perfagent.staging.run import can_stage, staged_profile
 from perfagent.workloads.targets import ProfileTarget, RecordedReport, SavedRun, resolve_target
 from profilers import get_profiler
 from profilers.base import ClockControl, Launcher, Profiler, ProfileRequest
 from profilers.build import build_program
+from profilers.core_errors import BadInput
 from profilers.errors import CounterPermissionDenied, ProfilerUnavailable
+from profilers.model import MetricTier, Profile
 from profilers.ncu.profiler import NcuProfiler
 from profilers.process import run_command
+from profilers.settings import TIMEOUTS
 
 Progress = Callable[[str], None]
 PROFILERS = ("auto", "ncu", "rocprof", "static")

@@ -16,7 +16,7 @@ from perfagent._version import __version__
 from perfagent.commands import COMMANDS, load_commands
 from perfagent.commands.common import check_output_path
 from perfagent.commands.signals import interrupts_as_keyboard_interrupt
-from perfagent.errors import ExitCode, exit_code_for, one_line, saved_note
+from profilers.core_errors import ExitCode, exit_code_for, one_line, saved_note
 
 RUNS_CANDIDATE_CODE = frozenset({"verify", "bench", "optimize", "suite"})
 """Subcommands that run candidate code in a worker (and so take ``--unconfined``)."""

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import Field
 
-from perfagent.models import Frozen, KernelDiagnosis
 from perfagent.records import RunRecord
+from profilers.model import Frozen, KernelDiagnosis
 
 PROFILE_NOISE_PCT = 3.0
 """Relative duration change (%) below which two single ncu profiles are treated as the same: ncu

@@ -8,16 +8,16 @@ from pathlib import Path
 
 from pydantic import Field
 
-from perfagent.errors import BadInput
 from perfagent.llm_client import ENV_BASE_URL, LLMConfig, check_endpoint
-from perfagent.models import Frozen
 from perfagent.sandbox import confinement
 from perfagent.sandbox.watch import landlock_line
-from perfagent.settings import TIMEOUTS
 from perfagent.workloads.cuda_toolkit import find_cuda_home, load_inline_gap
 from profilers import get_profiler
+from profilers.core_errors import BadInput
 from profilers.errors import ProfilerError
+from profilers.model import Frozen
 from profilers.process import run_command
+from profilers.settings import TIMEOUTS
 
 PROBE_TIMEOUT_S = TIMEOUTS.probe_s
 

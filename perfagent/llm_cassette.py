@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from perfagent.errors import BadInput, LLMError
+from profilers.core_errors import BadInput, LLMError
 
 if TYPE_CHECKING:
     import openai

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
-from perfagent.errors import BadInput
 from perfagent.llm_cassette import Cassette, CassetteClient
-from perfagent.settings import TIMEOUTS
+from profilers.core_errors import BadInput
+from profilers.settings import TIMEOUTS
 
 if TYPE_CHECKING:
     import openai

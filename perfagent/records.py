@@ -2,7 +2,7 @@
 
 Every model here crosses the disk boundary (``record.json``): a diagnose run saves the record's kernels,
 an optimize run adds ``optimize`` plus the stable top-level keys ``baseline``, ``candidates``, ``best``.
-The module sits low in the layers (it imports only ``perfagent.models`` and the profile models), so the
+The module sits low in the layers (it imports only ``profilers.model`` and the profile models), so the
 loop, the renderers, the TUI and the session store all read one definition.
 
 Times are seconds, percentages are 0-100. A quantity that was not measured is ``None``, never 0,
@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from perfagent.models import SCHEMA_VERSION, CollectionMode, Frozen, KernelDiagnosis, Profile
+from profilers.model import SCHEMA_VERSION, CollectionMode, Frozen, KernelDiagnosis, Profile
 
 __all__ = [
     "NOT_TIMED",

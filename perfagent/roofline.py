@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from knowledge.gpus import GpuSpec, spec_for
-from perfagent.models import DevicePeaks, KernelProfile, Roofline, RooflinePoint
+from profilers.model import DevicePeaks, KernelProfile, Roofline, RooflinePoint
 
 LEVELS: tuple[Literal["dram", "l2", "l1"], ...] = ("dram", "l2", "l1")
 

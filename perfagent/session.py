@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from perfagent.errors import BadInput
 from perfagent.records import RunRecord
+from profilers.core_errors import BadInput
 
 RUNS_ROOT_ENV = "PERFAGENT_RUNS_DIR"
 RECORD_FILE = "record.json"

@@ -1,7 +1,7 @@
 """The ``Profiler`` Protocol: the one interface every profiler backend implements.
 
 A backend runs its tool (``profile``), reads the tool's files (``read``) and maps vendor metric
-names to the canonical model in ``perfagent.models``. Optional capabilities are flags, not more
+names to the canonical model in ``profilers.model``. Optional capabilities are flags, not more
 abstract methods.
 """
 
@@ -15,8 +15,8 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
-from perfagent.models import Frozen, MetricTier, Profile
-from perfagent.settings import TIMEOUTS
+from profilers.model import Frozen, MetricTier, Profile
+from profilers.settings import TIMEOUTS
 
 ClockControl = Literal["base", "none", "reset"]
 

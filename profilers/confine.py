@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfagent.settings import TIMEOUTS
 from profilers.errors import ProfilerError
 from profilers.process import run_command
+from profilers.settings import TIMEOUTS
 
 PROBE_TIMEOUT_S = TIMEOUTS.probe_s
 SECRET_NAME = re.compile(

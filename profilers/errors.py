@@ -1,7 +1,7 @@
 """The profiler layer's errors, under the project's one exception root.
 
 The root every caller catches (``PerfAgentError``) and the documented exit codes live in
-``perfagent.errors``, at the bottom of the layers; the errors here subclass it. Every error carries a
+``profilers.core_errors``, at the bottom of the layers; the errors here subclass it. Every error carries a
 one-line ``message`` (the cause) and a ``hint`` (the next step), and the CLI exit code it maps to.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from perfagent.errors import ExitCode, PerfAgentError
+from profilers.core_errors import ExitCode, PerfAgentError
 
 
 class ProfilerError(PerfAgentError):

@@ -10,7 +10,7 @@ memory per block (e.g. a report without ncu's occupancy section).
 from __future__ import annotations
 
 from knowledge.arch import ArchLimits
-from perfagent.models import Occupancy
+from profilers.model import Occupancy
 
 # Tie-break when two resources allow the same number of blocks: name the one whose relief would
 # actually raise occupancy. Block slots and warps come first because they are fixed by the block size

@@ -22,13 +22,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfagent.settings import TIMEOUTS
 from profilers import live_groups
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.fork_server import Call, ForkServer
+from profilers.settings import TIMEOUTS
 
 DEFAULT_TIMEOUT_S = TIMEOUTS.profile_s
-"""A command given no limit of its own gets a profiler run's (``perfagent.settings.Timeouts``)."""
+"""A command given no limit of its own gets a profiler run's (``profilers.settings.Timeouts``)."""
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from perfagent.commands.common import check_writable_file
-from perfagent.errors import BadInput, ExitCode
 from perfagent.workloads.cuda_toolkit import find_cuda_home
+from profilers.core_errors import BadInput, ExitCode
 from profilers.errors import KernelFilterUnmatched
 from tests.first_contact_cases import CASES, Case, expand, make_workspace
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from knowledge import KnowledgeError
 from knowledge.taxonomy import categories, transform_ids
 from knowledge.transforms import MetricCondition, Transform, catalog, metric_value, transform
-from perfagent.models import KernelProfile, LaunchConfig, Metrics, Occupancy
+from profilers.model import KernelProfile, LaunchConfig, Metrics, Occupancy
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOT_MODELS: dict[str, type[BaseModel]] = {"metrics": Metrics, "occupancy": Occupancy, "launch": LaunchConfig}
@@ -198,7 +198,7 @@ CLASSIFIER_PROFILES = [
 @pytest.mark.parametrize("kernel", CLASSIFIER_PROFILES)
 def test_classifier_findings_name_catalogued_transforms(kernel: KernelProfile) -> None:
     from perfagent.classifier import classify
-    from perfagent.models import Profile
+    from profilers.model import Profile
 
     diagnoses = classify(Profile(tool="test", source="hand-built", kernels=[kernel]))
     ids = {t for d in diagnoses for f in d.findings for t in f.transforms}

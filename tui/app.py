@@ -20,9 +20,9 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 import perfagent
-from perfagent.errors import PerfAgentError, exit_code_for
 from perfagent.records import RunRecord
 from perfagent.workloads.targets import SavedRun, resolve_target
+from profilers.core_errors import PerfAgentError, exit_code_for
 from tui.messages import LoadFailed, LoadProgress, RecordLoaded
 from tui.optimize_bridge import OptimizeBridge
 from tui.screens import (

@@ -28,7 +28,6 @@ from typing import Any, Protocol
 
 import perfagent
 from perfagent.doctor import run_probes
-from perfagent.errors import BadInput
 from perfagent.optimize.apply import apply_candidate
 from perfagent.optimize.events import LoopEvent, ProgressCallback
 from perfagent.optimize.settings import OptimizeSettings
@@ -36,6 +35,7 @@ from perfagent.records import CandidateOutcome, RunRecord
 from perfagent.rewrite.recipes import recipes_for
 from perfagent.workloads.kernelbench import inspect_python
 from perfagent.workloads.targets import resolve_target
+from profilers.core_errors import BadInput
 from tui.candidate_view import Outcome, outcome_of
 
 __all__ = [

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfagent.models import Finding, KernelDiagnosis, KernelProfile
 from perfagent.optimize.render import change, fmt_value, headline
 from perfagent.records import OptimizeResult, RunRecord
 from perfagent.render.units import (
@@ -27,6 +26,7 @@ from perfagent.render.units import (
     sig,
 )
 from perfagent.render.view import FindingView, build_view, mode_statement, roofline_summary, tool_label
+from profilers.model import Finding, KernelDiagnosis, KernelProfile
 
 __all__ = [
     "BarRow",

@@ -33,8 +33,8 @@ from perfagent.classifier.memory_rules import (
     xcd_unaware_block_order,
 )
 from perfagent.classifier.sources import attach_source_lines
-from perfagent.models import Finding, KernelDiagnosis, Profile, SkippedRule
 from perfagent.roofline import roofline
+from profilers.model import Finding, KernelDiagnosis, Profile, SkippedRule
 
 RULES: tuple[Rule, ...] = (
     uncoalesced_global_access,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from perfagent.models import Evidence, Finding, KernelProfile, Metrics, Roofline, Severity
+from profilers.model import Evidence, Finding, KernelProfile, Metrics, Roofline, Severity
 
 Rule = Callable[["RuleContext"], "Finding | Skip | None"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perfagent.classifier.context import RuleContext, Skip, cap, finding, pct
-from perfagent.models import Evidence, Finding, Metrics
+from profilers.model import Evidence, Finding, Metrics
 
 WARP = 32.0
 # ncu's ThreadDivergence rule fires below 24 active threads per warp instruction.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from perfagent.classifier.context import RuleContext, Skip, cap, finding, pct
-from perfagent.models import Evidence, Finding
+from profilers.model import Evidence, Finding
 
 WARP = 32
 # Fewer resident-block waves than this leaves most of the GPU idle.

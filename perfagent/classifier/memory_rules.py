@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perfagent.classifier.context import RuleContext, Skip, cap, finding, pct
-from perfagent.models import Evidence, Finding
+from profilers.model import Evidence, Finding
 
 FULL_SECTOR_BYTES = 32.0
 # Below this many useful bytes per 32-byte sector, a quarter or more of the traffic is wasted.

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from perfagent.classifier.execution_rules import AT_BOUND_FRAC, LATENCY_FRAC
-from perfagent.models import KernelProfile
 from perfagent.roofline import roofline
+from profilers.model import KernelProfile
 
 COMPUTE_PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perfagent.models import Finding, KernelProfile, SourceLine
+from profilers.model import Finding, KernelProfile, SourceLine
 
 # Words in a profiler's source-marker message that tie it to a category.
 _KEYWORDS = {

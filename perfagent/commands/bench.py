@@ -12,8 +12,8 @@ from perfagent.commands.common import (
     positive_int,
     progress_to_stderr,
 )
-from perfagent.errors import ExitCode
-from perfagent.settings import DEVICES, TIMEOUTS
+from profilers.core_errors import ExitCode
+from profilers.settings import DEVICES, TIMEOUTS
 
 
 class BenchCommand:

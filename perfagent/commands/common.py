@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from perfagent.errors import BadInput
-from perfagent.settings import TIMEOUTS
+from profilers.core_errors import BadInput
+from profilers.settings import TIMEOUTS
 
 FORMATS = ("text", "json", "md", "html")
 

@@ -10,11 +10,11 @@ from pathlib import Path
 from perfagent.api import diagnose, load
 from perfagent.commands.common import add_output_args
 from perfagent.compare import Comparison, GateVerdict, compare_records, gate, record_changes
-from perfagent.errors import BadInput, ExitCode
 from perfagent.records import RunRecord
 from perfagent.render import write_output
 from perfagent.suite.compare import SuiteComparison, compare_suites, suite_changes
 from perfagent.suite.results import is_suite_dir, load_suite_results
+from profilers.core_errors import BadInput, ExitCode
 
 
 def _record(path: Path) -> RunRecord:

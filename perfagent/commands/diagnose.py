@@ -14,7 +14,7 @@ from perfagent.commands.common import (
     profile_kwargs,
     progress_to_stderr,
 )
-from perfagent.errors import ExitCode
+from profilers.core_errors import ExitCode
 
 
 class DiagnoseCommand:

@@ -6,8 +6,8 @@ import argparse
 
 from perfagent.commands.common import add_output_args
 from perfagent.doctor import run_probes
-from perfagent.errors import ExitCode
 from perfagent.render import write_output
+from profilers.core_errors import ExitCode
 
 
 class DoctorCommand:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from perfagent.errors import BadInput
+from profilers.core_errors import BadInput
 
 
 class McpCommand:

@@ -13,8 +13,8 @@ from perfagent.commands.common import (
 )
 from perfagent.commands.optimize_phases import add_phase_args, phased, propose_exit, run_phase
 from perfagent.commands.settings_args import add_settings_args, settings_from_args
-from perfagent.errors import ExitCode
 from perfagent.optimize.settings import LLM_GROUP, LOOP_GROUP, RESULTS_GROUP, VERIFY_GROUP
+from profilers.core_errors import ExitCode
 
 
 class OptimizeCommand:

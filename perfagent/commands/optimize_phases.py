@@ -10,10 +10,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from perfagent.errors import BadInput, ExitCode
 from perfagent.optimize.events import ProgressCallback
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import OptimizeResult, RunRecord
+from profilers.core_errors import BadInput, ExitCode
 
 EVALUATE = "perfagent optimize --evaluate"
 

@@ -20,9 +20,9 @@ from perfagent.commands.common import (
     profile_kwargs,
     progress_to_stderr,
 )
-from perfagent.errors import BadInput, ExitCode
-from perfagent.models import Profile
 from perfagent.render import write_output
+from profilers.core_errors import BadInput, ExitCode
+from profilers.model import Profile
 
 
 class ProfileCommand:

@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 from perfagent.commands.common import add_output_args
-from perfagent.errors import BadInput, ExitCode
 from perfagent.render import OutputFormat, render, write_output
 from perfagent.session import load_record
 from perfagent.suite.render import render_suite
 from perfagent.suite.results import is_suite_dir, load_suite_results
 from perfagent.workloads.targets import RecordedReport, resolve_target
+from profilers.core_errors import BadInput, ExitCode
 
 
 class ReportCommand:

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import get_args
 
 from perfagent.commands.common import check_writable_folder, positive_float, positive_int
-from perfagent.errors import BadInput, ExitCode
-from perfagent.settings import DEVICES, TIMEOUTS
 from perfagent.suite.api import run_suite
 from perfagent.suite.executors import make_executor
 from perfagent.suite.models import JOBS, EntryResult, Job, SuiteSettings
 from perfagent.suite.render import render_text
 from perfagent.suite.results import ResultsLog
+from profilers.core_errors import BadInput, ExitCode
+from profilers.settings import DEVICES, TIMEOUTS
 
 
 def parse_jobs(text: str) -> list[Job]:

@@ -6,8 +6,8 @@ import argparse
 import importlib
 
 from perfagent.commands.common import add_profile_args, add_target_args, profile_kwargs
-from perfagent.errors import ExitCode, ToolFailure
 from perfagent.workloads.targets import resolve_target
+from profilers.core_errors import ExitCode, ToolFailure
 
 
 class TuiCommand:

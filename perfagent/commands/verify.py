@@ -11,9 +11,9 @@ from perfagent.commands.common import (
     positive_int,
     progress_to_stderr,
 )
-from perfagent.errors import ExitCode
-from perfagent.settings import DEVICES, TIMEOUTS
 from perfagent.verify.models import ENVIRONMENT_CHECK
+from profilers.core_errors import ExitCode
+from profilers.settings import DEVICES, TIMEOUTS
 
 
 def _non_negative_float(text: str) -> float:

@@ -13,7 +13,7 @@ from pydantic import AfterValidator, Field
 
 from knowledge.transforms import catalog
 from perfagent.optimize.settings import Backend, FirstKernelLanguage
-from perfagent.settings import Device
+from profilers.settings import Device
 
 TRANSFORM_IDS: tuple[str, ...] = tuple(sorted(catalog()))
 ProfilerName = Literal["auto", "ncu", "rocprof", "static"]

@@ -14,8 +14,8 @@ import tomllib
 from datetime import datetime
 from pathlib import Path
 
-from perfagent.errors import BadInput
 from perfagent.session import RECORD_FILE, RUNS_ROOT_ENV, runs_root
+from profilers.core_errors import BadInput
 
 
 class OutsideRoot(BadInput):

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
-from perfagent.errors import PerfAgentError, exit_code_for, one_line
+from profilers.core_errors import PerfAgentError, exit_code_for, one_line
 
 JobFunction = Callable[..., BaseModel]
 """Called as ``fn(progress, **kwargs)``; ``progress`` takes one line of text."""

@@ -30,9 +30,9 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 import perfagent
-from perfagent.errors import BadInput, PerfAgentError
 from perfagent.records import RunRecord
 from perfagent.session import RECORD_FILE, load_record, save_record
+from profilers.core_errors import BadInput, PerfAgentError
 from profilers.errors import ToolTimeout
 
 Reporter = Callable[[float, float | None, str], Coroutine[Any, Any, None]]

@@ -29,9 +29,9 @@ from perfagent.mcp_server.calls import in_job
 from perfagent.mcp_server.jobs import Job
 from perfagent.mcp_server.summaries import RunReply, run_reply
 from perfagent.records import RunRecord
-from perfagent.settings import TIMEOUTS
 from perfagent.timing.models import BenchResult
 from perfagent.verify.models import VerificationResult
+from profilers.settings import TIMEOUTS
 
 RUNS_CODE = ToolAnnotations(
     readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False

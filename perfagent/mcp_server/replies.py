@@ -14,7 +14,7 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
-from perfagent.errors import ExitCode, PerfAgentError, exit_code_for, one_line
+from profilers.core_errors import ExitCode, PerfAgentError, exit_code_for, one_line
 
 BUG_HINT = "this is a perfagent bug: retry once, then report it with the tool's arguments"
 

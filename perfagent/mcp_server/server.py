@@ -29,7 +29,6 @@ from pydantic import Field, ValidationError
 
 from knowledge.transforms import Transform
 from perfagent._version import __version__
-from perfagent.errors import BadInput
 from perfagent.mcp_server import tools
 from perfagent.mcp_server.arguments import (
     Budget,
@@ -53,6 +52,7 @@ from perfagent.mcp_server.summaries import ProfileReply, RunReply, profile_reply
 from perfagent.mcp_server.targets import Targets, list_targets
 from perfagent.records import RunRecord
 from perfagent.session import load_record
+from profilers.core_errors import BadInput
 
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False

@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfagent.models import Frozen, KernelDiagnosis, Profile
 from perfagent.records import CandidateOutcome, RunRecord
+from profilers.model import Frozen, KernelDiagnosis, Profile
 
 Detail = Literal["summary", "full"]
 

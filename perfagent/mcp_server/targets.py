@@ -14,10 +14,10 @@ from pathlib import Path
 from pydantic import Field
 
 from knowledge.transforms import catalog
-from perfagent.errors import BadInput
 from perfagent.mcp_server.boundary import ProjectRoot
-from perfagent.models import Frozen
 from perfagent.session import load_record
+from profilers.core_errors import BadInput
+from profilers.model import Frozen
 
 MAX_FILES = 20_000
 """Files looked at before the walk stops (said in the reply)."""

@@ -23,9 +23,7 @@ from pydantic import Field
 from knowledge.transforms import Transform, catalog
 from perfagent.api import diagnose, load, profile
 from perfagent.compare import Comparison, GateVerdict, compare_records, gate, record_changes
-from perfagent.errors import BadInput
 from perfagent.mcp_server.boundary import ProjectRoot
-from perfagent.models import Frozen, Profile
 from perfagent.optimize.api import optimize
 from perfagent.records import RunRecord
 from perfagent.sandbox.profiled import CANDIDATE_CODE
@@ -35,6 +33,8 @@ from perfagent.timing.models import BenchResult
 from perfagent.verify.api import verify
 from perfagent.verify.models import VerificationResult
 from perfagent.workloads.targets import SavedRun, resolve_target
+from profilers.core_errors import BadInput
+from profilers.model import Frozen, Profile
 
 ProgressSink = Callable[[str], None]
 """Receives one human-readable progress line at a time."""

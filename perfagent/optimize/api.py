@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from perfagent._version import __version__
-from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize import measure
 from perfagent.optimize.baseline import Baseline, loop_hardware, measure_baseline
@@ -40,6 +39,7 @@ from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.session import new_run_dir
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import BadInput
 
 Progress = ProgressCallback
 NO_GPU_NOTE = "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"

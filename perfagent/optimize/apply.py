@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfagent.errors import BadInput
 from perfagent.optimize.measure import CANDIDATE_CU, LAUNCH_KEYS, SPEC_COPY
 from perfagent.records import AppliedChange, CandidateOutcome
 from perfagent.workloads.launch_spec import dump_launch_spec, load_launch_spec
+from profilers.core_errors import BadInput
 
 
 def settings_text(defines: Mapping[str, int], launch: Mapping[str, Any]) -> str:

@@ -18,8 +18,6 @@ from pathlib import Path
 import profilers
 from perfagent.api import diagnose, profile
 from perfagent.classifier import classify
-from perfagent.errors import BadInput, PerfAgentError
-from perfagent.models import DeviceInfo, KernelDiagnosis, Profile
 from perfagent.optimize import measure, reprofile
 from perfagent.optimize.events import Info, ProgressCallback
 from perfagent.optimize.loop_state import BaselineState, profile_pcts
@@ -29,6 +27,8 @@ from perfagent.rewrite.hardware import prompt_hardware
 from perfagent.timing.compiled import compile_baseline
 from perfagent.timing.models import CompileBaseline
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import BadInput, PerfAgentError
+from profilers.model import DeviceInfo, KernelDiagnosis, Profile
 
 Progress = ProgressCallback
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfagent.models import Frozen
+from profilers.model import Frozen
 
 __all__ = [
     "Accepted",

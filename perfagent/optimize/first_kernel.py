@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from knowledge.transforms import catalog
-from perfagent.errors import LLMError
 from perfagent.optimize import reprofile
 from perfagent.optimize.events import Info
 from perfagent.optimize.loop_state import Origin, diagnose_one
@@ -27,6 +26,7 @@ from perfagent.optimize.plan import PlannedTransform
 from perfagent.records import CandidateOutcome
 from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.workloads.kernelbench import describe_inputs, inspect_python
+from profilers.core_errors import LLMError
 
 if TYPE_CHECKING:
     from perfagent.optimize.loop import OptimizeLoop

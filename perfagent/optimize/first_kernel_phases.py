@@ -14,8 +14,6 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from perfagent.errors import BadInput
-from perfagent.models import KernelDiagnosis
 from perfagent.optimize import measure, reprofile
 from perfagent.optimize.first_kernel import KernelLanguage, target_file
 from perfagent.optimize.loop_state import diagnose_one
@@ -24,6 +22,8 @@ from perfagent.records import CandidateOutcome, RunRecord
 from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.workloads.kernelbench import inspect_python
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import BadInput
+from profilers.model import KernelDiagnosis
 
 if TYPE_CHECKING:
     from perfagent.optimize.evaluate import CandidateEvaluator

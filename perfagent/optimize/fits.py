@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from perfagent.models import KernelProfile
+from profilers.model import KernelProfile
 
 __all__ = ["contradiction"]
 

@@ -22,8 +22,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from perfagent.errors import LLMError
-from perfagent.models import DeviceInfo, Finding, KernelDiagnosis
 from perfagent.optimize import first_kernel, measure, repair
 from perfagent.optimize.cost import CompileMeter
 from perfagent.optimize.evaluate import CandidateEvaluator
@@ -53,6 +51,8 @@ from perfagent.rewrite.base import (
     launch_context,
 )
 from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
+from profilers.core_errors import LLMError
+from profilers.model import DeviceInfo, Finding, KernelDiagnosis
 
 __all__ = ["LLM_ATTEMPTS_PER_TRANSFORM", "LLM_ERRORS_TO_STOP", "OptimizeLoop"]
 

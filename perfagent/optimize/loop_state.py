@@ -17,7 +17,6 @@ from typing import Any
 
 from knowledge.transforms import catalog, metric_value
 from perfagent.classifier import classify
-from perfagent.models import KernelDiagnosis, KernelProfile, Profile
 from perfagent.optimize import measure
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.records import CandidateOutcome, CheckRecord, PlanStep, VerificationSummary
@@ -25,6 +24,7 @@ from perfagent.rewrite.base import Candidate, FailedAttempt
 from perfagent.rewrite.llm_reply import normalised
 from perfagent.roofline import roofline
 from perfagent.verify.models import ENVIRONMENT_CHECK, VerificationResult
+from profilers.model import KernelDiagnosis, KernelProfile, Profile
 
 FEEDBACK_VERDICTS = frozenset(
     {"incorrect", "inconclusive", "build-failed", "not-faster", "metric-unmoved", "implausible", "error"}

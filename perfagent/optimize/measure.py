@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perfagent.errors import BadInput, InternalError, PerfAgentError
-from perfagent.settings import DEVICES
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
@@ -31,7 +29,9 @@ from perfagent.workloads.launch_spec import (
     resolve_launch,
 )
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import BadInput, InternalError, PerfAgentError
 from profilers.errors import ProfilerError, ProfilerUnavailable
+from profilers.settings import DEVICES
 
 Progress = Callable[[str], None]
 CANDIDATE_CU = "source.cu"

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 
 from knowledge.taxonomy import categories
 from knowledge.transforms import ExpectedEffect, Transform, metric_value
-from perfagent.models import KernelProfile
 from perfagent.optimize.measure import BuildOutcome, Timing
 from perfagent.records import (
     NOT_TIMED,
@@ -47,6 +46,7 @@ from perfagent.records import (
     CheckRecord,
     VerificationSummary,
 )
+from profilers.model import KernelProfile
 
 METRIC_MIN_CHANGE = 0.01
 """Smallest relative move of the targeted metric that counts (1 %)."""

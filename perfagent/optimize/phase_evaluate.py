@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from perfagent._version import __version__
-from perfagent.errors import BadInput
 from perfagent.optimize import measure
 from perfagent.optimize.api import (
     NO_GPU_NOTE,
@@ -43,6 +42,7 @@ from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import PhasesInfo, RunRecord
 from perfagent.rewrite.proposals import ProposalsRewriter
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import BadInput
 
 __all__ = ["evaluate"]
 

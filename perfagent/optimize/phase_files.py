@@ -14,8 +14,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from perfagent.errors import BadInput
-from perfagent.models import KernelDiagnosis, KernelProfile, Profile
 from perfagent.optimize import reprofile
 from perfagent.optimize.evaluate import CandidateEvaluator
 from perfagent.optimize.loop_state import candidate_key, diagnose_one
@@ -28,6 +26,8 @@ from perfagent.rewrite.proposals import PROPOSAL_FILE, StoredProposal
 from perfagent.session import RECORD_FILE, load_record
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import BadInput
+from profilers.model import KernelDiagnosis, KernelProfile, Profile
 
 PROPOSALS = "proposals"
 """The run folder's sub-folder holding the proposals."""

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from knowledge.transforms import catalog
-from perfagent.errors import LLMError
-from perfagent.models import KernelProfile
 from perfagent.optimize.events import Info
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState, Origin, candidate_fields, candidate_key
@@ -29,6 +27,8 @@ from perfagent.rewrite.base import Candidate, Rewriter, RewriteRequest
 from perfagent.rewrite.prompt import build_messages, first_lines
 from perfagent.rewrite.proposals import PROPOSAL_FILE, REQUEST_FILE, ProposalsRewriter, StoredProposal
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import LLMError
+from profilers.model import KernelProfile
 
 __all__ = ["ProposeLoop", "RecordingRewriter", "ReplayLoop"]
 

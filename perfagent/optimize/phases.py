@@ -30,9 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from perfagent._version import __version__
-from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
-from perfagent.models import DeviceInfo, KernelDiagnosis, Profile
 from perfagent.optimize.api import (
     Progress,
     _nothing_to_try,
@@ -76,6 +74,8 @@ from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.launch_spec import preflight_files
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import BadInput
+from profilers.model import DeviceInfo, KernelDiagnosis, Profile
 
 __all__ = ["evaluate", "propose"]
 

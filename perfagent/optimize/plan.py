@@ -43,11 +43,11 @@ from dataclasses import dataclass, replace
 
 from knowledge.taxonomy import categories
 from knowledge.transforms import MetricCondition, Transform, catalog
-from perfagent.errors import BadInput
-from perfagent.models import Finding, KernelDiagnosis
 from perfagent.optimize.promoted_bound import unblock
 from perfagent.records import PlanOrigin, PlanStep
 from perfagent.rewrite.base import Rewriter, RewriteRequest
+from profilers.core_errors import BadInput
+from profilers.model import Finding, KernelDiagnosis
 
 PRACTICAL_DRAM_PCT = 88.0
 """DRAM throughput (% of peak) a well-tuned streaming kernel reaches: 86.7-88.8 % of the datasheet

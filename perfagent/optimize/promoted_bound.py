@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from perfagent.models import Finding, KernelDiagnosis
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes._precision import promotions
+from profilers.model import Finding, KernelDiagnosis
 
 __all__ = ["bound_pipe", "needless_bound", "unblock"]
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perfagent.errors import PerfAgentError
-from perfagent.models import KernelProfile, MetricTier, Profile
 from perfagent.optimize.reprofile_tiers import tiers_needing_b, with_tier_b_merged
 from perfagent.sandbox.profiled import CANDIDATE_CODE
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import PerfAgentError
+from profilers.model import KernelProfile, MetricTier, Profile
 
 Progress = Callable[[str], None]
 

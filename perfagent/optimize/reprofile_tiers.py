@@ -11,8 +11,8 @@ collects tier B for it: the next plan must not read a missing stall breakdown as
 from __future__ import annotations
 
 from perfagent.classifier.needs import tier_b_reason
-from perfagent.models import KernelProfile, MetricTier, Profile
 from perfagent.staging.assemble import find_same, merge_tier_b
+from profilers.model import KernelProfile, MetricTier, Profile
 from profilers.ncu.tiers import fields_provided
 
 BOTH: tuple[MetricTier, ...] = ("A", "B")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from knowledge.transforms import metric_value
-from perfagent.models import KernelDiagnosis
 from perfagent.optimize.apply import apply_candidate
 from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.run_writer import RunWriter
 from perfagent.records import CandidateOutcome, OptimizeBaseline, OptimizeResult, TableRow
+from profilers.model import KernelDiagnosis
 
 __all__ = ["before_after", "conclude"]
 

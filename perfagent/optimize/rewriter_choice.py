@@ -7,7 +7,6 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfagent.errors import LLMError
 from perfagent.llm_cassette import Cassette
 from perfagent.llm_client import ENV_BASE_URL, ENV_MODEL, LLMConfig
 from perfagent.optimize.events import Info, ProgressCallback
@@ -16,6 +15,7 @@ from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.base import Rewriter
 from perfagent.rewrite.combined import CombinedRewriter
 from perfagent.rewrite.llm import LLMRewriter
+from profilers.core_errors import LLMError
 
 __all__ = ["ChosenRewriter", "choose_backend", "choose_rewriter", "conversation_seed"]
 

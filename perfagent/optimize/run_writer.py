@@ -13,8 +13,6 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perfagent.errors import NOTE_PREFIX, PerfAgentError, one_line
-from perfagent.models import KernelDiagnosis, Profile
 from perfagent.optimize.cost import StageClock, run_cost
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
 from perfagent.optimize.loop import OptimizeLoop
@@ -25,6 +23,8 @@ from perfagent.rewrite.base import TokenUsage
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import save_record
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.core_errors import NOTE_PREFIX, PerfAgentError, one_line
+from profilers.model import KernelDiagnosis, Profile
 
 Progress = Callable[[LoopEvent], None]
 

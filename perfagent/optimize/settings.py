@@ -18,9 +18,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig, cassette_config
-from perfagent.settings import TIMEOUTS, Device
+from profilers.core_errors import BadInput
+from profilers.settings import TIMEOUTS, Device
 
 __all__ = ["LLM_GROUP", "LOOP_GROUP", "RESULTS_GROUP", "VERIFY_GROUP", "Flag", "OptimizeSettings"]
 

@@ -23,10 +23,10 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from perfagent.models import DevicePeaks, KernelDiagnosis
 from perfagent.records import RunRecord
 from perfagent.render.units import fmt_bandwidth, fmt_flops, fmt_pct, fmt_share
 from perfagent.render.view import level_rates, pick_point
+from profilers.model import DevicePeaks, KernelDiagnosis
 from profilers.ncu.tensor import uncounted_tensor_work
 
 if TYPE_CHECKING:

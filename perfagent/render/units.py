@@ -1,7 +1,7 @@
 """Human-readable numbers for every renderer: SI prefixes, three significant figures, ``n/a`` for None.
 
 All renderers (text, Markdown, HTML, the roofline chart, the TUI) format numbers through these helpers
-so that a value reads the same everywhere. Units follow the canonical model (``perfagent.models``):
+so that a value reads the same everywhere. Units follow the canonical model (``profilers.model``):
 seconds, bytes, byte/s, FLOP, FLOP/s, hertz, and percent where a name says ``_pct``. Byte multiples
 are decimal (1 KB = 1000 B) unless ``binary=True`` asks for KiB/MiB (used for on-chip capacities such
 as shared memory, which hardware documents in powers of two).

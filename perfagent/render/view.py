@@ -10,16 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from perfagent.models import (
-    DeviceInfo,
-    Finding,
-    KernelDiagnosis,
-    KernelProfile,
-    Roofline,
-    RooflinePoint,
-    SourceLine,
-    ToolFinding,
-)
 from perfagent.records import RunRecord
 from perfagent.render.units import (
     NA,
@@ -38,6 +28,16 @@ from perfagent.render.units import (
     split_quantity,
 )
 from perfagent.roofline import level_peak, peaks_for
+from profilers.model import (
+    DeviceInfo,
+    Finding,
+    KernelDiagnosis,
+    KernelProfile,
+    Roofline,
+    RooflinePoint,
+    SourceLine,
+    ToolFinding,
+)
 
 __all__ = [
     "EvidenceRow",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
 from perfagent.rewrite.base import (
     Candidate,
@@ -23,6 +22,7 @@ from perfagent.rewrite.base import (
     TokenUsage,
 )
 from perfagent.workloads.base import Language
+from profilers.core_errors import BadInput
 
 __all__ = [
     "BACKENDS",

@@ -16,9 +16,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, field_validator
 
-from perfagent.models import DeviceInfo, Finding, Frozen, SourceLine
 from perfagent.workloads.base import Language
 from perfagent.workloads.launch_spec import Expr, LaunchOverride
+from profilers.model import DeviceInfo, Finding, Frozen, SourceLine
 
 BackendName = Literal["recipes", "llm"]
 WRITE_KERNEL = "write-kernel"

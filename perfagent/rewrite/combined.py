@@ -14,10 +14,10 @@ on, and the error is kept for the loop (``take_errors``) so the record shows it.
 from __future__ import annotations
 
 from knowledge.transforms import catalog
-from perfagent.errors import LLMError
 from perfagent.rewrite.base import Candidate, RewriteRequest
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.rewrite.recipes_backend import RecipesRewriter
+from profilers.core_errors import LLMError
 
 __all__ = ["CombinedRewriter"]
 

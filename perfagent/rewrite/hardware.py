@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from knowledge import KnowledgeError
 from knowledge.arch import limits_for
 from knowledge.gpus import GpuSpec, all_gpus, spec_for
-from perfagent.errors import BadInput
-from perfagent.models import DeviceInfo
+from profilers.core_errors import BadInput
+from profilers.model import DeviceInfo
 
 __all__ = ["PromptHardware", "gpu_device", "known_gpu_names", "prompt_hardware"]
 

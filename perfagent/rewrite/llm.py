@@ -27,7 +27,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from knowledge.transforms import catalog
-from perfagent.errors import LLMError
 from perfagent.llm_client import ENV_API_KEY, ENV_BASE_URL, ENV_TIMEOUT, LLMConfig, make_client
 from perfagent.rewrite import launch_reply, prompt
 from perfagent.rewrite.base import (
@@ -40,6 +39,7 @@ from perfagent.rewrite.base import (
 )
 from perfagent.rewrite.llm_reply import ParsedReply, launch_key, normalised, parse_full, reply_schema
 from perfagent.workloads.base import Language
+from profilers.core_errors import LLMError
 
 if TYPE_CHECKING:
     import openai

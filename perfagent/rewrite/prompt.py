@@ -14,10 +14,10 @@ import json
 
 from knowledge.gpus import GpuSpec, spec_for
 from knowledge.transforms import Transform
-from perfagent.models import DeviceInfo, Finding
 from perfagent.rewrite import launch_reply
 from perfagent.rewrite.base import WRITE_KERNEL, EarlierAttempt, LaunchContext, RewriteRequest
 from perfagent.roofline import datasheet_peaks
+from profilers.model import DeviceInfo, Finding
 
 SYSTEM_RULES = """\
 You are a GPU performance engineer. You rewrite ONE kernel source file to apply ONE named optimisation

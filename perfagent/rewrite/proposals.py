@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import Field
 
-from perfagent.models import Finding, Frozen
 from perfagent.rewrite.base import Candidate, RewriteRequest
+from profilers.model import Finding, Frozen
 
 PROPOSAL_FILE = "proposal.json"
 REQUEST_FILE = "request.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfagent.models import KernelDiagnosis
+from profilers.model import KernelDiagnosis
 
 __all__ = ["reference_profile_lines"]
 

@@ -19,9 +19,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfagent.errors import BadInput
 from perfagent.sandbox.wire import WorkerRequest, WorkerWatch
 from profilers.confine import Confinement, hidden_secrets, probe, scrub_env
+from profilers.core_errors import BadInput
 
 UNCONFINED_ENV = "PERFAGENT_UNCONFINED"
 """``1``: run candidate code without OS confinement where it is not available (``--unconfined``)."""

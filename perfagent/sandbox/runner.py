@@ -26,11 +26,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from perfagent.errors import BadInput, InternalError, ToolFailure
 from perfagent.sandbox.confinement import Status, plan, require, worker_env
 from perfagent.sandbox.jobs import Job, job_of, registered
 from perfagent.sandbox.wire import Check, WorkerCall, WorkerRequest, WorkerResult
 from profilers.confine import bwrap_argv, scrub_env
+from profilers.core_errors import BadInput, InternalError, ToolFailure
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import CompletedCommand, fork_server_available, run_command, run_forked
 

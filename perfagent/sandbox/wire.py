@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from perfagent.models import Frozen
-from perfagent.settings import TIMEOUTS, Device
 from perfagent.workloads.model import AbsolutePath, AnyRunnable
+from profilers.model import Frozen
+from profilers.settings import TIMEOUTS, Device
 
 Severity = Literal["error", "warning", "inconclusive"]
 Timer = Literal["cuda-events", "perf_counter"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfagent.models import KernelProfile, Metrics, Profile
 from perfagent.staging.select import KernelKey, Selection, TimedKernel, exact_key, kernel_key, shallow_reason
+from profilers.model import KernelProfile, Metrics, Profile
 
 
 def merge_tier_b(tier_a: KernelProfile, tier_b: KernelProfile) -> KernelProfile:

@@ -22,12 +22,12 @@ import time
 from collections.abc import Callable
 
 from perfagent.classifier.needs import tier_b_reason
-from perfagent.models import KernelProfile, Profile
 from perfagent.staging.assemble import assemble, with_tier_b
 from perfagent.staging.plan import StagePlan, plan_stage2
 from perfagent.staging.select import DEPTH_SHARE, KernelKey, exact_key, names_regex, select_kernels
 from profilers.base import ProfileRequest
 from profilers.errors import BadReport, NoKernelsProfiled
+from profilers.model import KernelProfile, Profile
 from profilers.ncu.profiler import NcuProfiler
 
 Progress = Callable[[str], None]

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from perfagent.models import KernelProfile, Profile
+from profilers.model import KernelProfile, Profile
 
 DEPTH_SHARE = 0.90
 """Share of GPU time the kernels profiled in depth must cover (issue 27: 90 %)."""

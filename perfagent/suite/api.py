@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from perfagent.errors import NOTE_PREFIX, BadInput
 from perfagent.suite.executors import Executor
 from perfagent.suite.manifest import SuiteEntry, load_suite
 from perfagent.suite.models import EntryResult, SuiteSettings, SuiteSummary
 from perfagent.suite.results import SUMMARY_FILE, ResultsLog, summarize
 from perfagent.suite.schedule import longest_first, read_costs, write_costs
+from profilers.core_errors import NOTE_PREFIX, BadInput
 
 RowCallback = Callable[[EntryResult, int, int], None]
 """Receives (row, done, total) as each entry finishes."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from perfagent.compare import PROFILE_NOISE_PCT, GateInput
-from perfagent.models import Frozen
 from perfagent.suite.models import EntryResult, SuiteSummary
+from profilers.model import Frozen
 
 
 class EntryDelta(Frozen):

@@ -14,14 +14,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from perfagent.api import diagnose
-from perfagent.errors import (
-    BadInput,
-    LLMError,
-    NotOnThisMachine,
-    PerfAgentError,
-    VerificationFailed,
-    one_line,
-)
 from perfagent.optimize.api import optimize
 from perfagent.suite.hygiene import GpuProbe, host, pinned_gpu, versions
 from perfagent.suite.manifest import SuiteEntry
@@ -32,6 +24,14 @@ from perfagent.verify.api import verify
 from perfagent.verify.models import ENVIRONMENT_CHECK
 from perfagent.workloads.cuda_toolkit import load_inline_gap
 from perfagent.workloads.optimizable import kind_class
+from profilers.core_errors import (
+    BadInput,
+    LLMError,
+    NotOnThisMachine,
+    PerfAgentError,
+    VerificationFailed,
+    one_line,
+)
 from profilers.errors import ProfilerError
 
 Figures = dict[str, object]

@@ -21,15 +21,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from perfagent.errors import BadInput
-from perfagent.settings import TIMEOUTS
 from perfagent.suite.hygiene import host
 from perfagent.suite.manifest import SuiteEntry
 from perfagent.suite.models import EntryResult, FailureCause, SuiteSettings
 from perfagent.suite.worker import PARENT_ENV, WorkerRequest
+from profilers.core_errors import BadInput
 from profilers.errors import ProfilerError, ToolTimeout
 from profilers.live_groups import stop_all
 from profilers.process import run_command
+from profilers.settings import TIMEOUTS
 
 ResultSink = Callable[[EntryResult], None]
 """Receives each entry's row as soon as it finishes (in completion order)."""

@@ -13,10 +13,10 @@ import shutil
 import socket
 from importlib import metadata
 
-from perfagent.settings import TIMEOUTS
 from perfagent.suite.models import GpuClock
 from profilers.errors import ProfilerError
 from profilers.process import run_command
+from profilers.settings import TIMEOUTS
 
 THROTTLE_DROP = 0.10
 """An SM clock this much lower after the measurements than before is flagged as throttling."""

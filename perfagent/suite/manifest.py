@@ -25,10 +25,10 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
-from perfagent.errors import BadInput
-from perfagent.models import Frozen
 from perfagent.workloads.optimizable import KernelBenchTarget, LaunchSpecTarget, TritonScriptTarget
 from perfagent.workloads.python_ast import parse_module
+from profilers.core_errors import BadInput
+from profilers.model import Frozen
 
 SUITE_FILE = "suite.toml"
 

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfagent.models import Frozen
-from perfagent.settings import TIMEOUTS, Device
+from profilers.model import Frozen
+from profilers.settings import TIMEOUTS, Device
 
 SUITE_SCHEMA_VERSION = 1
 

@@ -17,11 +17,11 @@ from typing import Any
 import ray
 from ray.util import ActorPool
 
-from perfagent.errors import BadInput
 from perfagent.suite.executors import ResultSink, launch_worker
 from perfagent.suite.hygiene import GpuProbe, host, pinned_gpu
 from perfagent.suite.manifest import SuiteEntry
 from perfagent.suite.models import EntryResult, SuiteSettings
+from profilers.core_errors import BadInput
 
 
 class SuiteActor:

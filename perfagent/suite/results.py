@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from perfagent.errors import BadInput
 from perfagent.suite.models import EntryResult, SuiteSummary
+from profilers.core_errors import BadInput
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"

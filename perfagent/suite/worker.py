@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from perfagent.models import Frozen
 from perfagent.suite.models import SuiteSettings
+from profilers.model import Frozen
 
 PR_SET_PDEATHSIG = 1
 PARENT_ENV = "PERFAGENT_SUITE_PARENT"

@@ -7,12 +7,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from knowledge.gpus import spec_for
-from perfagent.errors import BadInput, NotOnThisMachine, VerificationFailed
-from perfagent.models import DevicePeaks
 from perfagent.roofline import datasheet_peaks
 from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WORK_AFTER_END, Check
-from perfagent.settings import TIMEOUTS, Device
 from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, TimingSamples
 from perfagent.timing.plausibility import flags_for, impossible, roofline, speedup_flags
@@ -20,6 +17,9 @@ from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
 from perfagent.workloads.launch_spec import load_launch_spec, preflight_launch_spec
 from perfagent.workloads.model import LaunchSpecKernel, RunnableWorkload
+from profilers.core_errors import BadInput, NotOnThisMachine, VerificationFailed
+from profilers.model import DevicePeaks
+from profilers.settings import TIMEOUTS, Device
 
 
 def peaks_for_device(device_name: str | None) -> DevicePeaks | None:

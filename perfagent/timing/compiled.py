@@ -16,9 +16,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from perfagent.errors import PerfAgentError
-from perfagent.settings import TIMEOUTS
 from perfagent.timing.models import BenchResult, CompileBaseline
+from profilers.core_errors import PerfAgentError
+from profilers.settings import TIMEOUTS
 
 __all__ = [
     "compile_baseline",

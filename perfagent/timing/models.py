@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfagent.models import Frozen
 from perfagent.sandbox.wire import Timer, TimingSamples
+from profilers.model import Frozen
 
 SCHEMA_VERSION = 1
 __all__ = [

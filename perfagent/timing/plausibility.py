@@ -10,8 +10,8 @@ speed-up alone is possible and only flagged.
 
 from __future__ import annotations
 
-from perfagent.models import DevicePeaks
 from perfagent.timing.models import PlausibilityFlag, RooflineEstimate
+from profilers.model import DevicePeaks
 
 EXCESSIVE_SPEEDUP = 10.0
 IMPOSSIBLE: tuple[PlausibilityFlag, ...] = (

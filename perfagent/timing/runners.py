@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 import torch
 
-from perfagent.errors import BadInput
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
 from perfagent.sandbox.wire import Check
 from perfagent.workloads.inputs import clone_all, tensor_bytes
@@ -21,6 +20,7 @@ from perfagent.workloads.kernelbench import load_module
 from perfagent.workloads.kernelbench_model import build_model
 from perfagent.workloads.launch_prep import build_launch, input_buffers, prepare_launch, seeded_inputs
 from perfagent.workloads.model import RunnableWorkload
+from profilers.core_errors import BadInput
 
 Who = Literal["reference", "candidate"]
 

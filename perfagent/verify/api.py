@@ -8,10 +8,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perfagent.errors import BadInput, NotOnThisMachine
 from perfagent.sandbox.runner import WorkerOutcome, run_worker
 from perfagent.sandbox.wire import WorkerResult
-from perfagent.settings import TIMEOUTS, Device
 from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
 from perfagent.verify.static_checks import static_checks
@@ -19,8 +17,10 @@ from perfagent.verify.verdict import decide
 from perfagent.workloads.detect import detect_candidate, detect_reference
 from perfagent.workloads.launch_spec import preflight_launch_spec
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, RunnableWorkload
+from profilers.core_errors import BadInput, NotOnThisMachine
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import run_command
+from profilers.settings import TIMEOUTS, Device
 
 CHECK_CMD_NOTE = (
     "correctness here is only what the check command tests: perfagent did not run or compare "

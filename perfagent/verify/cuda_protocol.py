@@ -23,7 +23,6 @@ from typing import Any
 
 import torch
 
-from perfagent.errors import BadInput
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
 from perfagent.sandbox.wire import WorkerResult
 from perfagent.verify import checks as C
@@ -49,6 +48,7 @@ from perfagent.workloads.launch_spec import (
     resolve_launch,
 )
 from perfagent.workloads.model import RunnableWorkload
+from profilers.core_errors import BadInput
 
 DECLARED = "declared init"
 

@@ -12,7 +12,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfagent.models import Frozen
 from perfagent.sandbox.wire import (
     ACCURACY_FACTOR,
     ENVIRONMENT_CHECK,
@@ -22,6 +21,7 @@ from perfagent.sandbox.wire import (
     Tolerance,
 )
 from perfagent.workloads.model import WorkloadKind
+from profilers.model import Frozen
 
 Verdict = Literal["pass", "fail", "inconclusive"]
 SCHEMA_VERSION = 1

@@ -14,7 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
-from perfagent.models import Frozen
+from profilers.model import Frozen
 
 
 class CudaHome(Frozen):

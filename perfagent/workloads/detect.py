@@ -18,7 +18,6 @@ import re
 import tomllib
 from pathlib import Path
 
-from perfagent.errors import BadInput
 from perfagent.workloads.kernelbench import inspect_python
 from perfagent.workloads.launch_spec import choose_entry, load_launch_spec, override_for
 from perfagent.workloads.model import (
@@ -35,6 +34,7 @@ from perfagent.workloads.optimizable import (
     OptimizeWorkload,
     TritonScriptTarget,
 )
+from profilers.core_errors import BadInput
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
 _CUDA_SUFFIXES = (".cu", ".cuh")

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from perfagent.errors import BadInput
 from perfagent.workloads import extension_cache
 from perfagent.workloads.model import Backend
 from perfagent.workloads.python_ast import parse_module
 from perfagent.workloads.triton_script import jit_kernels
+from profilers.core_errors import BadInput
 from profilers.errors import ProfilerError
 from profilers.process import run_command
 

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 from knowledge.gpus import all_gpus
-from perfagent.errors import BadInput
 from perfagent.workloads.launch_spec import ResolvedLaunch
+from profilers.core_errors import BadInput
 
 _ITEM_BYTES = {"bool": 1, "bfloat16": 2}
 _GIB = 1024**3

@@ -53,10 +53,10 @@ from typing import Any, Literal
 import tomli_w
 from pydantic import Field, ValidationError, model_validator
 
-from perfagent.errors import BadInput
-from perfagent.models import Frozen
 from perfagent.workloads.expr import ExpressionError, Number, evaluate, evaluate_int
 from perfagent.workloads.model import RunnableWorkload
+from profilers.core_errors import BadInput
+from profilers.model import Frozen
 
 DType = Literal[
     "float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint32", "bool"

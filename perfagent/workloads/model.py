@@ -12,9 +12,9 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, Field
 
-from perfagent.errors import BadInput
-from perfagent.models import Frozen
 from perfagent.workloads.base import Timer, Verification, Workload
+from profilers.core_errors import BadInput
+from profilers.model import Frozen
 
 WorkloadKind = Literal["kernelbench", "cuda-kernel", "cuda-program", "triton-script", "python-script"]
 Backend = Literal["cuda", "triton", "pytorch", "unknown"]

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from perfagent.errors import BadInput
 from perfagent.workloads.base import Language, Timer, Verification, Workload
 from perfagent.workloads.model import (
     KernelBenchModel,
@@ -35,6 +34,7 @@ from perfagent.workloads.model import (
 from perfagent.workloads.python_ast import parse_module
 from perfagent.workloads.triton_script import jit_kernels
 from profilers.base import workload_nvtx_include
+from profilers.core_errors import BadInput
 
 HARNESS = "perfagent.workloads.run_spec"
 """The module ncu profiles a launch-spec kernel or a KernelBench problem through."""

@@ -24,13 +24,13 @@ from pathlib import Path
 
 import torch
 
-from perfagent.errors import BadInput
-from perfagent.settings import RESOLVED_DEVICES
 from perfagent.workloads.detect import find_spec_for
 from perfagent.workloads.kernelbench import load_module
 from perfagent.workloads.kernelbench_model import build_model
 from perfagent.workloads.launch_prep import build_launch, prepare_launch, seeded_inputs
 from profilers.base import WORKLOAD_NVTX_RANGE
+from profilers.core_errors import BadInput
+from profilers.settings import RESOLVED_DEVICES
 
 SEED = 0
 WARMUP_CALLS = 1

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from perfagent.errors import BadInput
 from perfagent.workloads.base import Workload
 from profilers import get_profiler
+from profilers.core_errors import BadInput
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
 _GLOBAL = re.compile(r"__global__")

@@ -19,8 +19,8 @@ import io
 import re
 from pathlib import Path
 
-from perfagent.models import Profile
 from profilers.errors import BadReport
+from profilers.model import Profile
 from profilers.ncu.mapping import (
     LaunchRecord,
     RawValue,

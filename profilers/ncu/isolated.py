@@ -14,8 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from perfagent.models import Profile
 from profilers.errors import NoKernelsProfiled, ProfilerError, ProfilerFailed
+from profilers.model import Profile
 from profilers.ncu.report_reader import read_ncu_rep
 from profilers.process import run_command
 

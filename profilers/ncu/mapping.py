@@ -20,7 +20,8 @@ from functools import cache
 from typing import Any, get_args, get_origin
 
 from knowledge.metric_maps import MetricMap, load_metric_map
-from perfagent.models import (
+from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
+from profilers.model import (
     DeviceInfo,
     DevicePeaks,
     KernelProfile,
@@ -31,7 +32,6 @@ from perfagent.models import (
     SourceLine,
     ToolFinding,
 )
-from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
 from profilers.ncu.tensor import uncounted_tensor_work
 from profilers.ncu.units import to_base_units
 

@@ -13,9 +13,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perfagent.models import Profile
 from profilers.base import ProfileRequest
 from profilers.errors import ProfilerFailed, ProfilerUnavailable
+from profilers.model import Profile
 from profilers.ncu.argv import build_ncu_argv, build_timing_argv
 from profilers.ncu.csv import looks_like_ncu_csv, read_ncu_csv
 from profilers.ncu.isolated import read_ncu_rep_isolated

@@ -21,9 +21,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from perfagent.models import Profile, SourceLine, ToolFinding
 from profilers.base import workload_nvtx_include
 from profilers.errors import BadReport, ProfilerError
+from profilers.model import Profile, SourceLine, ToolFinding
 from profilers.ncu.locate import import_ncu_report
 from profilers.ncu.mapping import (
     LaunchRecord,

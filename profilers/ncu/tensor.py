@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from perfagent.models import Metrics
+from profilers.model import Metrics
 
 __all__ = [
     "SASS_OPCODE_METRIC",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from perfagent.models import MetricTier
+from profilers.model import MetricTier
 from profilers.ncu.mapping import ncu_metric_map
 
 STAGE1_METRICS: tuple[str, ...] = (

@@ -12,7 +12,8 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from perfagent.models import (
+from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
+from profilers.model import (
     CollectionMode,
     DeviceInfo,
     DevicePeaks,
@@ -23,7 +24,6 @@ from perfagent.models import (
     Profile,
     ToolFinding,
 )
-from profilers.errors import KernelFilterUnmatched, NoKernelsProfiled, compile_kernel_filter
 from profilers.rocprof.device import DEFAULT_MAX_WAVES_PER_CU, DeviceFacts, device_info
 from profilers.rocprof.dispatch import Dispatch, drop_note, split_outliers
 from profilers.rocprof.metrics import Evaluation, evaluate, split_targets

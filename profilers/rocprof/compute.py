@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfagent.models import DevicePeaks
+from profilers.model import DevicePeaks
 from profilers.rocprof.csv import first, iter_rows, norm, numeric_columns, read_header, to_float, to_int
 from profilers.rocprof.dispatch import Dispatch
 

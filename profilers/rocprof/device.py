@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from knowledge.gpus import GpuSpec, all_gpus, spec_for
-from perfagent.models import DeviceInfo, DevicePeaks
+from profilers.model import DeviceInfo, DevicePeaks
 from profilers.rocprof.compute import SysInfo
 from profilers.rocprof.csv import AgentRow
 from profilers.rocprof.rocpd import RocpdAgent

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from perfagent.models import Occupancy
+from profilers.model import Occupancy
 
 SIMDS_PER_CU = 4
 WAVES_PER_SIMD = 8

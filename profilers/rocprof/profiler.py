@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from knowledge.rocprof_metric_map import rocprof_metric_map
-from perfagent.models import Profile
 from profilers.base import ProfileRequest
 from profilers.errors import (
     ApplicationFailed,
@@ -26,6 +25,7 @@ from profilers.errors import (
     ProfilerFailed,
     ProfilerUnavailable,
 )
+from profilers.model import Profile
 from profilers.process import CompletedCommand, run_command
 from profilers.rocprof.argv import (
     hipcc_argv,

@@ -21,8 +21,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from perfagent.models import DevicePeaks, Profile
 from profilers.errors import BadReport
+from profilers.model import DevicePeaks, Profile
 from profilers.rocprof.assemble import RocprofRun, build_profile
 from profilers.rocprof.compute import (
     PMC_PERF,

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from knowledge import KnowledgeError
 from knowledge.arch import ArchLimits, limits_for, normalize_arch
-from perfagent.models import DeviceInfo, KernelProfile, LaunchConfig, Occupancy, Profile, SourceLine
 from profilers.base import ProfileRequest
 from profilers.build import NVCC, compile_cubin, nvcc_arch
 from profilers.errors import (
@@ -26,6 +25,7 @@ from profilers.errors import (
     ProfilerError,
     compile_kernel_filter,
 )
+from profilers.model import DeviceInfo, KernelProfile, LaunchConfig, Occupancy, Profile, SourceLine
 from profilers.occupancy import theoretical_occupancy
 from profilers.process import run_command
 from profilers.static.demangle import base_name, demangle

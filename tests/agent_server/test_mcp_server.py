@@ -22,7 +22,6 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from knowledge.transforms import catalog  # noqa: E402
 from perfagent.api import PROFILERS, diagnose  # noqa: E402
-from perfagent.errors import BadInput  # noqa: E402
 from perfagent.mcp_server.arguments import ProfilerName  # noqa: E402
 from perfagent.mcp_server.boundary import ProjectRoot  # noqa: E402
 from perfagent.mcp_server.jobs import INTERRUPTED, mark_interrupted  # noqa: E402
@@ -32,6 +31,7 @@ from perfagent.mcp_server.summaries import reply_tokens  # noqa: E402
 from perfagent.sandbox import confinement  # noqa: E402
 from perfagent.sandbox.profiled import PROFILED_NOTE  # noqa: E402
 from perfagent.session import load_record, save_record  # noqa: E402
+from profilers.core_errors import BadInput  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = "reports/01_transpose_naive.ncu-rep"

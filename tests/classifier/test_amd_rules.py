@@ -9,8 +9,8 @@ import pytest
 import perfagent
 from perfagent.classifier.context import RuleContext
 from perfagent.classifier.memory_rules import xcd_unaware_block_order
-from perfagent.models import Finding, Profile
 from perfagent.roofline import roofline
+from profilers.model import Finding, Profile
 from tests.conftest import ROCPROF_FIXTURES
 
 

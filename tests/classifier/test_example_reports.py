@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import perfagent
-from perfagent.models import KernelDiagnosis
+from profilers.model import KernelDiagnosis
 
 REPORTS = Path(__file__).resolve().parents[2] / "examples" / "reports"
 

@@ -11,8 +11,8 @@ from perfagent.classifier import RULES, classify
 from perfagent.classifier.context import RuleContext
 from perfagent.classifier.execution_rules import latency_bound, no_dominant_limiter
 from perfagent.classifier.needs import RULE_NEEDS, TIER_B_KEYS, tier_b_reason
-from perfagent.models import KernelProfile, Metrics, Profile
 from perfagent.roofline import roofline
+from profilers.model import KernelProfile, Metrics, Profile
 from profilers.ncu.report_reader import read_ncu_rep
 from profilers.ncu.tiers import fields_provided
 

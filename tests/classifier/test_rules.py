@@ -20,8 +20,8 @@ from perfagent.classifier.memory_rules import (
     shared_bank_conflicts,
     uncoalesced_global_access,
 )
-from perfagent.models import Finding, KernelProfile, Profile
 from perfagent.roofline import roofline
+from profilers.model import Finding, KernelProfile, Profile
 from tests.conftest import ncu_fixture
 
 

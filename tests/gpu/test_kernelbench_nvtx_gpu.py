@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from perfagent.classifier import classify
-from perfagent.models import Profile
 from perfagent.optimize.reprofile import reprofile
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.model import Profile
 
 pytestmark = pytest.mark.gpu
 KB = Path(__file__).resolve().parents[2] / "examples" / "kernelbench"

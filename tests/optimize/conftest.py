@@ -10,12 +10,12 @@ import pytest
 
 import perfagent
 import profilers
-from perfagent.models import KernelProfile, Profile
 from perfagent.optimize import measure
 from perfagent.optimize import reprofile as reprofile_module
 from perfagent.optimize.measure import Timing
 from perfagent.optimize.reprofile import Reprofile
 from perfagent.verify.models import Check, VerificationResult
+from profilers.model import KernelProfile, Profile
 
 from .helpers import REPORTS
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 import perfagent
-from perfagent.errors import BadInput
 from perfagent.optimize import rewriter_choice
 from perfagent.optimize.apply import apply_rewrite
 from perfagent.optimize.measure import candidate_spec
@@ -18,6 +17,7 @@ from perfagent.optimize.render import render_markdown, render_text
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.workloads.detect import find_spec_for, resolve
 from perfagent.workloads.launch_spec import LaunchOverride, load_launch_spec, resolve_launch
+from profilers.core_errors import BadInput
 from tui.candidate_view import outcome_of, settings_note
 from tui.optimize_bridge import OptimizeBridge
 

@@ -14,12 +14,12 @@ from typing import Any
 from rewrite.llm_server import MODEL, ReplayServer, Reply, structured
 
 import perfagent
-from perfagent.errors import LLMError
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.render import render_text
 from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.combined import CombinedRewriter
+from profilers.core_errors import LLMError
 
 from .helpers import TRANSPOSE, copy_example
 

@@ -18,8 +18,8 @@ import pytest
 from rewrite.llm_server import MODEL, ReplayServer, Reply, structured
 
 import perfagent
-from perfagent.errors import LLMError
 from perfagent.llm_cassette import IN_ORDER, Cassette, request_key
+from profilers.core_errors import LLMError
 
 from .helpers import REPORTS, ROOT, TRANSPOSE
 

@@ -9,12 +9,12 @@ import pytest
 
 import perfagent
 from perfagent.classifier import classify
-from perfagent.errors import BadInput
-from perfagent.models import Finding, KernelDiagnosis
 from perfagent.optimize.plan import PRACTICAL_DRAM_PCT, PlannedTransform, make_plan, runnable
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.workloads.launch_spec import load_launch_spec
+from profilers.core_errors import BadInput
+from profilers.model import Finding, KernelDiagnosis
 
 from .helpers import EXAMPLES, REPORTS, TRANSPOSE
 

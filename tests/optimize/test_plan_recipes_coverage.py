@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import perfagent
 from knowledge.transforms import catalog
-from perfagent.models import Finding, KernelDiagnosis
 from perfagent.optimize.plan import make_plan, runnable
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import LaunchContext, RewriteRequest
+from profilers.model import Finding, KernelDiagnosis
 
 from .helpers import REPORTS
 

@@ -13,13 +13,13 @@ from collections.abc import Callable
 import perfagent
 from perfagent.classifier.context import RuleContext
 from perfagent.classifier.execution_rules import at_roofline_bound
-from perfagent.models import Finding, KernelDiagnosis
 from perfagent.optimize.fits import contradiction
 from perfagent.optimize.plan import make_plan, runnable
 from perfagent.optimize.promoted_bound import needless_bound
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.roofline import roofline
+from profilers.model import Finding, KernelDiagnosis
 
 from .helpers import REPORTS
 

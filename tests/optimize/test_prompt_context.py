@@ -14,10 +14,10 @@ from rewrite.llm_server import MODEL, ReplayServer, Reply, structured
 import perfagent
 from knowledge.transforms import catalog
 from perfagent.llm_client import LLMConfig
-from perfagent.models import DeviceInfo, SourceLine
 from perfagent.optimize import reprofile
 from perfagent.rewrite.base import EarlierAttempt, RewriteRequest
 from perfagent.rewrite.prompt import format_hardware, user_message
+from profilers.model import DeviceInfo, SourceLine
 
 from .conftest import PADDED
 from .helpers import TRANSPOSE, copy_example

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from knowledge.transforms import catalog
-from perfagent.models import KernelProfile, Metrics, Profile
 from perfagent.optimize.reprofile_tiers import (
     metric_in_tier_a,
     needs_second_run,
@@ -16,6 +15,7 @@ from perfagent.optimize.reprofile_tiers import (
     tiers_needing_b,
     with_tier_b_merged,
 )
+from profilers.model import KernelProfile, Metrics, Profile
 from profilers.ncu.report_reader import read_ncu_rep
 from profilers.ncu.tiers import fields_provided
 

@@ -8,8 +8,8 @@ import pytest
 
 from perfagent.commands.optimize import OptimizeCommand
 from perfagent.commands.settings_args import settings_from_args
-from perfagent.errors import BadInput
 from perfagent.optimize.settings import OptimizeSettings
+from profilers.core_errors import BadInput
 
 
 def _parse(*argv: str) -> argparse.Namespace:

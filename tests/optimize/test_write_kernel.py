@@ -13,9 +13,9 @@ import pytest
 from rewrite.llm_server import MODEL, ReplayServer, Reply, structured
 
 import perfagent
-from perfagent.errors import BadInput
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.events import LoopEvent
+from profilers.core_errors import BadInput
 
 from .helpers import KB
 

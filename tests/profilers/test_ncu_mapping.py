@@ -14,7 +14,7 @@ from knowledge.metric_maps import (
     load_metric_map,
     parse_expression,
 )
-from perfagent.models import Metrics
+from profilers.model import Metrics
 from profilers.ncu.mapping import (
     LaunchRecord,
     base_name_from_demangled,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.errors import ExitCode
-from perfagent.models import KernelProfile, Profile
+from profilers.core_errors import ExitCode
 from profilers.errors import BadReport, NoKernelsProfiled
+from profilers.model import KernelProfile, Profile
 from profilers.ncu.profiler import NcuProfiler
 from profilers.ncu.report_reader import clean_markup, read_ncu_rep
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.models import Profile
 from profilers.errors import BadReport, NoKernelsProfiled
+from profilers.model import Profile
 from profilers.rocprof.compute import read_pmc_perf, read_roofline, read_roofline_peaks, read_sysinfo
 from profilers.rocprof.metrics import evaluate
 from profilers.rocprof.profiler import RocprofProfiler

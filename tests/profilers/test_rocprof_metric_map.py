@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.rocprof_metric_map import RocprofMetricMap, parse_formula, rocprof_metric_map
-from perfagent.models import Metrics
+from profilers.model import Metrics
 from profilers.rocprof.metrics import evaluate, lookup_counter, split_targets
 from profilers.rocprof.passes import block_of
 

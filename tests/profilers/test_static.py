@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.models import KernelProfile, Profile
 from profilers.base import ProfileRequest
 from profilers.build import build_program
 from profilers.errors import BadReport, BuildFailed, NoKernelsProfiled
+from profilers.model import KernelProfile, Profile
 from profilers.static.profiler import STATIC_NOTE, StaticProfiler
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")

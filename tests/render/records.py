@@ -7,7 +7,8 @@ consistent with each other (H100 SXM peaks, bytes / duration = achieved bandwidt
 
 from __future__ import annotations
 
-from perfagent.models import (
+from perfagent.records import RunRecord
+from profilers.model import (
     DeviceInfo,
     DevicePeaks,
     Evidence,
@@ -23,7 +24,6 @@ from perfagent.models import (
     SourceLine,
     ToolFinding,
 )
-from perfagent.records import RunRecord
 
 H100_PEAKS = DevicePeaks(
     dram_bytes_per_s=3.35e12,

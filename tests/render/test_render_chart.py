@@ -8,11 +8,11 @@ import pytest
 
 import perfagent
 from knowledge.gpus import spec_for
-from perfagent.models import DeviceInfo
 from perfagent.records import RunRecord
 from perfagent.render.chart import DPI, FIGSIZE, MAX_POINTS, chart_plan, roofline_png, summarize_not_plotted
 from perfagent.render.units import fmt_share
 from perfagent.render.view import roofline_summary
+from profilers.model import DeviceInfo
 from tests.conftest import EXAMPLE_REPORTS
 
 

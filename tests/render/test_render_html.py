@@ -7,9 +7,9 @@ import base64
 import lxml.html  # type: ignore[import-untyped]
 
 import perfagent
-from perfagent.models import KernelProfile
 from perfagent.records import RunRecord
 from perfagent.render import OutputFormat, render
+from profilers.model import KernelProfile
 from tests.conftest import EXAMPLE_REPORTS
 
 from .records import COALESCING_TITLE, NOTE

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from perfagent.models import KernelDiagnosis, KernelProfile
 from perfagent.records import RunRecord
 from perfagent.render import OutputFormat, TextRenderer, render
+from profilers.model import KernelDiagnosis, KernelProfile
 
 from .records import COALESCING_TITLE, NOTE, OCCUPANCY_TITLE, STATIC_NOTE, TIMING_NOTE
 

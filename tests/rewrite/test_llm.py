@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.errors import BadInput, ExitCode, LLMError
 from perfagent.llm_client import PLACEHOLDER_KEY, LLMConfig, make_client, probe
-from perfagent.models import DeviceInfo, Evidence, Finding
 from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.rewrite.llm_reply import parse_reply
 from perfagent.rewrite.recipes_backend import RecipesRewriter
+from profilers.core_errors import BadInput, ExitCode, LLMError
+from profilers.model import DeviceInfo, Evidence, Finding
 
 from .llm_server import MODEL, ReplayServer, Reply, fenced, structured
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from perfagent.errors import LLMError
 from perfagent.llm_client import DEFAULT_TIMEOUT_S, LLMConfig
 from perfagent.rewrite.llm import LLMRewriter
+from profilers.core_errors import LLMError
 
 from .llm_server import MODEL, ReplayServer, Reply, structured
 from .test_llm import KEY, _padded, _request

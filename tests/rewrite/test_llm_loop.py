@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from perfagent.llm_client import LLMConfig
-from perfagent.models import Evidence, Finding
 from perfagent.rewrite.base import FailedAttempt, RewriteRequest
 from perfagent.rewrite.llm import LLMRewriter
+from profilers.model import Evidence, Finding
 
 from .helpers import EXAMPLES
 from .llm_server import MODEL, ReplayServer, Reply, fenced

@@ -13,10 +13,10 @@ from test_stage_plan import Clock
 from test_staged_profile import SUITE, RecordedNcu
 
 from perfagent.classifier import classify
-from perfagent.models import Profile
 from perfagent.records import RunRecord
 from perfagent.staging.run import staged_profile
 from profilers.base import ProfileRequest
+from profilers.model import Profile
 from profilers.ncu.report_reader import read_ncu_rep
 from profilers.process import run_command
 

@@ -12,11 +12,11 @@ import pytest
 from test_staged_profile import NEEDS_B, SUITE, TOP_90, RecordedNcu
 
 from perfagent.classifier import classify
-from perfagent.models import KernelProfile, LaunchConfig, Metrics, Profile
 from perfagent.staging.plan import TIER_PASSES, plan_stage2
 from perfagent.staging.run import FOLDED_NOT_NEEDED, staged_profile
 from perfagent.staging.select import select_kernels
 from profilers.base import ProfileRequest
+from profilers.model import KernelProfile, LaunchConfig, Metrics, Profile
 from profilers.ncu.report_reader import read_ncu_rep
 
 PROFCOST = Path(__file__).resolve().parents[1] / "gpu" / "h200x4_2026-11-26d" / "profcost"

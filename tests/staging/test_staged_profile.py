@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from perfagent.classifier import classify
-from perfagent.models import KernelProfile, Metrics, Profile
 from perfagent.records import RunRecord
 from perfagent.staging.run import can_stage, staged_profile
 from perfagent.staging.select import select_kernels
 from profilers.base import ProfileRequest
 from profilers.errors import BadReport, NoKernelsProfiled
+from profilers.model import KernelProfile, Metrics, Profile
 from profilers.ncu.profiler import NcuProfiler
 from profilers.ncu.report_reader import read_ncu_rep
 from profilers.ncu.tiers import fields_provided

@@ -12,8 +12,8 @@ from test_staged_profile import keep
 
 from knowledge.metric_maps import expression_metrics
 from perfagent.classifier import classify
-from perfagent.models import KernelDiagnosis
 from perfagent.staging.assemble import merge_tier_b
+from profilers.model import KernelDiagnosis
 from profilers.ncu.mapping import ncu_metric_map
 from profilers.ncu.report_reader import read_ncu_rep
 from profilers.ncu.tiers import is_tier_b

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.errors import BadInput
 from perfagent.suite.manifest import discover, load_suite
 from perfagent.suite.models import EntryResult, JobOutcome
 from perfagent.suite.results import ResultsLog, summarize
+from profilers.core_errors import BadInput
 
 REPO = Path(__file__).resolve().parents[2]
 KB = REPO / "examples" / "kernelbench"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.errors import BadInput, VerificationFailed
 from perfagent.timing import bench, bench_batch
+from profilers.core_errors import BadInput, VerificationFailed
 
 CANDIDATES = Path(__file__).resolve().parents[1] / "verify" / "candidates"
 ADD = CANDIDATES / "problem_add.py"

@@ -266,7 +266,7 @@ async def test_load_failure_is_shown_and_sets_the_exit_code(tmp_path: Path) -> N
 
 @run_async
 async def test_a_bare_static_record_renders_everywhere() -> None:
-    from perfagent.models import KernelDiagnosis, KernelProfile
+    from profilers.model import KernelDiagnosis, KernelProfile
 
     bare = RunRecord(
         target="kernels/k.cu",

@@ -1,7 +1,7 @@
 """perfagent's core types have one home at the bottom of the layers, and records saved before still load.
 
 Issue 28 moved ``Frozen``, ``Profile`` (and the profile models), ``PerfAgentError`` and ``ExitCode`` out of
-``profilers`` into ``perfagent.models`` / ``perfagent.errors``; the profilers now import them from there.
+``profilers`` into ``profilers.model`` / ``profilers.core_errors``; the profilers now import them from there.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import perfagent
-from perfagent.errors import ExitCode, PerfAgentError
-from perfagent.models import Frozen, KernelProfile, Profile
 from perfagent.records import RunRecord
+from profilers.core_errors import ExitCode, PerfAgentError
 from profilers.errors import BadReport, ProfilerError
+from profilers.model import Frozen, KernelProfile, Profile
 
 SAVED_RECORDS = sorted(
     (Path(__file__).resolve().parents[1] / "data" / "kb_records_h200").glob("*.record.json")
@@ -27,22 +27,22 @@ SAVED_RECORDS = sorted(
 
 HOME = {
     **dict.fromkeys(
-        ("Frozen", "Profile", "KernelProfile", "Metrics", "DeviceInfo", "DevicePeaks"), "perfagent.models"
+        ("Frozen", "Profile", "KernelProfile", "Metrics", "DeviceInfo", "DevicePeaks"), "profilers.model"
     ),
     **dict.fromkeys(
-        ("LaunchConfig", "Occupancy", "SourceLine", "ToolFinding", "MetricTier"), "perfagent.models"
+        ("LaunchConfig", "Occupancy", "SourceLine", "ToolFinding", "MetricTier"), "profilers.model"
     ),
-    **dict.fromkeys(("PerfAgentError", "ExitCode"), "perfagent.errors"),
+    **dict.fromkeys(("PerfAgentError", "ExitCode"), "profilers.core_errors"),
 }
 """Each core type and the one module that defines it (and that every importer names)."""
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_each_core_type_is_defined_once_at_the_bottom() -> None:
-    assert {Frozen.__module__, Profile.__module__, KernelProfile.__module__} == {"perfagent.models"}
-    assert {PerfAgentError.__module__, ExitCode.__module__} == {"perfagent.errors"}
+    assert {Frozen.__module__, Profile.__module__, KernelProfile.__module__} == {"profilers.model"}
+    assert {PerfAgentError.__module__, ExitCode.__module__} == {"profilers.core_errors"}
     with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("profilers.model")  # the old second spelling is gone, not aliased
+        importlib.import_module("perfagent.models")  # the old second spelling is gone, not aliased
 
 
 def test_every_importer_spells_a_core_type_one_way() -> None:

@@ -83,7 +83,7 @@ def test_the_diagnose_run_path_loads_no_heavy_module() -> None:
 def test_perfagent_optimize_is_still_the_library_function_after_its_subpackage_loads() -> None:
     code = (
         "import perfagent\nfrom perfagent.optimize import measure\nimport perfagent.optimize.api as api\n"
-        "from perfagent.errors import BadInput\n"
+        "from profilers.core_errors import BadInput\n"
         "try:\n    perfagent.optimize('no/such/target.cu')\nexcept BadInput as exc:\n    print('BadInput', exc)\n"
     )
     out = subprocess.run(

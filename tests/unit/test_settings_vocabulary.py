@@ -1,4 +1,4 @@
-"""One device vocabulary and one place for timeout defaults (``perfagent.settings``), and the CLI unchanged.
+"""One device vocabulary and one place for timeout defaults (``profilers.settings``), and the CLI unchanged.
 
 Issue 28: the device choices were spelled in 10 places and the 60 s / 600 s defaults at 19 sites; a default
 changed in one of them silently disagreed with the others.
@@ -16,15 +16,15 @@ from perfagent.cli import build_parser
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.sandbox.wire import WorkerRequest
-from perfagent.settings import DEVICES, TIMEOUTS, Timeouts
 from perfagent.suite.models import SuiteSettings
 from perfagent.timing.bench import bench, bench_batch
 from perfagent.verify.api import verify
 from profilers.base import ProfileRequest
+from profilers.settings import DEVICES, TIMEOUTS, Timeouts
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = [p for pkg in ("perfagent", "profilers", "tui") for p in sorted((REPO / pkg).rglob("*.py"))]
-HOME = REPO / "perfagent" / "settings.py"
+HOME = REPO / "profilers" / "settings.py"
 
 
 def _flags() -> dict[tuple[str, str], argparse.Action]:
@@ -109,7 +109,7 @@ compile check): constants beside their one use, not defaults anyone chooses."""
 
 
 def _lines_outside_the_settings(keep: Callable[[str], bool]) -> list[str]:
-    """'path:line: text' of every project source line ``keep`` takes, perfagent/settings.py aside."""
+    """'path:line: text' of every project source line ``keep`` takes, profilers/settings.py aside."""
     return [
         f"{path.relative_to(REPO)}:{n}: {line.strip()}"
         for path in SOURCES

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.errors import BadInput
 from perfagent.verify.jobs import VerifyRequest
 from perfagent.workloads import Workload, detect_candidate, detect_reference, resolve, resolve_target
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, TritonScript
@@ -17,6 +16,7 @@ from perfagent.workloads.optimizable import (
     kind_class,
 )
 from perfagent.workloads.targets import CommandLine, CudaKernelSource, CudaProgramSource, SavedRun, ScriptRun
+from profilers.core_errors import BadInput
 
 REPO = Path(__file__).resolve().parents[2]
 KB = REPO / "examples" / "kernelbench"

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from perfagent.errors import BadInput
 from perfagent.workloads.cuda_launch import is_poison, kernel_args, make_arg_tensor, poison_
 from perfagent.workloads.detect import detect_candidate, detect_reference, find_spec_for
 from perfagent.workloads.launch_spec import (
@@ -18,6 +17,7 @@ from perfagent.workloads.launch_spec import (
     param_sets,
     resolve_launch,
 )
+from profilers.core_errors import BadInput
 
 REPO = Path(__file__).resolve().parents[2]
 KERNEL = 'extern "C" __global__ void scale(const float *x, float *y, int n, float a) { }\n'

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 
 import perfagent
-from perfagent.errors import BadInput
 from perfagent.optimize.reprofile import harness_command, profile_options
 from perfagent.sandbox import confinement
 from perfagent.sandbox.profiled import CANDIDATE_CODE, PROFILED_NOTE, profiler_launch
 from perfagent.workloads.detect import resolve
 from profilers import confine
 from profilers.base import Launch, ProfileRequest
+from profilers.core_errors import BadInput
 from profilers.errors import ProfilerError
 from profilers.ncu.profiler import NcuProfiler
 from profilers.process import CompletedCommand, run_command

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.errors import BadInput
 from perfagent.sandbox import confinement, runner
 from perfagent.verify import VerificationResult, verify
 from profilers import confine
 from profilers.confine import Confinement, bwrap_argv, scrub_env
+from profilers.core_errors import BadInput
 
 CANDIDATES = Path(__file__).parent / "candidates"
 ADD = CANDIDATES / "problem_add.py"

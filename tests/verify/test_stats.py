@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from perfagent.models import DevicePeaks
 from perfagent.timing.bench import build_result
 from perfagent.timing.models import TimingSamples
 from perfagent.timing.plausibility import flags_for, peak_flops, roofline, speedup_flags
 from perfagent.timing.stats import compare, noise_threshold, percentile, summarize
 from perfagent.workloads.model import KernelBenchModel
+from profilers.model import DevicePeaks
 
 H100ISH = DevicePeaks(
     dram_bytes_per_s=3.35e12, flops_per_s={"fp32": 67e12, "tensor": 989e12, "fp64": 34e12}, source="test"

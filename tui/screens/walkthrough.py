@@ -27,10 +27,10 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
-from perfagent.errors import one_line
-from perfagent.models import Finding
 from perfagent.records import RunRecord
 from perfagent.render.units import fmt_speedup
+from profilers.core_errors import one_line
+from profilers.model import Finding
 from tui.candidate_view import Outcome, summary_counts
 from tui.messages import (
     CapabilitiesProbed,

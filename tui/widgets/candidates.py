@@ -16,9 +16,9 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
-from perfagent.errors import BadInput
 from perfagent.records import CandidateOutcome
 from perfagent.render.units import fmt_seconds
+from profilers.core_errors import BadInput
 from tui.candidate_view import check_mark, metric_rows, settings_note, speedup_text
 from tui.messages import CandidateAccepted, CandidateRejected
 from tui.optimize_bridge import OptimizeBridge

@@ -7,7 +7,7 @@ is ``None`` — never 0 — so that a rule needing it can be skipped with the re
 
 The diagnosis models (``Finding``, ``Roofline``, ``KernelDiagnosis`` ...) follow; the saved ``RunRecord`` is
 in ``perfagent.records``. This module imports nothing of the project: ``profilers`` builds on it (one
-spelling of every core type: ``perfagent.models.Profile``, never a second path).
+spelling of every core type: ``profilers.model.Profile``, never a second path).
 """
 
 from __future__ import annotations
