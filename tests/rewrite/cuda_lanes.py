@@ -3,7 +3,8 @@
 Both kernels are compiled as host C++ (g++ -std=c++20) behind a small CUDA prelude: ``threadIdx`` and
 ``blockIdx`` are thread-local, the lanes of a warp are real threads that run concurrently, and the
 warps of a launch run one after another (the kernels compared here share nothing between warps).
-``__shfl_xor_sync``, ``__shfl_up_sync`` and ``__shfl_sync`` exchange values through a barrier of the
+Atomics are ``std::atomic_ref`` updates (the lanes really race). ``__shfl_xor_sync``, ``__shfl_up_sync``
+and ``__shfl_sync`` exchange values through a barrier of the
 warp's lanes; they count an error when the mask is not full, or when the partner lane has left the
 kernel or is at another shuffle (undefined on a GPU), so a rewrite whose lanes disagree about their
 control flow fails instead of passing by luck.
@@ -89,6 +90,23 @@ template <class T> static T __shfl_up_sync(unsigned mask, T value, unsigned delt
     return exchange_(mask, value, tl_lane >= (int)delta ? tl_lane - (int)delta : -1);
 }
 template <class T> static T __shfl_sync(unsigned mask, T value, int src) { return exchange_(mask, value, src & 31); }
+
+// lanes are real threads: atomics are std::atomic_ref read-modify-writes (max/min: compare-exchange loops)
+template <class T, class U> static T atomicAdd(T *p, U v) { return std::atomic_ref<T>(*p).fetch_add((T)v); }
+template <class T, class U> static T atomicSub(T *p, U v) { return std::atomic_ref<T>(*p).fetch_sub((T)v); }
+template <class T, class U> static T atomicAnd(T *p, U v) { return std::atomic_ref<T>(*p).fetch_and((T)v); }
+template <class T, class U> static T atomicOr(T *p, U v) { return std::atomic_ref<T>(*p).fetch_or((T)v); }
+template <class T, class U> static T atomicXor(T *p, U v) { return std::atomic_ref<T>(*p).fetch_xor((T)v); }
+template <class T, class U> static T atomicMax(T *p, U v) {
+    std::atomic_ref<T> r(*p); T old = r.load();
+    while ((T)v > old && !r.compare_exchange_weak(old, (T)v)) {}
+    return old;
+}
+template <class T, class U> static T atomicMin(T *p, U v) {
+    std::atomic_ref<T> r(*p); T old = r.load();
+    while ((T)v < old && !r.compare_exchange_weak(old, (T)v)) {}
+    return old;
+}
 
 template <class F> static void launch(unsigned grid, unsigned block, F body) {
     gridDim = {grid, 1, 1};

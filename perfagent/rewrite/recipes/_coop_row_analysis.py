@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes import _coop_row_atomics, _cuda
 from perfagent.rewrite.recipes._coop_row_nest import (
     FLAT,
     gathered_written,
@@ -27,7 +27,6 @@ from perfagent.rewrite.recipes._coop_row_syntax import (
     declared_names,
     inside,
     is_written,
-    is_zero,
     names_read,
     normal_form,
     reduction,
@@ -35,13 +34,14 @@ from perfagent.rewrite.recipes._coop_row_syntax import (
     statements,
     store_statement,
     subscript_index,
+    sum_resets,
     unit_stride,
     unwrap,
 )
 
 LANE = "coop_lane"
 """The lane variable the rewrite declares (a kernel that already has one is refused)."""
-FORBIDDEN = ("__shared__", "__syncthreads", "atomic", "__shfl", "__syncwarp")
+FORBIDDEN = ("__shared__", "__syncthreads", "__shfl", "__syncwarp")
 LOOPS = ("for_statement", "while_statement", "do_statement")
 
 
@@ -63,6 +63,7 @@ class Analysis:
         """How many times each name is declared in the kernel and its parameters."""
         self.offset_reads: dict[str, Node] = {}
         """Buffers a row pointer's offset reads (``table + ids[t] * dim``): they must stay unwritten."""
+        self.atomics: list[_coop_row_atomics.Site] = []
 
     # ---------------------------------------------------------------------------------------- setup
 
@@ -188,6 +189,8 @@ class Analysis:
             return  # leaves the serial inner loop only
         if stmt.type == "comment" or (stmt.type == "expression_statement" and not stmt.named_children):
             return
+        if any(stmt.id == a.statement.id for a in self.atomics):
+            return  # an atomic update: its address is checked with the memory (_coop_row_atomics.place)
         if stmt.type == "declaration":
             self._local(loop, stmt)
             return
@@ -280,6 +283,7 @@ class Analysis:
                 op is not None
                 and _cuda.text(op) == "&"
                 and not any(s <= n.start_byte < e for s, e in self.alias_values)
+                and not _coop_row_atomics.in_target(n, self.atomics)
             ):
                 raise Refused(
                     f"{_cuda.text(n)} on line {_cuda.line_of(n)} takes an address: what is written through it is unknown"
@@ -296,8 +300,8 @@ class Analysis:
                     f"{_cuda.text(n)} on line {_cuda.line_of(n)}: {_cuda.text(base) if base is not None else '?'} is "
                     "neither a pointer parameter nor a row pointer into one"
                 )
-            if any(s <= n.start_byte < e for s, e in self.alias_values):
-                continue  # &p[row * n] in a row pointer's value: an address, not an access
+            if any(s <= n.start_byte < e for s, e in self.alias_values) or self._atomic_target(n):
+                continue  # &p[row * n] in a row pointer's value, &p[i] of an atomic: an address, not an access
             loop = next((by_node[a.id] for a in ancestors(n) if a.id in by_node), None)
             index = subscript_index(n)
             if index is None:
@@ -353,6 +357,9 @@ class Analysis:
                 if why is not None:
                     raise Refused(why)
 
+    def _atomic_target(self, sub: Node) -> bool:
+        return any(a.subscript is not None and a.subscript.id == sub.id for a in self.atomics)
+
     def _scalar_buffer(self, buffer: str, uses: list[tuple[Node, Loop | None, bool, str]]) -> None:
         for n, lp, _, _ in uses:
             if lp is not None:
@@ -379,35 +386,15 @@ class Analysis:
             return
         if any(s <= ident.start_byte < e for s, e in self.alias_values):
             return
+        if any(a.subscript is None and a.pointer == _cuda.text(ident) for a in self.atomics):
+            if _coop_row_atomics.in_target(ident, self.atomics):
+                return  # the p of an atomic's p + index
         if parent is not None and parent.type in ("pointer_declarator", "init_declarator"):
             if parent.child_by_field_name("declarator") == ident:
                 return
         raise Refused(
             f"the pointer {_cuda.text(ident)} is used on line {_cuda.line_of(ident)} other than by subscript "
             f"({_cuda.text(parent) if parent is not None else ''})"
-        )
-
-    # ---------------------------------------------------------------------------------------- resets
-
-    def resets(self, loops: list[Loop]) -> None:
-        """Sum accumulators whose incoming value is not a literal zero: lanes other than 0 zero them."""
-        for lp in loops:
-            for acc, combine in lp.reductions.items():
-                if combine == "+" and not self._zero_before(acc, lp.node):
-                    lp.resets.append(acc)
-
-    def _zero_before(self, acc: str, loop: Node) -> bool:
-        decls = _cuda.init_declarators(self.body, acc)
-        if len(decls) != 1 or decls[0].end_byte > loop.start_byte:
-            return False
-        value = decls[0].child_by_field_name("value")
-        if value is None or not is_zero(value):
-            return False
-        return not any(
-            n.type == "identifier"
-            and _cuda.text(n) == acc
-            and decls[0].end_byte <= n.start_byte < loop.start_byte
-            for n in _cuda.walk(self.body)
         )
 
     def others(self, loops: list[Node]) -> None:
@@ -439,6 +426,7 @@ class Analysis:
                 n.type == "expression_statement"
                 and n.named_children
                 and n.named_children[0].type == "call_expression"
+                and all(n.id != a.statement.id for a in self.atomics)
             ):
                 raise Refused(
                     f"the call {_cuda.text(n.named_children[0])} on line {_cuda.line_of(n)} is made for its side effects"
@@ -481,11 +469,13 @@ def analyse(kernel: Node) -> Plan | str:
     try:
         analysis.params()
         analysis.aliases(top)
+        analysis.atomics = _coop_row_atomics.sites(analysis.body, analysis.pointers)
         loops = [analysis.loop(n) for n in top]
         analysis.others(nodes if item is None else [*nodes, item])
         analysis.memory(loops)
+        analysis.plan.scalar_stores += _coop_row_atomics.place(analysis.atomics, loops, analysis)
         _raise(gathered_written(analysis.body, analysis.pointers, analysis.offset_reads))
-        analysis.resets(loops)
+        sum_resets(analysis.body, loops)
     except Refused as exc:
         return str(exc)
     plan = analysis.plan

@@ -102,6 +102,18 @@ WARP = Share(me=LANE, me_value="threadIdx.x % 32", width="32", first="lane", red
 """A warp per row: lanes stride by 32, butterflies of shuffles."""
 
 
+def lanes(width: int) -> Share:
+    """``width`` lanes per row (a part of a warp), for plans without reductions only: nothing is shuffled,
+    so the rows sharing one warp need not agree on their control flow."""
+
+    def no_reduction(acc: str, combine: str, serial: int) -> str:
+        raise AssertionError(f"{acc} ({combine}): a part-warp share has no butterfly")
+
+    return Share(
+        me=LANE, me_value=f"threadIdx.x % {width}", width=str(width), first="lane", reduce=no_reduction
+    )
+
+
 def block(types: dict[str, str]) -> Share:
     """A block per row: threads stride by ``blockDim.x``, shared-memory trees (``types``: accumulator types)."""
     return Share(

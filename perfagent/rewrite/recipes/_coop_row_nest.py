@@ -245,7 +245,14 @@ def shape(loop: Loop) -> str:
 
 def stores(loop: Loop) -> bool:
     """Whether the pass stores to memory (a map or copy pass has something to split even without a reduction)."""
-    return any(n.type == "subscript_expression" and is_written(n) for n in _cuda.walk(loop.node))
+    return any(
+        (n.type == "subscript_expression" and is_written(n))
+        or (
+            n.type == "call_expression"
+            and _cuda.text(n.child_by_field_name("function") or n).startswith("atomic")
+        )
+        for n in _cuda.walk(loop.node)
+    )
 
 
 def expand_loop_macros(source: str) -> str:

@@ -317,3 +317,26 @@ def unit_stride(index: Node, loop: Loop) -> bool:
         with_var = [s for s in sides if mentions(s, loop)]
         return len(sides) == 2 and len(with_var) == 1 and unit_stride(with_var[0], loop)
     return False
+
+
+def sum_resets(body: Node, loops: list[Loop]) -> None:
+    """Sum accumulators whose incoming value is not a literal zero: lanes other than 0 zero them."""
+    for lp in loops:
+        for acc, combine in lp.reductions.items():
+            if combine == "+" and not _zero_before(body, acc, lp.node):
+                lp.resets.append(acc)
+
+
+def _zero_before(body: Node, acc: str, loop: Node) -> bool:
+    decls = _cuda.init_declarators(body, acc)
+    if len(decls) != 1 or decls[0].end_byte > loop.start_byte:
+        return False
+    value = decls[0].child_by_field_name("value")
+    if value is None or not is_zero(value):
+        return False
+    return not any(
+        n.type == "identifier"
+        and _cuda.text(n) == acc
+        and decls[0].end_byte <= n.start_byte < loop.start_byte
+        for n in _cuda.walk(body)
+    )

@@ -13,12 +13,14 @@ stays strided; the win is parallelism: a few warps become thousands), a plane (a
 through an index read once (``table + ids[t] * dim``: an embedding lookup), items handed out by a
 grid-stride loop (its start and step divided by the sharers), and passes that only store (a copy, a map
 whose iteration keeps private running values and serial inner loops: a pooling window with its argmax,
-an SpMM output column with its sparse inner sum).
+an SpMM output column with its sparse inner sum), and passes that update an output row atomically (a
+scatter-add over edges, ``index_add``, a segment sum: ``_coop_row_atomics``). Passes without reductions
+also get a part-warp variant (16 lanes per row) for rows shorter than a warp's loads.
 
 Precondition, proven on the parse tree of the kernel:
 - a 1-D launch whose block is a multiple of 32, one index derived from the x thread coordinates (the
-  row, never reassigned), no other use of threadIdx/blockIdx/blockDim, no shared memory, barriers or
-  atomics; so every warp holds one row and all code outside the loops is the same in its 32 lanes;
+  row, never reassigned), no other use of threadIdx/blockIdx/blockDim, no shared memory or barriers, and
+  only commutative atomics whose lanes update distinct elements (``_coop_row_atomics``); so every warp holds one row and all code outside the loops is the same in its 32 lanes;
 - every pass (a loop inside no other loop but the item loop) counts up by one from a start while
   ``i < bound`` (``<=``), or is a perfect rectangular nest of such loops (split as one flattened loop);
   names its body declares and reassigns, and its inner loops' counters, are private to one iteration
@@ -63,6 +65,8 @@ from perfagent.rewrite.recipes.framework import CudaRecipe, Retune, Source, Vari
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "cooperative-row"
+PART_WARP = 16
+"""The lanes per row of the part-warp variant (passes without reductions only)."""
 BLOCK_PER_ITEM = 256
 """The block of the block-per-item variant before its sweep (the row index is blockIdx.x whatever it is)."""
 
@@ -121,6 +125,18 @@ class _CooperativeRow(CudaRecipe[Plan]):
                 retune=Retune(per="thread", threads=f"32 * {_launch.threads_x(grid, block)}", blocks=(256,)),
             )
         ]
+        if not plan.reductions:  # map and atomic passes: short rows may share a part of a warp
+            out.append(
+                Variant(
+                    source=_coop_row_emit.rewrite(plan.source, plan, _coop_row_emit.lanes(PART_WARP)),
+                    description=(
+                        f"{PART_WARP} lanes per row (rows shorter than a warp's loads): lane-strided loops "
+                        f"(coalesced), lane 0 stores the scalars; grid x{PART_WARP}"
+                    ),
+                    parameters={"rows_per_block": f"block / {PART_WARP}", "reductions": 0},
+                    launch=LaunchOverride(grid=[f"{PART_WARP} * ({grid})"]),
+                )
+            )
         if _block_per_row(src.launch, kernel, plan) is None:
             types = _coop_row_emit.accumulator_types(kernel, plan)
             assert not isinstance(types, str)
