@@ -123,25 +123,25 @@ REFUSED: dict[str, tuple[str, str]] = {
     ),
 }
 
-I, F, U = "int", "float", "unsigned int"
+INT, F, U = "int", "float", "unsigned int"
 Args = Callable[[int, int], tuple[Buf | str, ...]]
 EMULATED: dict[str, tuple[str, Args]] = {
     # index buffers are filled with 0/1 ('mask'): every destination row is hit by many items (real races)
     "edge-scatter-add-early-return": (
         "edge_scatter",
-        lambda n, w: (Buf(F, 2 * w), Buf(I, n, "mask"), Buf(I, n, "mask"), Buf(F, 2 * w), f"{n}", f"{w}"),
+        lambda n, w: (Buf(F, 2 * w), Buf(INT, n, "mask"), Buf(INT, n, "mask"), Buf(F, 2 * w), f"{n}", f"{w}"),
     ),
     "index-add-int-pointer-plus": (
         "index_add_rows",
-        lambda n, w: (Buf(I, n * w), Buf(I, n, "mask"), Buf(I, 2 * w), f"{n}", f"{w}"),
+        lambda n, w: (Buf(INT, n * w), Buf(INT, n, "mask"), Buf(INT, 2 * w), f"{n}", f"{w}"),
     ),
     "segment-sum-then-one-atomic": (
         "segment_sum",
-        lambda n, w: (Buf(F, n * w), Buf(I, n, "mask"), Buf(F, 2), f"{n}", f"{w}"),
+        lambda n, w: (Buf(F, n * w), Buf(INT, n, "mask"), Buf(F, 2), f"{n}", f"{w}"),
     ),
     "grid-stride-scatter-max-row-pointer": (
         "scatter_max",
-        lambda n, w: (Buf(I, n * w), Buf(I, n, "mask"), Buf(I, 2 * w), f"{n}", f"{w}"),
+        lambda n, w: (Buf(INT, n * w), Buf(INT, n, "mask"), Buf(INT, 2 * w), f"{n}", f"{w}"),
     ),
     "bucket-sum-computed-row-unsigned": (
         "bucket_sum",
