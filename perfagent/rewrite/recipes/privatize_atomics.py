@@ -25,13 +25,17 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes import _byte_pack, _cuda, _launch
 from perfagent.rewrite.recipes._threads import BLOCK_THREADS, FLAT_THREAD, block_free_retune
 from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, at, register
+from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "privatize-atomics"
 _COPY = "perfagent_private"
 _B = "perfagent_b"
+_WARP_COPY = "perfagent_copy"
+GRID_WAVES = 2
+"""Blocks per SM of the per-warp variant of a grid-stride kernel (any grid computes the same there)."""
 _TYPES = {
     "int": 4,
     "unsigned int": 4,
@@ -123,14 +127,9 @@ def _count(src: Source, kernel: Node, array: str) -> tuple[str, int] | str:
     return shape, value
 
 
-def _retarget(target: Node, array: str) -> str:
-    """``&array[b]`` -> ``&copy[b]``; ``array + b`` -> ``copy + b``."""
-    out = _cuda.text(target)
-    start = target.start_byte
-    ident = next(n for n in _cuda.walk(target) if n.type == "identifier" and _cuda.text(n) == array)
-    lo, hi = ident.start_byte - start, ident.end_byte - start
-    raw = out.encode()
-    return (raw[:lo] + _COPY.encode() + raw[hi:]).decode()
+def _root(target: Node, array: str) -> Node:
+    """The ``array`` of ``&array[b]`` / ``array + b`` (its index may read other arrays: only it is replaced)."""
+    return next(n for n in _cuda.walk(target) if n.type == "identifier" and _cuda.text(n) == array)
 
 
 class _PrivatizeAtomics(CudaRecipe[_Plan]):
@@ -162,40 +161,127 @@ class _PrivatizeAtomics(CudaRecipe[_Plan]):
         return _Plan(array, element, spelled, targets, body, kernel)
 
     def plan(self, src: Source, m: _Plan) -> list[Variant]:
-        edits = [_cuda.Edit(t.start_byte, t.end_byte, _retarget(t, m.array)) for t in m.targets]
-        # the body's braces are kept; the new code goes just inside them
-        head = (
+        packed = _byte_pack.find(m.kernel, m.body)
+        pack = packed if isinstance(packed, _byte_pack.Packable) else None
+        loads = f"; {pack.array} read {4 // pack.size} elements per 32-bit load" if pack else ""
+        notes = [f"no packed loads: {packed}"] if isinstance(packed, str) else []
+        retune = block_free_retune(m.kernel, src.launch, per="block")
+        out = [
+            Variant(
+                edits=_edits(m, 1, pack),
+                description=(
+                    f"privatize atomics: {len(m.targets)} atomicAdd(s) into {m.array} go to a per-block shared copy "
+                    f"of {m.count} {m.element}s, merged with one global atomic per non-zero entry per block{loads}"
+                ),
+                parameters={
+                    "array": m.array,
+                    "count": m.count,
+                    "copies": "block",
+                    "packed": pack is not None,
+                },
+                notes=notes,
+                # a block now zeroes and merges the whole copy: its work grew by the bin count, so larger
+                # blocks (fewer of them) amortise it, when the original's thread index allows any block
+                retune=retune,
+            )
+        ]
+        copies = _warp_copies(src, m)
+        if copies >= 2:
+            grid_stride = retune is not None and retune.grid_stride
+            out.append(
+                Variant(
+                    edits=_edits(m, copies, pack),
+                    description=(
+                        f"privatize atomics per warp: {m.count}-entry sub-copies of {m.array} in shared memory, one per "
+                        f"warp ({copies} per block; warps share them beyond that), summed and merged at block end"
+                        f"{loads}{'; grid 2 x sm_count (a grid-stride loop: fewer blocks, fewer merges)' if grid_stride else ''}"
+                    ),
+                    parameters={
+                        "array": m.array,
+                        "count": m.count,
+                        "copies": copies,
+                        "packed": pack is not None,
+                    },
+                    notes=notes,
+                    # each block zeroes and merges `copies` sub-copies: where any grid computes the same,
+                    # a few blocks per SM amortise that best
+                    launch=LaunchOverride(grid=[f"{GRID_WAVES} * sm_count"]) if grid_stride else None,
+                    retune=retune,
+                )
+            )
+        return out
+
+
+def _warp_copies(src: Source, m: _Plan) -> int:
+    """Sub-copies per block: one per warp of the spec's block, as many as fit the static shared memory."""
+    launch = src.launch
+    if launch is None:
+        return 0
+    threads = 1
+    for axis in range(len(launch.block)):
+        size = _launch.block_size(launch, axis)
+        if size is None:
+            return 0
+        threads *= size
+    per_copy = _count_value(src, m) * _TYPES[m.element]
+    return min(-(-threads // 32), _cuda.STATIC_SHARED_LIMIT // max(per_copy, 1))
+
+
+def _count_value(src: Source, m: _Plan) -> int:
+    found = _count(src, m.kernel, m.array)
+    return found[1] if not isinstance(found, str) else _cuda.STATIC_SHARED_LIMIT
+
+
+def _edits(m: _Plan, copies: int, pack: _byte_pack.Packable | None) -> list[_cuda.Edit]:
+    """Targets retargeted to the copy (``copies`` > 1: this warp's sub-copy), zeroing before, the merge
+    after; the grid-stride loop packed when ``pack``."""
+    copy = _COPY if copies == 1 else f"{_COPY}[{_WARP_COPY}]"
+    targets = [_cuda.Edit(i.start_byte, i.end_byte, copy) for t in m.targets if (i := _root(t, m.array))]
+    if pack is not None:
+        loop = pack.loop
+        inside = [e for e in targets if loop.start_byte <= e.start and e.end <= loop.end_byte]
+        targets = [e for e in targets if e not in inside] + [_byte_pack.rewrite(pack, inside)]
+    body = m.body
+    return [
+        *targets,
+        _cuda.Edit(body.start_byte + 1, body.start_byte + 1, _head(m, copies)),
+        _cuda.Edit(body.end_byte - 1, body.end_byte - 1, _tail(m, copies)),
+    ]
+
+
+def _head(m: _Plan, copies: int) -> str:
+    if copies == 1:
+        return (
             f"\n    // {NAME}: count into a per-block copy of {m.array} in shared memory, then merge it.\n"
             f"    __shared__ {m.element} {_COPY}[{m.count}];\n"
             f"    for (int {_B} = {FLAT_THREAD}; {_B} < ({m.count}); {_B} += {BLOCK_THREADS})\n"
             f"        {_COPY}[{_B}] = 0;\n"
             "    __syncthreads();\n"
         )
-        tail = (
-            "    __syncthreads();\n"
-            f"    for (int {_B} = {FLAT_THREAD}; {_B} < ({m.count}); {_B} += {BLOCK_THREADS}) {{\n"
-            f"        const {m.element} perfagent_count = {_COPY}[{_B}];\n"
-            "        if (perfagent_count != 0)\n"
-            f"            atomicAdd(&{m.array}[{_B}], perfagent_count);\n"
-            "    }\n"
-        )
-        edits += [
-            _cuda.Edit(m.body.start_byte + 1, m.body.start_byte + 1, head),
-            _cuda.Edit(m.body.end_byte - 1, m.body.end_byte - 1, tail),
-        ]
-        return [
-            Variant(
-                edits=edits,
-                description=(
-                    f"privatize atomics: {len(m.targets)} atomicAdd(s) into {m.array} go to a per-block shared copy "
-                    f"of {m.count} {m.element}s, merged with one global atomic per non-zero entry per block"
-                ),
-                parameters={"array": m.array, "count": m.count},
-                # a block now zeroes and merges the whole copy: its work grew by the bin count, so larger
-                # blocks (fewer of them) amortise it, when the original's thread index allows any block
-                retune=block_free_retune(m.kernel, src.launch, per="block"),
-            )
-        ]
+    return (
+        f"\n    // {NAME}: count into this warp's copy of {m.array} in shared memory, then merge the block's copies.\n"
+        f"    __shared__ {m.element} {_COPY}[{copies}][{m.count}];\n"
+        f"    const int {_WARP_COPY} = ({FLAT_THREAD} / 32) % {copies};\n"
+        f"    for (int {_B} = {FLAT_THREAD}; {_B} < {copies} * ({m.count}); {_B} += {BLOCK_THREADS})\n"
+        f"        {_COPY}[{_B} / ({m.count})][{_B} % ({m.count})] = 0;\n"
+        "    __syncthreads();\n"
+    )
+
+
+def _tail(m: _Plan, copies: int) -> str:
+    total = (
+        f"{_COPY}[{_B}]"
+        if copies == 1
+        else f"{_COPY}[0][{_B}];\n        for (int w_ = 1; w_ < {copies}; ++w_) perfagent_count += {_COPY}[w_][{_B}]"
+    )
+    return (
+        "    __syncthreads();\n"
+        f"    for (int {_B} = {FLAT_THREAD}; {_B} < ({m.count}); {_B} += {BLOCK_THREADS}) {{\n"
+        f"        {m.element} perfagent_count = {total};\n"
+        "        if (perfagent_count != 0)\n"
+        f"            atomicAdd(&{m.array}[{_B}], perfagent_count);\n"
+        "    }\n"
+    )
 
 
 RECIPE = register(_PrivatizeAtomics())
