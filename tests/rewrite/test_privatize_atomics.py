@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
+from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, privatize_atomics, recipes_for
 
 from .cuda_blocks import Buf, Case, assert_same
@@ -124,11 +124,16 @@ def _request(source: str, launch: LaunchContext | None) -> RewriteRequest:
     return RewriteRequest(source=source, language="cuda", transform="privatize-atomics", launch=launch)
 
 
+def _per_block(request: RewriteRequest) -> Candidate:
+    """The per-block copy (the per-warp variant: tests/rewrite/test_privatize_variants.py)."""
+    return next(c for c in privatize_atomics.propose(request) if c.parameters["copies"] == "block")
+
+
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_positive_forms(name: str) -> None:
     req = _request(*FORMS[name])
     assert privatize_atomics.applies(req) is None, privatize_atomics.applies(req)
-    [cand] = privatize_atomics.propose(req)
+    cand = _per_block(req)
     assert cand.source.count("__syncthreads();") == 2 and "__shared__" in cand.source
     assert "atomicAdd(&perfagent_private[" in cand.source or "atomicAdd(perfagent_private +" in cand.source
     assert cand.launch is None  # the launch stays
@@ -201,7 +206,7 @@ def _cases(name: str) -> list[Case]:
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_rewrite_matches_the_original_block_by_block(name: str, tmp_path: Path) -> None:
     source, launch = FORMS[name]
-    [cand] = privatize_atomics.propose(_request(source, launch))
+    cand = _per_block(_request(source, launch))
     tol = {"rtol": 1e-5, "atol": 1e-5} if name == "weighted-float-constexpr" else {"rtol": 0.0, "atol": 0.0}
     assert_same(tmp_path, source, cand.source, KERNELS[name], _cases(name), **tol)
 
@@ -211,7 +216,7 @@ def test_the_emulation_catches_a_merge_without_its_barrier(tmp_path: Path) -> No
     from .cuda_blocks import run
 
     source, launch = FORMS["examples-09-grid-stride"]
-    [cand] = privatize_atomics.propose(_request(source, launch))
+    cand = _per_block(_request(source, launch))
     head, sep, rest = cand.source.rpartition("__syncthreads();")
     ok, _ = run(
         tmp_path,
@@ -227,5 +232,5 @@ def test_the_emulation_catches_a_merge_without_its_barrier(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_candidates_compile(name: str, tmp_path: Path) -> None:
-    [cand] = privatize_atomics.propose(_request(*FORMS[name]))
+    cand = _per_block(_request(*FORMS[name]))
     assert_compiled(nvcc_compile({name: cand.source}, tmp_path))
