@@ -107,6 +107,12 @@ REFUSED: dict[str, tuple[str, str]] = {
         ),
         "is updated atomically (line 10) and reached as acc[a * width + c]",
     ),
+    "buffer read inside its own address": (
+        FORMS["segment-sum-then-one-atomic"].replace(
+            "&seg_total[segment_of[r]]", "&seg_total[(int)seg_total[0] & 1]"
+        ),
+        "reached as seg_total[0] on line 9",
+    ),
     "two kinds of update": (
         FORMS["grid-stride-scatter-max-row-pointer"].replace(
             "atomicMax(&out_row[c], v[t * width + c]);",

@@ -283,7 +283,7 @@ class Analysis:
                 op is not None
                 and _cuda.text(op) == "&"
                 and not any(s <= n.start_byte < e for s, e in self.alias_values)
-                and not _coop_row_atomics.in_target(n, self.atomics)
+                and not any(unwrap(a.target).id == n.id for a in self.atomics)
             ):
                 raise Refused(
                     f"{_cuda.text(n)} on line {_cuda.line_of(n)} takes an address: what is written through it is unknown"

@@ -153,14 +153,11 @@ def check_buffers(body: Node, found: list[Site], pointers: dict[str, str]) -> No
                 f"{buffer} takes {first.function} (line {_cuda.line_of(first.statement)}) and {site.function} "
                 f"(line {_cuda.line_of(site.statement)}): updates of two kinds do not commute"
             )
+    own = {s.subscript.id for s in found if s.subscript is not None}
     for n in _cuda.walk(body):
-        if n.type != "subscript_expression":
-            continue
-        base = n.child_by_field_name("argument")
-        buffer = pointers.get(_cuda.text(base)) if base is not None else None
-        if buffer in functions and not any(
-            s.target.start_byte <= n.start_byte < s.target.end_byte for s in found
-        ):
+        base = n.child_by_field_name("argument") if n.type == "subscript_expression" else None
+        buffer = pointers.get(_cuda.text(base), "") if base is not None else ""
+        if buffer in functions and n.id not in own:
             raise Refused(
                 f"{buffer} is updated atomically (line {_cuda.line_of(functions[buffer].statement)}) and reached as "
                 f"{_cuda.text(n)} on line {_cuda.line_of(n)}: another item's update may land between them"

@@ -404,7 +404,7 @@ class _Scan:
 def analyse(kernel: Node) -> ScanPlan | str:
     """The kernel's warp-scan plan, or why it does not apply."""
     whole = _cuda.text(kernel)
-    for word in FORBIDDEN:
+    for word in (*FORBIDDEN, "atomic"):  # a scan's atomics: cooperative-row's atomic passes do not apply
         if word in whole:
             return f"the kernel uses {word}: its threads already cooperate"
     for name in _OURS:
