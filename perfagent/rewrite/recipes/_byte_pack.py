@@ -29,6 +29,7 @@ from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes._coop_row_nest import grid_step
+from perfagent.rewrite.recipes._coop_row_syntax import is_written, subscript_index
 from perfagent.rewrite.recipes._tree import Edit, splice
 
 NARROW = {
@@ -111,19 +112,7 @@ def _narrow_reads(
         reads = []
         for ident in uses:
             sub = ident.parent
-            index = (
-                sub.child_by_field_name("index")
-                if sub is not None and sub.type == "subscript_expression"
-                else None
-            )
-            if index is None:
-                args = (
-                    next((c for c in sub.children if c.type == "subscript_argument_list"), None)
-                    if sub
-                    else None
-                )
-                named = [c for c in args.named_children if c.type != "comment"] if args is not None else []
-                index = named[0] if len(named) == 1 else None
+            index = subscript_index(sub) if sub is not None and sub.type == "subscript_expression" else None
             if sub is None or index is None or _cuda.text(_cuda.strip(index)) != counter or _written(sub):
                 return f"{name} is reached as {_cuda.text(sub or ident)} on line {_cuda.line_of(ident)}: only {name}[{counter}] is packed"
             reads.append(sub)
@@ -134,14 +123,8 @@ def _narrow_reads(
 
 
 def _written(sub: Node) -> bool:
-    parent = sub.parent
-    while parent is not None and parent.type == "parenthesized_expression":
-        sub, parent = parent, parent.parent
-    if parent is None:
-        return False
-    if parent.type == "assignment_expression":
-        return parent.child_by_field_name("left") == sub
-    return parent.type in ("update_expression", "pointer_expression")
+    """Stored to, or its address taken (what is written through it is unknown)."""
+    return is_written(sub) or (sub.parent is not None and sub.parent.type == "pointer_expression")
 
 
 def find(kernel: Node, body: Node) -> Packable | str:
