@@ -305,5 +305,33 @@ def test_candidates_compile_for_sm_90(tmp_path: Path) -> None:
     for name in FORMS:
         for cand in cooperative_row.propose(_request(FORMS[name])):
             sources[f"{name}-{cand.parameters['rows_per_block']}".replace(" / ", "-per-")] = cand.source
-    assert len(sources) == 2 * len(FORMS)
+    assert len(sources) > 2 * len(FORMS)  # the map passes also have a 16-lanes-per-item variant
     assert_compiled(nvcc_compile(sources, tmp_path))
+
+
+PART_WARP_FORMS = [
+    n
+    for n in sorted(EMULATED)
+    if any(
+        c.parameters.get("rows_per_block") == "block / 16"
+        for c in cooperative_row.propose(_request(FORMS[n]))
+    )
+]
+
+
+def test_the_map_forms_get_a_part_warp_variant() -> None:
+    assert PART_WARP_FORMS == ["gather-copy", "outputs-with-serial-inner-sums", "pool-window-argmax"]
+
+
+@pytest.mark.parametrize("name", PART_WARP_FORMS)
+def test_sixteen_lanes_per_item_match_the_original_lane_by_lane(name: str, tmp_path: Path) -> None:
+    kernel, args = EMULATED[name]
+    part = next(
+        c
+        for c in cooperative_row.propose(_request(FORMS[name]))
+        if c.parameters.get("rows_per_block") == "block / 16"
+    )
+    cases = [
+        Case(args(r, c), (_grid(name, r), BLOCK), (16 * _grid(name, r), BLOCK), f"{r}x{c}") for r, c in SHAPES
+    ]
+    assert_same(tmp_path, FORMS[name], part.source, kernel, cases, rtol=2e-5, atol=2e-5)
