@@ -106,7 +106,9 @@ class _CooperativeRow(CudaRecipe[Plan]):
         kernel = plan.kernel
         assert src.launch is not None and kernel is not None
         grid, block = str(src.launch.grid[0]), str(src.launch.block[0])
-        reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions] or ["none (map passes)"]
+        reductions = [f"{acc} ({combine})" for acc, combine in plan.reductions] or [
+            "none (map or atomic passes)"
+        ]
         out = [
             Variant(
                 source=_coop_row_emit.rewrite(plan.source, plan, _coop_row_emit.WARP),
