@@ -1,0 +1,281 @@
+"""warp-shuffle-scan's analysis: a Kogge-Stone (Hillis-Steele) block scan over a ``__shared__`` array.
+
+The shape proven here (PMPP 4th ed. ch. 11, Fig. 11.3 and its common spellings), on the kernel's parse
+tree with statements compared whitespace-free:
+
+- ``for (T s = 1; s < L; s *= 2)`` (``s <<= 1``, ``s = s * 2``, ``s += s``; ``s <= L`` too) at the top
+  level of the kernel body, with no ``return`` before it, so every thread of the block reaches it;
+- a body, comments dropped, of ``[__syncthreads();] [T tmp;] READ __syncthreads(); WRITE
+  [__syncthreads();]`` with a barrier at its start or its end (the write of one step must be seen by
+  the next step's read), where, with ``t`` the thread index (``threadIdx.x`` or a name declared equal to
+  it and never assigned) and ``G`` the guard ``t >= s`` / ``s <= t``:
+
+  * READ is ``if (G) tmp = A[t] op A[t - s];`` (either order, or ``f(A[t], A[t - s])`` for a max/min
+    ``f``) and WRITE ``if (G) A[t] = tmp;``, or
+  * READ is ``if (G) tmp = A[t - s];`` and WRITE ``if (G) A[t] op= tmp;`` (``A[t] = A[t] op tmp``,
+    ``A[t] = f(A[t], tmp)``), or
+  * READ is ``tmp = G ? A[t - s] : identity;`` (also as the declaration) and WRITE unguarded;
+
+  ``A`` a one-dimensional ``__shared__`` array and ``op`` one of ``+ * | & ^`` (commutative and
+  associative, so only the combination order of floating-point sums changes);
+- ``tmp`` declared in the body (or used nowhere outside the loop), ``s`` declared by the loop;
+- ``L`` evaluates (the launch's block size for ``blockDim.x``, the file's integer constants otherwise)
+  to a bound whose strides reach the whole block: 2 * (largest stride) >= block.
+
+Then the loop leaves ``A[t]`` = ``A[0] op ... op A[t]`` for every thread ``t`` of the block, and nothing
+else changed: any code that computes the same is a drop-in replacement, whatever the kernel does
+before (loads) and after (inclusive or exclusive stores, section sums for a second pass).
+Not handled (refused, with the line): double-buffered scans (two arrays or ``A[pout * n + t]``),
+Brent-Kung up/down sweeps, scans guarded by anything else, loops inside a branch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes._cuda_consts import Constant, evaluate
+from perfagent.rewrite.recipes._variant import at
+
+SCAN_TYPES = frozenset(
+    {"int", "unsigned int", "unsigned", "long long", "unsigned long long", "float", "double", "long"}
+)
+"""Element types ``__shfl_up_sync`` moves as they are (one or two 32-bit registers)."""
+OPS = {"+": "0", "*": "1", "|": "0", "^": "0", "&": "~0"}
+"""Binary combines and the literal that is their identity (what a ternary read may fall back to)."""
+FUNCS = ("fmaxf", "fminf", "fmax", "fmin", "max", "min")
+_BARRIER = "__syncthreads();"
+_DOUBLING = re.compile(r"^(\w+)(\*=2|<<=1|=\1\*2|=2\*\1|=\1<<1|\+=\1)$")
+_OP = r"[+*|&^]"
+
+
+@dataclass(frozen=True)
+class BlockScan:
+    """What the rewrite needs: the loop to replace, the array, its element type, the thread index, the combine."""
+
+    loop: Node
+    array: str
+    element: str
+    tid: str
+    combine: str
+    """'+', '*', '|', '&', '^' or a max/min function name."""
+
+
+def _flat(node: Node) -> str:
+    """The node's text with whitespace dropped except one space between two words (``float v=a[t];``)."""
+    return re.sub(r"(?<=\W) | (?=\W)", "", re.sub(r"\s+", " ", _cuda.text(node).strip()))
+
+
+def _statements(body: Node) -> list[Node]:
+    if body.type != "compound_statement":
+        return [body]
+    return [c for c in body.named_children if c.type != "comment"]
+
+
+def _thread_index(kernel: Node) -> set[str]:
+    """``threadIdx.x`` and every name declared equal to it that is never assigned afterwards."""
+    names = {"threadIdx.x"}
+    for _decl, name, value in _cuda.initialisations(kernel):
+        if _flat(value) in ("threadIdx.x", "(int)threadIdx.x", "(unsigned)threadIdx.x"):
+            names.add(name)
+    assigned = {
+        _flat(left)
+        for n in _cuda.walk(kernel)
+        if n.type in ("assignment_expression", "update_expression")
+        and (left := n.child_by_field_name("left") or n.child_by_field_name("argument")) is not None
+    }
+    return names - assigned
+
+
+def _shared_1d(kernel: Node) -> dict[str, str]:
+    """One-dimensional ``__shared__`` arrays (static or ``extern``) and their element types."""
+    return {
+        _cuda.text(ident): _cuda.element_type(decl)
+        for decl, _declarator, ident, sizes in _cuda.shared_arrays(kernel)
+        if len(sizes) == 1
+    }
+
+
+def _stride(loop: Node) -> tuple[str, str, str] | str:
+    """(stride name, comparison, bound text) of a doubling loop from 1, or why not."""
+    init, cond, update = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update"))
+    if init is None or cond is None or update is None or init.type != "declaration":
+        return "not a for loop that declares its stride"
+    decl = re.fullmatch(r"(?:unsigned int|unsigned|int|size_t|unsigned long|long) (\w+)=1[uU]?;?", _flat(init))
+    if decl is None:
+        return "the stride does not start at 1"
+    s = decl.group(1)
+    dm = _DOUBLING.match(_flat(update))
+    if dm is None or dm.group(1) != s:
+        return "the stride does not double"
+    cm = re.fullmatch(rf"{s}(<=?)(.+)", _flat(cond))
+    if cm is None:
+        return f"the loop does not run while {s} < a bound"
+    return s, cm.group(1), cm.group(2)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One Kogge-Stone step as written: the temporary and the combine."""
+
+    tmp: str
+    combine: str
+
+
+def _guard_re(t: str, s: str) -> str:
+    return rf"(?:\(?{t}>={s}\)?|\(?{s}<={t}\)?)"
+
+
+def _combined(expr: str, a: str, t: str, s: str) -> str | None:
+    """The combine when ``expr`` is ``A[t] op A[t-s]`` (either order) or ``f(A[t], A[t-s])``."""
+    me, nb = rf"{a}\[{t}\]", rf"{a}\[{t}-{s}\]"
+    for left, right in ((me, nb), (nb, me)):
+        m = re.fullmatch(rf"\(?{left}({_OP}){right}\)?", expr)
+        if m:
+            return m.group(1)
+        f = re.fullmatch(rf"(\w+)\({left},{right}\)", expr)
+        if f and f.group(1) in FUNCS:
+            return f.group(1)
+    return None
+
+
+def _accumulated(stmt: str, a: str, t: str, tmp: str) -> str | None:
+    """The combine when ``stmt`` is ``A[t] op= tmp;`` / ``A[t] = A[t] op tmp;`` / ``A[t] = f(A[t], tmp);``."""
+    me = rf"{a}\[{t}\]"
+    m = re.fullmatch(rf"{me}({_OP})={tmp};", stmt) or re.fullmatch(
+        rf"{me}={me}({_OP}){tmp};", stmt
+    ) or re.fullmatch(rf"{me}={tmp}({_OP}){me};", stmt)
+    if m:
+        return m.group(1)
+    f = re.fullmatch(rf"{me}=(\w+)\((?:{me},{tmp}|{tmp},{me})\);", stmt)
+    return f.group(1) if f and f.group(1) in FUNCS else None
+
+
+def _step(flat: list[str], a: str, t: str, s: str) -> _Step | None:
+    """The step when ``flat`` is READ, barrier, WRITE (see the module docstring)."""
+    if len(flat) != 3 or flat[1] != _BARRIER:
+        return None
+    read, write = flat[0], flat[2]
+    g = _guard_re(re.escape(t), s)
+    t_ = re.escape(t)
+    guarded = re.fullmatch(rf"if\({g}\)\{{?(\w+)=(.+);\}}?", read)
+    if guarded:
+        tmp, expr = guarded.group(1), guarded.group(2)
+        combine = _combined(expr, a, t_, s)
+        if combine is not None and re.fullmatch(rf"if\({g}\)\{{?{a}\[{t_}\]={tmp};\}}?", write):
+            return _Step(tmp, combine)
+        if re.fullmatch(rf"\(?{a}\[{t_}-{s}\]\)?", expr):
+            body = re.fullmatch(rf"if\({g}\)\{{?(.+;)\}}?", write)
+            combine = _accumulated(body.group(1), a, t_, tmp) if body else None
+            return _Step(tmp, combine) if combine is not None else None
+        return None
+    ternary = re.fullmatch(rf"(?:[\w ]+ )?(\w+)=\(?{g}\)?\?\(?{a}\[{t_}-{s}\]\)?:\(?([\w~.]+)\)?;", read)
+    if ternary:
+        tmp, fallback = ternary.group(1), ternary.group(2)
+        combine = _accumulated(write, a, t_, tmp)
+        if combine in OPS and _is_identity(fallback, combine):
+            return _Step(tmp, combine)
+    return None
+
+
+def _is_identity(literal: str, combine: str) -> bool:
+    plain = literal.rstrip("uUlLfF").rstrip(".0") or "0"
+    return plain == OPS[combine] or (combine != "*" and literal in ("0.0f", "0.0", "0.f", "0."))
+
+
+def _body(loop: Node, s: str, arrays: dict[str, str], tids: set[str]) -> tuple[str, str, _Step] | str:
+    """(array, thread index, step) of the loop body, or why not."""
+    body = loop.child_by_field_name("body")
+    if body is None:
+        return "the loop has no body"
+    # declarations without a value (``float temp;``) hold nothing yet: the step is what is left
+    flat = [f for f in (_flat(n) for n in _statements(body)) if not re.fullmatch(r"[\w ]+ \w+;", f)]
+    lead = bool(flat) and flat[0] == _BARRIER
+    trail = len(flat) > 1 and flat[-1] == _BARRIER
+    core = flat[int(lead) : len(flat) - int(trail)]
+    if not (lead or trail):
+        return "no __syncthreads() between one step's write and the next step's read"
+    for a in arrays:
+        for t in tids:
+            step = _step(core, a, t, s)
+            if step is not None:
+                return a, t, step
+    return (
+        "the body is not one Kogge-Stone step (guarded read of A[t - s], __syncthreads(), guarded write "
+        "of A[t]) over a one-dimensional __shared__ array indexed by the thread index"
+    )
+
+
+def _reaches_block(bound: str, cmp: str, block: int, consts: dict[str, Constant]) -> str | None:
+    """Why the strides of ``s < bound`` (``<=``) do not reach every thread of a ``block``-thread block."""
+    value = block if bound in ("blockDim.x", "(int)blockDim.x") else evaluate(bound, consts)
+    if value is None:
+        return f"the loop bound {bound} does not evaluate (the block size or an integer constant)"
+    largest = 1
+    while largest * 2 < value or (cmp == "<=" and largest * 2 == value):
+        largest *= 2
+    if largest * 2 < block:
+        return f"the strides stop at {largest}: the scan does not span the {block}-thread block"
+    return None
+
+
+def _scope_ok(kernel: Node, loop: Node, names: tuple[str, ...]) -> str | None:
+    """Why the loop is not a whole block's step (inside a branch, after a return, names used outside it)."""
+    body = kernel.child_by_field_name("body")
+    if loop.parent != body:
+        return "the scan loop is inside a branch or another loop: not every thread may reach it"
+    for n in _cuda.walk(kernel):
+        if n.type == "return_statement" and n.start_byte < loop.start_byte:
+            return at(n, "a return before the scan loop: a warp may be partial at its shuffles")
+    # a name the loop declares (its stride, a temporary declared in the body) is its own; one declared
+    # outside must be read nowhere else, since the rewrite no longer assigns it
+    own = {_cuda.text(d) for n in _cuda.walk(loop) if n.type == "declaration" for d in _declared(n)}
+    outside = [
+        n
+        for n in _cuda.walk(kernel)
+        if n.type == "identifier"
+        and _cuda.text(n) in set(names) - own
+        and not (loop.start_byte <= n.start_byte < loop.end_byte)
+        and (n.parent is None or n.parent.type != "declaration")
+    ]
+    return at(outside[0], f"{_cuda.text(outside[0])} is used outside the scan loop") if outside else None
+
+
+def _declared(decl: Node) -> list[Node]:
+    """The identifiers a declaration declares (``float a, b = 0;``)."""
+    out = []
+    for d in decl.children_by_field_name("declarator"):
+        inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+        if inner is not None and inner.type == "identifier":
+            out.append(inner)
+    return out
+
+
+def analyse(kernel: Node, block: int, consts: dict[str, Constant]) -> BlockScan | str:
+    """The block scan of ``kernel`` launched with ``block`` threads, or why there is none (with the line)."""
+    arrays = _shared_1d(kernel)
+    if not arrays:
+        return "no one-dimensional __shared__ array: not a shared-memory block scan"
+    tids = _thread_index(kernel)
+    reasons: list[str] = []
+    for loop in (n for n in _cuda.walk(kernel) if n.type == "for_statement"):
+        stride = _stride(loop)
+        found = stride if isinstance(stride, str) else _body(loop, stride[0], arrays, tids)
+        if isinstance(found, str):
+            reasons.append(at(loop, found))
+            continue
+        assert not isinstance(stride, str)
+        array, tid, step = found
+        why = (
+            _scope_ok(kernel, loop, (step.tmp, stride[0]))
+            or _reaches_block(stride[2], stride[1], block, consts)
+            or (None if arrays[array] in SCAN_TYPES else f"{array}'s element type {arrays[array]} is not shuffled as is")
+        )
+        if why is not None:
+            reasons.append(why if why.startswith("line ") else at(loop, why))
+            continue
+        return BlockScan(loop=loop, array=array, element=arrays[array], tid=tid, combine=step.combine)
+    return "; ".join(reasons) or "no for loop: not a Kogge-Stone block scan"
