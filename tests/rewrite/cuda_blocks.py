@@ -138,6 +138,9 @@ template <class T> static T perfagent_shuffle(unsigned mask, T v, int src_lane) 
 template <class T> static T __shfl_down_sync(unsigned mask, T v, unsigned delta) {
     return perfagent_shuffle(mask, v, (int)(g_current % 32) + (int)delta);
 }
+template <class T> static T __shfl_up_sync(unsigned mask, T v, unsigned delta) {
+    return perfagent_shuffle(mask, v, (int)(g_current % 32) - (int)delta);  // below lane 0: its own value
+}
 template <class T> static T __shfl_xor_sync(unsigned mask, T v, int bits) {
     return perfagent_shuffle(mask, v, (g_current % 32) ^ bits);
 }

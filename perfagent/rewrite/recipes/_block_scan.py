@@ -211,7 +211,7 @@ def _body(loop: Node, s: str, arrays: dict[str, str], tids: set[str]) -> tuple[s
 
 def _reaches_block(bound: str, cmp: str, block: int, consts: dict[str, Constant]) -> str | None:
     """Why the strides of ``s < bound`` (``<=``) do not reach every thread of a ``block``-thread block."""
-    value = block if bound in ("blockDim.x", "(int)blockDim.x") else evaluate(bound, consts)
+    value = evaluate(re.sub(r"(?:\((?:int|unsigned)\))?blockDim\.x", str(block), bound), consts)
     if value is None:
         return f"the loop bound {bound} does not evaluate (the block size or an integer constant)"
     largest = 1
