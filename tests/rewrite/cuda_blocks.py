@@ -1,4 +1,4 @@
-"""Run 2-D CUDA kernels with ``__shared__`` memory and ``__syncthreads()`` on the CPU, block by block.
+"""Run CUDA kernels (blocks of up to three dimensions) with ``__shared__`` memory and ``__syncthreads()`` on the CPU, block by block.
 
 ``cuda_cpu.py`` runs threads one after another and ``cuda_lanes.py`` one warp at a time; neither can run
 a kernel whose threads meet at block barriers. Here every thread of a block is a fiber
@@ -150,11 +150,11 @@ static void fiber_entry() {
     swapcontext(&g_fibers[g_current].ctx, &g_main);
 }
 
-template <class F> static void launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, F body) {
+template <class F> static void launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, F body) {
     gridDim = {gx, gy, gz};
-    blockDim = {bx, by, 1};
+    blockDim = {bx, by, bz};
     g_body = body;
-    const int n = (int)(bx * by);
+    const int n = (int)(bx * by * bz);
     g_fibers.assign(n, Fiber{});
     for (auto &f : g_fibers) f.stack.resize(64 * 1024);
     for (unsigned b = 0; b < gx * gy * gz; ++b) {
@@ -164,7 +164,7 @@ template <class F> static void launch(unsigned gx, unsigned gy, unsigned gz, uns
             f.done = false;
             f.at_barrier = false;
             f.barriers = f.shuffles = 0;
-            f.tid = {(unsigned)t % bx, (unsigned)t / bx, 0};
+            f.tid = {(unsigned)t % bx, ((unsigned)t / bx) % by, (unsigned)t / (bx * by)};
             getcontext(&f.ctx);
             f.ctx.uc_stack.ss_sp = f.stack.data();
             f.ctx.uc_stack.ss_size = f.stack.size();
@@ -194,6 +194,10 @@ template <class F> static void launch(unsigned gx, unsigned gy, unsigned gz, uns
             }
         }
     }
+}
+
+template <class F> static void launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, F body) {
+    launch(gx, gy, gz, bx, by, 1u, body);
 }
 
 static const int GUARD = 16;
@@ -252,11 +256,11 @@ class Buf:
 
 @dataclass(frozen=True)
 class Case:
-    """One comparison: kernel arguments (``Buf`` or C++ scalar text) and both launches ((gx, gy[, gz]), (bx, by))."""
+    """One comparison: kernel arguments (``Buf`` or C++ scalar text) and both launches ((gx, gy[, gz]), (bx, by[, bz]))."""
 
     args: tuple[Buf | str, ...]
-    original: tuple[tuple[int, ...], tuple[int, int]]
-    rewritten: tuple[tuple[int, ...], tuple[int, int]]
+    original: tuple[tuple[int, ...], tuple[int, ...]]
+    rewritten: tuple[tuple[int, ...], tuple[int, ...]]
     name: str = ""
 
 
@@ -284,11 +288,12 @@ def program(original: str, rewritten: str, kernel: str, cases: list[Case], rtol:
             else:
                 call["o"].append(arg)
                 call["r"].append(arg)
-        for side, (grid, (bx, by)) in (("o", case.original), ("r", case.rewritten)):
+        for side, (grid, block) in (("o", case.original), ("r", case.rewritten)):
             ns = "original_" if side == "o" else "rewritten_"
             gx, gy, gz = (*grid, 1, 1)[:3]
+            bx, by, bz = (*block, 1, 1)[:3]
             lines.append(
-                f"        launch({gx}u, {gy}u, {gz}u, {bx}u, {by}u, [&] {{ {ns}::{kernel}({', '.join(call[side])}); }});"
+                f"        launch({gx}u, {gy}u, {gz}u, {bx}u, {by}u, {bz}u, [&] {{ {ns}::{kernel}({', '.join(call[side])}); }});"
             )
         for a, arg in enumerate(case.args):
             if isinstance(arg, Buf):
