@@ -189,7 +189,8 @@ REFUSED = {
         256,
         "return before",
     ),
-    "strides-stop-short": (PMPP.replace("stride < blockDim.x", "stride < 32"), 256, "strides stop at 16"),
+    "strides-stop-short": (PMPP.replace("stride < blockDim.x", "stride < 32"), 256, "stops the strides short"),
+    "bound-varies-by-thread": (PMPP.replace("stride < blockDim.x", "stride < i"), 256, "neither a constant nor"),
     "no-barrier-between-steps": (
         PMPP.replace("        __syncthreads();\n        float temp;", "        float temp;"),
         256,
@@ -201,25 +202,6 @@ REFUSED = {
         "not one Kogge-Stone step",
     ),
     "off-by-one-guard": (PMPP.replace("threadIdx.x >= stride", "threadIdx.x > stride"), 256, "not one Kogge-Stone step"),
-    "double-buffered": (
-        """
-__global__ void db(const float *x, float *y, int n) {
-    __shared__ float t[2][256];
-    int pout = 0, pin = 1, k = threadIdx.x;
-    t[0][k] = x[blockIdx.x * 256 + k];
-    __syncthreads();
-    for (int off = 1; off < 256; off *= 2) {
-        pout = 1 - pout; pin = 1 - pout;
-        if (k >= off) t[pout][k] = t[pin][k] + t[pin][k - off];
-        else t[pout][k] = t[pin][k];
-        __syncthreads();
-    }
-    y[blockIdx.x * 256 + k] = t[pout][k];
-}
-""",
-        256,
-        "no one-dimensional __shared__ array",
-    ),
     "temporary-read-after-the-loop": (
         PMPP.replace("        float temp;\n", "").replace("    if (i < N) XY", "    float temp = 0.0f;\n    if (i < N) XY", 1).replace(
             "    if (i < N) Y[i] = XY[threadIdx.x];", "    if (i < N) Y[i] = XY[threadIdx.x] + temp;"
@@ -246,3 +228,104 @@ def test_the_emulation_catches_a_scan_that_skips_the_warp_totals(tmp_path: Path)
     cases = [Case(args=args, original=((3,), (block, 1)), rewritten=((3,), (block, 1)))]
     ok, out = cuda_blocks.run(tmp_path, source, broken, kernel, cases)
     assert not ok and "differs" in out
+
+
+# GPU Gems 3 ch. 39's double buffer (flat halves, selectors swapped at the top of each step), exclusive
+TWO_ROWS = """
+__global__ void db(const float *x, float *y, int n) {
+    __shared__ float t[2][256];
+    int pout = 0, pin = 1, k = threadIdx.x;
+    t[0][k] = x[blockIdx.x * 256 + k];
+    __syncthreads();
+    for (int off = 1; off < 256; off *= 2) {
+        pout = 1 - pout; pin = 1 - pout;
+        if (k >= off) t[pout][k] = t[pin][k] + t[pin][k - off];
+        else t[pout][k] = t[pin][k];
+        __syncthreads();
+    }
+    y[blockIdx.x * 256 + k] = t[pout][k];
+}
+"""
+
+GEMS_DOUBLE = """
+__global__ void gems(const float *g_idata, float *g_odata, int n) {
+    extern __shared__ float temp[];
+    int thid = threadIdx.x;
+    int pout = 0, pin = 1;
+    int base = blockIdx.x * n;
+    temp[pout * n + thid] = (thid > 0) ? g_idata[base + thid - 1] : 0;
+    __syncthreads();
+    for (int offset = 1; offset < n; offset *= 2) {
+        pout = 1 - pout;
+        pin = 1 - pout;
+        if (thid >= offset)
+            temp[pout * n + thid] = temp[pin * n + thid] + temp[pin * n + thid - offset];
+        else
+            temp[pout * n + thid] = temp[pin * n + thid];
+        __syncthreads();
+    }
+    g_odata[base + thid] = temp[pout * n + thid];
+}
+"""
+
+# a [2][N] array, the ternary step, a barrier first, the minimum; a section total after the loop
+TWO_ROWS_MIN = """
+#define SECTION 256
+__global__ void running_min(const int *a, int *m, int *total) {
+    __shared__ int buf[2][SECTION];
+    int t = threadIdx.x, src = 0, dst = 1;
+    buf[0][t] = a[blockIdx.x * SECTION + t];
+    for (int s = 1; s < SECTION; s *= 2) {
+        __syncthreads();
+        buf[dst][t] = t >= s ? min(buf[src][t - s], buf[src][t]) : buf[src][t];
+        int swap = src;
+        src = dst;
+        dst = swap;
+    }
+    __syncthreads();
+    m[blockIdx.x * SECTION + t] = buf[src][t];
+    if (t == 0) total[blockIdx.x] = buf[src][SECTION - 1];
+}
+"""
+
+
+def test_double_buffered_forms_are_matched_and_compile(tmp_path: Path) -> None:
+    gems = rec.propose(_request(GEMS_DOUBLE.replace("extern __shared__ float temp[];", "__shared__ float temp[512];"), "gems", 256))
+    assert len(gems) == 1 and gems[0].source is not None and "wscan_out = &temp[pout*n+thid]" in gems[0].source
+    assert_compiled(nvcc_compile({"gems": gems[0].source}, tmp_path))
+
+
+def test_double_buffered_gems_computes_what_the_original_does(tmp_path: Path) -> None:
+    source = GEMS_DOUBLE.replace("extern __shared__ float temp[];", "__shared__ float temp[512];")
+    out = rec.propose(_request(source, "gems", 256))[0].source
+    assert out is not None
+    args = (Buf("float", 3 * 256), Buf("float", 3 * 256), "256")
+    cases = [Case(args=args, original=((3,), (256, 1)), rewritten=((3,), (256, 1)))]
+    cuda_blocks.assert_same(tmp_path, source, out, "gems", cases, rtol=1e-9, atol=1e-3)
+
+
+def test_a_two_row_double_buffer_computes_what_the_original_does(tmp_path: Path) -> None:
+    out = rec.propose(_request(TWO_ROWS, "db", 256))
+    assert len(out) == 1 and out[0].source is not None, rec.applies(_request(TWO_ROWS, "db", 256))
+    args = (Buf("float", 2 * 256), Buf("float", 2 * 256), "512")
+    cases = [Case(args=args, original=((2,), (256, 1)), rewritten=((2,), (256, 1)))]
+    cuda_blocks.assert_same(tmp_path, TWO_ROWS, out[0].source, "db", cases, rtol=1e-9, atol=1e-3)
+    assert_compiled(nvcc_compile({"two_rows": out[0].source}, tmp_path))
+
+
+def test_a_swap_after_the_step_is_refused_when_the_result_is_read_through_the_other_selector() -> None:
+    # after the swap, the result is buf[src]: the selector of the last write was dst
+    why = rec.applies(_request(TWO_ROWS_MIN, "running_min", 256))
+    assert why is not None and "line 7" in why
+
+
+def test_a_parameter_bound_is_tested_at_run_time_and_both_paths_agree(tmp_path: Path) -> None:
+    # `stride < N`: the warp scan where N spans the block, the original steps where it does not
+    source = PMPP.replace("stride < blockDim.x", "stride < N")
+    out = rec.propose(_request(source, "ks", 256))[0].source
+    assert out is not None and "if ((N) > 128)" in out
+    cases = [
+        Case(args=(Buf("float", n), Buf("float", n), f"{n}u"), original=((g,), (256, 1)), rewritten=((g,), (256, 1)))
+        for n, g in ((700, 3), (100, 1))
+    ]
+    cuda_blocks.assert_same(tmp_path, source, out, "ks", cases, rtol=1e-9, atol=1e-3)

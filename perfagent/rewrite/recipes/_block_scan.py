@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes import _block_scan_db, _cuda
+from perfagent.rewrite.recipes._block_scan_db import DoubleBuffer
 from perfagent.rewrite.recipes._cuda_consts import Constant, evaluate
 from perfagent.rewrite.recipes._variant import at
 
@@ -62,6 +63,11 @@ class BlockScan:
     tid: str
     combine: str
     """'+', '*', '|', '&', '^' or a max/min function name."""
+    double: DoubleBuffer | None = None
+    """The double-buffered form's parts (None: the scan is in place, ``A[t]``)."""
+    runtime: str | None = None
+    """A test of the kernel's parameters that the strides span the block (None: they always do); where it
+    fails the original loop runs."""
 
 
 def _flat(node: Node) -> str:
@@ -90,12 +96,12 @@ def _thread_index(kernel: Node) -> set[str]:
     return names - assigned
 
 
-def _shared_1d(kernel: Node) -> dict[str, str]:
-    """One-dimensional ``__shared__`` arrays (static or ``extern``) and their element types."""
+def _shared(kernel: Node, dims: int) -> dict[str, str]:
+    """``__shared__`` arrays (static or ``extern``) of up to ``dims`` dimensions and their element types."""
     return {
         _cuda.text(ident): _cuda.element_type(decl)
         for decl, _declarator, ident, sizes in _cuda.shared_arrays(kernel)
-        if len(sizes) == 1
+        if len(sizes) <= dims
     }
 
 
@@ -205,21 +211,30 @@ def _body(loop: Node, s: str, arrays: dict[str, str], tids: set[str]) -> tuple[s
                 return a, t, step
     return (
         "the body is not one Kogge-Stone step (guarded read of A[t - s], __syncthreads(), guarded write "
-        "of A[t]) over a one-dimensional __shared__ array indexed by the thread index"
+        "of A[t]; or a double-buffered A[out][t] = A[in][t] op A[in][t - s]) over a __shared__ array "
+        "indexed by the thread index"
     )
 
 
-def _reaches_block(bound: str, cmp: str, block: int, consts: dict[str, Constant]) -> str | None:
-    """Why the strides of ``s < bound`` (``<=``) do not reach every thread of a ``block``-thread block."""
-    value = evaluate(re.sub(r"(?:\((?:int|unsigned)\))?blockDim\.x", str(block), bound), consts)
+def _reaches_block(
+    bound: str, cmp: str, block: int, consts: dict[str, Constant], uniform: set[str]
+) -> tuple[str | None, str | None]:
+    """(why the strides of ``s < bound`` (``<=``) cannot span a ``block``-thread block, the run-time test
+    that they do when the bound is a kernel parameter expression); both None when they always do."""
+    bound = re.sub(r"(?:\((?:int|unsigned)\))?blockDim\.x", str(block), bound)
+    value = evaluate(bound, consts)
+    # a power of two p is the largest stride; the scan spans the block when 2p >= block, i.e. when p is at
+    # least half the block rounded up to a power of two
+    half = 1
+    while half * 2 < block:
+        half *= 2
     if value is None:
-        return f"the loop bound {bound} does not evaluate (the block size or an integer constant)"
-    largest = 1
-    while largest * 2 < value or (cmp == "<=" and largest * 2 == value):
-        largest *= 2
-    if largest * 2 < block:
-        return f"the strides stop at {largest}: the scan does not span the {block}-thread block"
-    return None
+        names = set(re.findall(r"[A-Za-z_]\w*", bound)) - set(consts)
+        if names and names <= uniform:
+            return None, f"({bound}) {'>=' if cmp == '<=' else '>'} {half}"
+        return f"the loop bound {bound} is neither a constant nor an expression of the kernel's parameters", None
+    spans = value >= half if cmp == "<=" else value > half
+    return (None if spans else f"the loop bound {bound} stops the strides short of the {block}-thread block"), None
 
 
 def _scope_ok(kernel: Node, loop: Node, names: tuple[str, ...]) -> str | None:
@@ -254,28 +269,49 @@ def _declared(decl: Node) -> list[Node]:
     return out
 
 
+def _uniform(kernel: Node) -> set[str]:
+    """Scalar parameters the kernel never assigns: the same value in every thread."""
+    return {
+        name
+        for name, _typ, pointer in _cuda.kernel_params(kernel)
+        if not pointer and not any(
+            n.type in ("assignment_expression", "update_expression")
+            and _flat(n.child_by_field_name("left") or n.child_by_field_name("argument") or n) == name
+            for n in _cuda.walk(kernel)
+        )
+    }
+
+
 def analyse(kernel: Node, block: int, consts: dict[str, Constant]) -> BlockScan | str:
     """The block scan of ``kernel`` launched with ``block`` threads, or why there is none (with the line)."""
-    arrays = _shared_1d(kernel)
-    if not arrays:
-        return "no one-dimensional __shared__ array: not a shared-memory block scan"
+    arrays, arrays_2d = _shared(kernel, 1), _shared(kernel, 2)
+    if not arrays_2d:
+        return "no one- or two-dimensional __shared__ array: not a shared-memory block scan"
     tids = _thread_index(kernel)
     reasons: list[str] = []
     for loop in (n for n in _cuda.walk(kernel) if n.type == "for_statement"):
         stride = _stride(loop)
-        found = stride if isinstance(stride, str) else _body(loop, stride[0], arrays, tids)
+        if isinstance(stride, str):
+            reasons.append(at(loop, stride))
+            continue
+        found = _body(loop, stride[0], arrays, tids)
+        double = None if not isinstance(found, str) else _block_scan_db.match(kernel, loop, stride[0], arrays_2d, tids, FUNCS)
+        if double is not None:
+            found = (double[0], double[1], _Step("", double[2].combine))
         if isinstance(found, str):
             reasons.append(at(loop, found))
             continue
-        assert not isinstance(stride, str)
         array, tid, step = found
+        short, runtime = _reaches_block(stride[2], stride[1], block, consts, _uniform(kernel))
         why = (
-            _scope_ok(kernel, loop, (step.tmp, stride[0]))
-            or _reaches_block(stride[2], stride[1], block, consts)
-            or (None if arrays[array] in SCAN_TYPES else f"{array}'s element type {arrays[array]} is not shuffled as is")
+            _scope_ok(kernel, loop, (step.tmp, stride[0]) if double is None else ())
+            or short
+            or (None if arrays_2d[array] in SCAN_TYPES else f"{array}'s element type {arrays_2d[array]} is not shuffled as is")
         )
         if why is not None:
             reasons.append(why if why.startswith("line ") else at(loop, why))
             continue
-        return BlockScan(loop=loop, array=array, element=arrays[array], tid=tid, combine=step.combine)
+        return BlockScan(
+            loop, array, arrays_2d[array], tid, step.combine, None if double is None else double[2], runtime
+        )
     return "; ".join(reasons) or "no for loop: not a Kogge-Stone block scan"

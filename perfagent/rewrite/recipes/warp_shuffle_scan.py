@@ -20,7 +20,7 @@ per block is the same.
 
 from __future__ import annotations
 
-from perfagent.rewrite.recipes import _launch
+from perfagent.rewrite.recipes import _cuda, _launch
 from perfagent.rewrite.recipes._block_scan import FUNCS, BlockScan, analyse
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
 
@@ -45,17 +45,37 @@ def _warp_scan(value: str, combine: str, pad: str) -> str:
     )
 
 
+def _load(m: BlockScan, inner: str) -> tuple[str, str]:
+    """(the code that reads this thread's input into ``wscan_v``, the store of its result)."""
+    p, e = PREFIX, m.element
+    db = m.double
+    if db is None:
+        return f"{inner}{e} {p}v = {m.array}[{m.tid}];\n", f"{m.array}[{m.tid}]"
+    # the double-buffered loop keeps its selector updates only: the first step's input slot and the last
+    # step's output slot are captured, and the selectors end as the original steps left them
+    updates = "".join(f"{inner}    {u}\n" for u in db.selectors)
+    return (
+        f"{inner}{e} {p}v{{}};\n{inner}{e} *{p}out = nullptr;\n{inner}bool {p}first = true;\n"
+        f"{inner}{db.header} {{  // the selector updates of every step, no memory, no barrier\n{updates}"
+        f"{inner}    if ({p}first) {p}v = {db.load};\n{inner}    {p}first = false;\n"
+        f"{inner}    {p}out = &{db.store};\n{inner}}}\n",
+        f"*{p}out",
+    )
+
+
 def emit(m: BlockScan, indent: str) -> str:
     """The replacement of the loop: the same final array, two barriers plus one on each side."""
-    p, a, t, e = PREFIX, m.array, m.tid, m.element
+    p, a, e = PREFIX, m.array, m.element
+    t = m.tid
     inner = indent + "    "
+    load, store = _load(m, inner)
     return (
         f"{{  // warp-shuffle scan of {a}[0 .. blockDim.x): each warp in registers (__shfl_up_sync), then the\n"
         f"{inner}// warp totals once through shared memory; {a} ends as the Kogge-Stone loop left it\n"
         f"{inner}__shared__ {e} {p}totals[32];\n"
         f"{inner}__syncthreads();  // what the threads stored into {a} before the scan is visible\n"
-        f"{inner}{e} {p}v = {a}[{t}];\n"
-        f"{inner}const unsigned int {p}lane = (unsigned int)({t}) % 32u, {p}warp = (unsigned int)({t}) / 32u;\n"
+        + load
+        + f"{inner}const unsigned int {p}lane = (unsigned int)({t}) % 32u, {p}warp = (unsigned int)({t}) / 32u;\n"
         + _warp_scan(f"{p}v", m.combine, inner)
         + f"{inner}if ({p}lane == 31u) {p}totals[{p}warp] = {p}v;\n"
         f"{inner}__syncthreads();\n"
@@ -67,7 +87,7 @@ def emit(m: BlockScan, indent: str) -> str:
         f"{inner}}}\n"
         f"{inner}__syncthreads();\n"
         f"{inner}if ({p}warp > 0u) {p}v = {_combine(m.combine, f'{p}totals[{p}warp - 1u]', f'{p}v')};\n"
-        f"{inner}{a}[{t}] = {p}v;\n"
+        f"{inner}{store} = {p}v;\n"
         f"{inner}__syncthreads();  // every thread's result is visible, as after the last step of the loop\n"
         f"{indent}}}"
     )
@@ -96,7 +116,10 @@ class _WarpShuffleScan(CudaRecipe[BlockScan]):
         return src.on_kernel(lambda kernel: analyse(kernel, block, src.constants))
 
     def plan(self, src: Source, m: BlockScan) -> list[Variant]:
-        code = emit(m, " " * m.loop.start_point[1])
+        pad = " " * m.loop.start_point[1]
+        code = emit(m, pad)
+        if m.runtime is not None:  # a parameter bound: the original steps where it stops short of the block
+            code = f"if ({m.runtime}) {code} else {{  // the strides stop short of the block: the original steps\n{pad}    {_cuda.text(m.loop)}\n{pad}}}"
         return [
             Variant(
                 edits=[Edit(m.loop.start_byte, m.loop.end_byte, code)],
