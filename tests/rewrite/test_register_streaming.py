@@ -124,7 +124,9 @@ def _launch() -> LaunchContext:
 
 
 def _request(source: str, kernel: str) -> RewriteRequest:
-    return RewriteRequest(source=source, language="cuda", transform="register-tiling", kernel=kernel, launch=_launch())
+    return RewriteRequest(
+        source=source, language="cuda", transform="register-tiling", kernel=kernel, launch=_launch()
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FORMS))
@@ -136,7 +138,11 @@ def test_each_form_gets_a_register_window_and_a_2d_block(name: str) -> None:
     for cand in candidates:
         assert cand.source is not None and cand.launch is not None
         assert_clean_cuda(cand.source)
-        assert "zs_warm" in cand.source and f"zs_w{chains - 1}_" in cand.source and f"zs_w{chains}_" not in cand.source
+        assert (
+            "zs_warm" in cand.source
+            and f"zs_w{chains - 1}_" in cand.source
+            and f"zs_w{chains}_" not in cand.source
+        )
         assert cand.launch.block is not None and cand.launch.block[2] == 1
         assert "blockIdx.z * blockDim.z" not in cand.source and "threadIdx.z" not in cand.source
 

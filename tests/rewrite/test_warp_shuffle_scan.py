@@ -122,9 +122,27 @@ FORMS: dict[str, tuple[str, str, int, tuple[Buf | str, ...], str]] = {
         (Buf("int", 300), Buf("int", 300), Buf("int", 3), "300"),
         "+",
     ),
-    "stride-le-tid-max": (MAX_SCAN, "running_max", 512, (Buf("float", 1100), Buf("float", 1100), "1100u"), "fmaxf"),
-    "ternary-identity-double": (TERNARY, "dscan", 1024, (Buf("double", 1500), Buf("double", 1500), "1500L"), "+"),
-    "xor-neighbour-first": (XOR_SCAN, "prefix_xor", 64, (Buf("unsigned int", 150), Buf("unsigned int", 150), "150"), "^"),
+    "stride-le-tid-max": (
+        MAX_SCAN,
+        "running_max",
+        512,
+        (Buf("float", 1100), Buf("float", 1100), "1100u"),
+        "fmaxf",
+    ),
+    "ternary-identity-double": (
+        TERNARY,
+        "dscan",
+        1024,
+        (Buf("double", 1500), Buf("double", 1500), "1500L"),
+        "+",
+    ),
+    "xor-neighbour-first": (
+        XOR_SCAN,
+        "prefix_xor",
+        64,
+        (Buf("unsigned int", 150), Buf("unsigned int", 150), "150"),
+        "^",
+    ),
 }
 
 
@@ -185,27 +203,43 @@ REFUSED = {
         "inside a branch",
     ),
     "return-before-the-loop": (
-        PMPP.replace("    if (i < N) XY[threadIdx.x] = X[i];", "    if (i >= N) return;\n    XY[threadIdx.x] = X[i];"),
+        PMPP.replace(
+            "    if (i < N) XY[threadIdx.x] = X[i];", "    if (i >= N) return;\n    XY[threadIdx.x] = X[i];"
+        ),
         256,
         "return before",
     ),
-    "strides-stop-short": (PMPP.replace("stride < blockDim.x", "stride < 32"), 256, "stops the strides short"),
-    "bound-varies-by-thread": (PMPP.replace("stride < blockDim.x", "stride < i"), 256, "neither a constant nor"),
+    "strides-stop-short": (
+        PMPP.replace("stride < blockDim.x", "stride < 32"),
+        256,
+        "stops the strides short",
+    ),
+    "bound-varies-by-thread": (
+        PMPP.replace("stride < blockDim.x", "stride < i"),
+        256,
+        "neither a constant nor",
+    ),
     "no-barrier-between-steps": (
         PMPP.replace("        __syncthreads();\n        float temp;", "        float temp;"),
         256,
         "no __syncthreads() between",
     ),
     "subtraction-is-not-a-scan": (
-        PMPP.replace("XY[threadIdx.x] + XY[threadIdx.x - stride]", "XY[threadIdx.x] - XY[threadIdx.x - stride]"),
+        PMPP.replace(
+            "XY[threadIdx.x] + XY[threadIdx.x - stride]", "XY[threadIdx.x] - XY[threadIdx.x - stride]"
+        ),
         256,
         "not one Kogge-Stone step",
     ),
-    "off-by-one-guard": (PMPP.replace("threadIdx.x >= stride", "threadIdx.x > stride"), 256, "not one Kogge-Stone step"),
+    "off-by-one-guard": (
+        PMPP.replace("threadIdx.x >= stride", "threadIdx.x > stride"),
+        256,
+        "not one Kogge-Stone step",
+    ),
     "temporary-read-after-the-loop": (
-        PMPP.replace("        float temp;\n", "").replace("    if (i < N) XY", "    float temp = 0.0f;\n    if (i < N) XY", 1).replace(
-            "    if (i < N) Y[i] = XY[threadIdx.x];", "    if (i < N) Y[i] = XY[threadIdx.x] + temp;"
-        ),
+        PMPP.replace("        float temp;\n", "")
+        .replace("    if (i < N) XY", "    float temp = 0.0f;\n    if (i < N) XY", 1)
+        .replace("    if (i < N) Y[i] = XY[threadIdx.x];", "    if (i < N) Y[i] = XY[threadIdx.x] + temp;"),
         256,
         "temp is used outside the scan loop",
     ),
@@ -290,8 +324,14 @@ __global__ void running_min(const int *a, int *m, int *total) {
 
 
 def test_double_buffered_forms_are_matched_and_compile(tmp_path: Path) -> None:
-    gems = rec.propose(_request(GEMS_DOUBLE.replace("extern __shared__ float temp[];", "__shared__ float temp[512];"), "gems", 256))
-    assert len(gems) == 1 and gems[0].source is not None and "wscan_out = &temp[pout*n+thid]" in gems[0].source
+    gems = rec.propose(
+        _request(
+            GEMS_DOUBLE.replace("extern __shared__ float temp[];", "__shared__ float temp[512];"), "gems", 256
+        )
+    )
+    assert (
+        len(gems) == 1 and gems[0].source is not None and "wscan_out = &temp[pout*n+thid]" in gems[0].source
+    )
     assert_compiled(nvcc_compile({"gems": gems[0].source}, tmp_path))
 
 
@@ -325,7 +365,11 @@ def test_a_parameter_bound_is_tested_at_run_time_and_both_paths_agree(tmp_path: 
     out = rec.propose(_request(source, "ks", 256))[0].source
     assert out is not None and "if ((N) > 128)" in out
     cases = [
-        Case(args=(Buf("float", n), Buf("float", n), f"{n}u"), original=((g,), (256, 1)), rewritten=((g,), (256, 1)))
+        Case(
+            args=(Buf("float", n), Buf("float", n), f"{n}u"),
+            original=((g,), (256, 1)),
+            rewritten=((g,), (256, 1)),
+        )
         for n, g in ((700, 3), (100, 1))
     ]
     cuda_blocks.assert_same(tmp_path, source, out, "ks", cases, rtol=1e-9, atol=1e-3)

@@ -110,7 +110,9 @@ def _stride(loop: Node) -> tuple[str, str, str] | str:
     init, cond, update = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update"))
     if init is None or cond is None or update is None or init.type != "declaration":
         return "not a for loop that declares its stride"
-    decl = re.fullmatch(r"(?:unsigned int|unsigned|int|size_t|unsigned long|long) (\w+)=1[uU]?;?", _flat(init))
+    decl = re.fullmatch(
+        r"(?:unsigned int|unsigned|int|size_t|unsigned long|long) (\w+)=1[uU]?;?", _flat(init)
+    )
     if decl is None:
         return "the stride does not start at 1"
     s = decl.group(1)
@@ -151,9 +153,11 @@ def _combined(expr: str, a: str, t: str, s: str) -> str | None:
 def _accumulated(stmt: str, a: str, t: str, tmp: str) -> str | None:
     """The combine when ``stmt`` is ``A[t] op= tmp;`` / ``A[t] = A[t] op tmp;`` / ``A[t] = f(A[t], tmp);``."""
     me = rf"{a}\[{t}\]"
-    m = re.fullmatch(rf"{me}({_OP})={tmp};", stmt) or re.fullmatch(
-        rf"{me}={me}({_OP}){tmp};", stmt
-    ) or re.fullmatch(rf"{me}={tmp}({_OP}){me};", stmt)
+    m = (
+        re.fullmatch(rf"{me}({_OP})={tmp};", stmt)
+        or re.fullmatch(rf"{me}={me}({_OP}){tmp};", stmt)
+        or re.fullmatch(rf"{me}={tmp}({_OP}){me};", stmt)
+    )
     if m:
         return m.group(1)
     f = re.fullmatch(rf"{me}=(\w+)\((?:{me},{tmp}|{tmp},{me})\);", stmt)
@@ -232,9 +236,14 @@ def _reaches_block(
         names = set(re.findall(r"[A-Za-z_]\w*", bound)) - set(consts)
         if names and names <= uniform:
             return None, f"({bound}) {'>=' if cmp == '<=' else '>'} {half}"
-        return f"the loop bound {bound} is neither a constant nor an expression of the kernel's parameters", None
+        return (
+            f"the loop bound {bound} is neither a constant nor an expression of the kernel's parameters",
+            None,
+        )
     spans = value >= half if cmp == "<=" else value > half
-    return (None if spans else f"the loop bound {bound} stops the strides short of the {block}-thread block"), None
+    return (
+        None if spans else f"the loop bound {bound} stops the strides short of the {block}-thread block"
+    ), None
 
 
 def _scope_ok(kernel: Node, loop: Node, names: tuple[str, ...]) -> str | None:
@@ -274,7 +283,8 @@ def _uniform(kernel: Node) -> set[str]:
     return {
         name
         for name, _typ, pointer in _cuda.kernel_params(kernel)
-        if not pointer and not any(
+        if not pointer
+        and not any(
             n.type in ("assignment_expression", "update_expression")
             and _flat(n.child_by_field_name("left") or n.child_by_field_name("argument") or n) == name
             for n in _cuda.walk(kernel)
@@ -295,7 +305,11 @@ def analyse(kernel: Node, block: int, consts: dict[str, Constant]) -> BlockScan 
             reasons.append(at(loop, stride))
             continue
         found = _body(loop, stride[0], arrays, tids)
-        double = None if not isinstance(found, str) else _block_scan_db.match(kernel, loop, stride[0], arrays_2d, tids, FUNCS)
+        double = (
+            None
+            if not isinstance(found, str)
+            else _block_scan_db.match(kernel, loop, stride[0], arrays_2d, tids, FUNCS)
+        )
         if double is not None:
             found = (double[0], double[1], _Step("", double[2].combine))
         if isinstance(found, str):
@@ -306,7 +320,11 @@ def analyse(kernel: Node, block: int, consts: dict[str, Constant]) -> BlockScan 
         why = (
             _scope_ok(kernel, loop, (step.tmp, stride[0]) if double is None else ())
             or short
-            or (None if arrays_2d[array] in SCAN_TYPES else f"{array}'s element type {arrays_2d[array]} is not shuffled as is")
+            or (
+                None
+                if arrays_2d[array] in SCAN_TYPES
+                else f"{array}'s element type {arrays_2d[array]} is not shuffled as is"
+            )
         )
         if why is not None:
             reasons.append(why if why.startswith("line ") else at(loop, why))

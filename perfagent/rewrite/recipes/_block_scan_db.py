@@ -92,13 +92,17 @@ def _selector_update(stmt: Node) -> bool:
     if stmt.type == "declaration":
         return True
     expr = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
-    left = expr.child_by_field_name("left") if expr is not None and expr.type == "assignment_expression" else None
+    left = (
+        expr.child_by_field_name("left")
+        if expr is not None and expr.type == "assignment_expression"
+        else None
+    )
     return left is not None and left.type == "identifier"
 
 
 def _reads_after(kernel: Node, loop: Node, a: str, sel: str, form: str) -> bool:
     """The array is read after the loop only through ``sel`` and the selector's names are not assigned."""
-    names = {n for n in re.findall(r"[A-Za-z_]\w*", sel)}
+    names = set(re.findall(r"[A-Za-z_]\w*", sel))
     after = [n for n in _cuda.walk(kernel) if n.start_byte >= loop.end_byte]
     for n in after:
         if n.type in ("assignment_expression", "update_expression"):
@@ -108,8 +112,10 @@ def _reads_after(kernel: Node, loop: Node, a: str, sel: str, form: str) -> bool:
         if n.type == "identifier" and _cuda.text(n) == a:
             sub = n.parent
             index = _flat(_cuda.text(sub)) if sub is not None and sub.type == "subscript_expression" else ""
-            ok = index.startswith(f"{a}[{sel}]") if form == "2d" else (
-                index.startswith(f"{a}[{sel}+") or index.endswith(f"+{sel}]")
+            ok = (
+                index.startswith(f"{a}[{sel}]")
+                if form == "2d"
+                else (index.startswith(f"{a}[{sel}+") or index.endswith(f"+{sel}]"))
             )
             if not ok:
                 return False
@@ -130,7 +136,9 @@ def match(
         return None
     step, updates = stmts[rest[-1]], [stmts[k] for k in rest[:-1]]
     # barriers before the selector updates or after the step: none splits an update from the step
-    if not all(_selector_update(u) for u in updates) or not all(b < rest[0] or b > rest[-1] for b in barriers):
+    if not all(_selector_update(u) for u in updates) or not all(
+        b < rest[0] or b > rest[-1] for b in barriers
+    ):
         return None
     for t in tids:
         parts = _step_parts(_flat(_cuda.text(step)), re.escape(t), s)

@@ -64,8 +64,8 @@ def poly(node: Node, env: Mapping[str, Poly], varying: frozenset[str]) -> Poly |
         name = _cuda.text(node)
         return env.get(name, {(name,): 1})
     if kind == "cast_expression":
-        value = node.child_by_field_name("value")
-        return None if value is None else poly(value, env, varying)
+        operand = node.child_by_field_name("value")
+        return None if operand is None else poly(operand, env, varying)
     if kind == "unary_expression":
         arg, op = node.child_by_field_name("argument"), node.child_by_field_name("operator")
         inner = None if arg is None else poly(arg, env, varying)

@@ -87,7 +87,11 @@ def _straight(stmts: list[Node]) -> tuple[list[Node], Node | None, list[Node]] |
             return at(last_if, "the guarded work has an else branch")
         body = last_if.child_by_field_name("consequence")
         assert body is not None
-        inner = [c for c in body.named_children if c.type != "comment"] if body.type == "compound_statement" else [body]
+        inner = (
+            [c for c in body.named_children if c.type != "comment"]
+            if body.type == "compound_statement"
+            else [body]
+        )
         stmts = stmts[:-1] + inner
     exits = []
     for stmt in stmts:
@@ -97,9 +101,11 @@ def _straight(stmts: list[Node]) -> tuple[list[Node], Node | None, list[Node]] |
             continue
         if stmt.type not in ("declaration", "expression_statement", "comment"):
             return at(stmt, f"a {stmt.type.replace('_', ' ')} in the per-point work: not straight-line code")
-        inner = next((n for n in _cuda.walk(stmt) if n.type in ("return_statement", "lambda_expression")), None)
-        if inner is not None:
-            return at(inner, "control flow inside a statement")
+        nested = next(
+            (n for n in _cuda.walk(stmt) if n.type in ("return_statement", "lambda_expression")), None
+        )
+        if nested is not None:
+            return at(nested, "control flow inside a statement")
     return [s for s in stmts if s.type != "comment"], last_if, exits
 
 
@@ -117,7 +123,10 @@ def _axes_ok(kernel: Node, body: Node, z: GlobalIndex) -> str | None:
                 if g is None or (axis == "z") != (g.decl.id == z.decl.id):
                     return at(use, f"{name}.{axis} outside the global index declarations")
                 if g.scale is not None:
-                    return at(use, f"the {axis} index is written with the block extent {_cuda.text(g.scale)}, not blockDim.{axis}")
+                    return at(
+                        use,
+                        f"the {axis} index is written with the block extent {_cuda.text(g.scale)}, not blockDim.{axis}",
+                    )
     return _thread_index.assigns(kernel, z.name) and at(z.decl, f"{z.name} is assigned after its declaration")
 
 
@@ -230,7 +239,9 @@ def analyse(kernel: Node) -> ZMarch | str:
             for r in rs:
                 late = _cuda.identifiers_in(r) & declared_later
                 if late:
-                    return at(r, f"the read's index uses {sorted(late)[0]}, declared after the first z-plane read")
+                    return at(
+                        r, f"the read's index uses {sorted(late)[0]}, declared after the first z-plane read"
+                    )
     return ZMarch(z, stmts, last_if, exits, first, chains)
 
 

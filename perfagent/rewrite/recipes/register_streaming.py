@@ -25,10 +25,13 @@ order, reading the same values.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from tree_sitter import Node
+
 from perfagent.rewrite.recipes import _cuda, _launch
-from perfagent.rewrite.recipes._thread_index import render
+from perfagent.rewrite.recipes._thread_index import Rewrites, render
 from perfagent.rewrite.recipes._zmarch import Chain, ZMarch, analyse
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
 from perfagent.workloads.launch_spec import LaunchOverride
@@ -55,10 +58,11 @@ def _window(chains: list[Chain], pad: str) -> str:
     """Shift-or-load of every chain's planes, then the window is warm."""
     warm, cold = [], []
     for c, chain in enumerate(chains):
-        for d in range(chain.low, chain.high):
-            warm.append(f"{_slot(c, d)} = {_slot(c, d + 1)};")
+        warm += [f"{_slot(c, d)} = {_slot(c, d + 1)};" for d in range(chain.low, chain.high)]
         warm.append(f"{_slot(c, chain.high)} = {_cuda.text(chain.reads[chain.high][0])};")
-        cold += [f"{_slot(c, d)} = {_cuda.text(chain.reads[d][0])};" for d in range(chain.low, chain.high + 1)]
+        cold += [
+            f"{_slot(c, d)} = {_cuda.text(chain.reads[d][0])};" for d in range(chain.low, chain.high + 1)
+        ]
     inner = "\n".join(f"{pad}    {s}" for s in warm)
     other = "\n".join(f"{pad}    {s}" for s in cold)
     return (
@@ -67,20 +71,31 @@ def _window(chains: list[Chain], pad: str) -> str:
     )
 
 
+def _as(text: str) -> Callable[[Node], str]:
+    """A rewrite that puts ``text`` where the node was."""
+    return lambda _node: text
+
+
 def _loop_body(m: ZMarch, pad: str) -> str:
     """The statements after the z index, exits as ``continue``, chain reads as registers."""
-    rewrites = {
-        r.id: (lambda _n, name=_slot(c, d): name)
+    slots = {
+        r.id: _slot(c, d)
         for c, chain in enumerate(m.chains)
         for d, reads in chain.reads.items()
         for r in reads
     }
+    rewrites: Rewrites = {rid: _as(name) for rid, name in slots.items()}
     first_read = m.stmts[m.load_at].start_byte
     for ret in m.exits:
+        # an exit before the window loads leaves it cold; one after it, the window holds this plane
         cold = ret.start_byte < first_read
-        rewrites[ret.id] = lambda _n, cold=cold: f"{{ {PREFIX}warm = false; continue; }}" if cold else "continue;"
+        rewrites[ret.id] = _as(f"{{ {PREFIX}warm = false; continue; }}" if cold else "continue;")
     lines = []
-    if_at = None if m.last_if is None else next(k for k, s in enumerate(m.stmts) if s.start_byte > m.last_if.start_byte)
+    if_at = (
+        None
+        if m.last_if is None
+        else next(k for k, s in enumerate(m.stmts) if s.start_byte > m.last_if.start_byte)
+    )
     for k, stmt in enumerate(m.stmts):
         if k == if_at and m.last_if is not None:
             cond = m.last_if.child_by_field_name("condition")
@@ -96,7 +111,9 @@ def _loop_body(m: ZMarch, pad: str) -> str:
 def emit(m: ZMarch, planes: int, pad: str) -> str:
     """The replacement of everything from the z index's declaration to the end of the kernel body."""
     z = m.index
-    slots = ", ".join(f"{_slot(c, d)}{{}}" for c, ch in enumerate(m.chains) for d in range(ch.low, ch.high + 1))
+    slots = ", ".join(
+        f"{_slot(c, d)}{{}}" for c, ch in enumerate(m.chains) for d in range(ch.low, ch.high + 1)
+    )
     types = {ch.element for ch in m.chains}
     decls = (
         f"{pad}{types.pop()} {slots};\n"
@@ -110,7 +127,9 @@ def emit(m: ZMarch, planes: int, pad: str) -> str:
         f"// register streaming: this thread marches {planes} z planes; each chain of z-neighbour reads\n"
         f"{pad}// rolls through registers (one plane loaded per step once the window is warm)\n"
         f"{pad}const unsigned int {PREFIX}z0 = blockIdx.z * {planes}u;\n"
-        f"{pad}bool {PREFIX}warm = false;\n" + decls + f"{pad}for (unsigned int {PREFIX}t = 0u; {PREFIX}t < {planes}u; ++{PREFIX}t) {{\n"
+        f"{pad}bool {PREFIX}warm = false;\n"
+        + decls
+        + f"{pad}for (unsigned int {PREFIX}t = 0u; {PREFIX}t < {planes}u; ++{PREFIX}t) {{\n"
         f"{pad}    {z.type} {z.name} = ({z.type})({PREFIX}z0 + {PREFIX}t);\n"
         + _loop_body(m, pad + "    ")
         + f"{pad}}}\n"
