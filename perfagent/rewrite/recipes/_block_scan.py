@@ -137,19 +137,6 @@ def _guard_re(t: str, s: str) -> str:
     return rf"(?:\(?{t}>={s}\)?|\(?{s}<={t}\)?)"
 
 
-def _combined(expr: str, a: str, t: str, s: str) -> str | None:
-    """The combine when ``expr`` is ``A[t] op A[t-s]`` (either order) or ``f(A[t], A[t-s])``."""
-    me, nb = rf"{a}\[{t}\]", rf"{a}\[{t}-{s}\]"
-    for left, right in ((me, nb), (nb, me)):
-        m = re.fullmatch(rf"\(?{left}({_OP}){right}\)?", expr)
-        if m:
-            return m.group(1)
-        f = re.fullmatch(rf"(\w+)\({left},{right}\)", expr)
-        if f and f.group(1) in FUNCS:
-            return f.group(1)
-    return None
-
-
 def _accumulated(stmt: str, a: str, t: str, tmp: str) -> str | None:
     """The combine when ``stmt`` is ``A[t] op= tmp;`` / ``A[t] = A[t] op tmp;`` / ``A[t] = f(A[t], tmp);``."""
     me = rf"{a}\[{t}\]"
@@ -174,7 +161,7 @@ def _step(flat: list[str], a: str, t: str, s: str) -> _Step | None:
     guarded = re.fullmatch(rf"if\({g}\)\{{?(\w+)=(.+);\}}?", read)
     if guarded:
         tmp, expr = guarded.group(1), guarded.group(2)
-        combine = _combined(expr, a, t_, s)
+        combine = _block_scan_db.combination(expr, f"{a}[{t}]", f"{a}[{t}-{s}]", FUNCS)
         if combine is not None and re.fullmatch(rf"if\({g}\)\{{?{a}\[{t_}\]={tmp};\}}?", write):
             return _Step(tmp, combine)
         if re.fullmatch(rf"\(?{a}\[{t_}-{s}\]\)?", expr):

@@ -73,7 +73,9 @@ def _step_parts(flat: str, t: str, s: str) -> tuple[str, str, str] | None:
     return (m.group(1), m.group(2), m.group(3)) if m else None
 
 
-def _combine(value: str, me: str, nb: str, funcs: tuple[str, ...]) -> str | None:
+def combination(value: str, me: str, nb: str, funcs: tuple[str, ...]) -> str | None:
+    """The combine when ``value`` is ``me op nb`` (either order, parenthesised or not) or ``f(me, nb)``
+    for ``f`` in ``funcs``; ``me`` and ``nb`` are the two slots as written (whitespace-free)."""
     me, nb = re.escape(me), re.escape(nb)
     for left, right in ((me, nb), (nb, me)):
         m = re.fullmatch(rf"\(?{left}({_OP}){right}\)?", value)
@@ -150,7 +152,7 @@ def match(
             if out is None or inp is None or out[1] != inp[1] or out[0] == inp[0]:
                 continue
             me, nb = _access(a, inp[0], inp[1], t), _access(a, inp[0], inp[1], f"{t}-{s}")
-            combine = _combine(value, me, nb, funcs)
+            combine = combination(value, me, nb, funcs)
             if combine is None or not _reads_after(kernel, loop, a, out[0], out[1]):
                 continue
             header = _cuda.text(loop)[: body.start_byte - loop.start_byte].rstrip()
