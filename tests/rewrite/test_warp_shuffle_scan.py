@@ -373,3 +373,12 @@ def test_a_parameter_bound_is_tested_at_run_time_and_both_paths_agree(tmp_path: 
         for n, g in ((700, 3), (100, 1))
     ]
     cuda_blocks.assert_same(tmp_path, source, out, "ks", cases, rtol=1e-9, atol=1e-3)
+
+
+def test_barriers_around_the_scan_are_dropped_only_where_threads_touch_their_own_slot_alone() -> None:
+    # PMPP: loads into XY[threadIdx.x], reads back XY[threadIdx.x]: two barriers in all, as the textbook fix
+    pmpp = _rewritten("pmpp-fig-11-3")
+    assert pmpp.count("__syncthreads()") == 2
+    # the exclusive form reads buf[tid - 1] after the scan: the barrier after it stays
+    exclusive = _rewritten("exclusive-with-section-sums")
+    assert "no barrier first" in exclusive and "no barrier last" not in exclusive

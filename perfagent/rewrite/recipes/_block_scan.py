@@ -68,6 +68,10 @@ class BlockScan:
     runtime: str | None = None
     """A test of the kernel's parameters that the strides span the block (None: they always do); where it
     fails the original loop runs."""
+    own_before: bool = False
+    """Before the loop every thread touches only its own slot ``A[t]``: no barrier is needed to read it."""
+    own_after: bool = False
+    """After the loop too: no barrier is needed after the scan's store."""
 
 
 def _flat(node: Node) -> str:
@@ -265,6 +269,22 @@ def _declared(decl: Node) -> list[Node]:
     return out
 
 
+def _own_slot_only(kernel: Node, loop: Node, array: str, tid: str, *, before: bool) -> bool:
+    """Every use of ``array`` before (after) the loop is the subscript ``array[tid]``: a thread's own slot."""
+    for n in _cuda.walk(kernel):
+        if n.type != "identifier" or _cuda.text(n) != array:
+            continue
+        if (n.start_byte >= loop.start_byte) if before else (n.start_byte < loop.end_byte):
+            continue
+        parent = n.parent
+        if parent is not None and parent.type == "array_declarator":
+            continue  # the declaration
+        index = _block_scan_db.subscript_text(parent) if parent is not None else None
+        if index != tid:
+            return False
+    return True
+
+
 def _uniform(kernel: Node) -> set[str]:
     """Scalar parameters the kernel never assigns: the same value in every thread."""
     return {
@@ -316,7 +336,16 @@ def analyse(kernel: Node, block: int, consts: dict[str, Constant]) -> BlockScan 
         if why is not None:
             reasons.append(why if why.startswith("line ") else at(loop, why))
             continue
+        own = double is None  # the double-buffered result goes through a selector: keep both barriers
         return BlockScan(
-            loop, array, arrays_2d[array], tid, step.combine, None if double is None else double[2], runtime
+            loop,
+            array,
+            arrays_2d[array],
+            tid,
+            step.combine,
+            None if double is None else double[2],
+            runtime,
+            own_before=own and _own_slot_only(kernel, loop, array, tid, before=True),
+            own_after=own and _own_slot_only(kernel, loop, array, tid, before=False),
         )
     return "; ".join(reasons) or "no for loop: not a Kogge-Stone block scan"

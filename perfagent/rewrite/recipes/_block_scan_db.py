@@ -50,6 +50,18 @@ def _flat(text: str) -> str:
     return re.sub(r"(?<=\W) | (?=\W)", "", re.sub(r"\s+", " ", text.strip()))
 
 
+def subscript_text(node: Node) -> str | None:
+    """The index of a one-index subscript ``a[i]``, whitespace-free (None for anything else)."""
+    if node.type != "subscript_expression":
+        return None
+    index = node.child_by_field_name("index")
+    if index is None:
+        args = next((c for c in node.children if c.type == "subscript_argument_list"), None)
+        named = [] if args is None else [c for c in args.named_children if c.type != "comment"]
+        index = named[0] if len(named) == 1 else None
+    return None if index is None else _flat(_cuda.text(index))
+
+
 def _slot(written: str, a: str, t: str) -> tuple[str, str] | None:
     """(selector, '2d' or 'flat') when ``written`` is the slot ``A[X][t]`` / ``A[X+t]`` / ``A[t+X]``."""
     m = re.fullmatch(rf"{a}\[(.+)\]\[{t}\]", written)

@@ -64,7 +64,8 @@ def _load(m: BlockScan, inner: str) -> tuple[str, str]:
 
 
 def emit(m: BlockScan, indent: str) -> str:
-    """The replacement of the loop: the same final array, two barriers plus one on each side."""
+    """The replacement of the loop: the same final array; two barriers, plus one on a side where threads
+    read or wrote other threads' slots."""
     p, a, e = PREFIX, m.array, m.element
     t = m.tid
     inner = indent + "    "
@@ -73,7 +74,11 @@ def emit(m: BlockScan, indent: str) -> str:
         f"{{  // warp-shuffle scan of {a}[0 .. blockDim.x): each warp in registers (__shfl_up_sync), then the\n"
         f"{inner}// warp totals once through shared memory; {a} ends as the Kogge-Stone loop left it\n"
         f"{inner}__shared__ {e} {p}totals[32];\n"
-        f"{inner}__syncthreads();  // what the threads stored into {a} before the scan is visible\n"
+        + (
+            f"{inner}// no barrier first: before the scan each thread only touched its own slot {a}[{t}]\n"
+            if m.own_before
+            else f"{inner}__syncthreads();  // what the threads stored into {a} before the scan is visible\n"
+        )
         + load
         + f"{inner}const unsigned int {p}lane = (unsigned int)({t}) % 32u, {p}warp = (unsigned int)({t}) / 32u;\n"
         + _warp_scan(f"{p}v", m.combine, inner)
@@ -88,8 +93,12 @@ def emit(m: BlockScan, indent: str) -> str:
         f"{inner}__syncthreads();\n"
         f"{inner}if ({p}warp > 0u) {p}v = {_combine(m.combine, f'{p}totals[{p}warp - 1u]', f'{p}v')};\n"
         f"{inner}{store} = {p}v;\n"
-        f"{inner}__syncthreads();  // every thread's result is visible, as after the last step of the loop\n"
-        f"{indent}}}"
+        + (
+            f"{inner}// no barrier last: after the scan each thread only reads its own slot {a}[{t}]\n"
+            if m.own_after
+            else f"{inner}__syncthreads();  // every thread's result is visible, as after the last step of the loop\n"
+        )
+        + f"{indent}}}"
     )
 
 
