@@ -382,3 +382,60 @@ def test_barriers_around_the_scan_are_dropped_only_where_threads_touch_their_own
     # the exclusive form reads buf[tid - 1] after the scan: the barrier after it stays
     exclusive = _rewritten("exclusive-with-section-sums")
     assert "no barrier first" in exclusive and "no barrier last" not in exclusive
+
+
+# more spellings of one step, each a full kernel: (name, loop body) over s[] with t the thread index
+STEP_SPELLINGS = {
+    "temporary-starts-at-zero": """
+        float val = 0;
+        if (t >= d) val = s[t - d];
+        __syncthreads();
+        s[t] += val;
+        __syncthreads();""",
+    "own-value-then-guarded-add": """
+        __syncthreads();
+        float mine = s[t];
+        if (t >= d) mine += s[t - d];
+        __syncthreads();
+        s[t] = mine;""",
+    "ternary-combined-or-own": """
+        float nv = (t >= d) ? s[t - d] + s[t] : s[t];
+        __syncthreads();
+        s[t] = nv;
+        __syncthreads();""",
+    "braced-guards-max": """
+        __syncthreads();
+        float x;
+        if (d <= t) { x = s[t - d]; }
+        __syncthreads();
+        if (d <= t) { s[t] = fmaxf(x, s[t]); }""",
+}
+STEP_KERNEL = """
+__global__ void steps(const float *in, float *out, int n) {
+    __shared__ float s[128];
+    int t = threadIdx.x;
+    int g = blockIdx.x * 128 + t;
+    s[t] = g < n ? in[g] : 0.0f;
+    for (int d = 1; d < 128; d *= 2) {@BODY@
+    }
+    if (g < n) out[g] = s[t];
+}
+"""
+
+
+@pytest.mark.parametrize("name", sorted(STEP_SPELLINGS))
+def test_more_step_spellings_compute_what_the_original_does(name: str, tmp_path: Path) -> None:
+    source = STEP_KERNEL.replace("@BODY@", STEP_SPELLINGS[name])
+    out = rec.propose(_request(source, "steps", 128))
+    assert len(out) == 1 and out[0].source is not None, rec.applies(_request(source, "steps", 128))
+    args = (Buf("float", 300), Buf("float", 300), "300")
+    cases = [Case(args=args, original=((3,), (128, 1)), rewritten=((3,), (128, 1)))]
+    cuda_blocks.assert_same(tmp_path, source, out[0].source, "steps", cases, rtol=1e-9, atol=1e-3)
+
+
+def test_a_temporary_that_starts_at_a_non_identity_is_refused() -> None:
+    source = STEP_KERNEL.replace(
+        "@BODY@", STEP_SPELLINGS["temporary-starts-at-zero"].replace("val = 0;", "val = 1;")
+    )
+    why = rec.applies(_request(source, "steps", 128))
+    assert why is not None and "not one Kogge-Stone step" in why

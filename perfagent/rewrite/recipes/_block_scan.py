@@ -7,26 +7,21 @@ tree with statements compared whitespace-free:
   level of the kernel body, with no ``return`` before it, so every thread of the block reaches it;
 - a body, comments dropped, of ``[__syncthreads();] [T tmp;] READ __syncthreads(); WRITE
   [__syncthreads();]`` with a barrier at its start or its end (the write of one step must be seen by
-  the next step's read), where, with ``t`` the thread index (``threadIdx.x`` or a name declared equal to
-  it and never assigned) and ``G`` the guard ``t >= s`` / ``s <= t``:
-
-  * READ is ``if (G) tmp = A[t] op A[t - s];`` (either order, or ``f(A[t], A[t - s])`` for a max/min
-    ``f``) and WRITE ``if (G) A[t] = tmp;``, or
-  * READ is ``if (G) tmp = A[t - s];`` and WRITE ``if (G) A[t] op= tmp;`` (``A[t] = A[t] op tmp``,
-    ``A[t] = f(A[t], tmp)``), or
-  * READ is ``tmp = G ? A[t - s] : identity;`` (also as the declaration) and WRITE unguarded;
-
-  ``A`` a one-dimensional ``__shared__`` array and ``op`` one of ``+ * | & ^`` (commutative and
-  associative, so only the combination order of floating-point sums changes);
+  the next step's read), READ and WRITE one of the spellings of ``_block_scan_steps`` over a
+  one-dimensional ``__shared__`` array ``A`` indexed by the thread index ``t`` (``threadIdx.x`` or a name
+  declared equal to it and never assigned), ``op`` commutative and associative (``+ * | & ^``, max/min),
+  so only the combination order of floating-point sums changes; or the double-buffered step of
+  ``_block_scan_db``;
 - ``tmp`` declared in the body (or used nowhere outside the loop), ``s`` declared by the loop;
 - ``L`` evaluates (the launch's block size for ``blockDim.x``, the file's integer constants otherwise)
-  to a bound whose strides reach the whole block: 2 * (largest stride) >= block.
+  to a bound whose strides reach the whole block (2 * largest stride >= block), or is an expression of
+  never-assigned scalar parameters, tested at run time (the original loop runs where it fails).
 
 Then the loop leaves ``A[t]`` = ``A[0] op ... op A[t]`` for every thread ``t`` of the block, and nothing
 else changed: any code that computes the same is a drop-in replacement, whatever the kernel does
 before (loads) and after (inclusive or exclusive stores, section sums for a second pass).
-Not handled (refused, with the line): double-buffered scans (two arrays or ``A[pout * n + t]``),
-Brent-Kung up/down sweeps, scans guarded by anything else, loops inside a branch.
+Not handled (refused, with the line): Brent-Kung up/down sweeps, scans guarded by anything else,
+loops inside a branch or after a ``return``, double buffers read through the other selector.
 """
 
 from __future__ import annotations
@@ -38,6 +33,7 @@ from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _block_scan_db, _cuda
 from perfagent.rewrite.recipes._block_scan_db import DoubleBuffer
+from perfagent.rewrite.recipes._block_scan_steps import BARRIER, FUNCS, Step, step
 from perfagent.rewrite.recipes._cuda_consts import Constant, evaluate
 from perfagent.rewrite.recipes._variant import at
 
@@ -45,12 +41,7 @@ SCAN_TYPES = frozenset(
     {"int", "unsigned int", "unsigned", "long long", "unsigned long long", "float", "double", "long"}
 )
 """Element types ``__shfl_up_sync`` moves as they are (one or two 32-bit registers)."""
-OPS = {"+": "0", "*": "1", "|": "0", "^": "0", "&": "~0"}
-"""Binary combines and the literal that is their identity (what a ternary read may fall back to)."""
-FUNCS = ("fmaxf", "fminf", "fmax", "fmin", "max", "min")
-_BARRIER = "__syncthreads();"
 _DOUBLING = re.compile(r"^(\w+)(\*=2|<<=1|=\1\*2|=2\*\1|=\1<<1|\+=\1)$")
-_OP = r"[+*|&^]"
 
 
 @dataclass(frozen=True)
@@ -129,81 +120,23 @@ def _stride(loop: Node) -> tuple[str, str, str] | str:
     return s, cm.group(1), cm.group(2)
 
 
-@dataclass(frozen=True)
-class _Step:
-    """One Kogge-Stone step as written: the temporary and the combine."""
-
-    tmp: str
-    combine: str
-
-
-def _guard_re(t: str, s: str) -> str:
-    return rf"(?:\(?{t}>={s}\)?|\(?{s}<={t}\)?)"
-
-
-def _accumulated(stmt: str, a: str, t: str, tmp: str) -> str | None:
-    """The combine when ``stmt`` is ``A[t] op= tmp;`` / ``A[t] = A[t] op tmp;`` / ``A[t] = f(A[t], tmp);``."""
-    me = rf"{a}\[{t}\]"
-    m = (
-        re.fullmatch(rf"{me}({_OP})={tmp};", stmt)
-        or re.fullmatch(rf"{me}={me}({_OP}){tmp};", stmt)
-        or re.fullmatch(rf"{me}={tmp}({_OP}){me};", stmt)
-    )
-    if m:
-        return m.group(1)
-    f = re.fullmatch(rf"{me}=(\w+)\((?:{me},{tmp}|{tmp},{me})\);", stmt)
-    return f.group(1) if f and f.group(1) in FUNCS else None
-
-
-def _step(flat: list[str], a: str, t: str, s: str) -> _Step | None:
-    """The step when ``flat`` is READ, barrier, WRITE (see the module docstring)."""
-    if len(flat) != 3 or flat[1] != _BARRIER:
-        return None
-    read, write = flat[0], flat[2]
-    g = _guard_re(re.escape(t), s)
-    t_ = re.escape(t)
-    guarded = re.fullmatch(rf"if\({g}\)\{{?(\w+)=(.+);\}}?", read)
-    if guarded:
-        tmp, expr = guarded.group(1), guarded.group(2)
-        combine = _block_scan_db.combination(expr, f"{a}[{t}]", f"{a}[{t}-{s}]", FUNCS)
-        if combine is not None and re.fullmatch(rf"if\({g}\)\{{?{a}\[{t_}\]={tmp};\}}?", write):
-            return _Step(tmp, combine)
-        if re.fullmatch(rf"\(?{a}\[{t_}-{s}\]\)?", expr):
-            body = re.fullmatch(rf"if\({g}\)\{{?(.+;)\}}?", write)
-            combine = _accumulated(body.group(1), a, t_, tmp) if body else None
-            return _Step(tmp, combine) if combine is not None else None
-        return None
-    ternary = re.fullmatch(rf"(?:[\w ]+ )?(\w+)=\(?{g}\)?\?\(?{a}\[{t_}-{s}\]\)?:\(?([\w~.]+)\)?;", read)
-    if ternary:
-        tmp, fallback = ternary.group(1), ternary.group(2)
-        combine = _accumulated(write, a, t_, tmp)
-        if combine in OPS and _is_identity(fallback, combine):
-            return _Step(tmp, combine)
-    return None
-
-
-def _is_identity(literal: str, combine: str) -> bool:
-    plain = literal.rstrip("uUlLfF").rstrip(".0") or "0"
-    return plain == OPS[combine] or (combine != "*" and literal in ("0.0f", "0.0", "0.f", "0."))
-
-
-def _body(loop: Node, s: str, arrays: dict[str, str], tids: set[str]) -> tuple[str, str, _Step] | str:
+def _body(loop: Node, s: str, arrays: dict[str, str], tids: set[str]) -> tuple[str, str, Step] | str:
     """(array, thread index, step) of the loop body, or why not."""
     body = loop.child_by_field_name("body")
     if body is None:
         return "the loop has no body"
     # declarations without a value (``float temp;``) hold nothing yet: the step is what is left
     flat = [f for f in (_flat(n) for n in _statements(body)) if not re.fullmatch(r"[\w ]+ \w+;", f)]
-    lead = bool(flat) and flat[0] == _BARRIER
-    trail = len(flat) > 1 and flat[-1] == _BARRIER
+    lead = bool(flat) and flat[0] == BARRIER
+    trail = len(flat) > 1 and flat[-1] == BARRIER
     core = flat[int(lead) : len(flat) - int(trail)]
     if not (lead or trail):
         return "no __syncthreads() between one step's write and the next step's read"
     for a in arrays:
         for t in tids:
-            step = _step(core, a, t, s)
-            if step is not None:
-                return a, t, step
+            found = step(core, a, t, s)
+            if found is not None:
+                return a, t, found
     return (
         "the body is not one Kogge-Stone step (guarded read of A[t - s], __syncthreads(), guarded write "
         "of A[t]; or a double-buffered A[out][t] = A[in][t] op A[in][t - s]) over a __shared__ array "
@@ -318,7 +251,7 @@ def analyse(kernel: Node, block: int, consts: dict[str, Constant]) -> BlockScan 
             else _block_scan_db.match(kernel, loop, stride[0], arrays_2d, tids, FUNCS)
         )
         if double is not None:
-            found = (double[0], double[1], _Step("", double[2].combine))
+            found = (double[0], double[1], Step("", double[2].combine))
         if isinstance(found, str):
             reasons.append(at(loop, found))
             continue

@@ -21,7 +21,8 @@ per block is the same.
 from __future__ import annotations
 
 from perfagent.rewrite.recipes import _cuda, _launch
-from perfagent.rewrite.recipes._block_scan import FUNCS, BlockScan, analyse
+from perfagent.rewrite.recipes._block_scan import BlockScan, analyse
+from perfagent.rewrite.recipes._block_scan_steps import FUNCS
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
 
 NAME = "warp-shuffle-scan"
