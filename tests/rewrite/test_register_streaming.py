@@ -232,6 +232,11 @@ REFUSED = {
         ),
         "not straight-line code",
     ),
+    "device-function-reads-the-thread-index": (
+        "__device__ float wz(int n) { return (float)threadIdx.z / n; }\n"
+        + SEVEN_POINT.replace("c0 * u[(z * n + y) * n + x]", "c0 * wz(n) * u[(z * n + y) * n + x]"),
+        "wz reads threadIdx",
+    ),
     "block-extent-as-a-literal": (
         SEVEN_POINT.replace("blockIdx.x * blockDim.x + threadIdx.x", "blockIdx.x * 4 + threadIdx.x"),
         "not blockDim.x",

@@ -109,9 +109,31 @@ def _straight(stmts: list[Node]) -> tuple[list[Node], Node | None, list[Node]] |
     return [s for s in stmts if s.type != "comment"], last_if, exits
 
 
+def _callee_uses_threads(kernel: Node) -> str | None:
+    """Why a function of the file that the kernel calls depends on the thread or block coordinates."""
+    root = kernel
+    while root.parent is not None:
+        root = root.parent
+    called = {
+        _cuda.text(fn)
+        for n in _cuda.walk(kernel)
+        if n.type == "call_expression" and (fn := n.child_by_field_name("function")) is not None
+    }
+    for fn in root.children:
+        name = _cuda.function_name(fn) if fn.type == "function_definition" else None
+        if name in called and fn.id != kernel.id:
+            for builtin in _BUILTINS:
+                if any(_thread_index.builtin_uses(fn, builtin, axis) for axis in "xyz"):
+                    return at(fn, f"{name} reads {builtin}: the reshaped block would change what it computes")
+            why = _thread_index.cooperation(fn)
+            if why is not None:
+                return why
+    return None
+
+
 def _axes_ok(kernel: Node, body: Node, z: GlobalIndex) -> str | None:
     """Why the block cannot be reshaped to (x, y, 1) with z marched (None: it can)."""
-    why = _thread_index.cooperation(kernel)
+    why = _thread_index.cooperation(kernel) or _callee_uses_threads(kernel)
     if why is not None:
         return why
     decls = {g.decl.id: g for g in _thread_index.global_indices(body)}
