@@ -9,8 +9,11 @@ import pytest
 
 from knowledge.transforms import catalog
 from perfagent.optimize.reprofile_tiers import (
+    REPROFILE_START_S,
+    fold_pays,
     metric_in_tier_a,
     needs_second_run,
+    tier_b_extra_s,
     tiers_for_candidate,
     tiers_needing_b,
     with_tier_b_merged,
@@ -41,13 +44,28 @@ def kernels() -> dict[str, KernelProfile]:
 
 def test_a_kernel_tier_a_explains_is_reprofiled_with_tier_a_only(kernels: dict[str, KernelProfile]) -> None:
     naive = kernels["sgemm_naive"]  # memory-bound (L1 96 %)
-    assert tiers_for_candidate(naive, "metrics.global_load_bytes_per_sector") == ("A",)
-    assert tiers_for_candidate(naive, "metrics.warp_stalls.long_scoreboard") == ("A", "B")
-    assert tiers_for_candidate(kernels["histogram_global_atomics"], "metrics.atomic_instructions") == (
-        "A",
-        "B",
-    )
-    assert tiers_for_candidate(None, "metrics.duration_s") == ("A", "B")
+    # start_s=0: never fold, so only the evidence decides
+    assert tiers_for_candidate(naive, "metrics.global_load_bytes_per_sector", 0.0) == ("A",)
+    assert tiers_for_candidate(naive, "metrics.warp_stalls.long_scoreboard", 0.0) == ("A", "B")
+    atomics = kernels["histogram_global_atomics"]
+    assert tiers_for_candidate(atomics, "metrics.atomic_instructions", 0.0) == ("A", "B")
+    assert tiers_for_candidate(None, "metrics.duration_s", 0.0) == ("A", "B")
+
+
+def test_tier_b_is_folded_into_the_first_run_when_its_passes_cost_less_than_a_start(
+    kernels: dict[str, KernelProfile],
+) -> None:
+    naive = kernels["sgemm_naive"]
+    extra = tier_b_extra_s(naive)
+    assert extra is not None and 8 * 0.015 < extra < 3.0  # a short kernel: 8 passes are cheap
+    assert tiers_for_candidate(naive, "metrics.global_load_bytes_per_sector") == ("A", "B")
+    assert tiers_for_candidate(naive, "metrics.global_load_bytes_per_sector", extra * 0.99) == ("A",)
+    # a kernel whose 8 passes cost more than a start keeps the separate run where needed
+    slow = naive.model_copy(update={"metrics": naive.metrics.model_copy(update={"duration_s": 0.5})})
+    assert not fold_pays(slow, REPROFILE_START_S)
+    assert tiers_for_candidate(slow, "metrics.global_load_bytes_per_sector") == ("A",)
+    unknown = naive.model_copy(update={"metrics": naive.metrics.model_copy(update={"duration_s": None})})
+    assert not fold_pays(unknown, REPROFILE_START_S)
 
 
 def test_the_catalogs_tier_b_effects_are_the_stall_and_issue_metrics() -> None:
