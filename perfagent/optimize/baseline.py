@@ -126,6 +126,7 @@ def measure_baseline(
     if timed.timer is not None:
         stages["time"] = round(time.monotonic() - clock, 3)
     state.time_s, state.start_speedup = timed.time_s, timed.start
+    state.spent_s = round(sum(stages.values()), 3)
     summary = _summary(wl, seen.profile, target, timed, notes).model_copy(update={"stage_s": stages})
     if timed.time_s is not None:
         emit(

@@ -47,6 +47,7 @@ from perfagent.optimize.outcome import MetricCheck, check_metric, decide, would_
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.optimize.reprofile_tiers import tiers_for_candidate
 from perfagent.optimize.settings import OptimizeSettings
+from perfagent.optimize.time_budget import TimeBudget
 from perfagent.records import CandidateOutcome, IterationCost, VerificationSummary
 from perfagent.rewrite.base import Candidate
 from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
@@ -129,6 +130,8 @@ class CandidateEvaluator:
         self.clock = StageClock()
         """Wall seconds of the loop's stages (``OptimizeResult.cost``)."""
         self.iteration_costs: list[IterationCost] = []
+        self.budget = TimeBudget(settings.time_budget_s, baseline.spent_s)
+        """``--time-budget``: when to stop planning, and winners no later iteration can plan from."""
         self._superseded: dict[str, str] = {}
         """Candidate id -> the later candidate of its batch that will replace it as the best: it is
         accepted in turn but not re-profiled (only the batch's last winner's profile is planned from)."""
@@ -456,7 +459,9 @@ class CandidateEvaluator:
             self.settings.profile_best or self.plans_past_budget
         ):
             return "not re-profiled: the last iteration's winner, no later plan reads its profile (--profile-best re-profiles it)"
-        return None
+        if self.settings.profile_best or self.plans_past_budget:
+            return None
+        return self.budget.why_not_reprofile([c.wall_s for c in self.iteration_costs])
 
     def _check_metric(self, staged: _Staged, measured: Measured) -> MetricCheck:
         """The targeted metric of the candidate against the profile it was proposed from."""

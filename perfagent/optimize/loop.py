@@ -238,6 +238,8 @@ class OptimizeLoop(CandidateEvaluator):
         """Why the loop ends before the next step (None: go on)."""
         if self.step >= self.settings.iterations:
             return f"iteration budget spent ({self.settings.iterations})"
+        if queue and (over := self.budget.why_stop([c.wall_s for c in self.iteration_costs])):
+            return over
         if not queue:
             if self.plan_log:
                 return "plan exhausted: no further transform this backend can apply"
@@ -254,6 +256,7 @@ class OptimizeLoop(CandidateEvaluator):
             self.tell(Info, f"skip {step.transform.id}: {why}", transform=step.transform.id)
             return False
         self.step += 1
+        self.budget.start_iteration()
         self.tried.add(index)
         self.tell(
             Info,

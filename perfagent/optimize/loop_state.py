@@ -60,6 +60,8 @@ class BaselineState:
     script_durations: list[float] = field(default_factory=list)
     """Triton scripts: the baseline's kernel durations from separate ncu runs (the noise)."""
     kernel_name: str | None = None
+    spent_s: float = 0.0
+    """Wall seconds the original's profile and timing took (``--time-budget`` counts them)."""
 
 
 @dataclass

@@ -17,8 +17,8 @@ a start, tier B is folded into the first run (``fold_pays``, the staged profiler
 from __future__ import annotations
 
 from perfagent.classifier.needs import tier_b_reason
-from perfagent.staging.plan import PASS_S, TIER_PASSES
 from perfagent.staging.assemble import find_same, merge_tier_b
+from perfagent.staging.plan import PASS_S, TIER_PASSES
 from profilers.model import KernelProfile, MetricTier, Profile
 from profilers.ncu.tiers import fields_provided
 

@@ -184,6 +184,15 @@ class OptimizeSettings(BaseModel):
         description="also re-profile the last iteration's winner with ncu, for the targeted-metric check of the "
         "final best (default: a winner is re-profiled only when a later iteration plans from its profile)",
     )
+    time_budget_s: Annotated[float, Flag("--time-budget", LOOP_GROUP, metavar="SECONDS", example="60")] = (
+        Field(
+            0.0,
+            ge=0,
+            description="stop planning when another iteration would not fit this many seconds of wall time, the "
+            "original's measurement included (the longest iteration so far is the estimate; the first always "
+            "runs; a winner no later iteration can plan from is not re-profiled); default 0: no limit",
+        )
+    )
     apply: Annotated[bool, Flag("--apply", RESULTS_GROUP)] = Field(
         False,
         description="write the best candidate into TARGET after copying it to TARGET.orig (TARGET.orig.N when "
