@@ -66,6 +66,9 @@ class WorkerOutcome:
     stderr_tail: str = ""
     sandbox: str = ""
     """How the worker was confined (``confinement.Status.describe``), for the record's notes."""
+    items: list[WorkerResult | None] = field(default_factory=list)
+    """A sequence worker's result per step (``perfagent.sandbox.sequence``), None for a step that wrote
+    none (not reached, or the one it died or hung in)."""
 
 
 def _describe_exit(rc: int) -> str:
@@ -135,6 +138,7 @@ def run_worker(
     backstop_s: float,
     sanitizer: bool = False,
     progress: Callable[[str], None] | None = None,
+    items: int = 0,
 ) -> WorkerOutcome:
     """Run one worker and collect its result.
 
@@ -143,6 +147,7 @@ def run_worker(
         backstop_s: wall-clock limit of the whole worker (the per-call limits are the watchdog's).
         sanitizer: run the worker under ``compute-sanitizer --tool memcheck``.
         progress: receives one line per phase (for stderr).
+        items: a sequence worker's step count: each step's result (``item_result_path``) is read too.
 
     Raises:
         BadInput: the reference failed (it must work for anything to be checked), or
@@ -164,6 +169,7 @@ def run_worker(
             sanitizer=sanitizer,
             landlock=sandbox.confined and not sanitizer and not gpu_bwrap_only,
             progress=progress,
+            items=items,
         )
     finally:
         if not os.environ.get("PERFAGENT_KEEP_WORKDIR"):
@@ -180,6 +186,7 @@ def _run(
     sanitizer: bool,
     landlock: bool,
     progress: Callable[[str], None] | None,
+    items: int = 0,
 ) -> WorkerOutcome:
     job = job_of(request)
     result_path, progress_path = work / "result.json", work / "progress.log"
@@ -207,7 +214,9 @@ def _run(
             argv = [*wrapper, *_argv(request_path, sanitizer)]
             done = run_command(argv, timeout_s=backstop_s, cwd=work, env=env, stdin_text=nonce + "\n")
     except ToolTimeout:
-        return _timed_out(progress_path, backstop_s)
+        timed_out = _timed_out(progress_path, backstop_s)
+        timed_out.items = [_read_result(item_result_path(result_path, i), nonce)[0] for i in range(items)]
+        return timed_out
     except ProfilerUnavailable as exc:
         raise ToolFailure(f"cannot start the worker: {exc.message}", hint=exc.hint) from None
     tail = done.tail(8)
@@ -227,8 +236,9 @@ def _run(
     if sanitizer:
         extra.append(parse_sanitizer(done.stdout + "\n" + done.stderr))
     note = sandbox.describe() + (GPU_BWRAP_ONLY_NOTE if sandbox.confined and not landlock else "")
+    steps = [_read_result(item_result_path(result_path, i), nonce)[0] for i in range(items)]
     return WorkerOutcome(
-        result=result, checks=extra, returncode=done.returncode, stderr_tail=tail, sandbox=note
+        result=result, checks=extra, returncode=done.returncode, stderr_tail=tail, sandbox=note, items=steps
     )
 
 
@@ -333,6 +343,11 @@ def _timed_out(progress_path: Path, backstop_s: float) -> WorkerOutcome:
         detail=f"timeout: the worker was killed after {backstop_s:g} s while running: {where}",
     )
     return WorkerOutcome(result=None, checks=[check])
+
+
+def item_result_path(result_path: str | Path, index: int) -> Path:
+    """Where a sequence worker writes the result of its step ``index`` (beside its own result)."""
+    return Path(f"{result_path}.step{index}")
 
 
 def _read_result(result_path: Path, nonce: str) -> tuple[WorkerResult | None, list[Check]]:
