@@ -9,7 +9,7 @@ from pathlib import Path
 from knowledge.gpus import spec_for
 from perfagent.roofline import datasheet_peaks
 from perfagent.sandbox.runner import run_worker
-from perfagent.sandbox.wire import WORK_AFTER_END, Check
+from perfagent.sandbox.wire import WORK_AFTER_END, Check, WorkerResult
 from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, TimingSamples
 from perfagent.timing.plausibility import flags_for, impossible, roofline, speedup_flags
@@ -166,6 +166,47 @@ def _bench_in_worker(
     started: float,
 ) -> list[BenchResult]:
     """One timing worker for ``ref`` and ``cands``: a result per candidate (the baseline's alone without)."""
+    request, backstop = batch_request(
+        ref,
+        cands,
+        device=device,
+        runs=runs,
+        warmup=warmup,
+        flush_l2=flush_l2,
+        timeout_s=timeout_s,
+        compile_timeout_s=compile_timeout_s,
+        seed=seed,
+    )
+    outcome = run_worker(request, backstop_s=backstop, progress=progress)
+    return batch_results(
+        request,
+        outcome.result,
+        outcome.checks,
+        outcome.sandbox,
+        peaks=peaks,
+        noise_floor=noise_floor,
+        started=started,
+    )
+
+
+def batch_request(
+    ref: RunnableWorkload,
+    cands: list[RunnableWorkload],
+    *,
+    device: Device,
+    runs: int,
+    warmup: int,
+    flush_l2: bool = True,
+    timeout_s: float = TIMEOUTS.call_s,
+    compile_timeout_s: float = TIMEOUTS.compile_s,
+    seed: int = 0,
+) -> tuple[BenchRequest, float]:
+    """The timing worker's request for ``ref`` against ``cands`` (resolved workloads), and its time limit, s.
+
+    For a caller that runs the request in a worker of its own making (a ``sandbox.sequence`` step after
+    verification); ``batch_results`` reads what came back.
+    """
+    _check_counts(runs, warmup)
     request = BenchRequest(
         reference=ref,
         candidate=cands[0] if cands else None,
@@ -180,8 +221,27 @@ def _bench_in_worker(
     )
     n = max(1, len(cands))
     calls = runs * (2 + n) + warmup * (1 + n) + 2 + 2 * n
-    backstop = (2 + 2 * n) * compile_timeout_s + timeout_s * calls + 60
-    samples, notes, failed = _time_in_worker(request, backstop, progress)
+    return request, (2 + 2 * n) * compile_timeout_s + timeout_s * calls + 60
+
+
+def batch_results(
+    request: BenchRequest,
+    result: WorkerResult | None,
+    checks: list[Check],
+    sandbox: str,
+    *,
+    peaks: DevicePeaks | None = None,
+    noise_floor: float = NOISE_FLOOR,
+    started: float | None = None,
+) -> list[BenchResult]:
+    """One ``BenchResult`` per candidate of ``request`` from the worker's ``result`` (and the checks the
+    parent added: crash, hang).
+
+    Raises:
+        VerificationFailed: no samples came back (a candidate crashed, hung or raised).
+    """
+    ref, cands = request.reference, request.candidates()
+    samples, notes, failed = _samples(result, checks, sandbox)
     if peaks is None and samples.device.startswith("cuda"):
         peaks = peaks_for_device(samples.device_name)
     shared = [c for c in failed if c.name != WORK_AFTER_END]
@@ -203,14 +263,14 @@ def _bench_in_worker(
             one,
             ref,
             cand,
-            runs=runs,
-            warmup=warmup,
+            runs=request.runs,
+            warmup=request.warmup,
             peaks=peaks,
             precision=_precision(ref),
             extra_flags=["work-after-end-event"] if own else [],
             checks_failed=[f"{c.name}: {c.detail}" for c in shared + own],
             noise_floor=noise_floor,
-            elapsed_s=time.monotonic() - started,
+            elapsed_s=time.monotonic() - started if started is not None else 0.0,
             notes=notes,
         )
         for cand, one, own in per_candidate
@@ -224,21 +284,19 @@ def _check_counts(runs: int, warmup: int) -> None:
         raise BadInput("--warmup must be >= 0", hint="e.g. --warmup 10")
 
 
-def _time_in_worker(
-    request: BenchRequest, backstop_s: float, progress: Callable[[str], None] | None
+def _samples(
+    result: WorkerResult | None, checks: list[Check], sandbox: str
 ) -> tuple[TimingSamples, list[str], list[Check]]:
     """The timing worker's samples and notes, and every check that failed on the way.
 
     Raises:
         VerificationFailed: no samples came back (the candidate crashed, hung or raised).
     """
-    outcome = run_worker(request, backstop_s=backstop_s, progress=progress)
-    result = outcome.result
-    failed = [c for c in (result.checks if result else []) + outcome.checks if not c.passed]
+    failed = [c for c in (result.checks if result else []) + checks if not c.passed]
     if result is None or result.timing is None:
         detail = failed[0].detail if failed else "the timing worker returned no samples"
         raise VerificationFailed(f"timing failed: {detail}", hint="run `perfagent verify` on the pair first")
-    return result.timing, [*result.notes, *([outcome.sandbox] if outcome.sandbox else [])], failed
+    return result.timing, [*result.notes, *([sandbox] if sandbox else [])], failed
 
 
 def _workloads(

@@ -37,6 +37,7 @@ from perfagent.sandbox.integrity import HarnessSnapshot
 from perfagent.sandbox.wire import WORK_AFTER_END, BatchSeries, Check, TimingSamples, WorkerResult
 from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.runners import Runner, cuda_kernel_runner, kernelbench_runner
+from perfagent.workloads.inputs import disable_uninitialized_fill
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel
 
 MIN_FLUSH_BYTES = 128 * 1024 * 1024
@@ -200,6 +201,7 @@ def _environment(device: str) -> dict[str, str]:
 
 def run_bench(h: Harness[BenchRequest]) -> WorkerResult:
     """Time the reference (baseline) and, when given, the candidate and its batch; return raw samples."""
+    disable_uninitialized_fill()  # torch's defaults, also after a verification in this process (a sequence)
     snapshot = HarnessSnapshot.take()
     runners = _runners(h)
     checks: list[Check] = []

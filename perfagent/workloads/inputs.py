@@ -167,3 +167,17 @@ def enable_uninitialized_fill() -> None:
         return
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
+
+
+def disable_uninitialized_fill() -> None:
+    """Undo ``enable_uninitialized_fill``: torch's defaults (a timing that follows a verification in one
+    process must not pay for a fill of every allocation, nor run the deterministic kernels)."""
+    c_api = torch._C
+    if hasattr(c_api, "_set_deterministic_algorithms") and hasattr(
+        c_api, "_set_deterministic_fill_uninitialized_memory"
+    ):
+        c_api._set_deterministic_algorithms(False)
+        c_api._set_deterministic_fill_uninitialized_memory(False)
+        return
+    torch.use_deterministic_algorithms(False)
+    torch.utils.deterministic.fill_uninitialized_memory = False  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from perfagent.timing.bench import batch_request, batch_results
 from perfagent.verify import verify
 from perfagent.verify.batch import verify_many
 from perfagent.workloads.detect import detect_candidate, detect_reference
@@ -43,3 +44,29 @@ def test_a_crash_is_charged_to_its_candidate_and_the_rest_run_in_a_new_worker(tm
     crashed = next(c for c in batch.results[1].checks if not c.passed)
     assert crashed.name == "candidate-runs" and "died" in crashed.detail
     assert batch.workers == 2  # the candidate after the crash was verified in a fresh process
+
+
+def _timing_step(ref: object, cands: list[object]) -> tuple[object, str, float]:
+    request, backstop = batch_request(ref, cands, device="cpu", runs=3, warmup=1)  # type: ignore[arg-type]
+    return request, "perfagent.timing.jobs", backstop
+
+
+def test_a_batch_that_all_passed_is_timed_in_the_same_worker() -> None:
+    ref = detect_reference(PROBLEM)
+    cands = [detect_candidate(CANDIDATES / "honest_add_block256.py", ref)] * 2
+    step = _timing_step(ref, cands)
+    batch = verify_many(ref, cands, device="cpu", seeds=1, then=step)  # type: ignore[arg-type]
+    assert [r.verdict for r in batch.results] == ["pass", "pass"] and batch.workers == 1
+    assert batch.then is not None and batch.then.timing is not None
+    timed = batch_results(step[0], batch.then, [], "")  # type: ignore[arg-type]
+    assert len(timed) == 2 and all(t.comparison is not None and t.candidate is not None for t in timed)
+    assert all(len(t.candidate.timing.samples_s) == 3 for t in timed if t.candidate is not None)
+
+
+def test_a_batch_with_a_failure_is_not_timed_in_its_worker() -> None:
+    ref = detect_reference(PROBLEM)
+    files = [CANDIDATES / "cheat_constant.py", CANDIDATES / "honest_add_block256.py"]
+    cands = [detect_candidate(f, ref) for f in files]
+    batch = verify_many(ref, cands, device="cpu", seeds=1, then=_timing_step(ref, cands))  # type: ignore[arg-type]
+    assert [r.verdict for r in batch.results] == ["fail", "pass"]
+    assert batch.then is None and batch.workers == 1  # a wrong result does not end the worker
