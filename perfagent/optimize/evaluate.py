@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from knowledge.transforms import catalog
-from perfagent.optimize import measure, reprofile
+from perfagent.optimize import measure, reprofile, together
 from perfagent.optimize.cost import StageClock
 from perfagent.optimize.events import (
     Accepted,
@@ -125,6 +125,9 @@ class CandidateEvaluator:
         self._batch: list[_Ahead] = []
         """The batch ``verify_ahead`` started last, in the candidates' order, until it is timed."""
         self._timed_ahead: dict[str, tuple[measure.Timing, float]] = {}
+        self.timed_together_s = 0.0
+        """Seconds the last batch's timing took inside its verification worker (``together``): counted as
+        the time stage, not the verify stage the loop waited in."""
         """Candidate id -> its timing from the batch's one timing worker, and its share of that worker's
         wall time, s (``_time_batch``)."""
         self.clock = StageClock()
@@ -232,6 +235,15 @@ class CandidateEvaluator:
             staged = self._stage(cand, step, origin, repairs=0, repair_of=None)
             self._write_spec(staged)
             todo.append((key, staged))
+        if together.wanted(self):  # one worker verifies them all, then times them (``together``)
+            cids = ", ".join(s.cid for _, s in todo)
+            self.tell(
+                Info,
+                f"verifying {cids} in one worker, then timing them there when all pass",
+                transform=step.transform.id,
+            )
+            together.start(self, todo)
+            return
         timed = (
             "then timing them in one worker"
             if self._times_batches() and self.wl.shares_timing_worker
@@ -306,7 +318,14 @@ class CandidateEvaluator:
             return
         # a batch that failed in one worker is timed one candidate at a time here, still before any is
         # judged: its interim winners are not re-profiled either
-        timed = (self._time_together(ready) if self.wl.shares_timing_worker else {}) or self._time_each(ready)
+        timed = {st.cid: self._timed_ahead[st.cid] for st in ready if st.cid in self._timed_ahead}
+        if len(timed) == len(ready):  # timed in its verification worker (``together``)
+            self.clock.move(self.timed_together_s, "verify", "time")
+            self.timed_together_s = 0.0
+        else:
+            timed = (self._time_together(ready) if self.wl.shares_timing_worker else {}) or self._time_each(
+                ready
+            )
         best, winner, could_win = self.state.best_speedup, None, []
         for cid, (timing, _) in timed.items():
             if would_accept(timing, best):  # decided in this order: each winner becomes the best in turn

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -81,14 +82,15 @@ def run_steps(h: Harness[SequenceRequest]) -> WorkerResult:
         if module.split(".")[0] != __name__.split(".")[0]:
             raise ValueError(f"a sequence step's registry is outside the package: {module}")
         importlib.import_module(module)  # fills the job registry for the steps
-    clean, ran = True, 0
+    clean, step_s = True, []
     for i, raw in enumerate(req.steps):
         if req.last_needs_all_passed and i == len(req.steps) - 1 and not clean:
             break
         job = job_for(str(raw.get("job")))
         request = job.request_type.model_validate(raw)
+        started = time.monotonic()
         result = _run_step(h, job, request, str(item_result_path(h.result_path, i)))
-        ran += 1
+        step_s.append(round(time.monotonic() - started, 3))
         failed = failed_checks(result)
         clean = clean and not failed
         if any(c.name in req.stop_on for c in failed):
@@ -97,7 +99,8 @@ def run_steps(h: Harness[SequenceRequest]) -> WorkerResult:
         nonce=h.nonce,
         device=h.device,
         device_name=h.device_name,
-        notes=[*h.notes, f"{ran} of {len(req.steps)} steps ran in one worker"],
+        notes=[*h.notes, f"{len(step_s)} of {len(req.steps)} steps ran in one worker"],
+        step_s=step_s,
     )
 
 
@@ -131,6 +134,8 @@ class SequenceOutcome:
     ended: tuple[int, list[Check]] | None
     sandbox: str
     notes: list[str]
+    step_s: list[float]
+    """Wall seconds of each step that ran (empty when the worker did not end cleanly)."""
 
 
 def run_sequence(
@@ -150,5 +155,9 @@ def run_sequence(
         how = [c for c in [*(summary.checks if summary else []), *outcome.checks] if not c.passed]
         ended = (missing, how)
     return SequenceOutcome(
-        steps=steps, ended=ended, sandbox=outcome.sandbox, notes=list(summary.notes) if summary else []
+        steps=steps,
+        ended=ended,
+        sandbox=outcome.sandbox,
+        notes=list(summary.notes) if summary else [],
+        step_s=list(summary.step_s) if summary else [],
     )

@@ -208,3 +208,5 @@ class WorkerResult(Frozen):
     """perfagent's own checking code failed (outside every guarded call of reference or candidate code):
     the parent raises ``InternalError`` with this; the candidate was not judged."""
     timing: TimingSamples | None = None
+    step_s: list[float] = Field(default_factory=list)
+    """A sequence worker's summary: the wall seconds of each step it ran, in order."""

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from perfagent.sandbox.runner import WorkerOutcome
-from perfagent.sandbox.sequence import SequenceRequest, run_sequence
+from perfagent.sandbox.sequence import SequenceOutcome, SequenceRequest, run_sequence
 from perfagent.sandbox.wire import WorkerRequest, WorkerResult
 from perfagent.verify.api import (
     _check_device,
@@ -44,13 +44,16 @@ class BatchVerification:
 
     results: list[VerificationResult]
     then: WorkerResult | None = None
+    then_s: float = 0.0
+    """Wall seconds the ``then`` step took inside the worker."""
+    verify_s: list[float] = field(default_factory=list)
+    """Per candidate, the wall seconds of its verification inside the worker (0: not measured)."""
     workers: int = 0
     notes: list[str] = field(default_factory=list)
 
 
 def verify_many(
-    reference: RunnableWorkload,
-    candidates: list[RunnableWorkload],
+    pairs: list[tuple[RunnableWorkload, RunnableWorkload]],
     *,
     device: Device = "auto",
     seeds: int = 5,
@@ -60,9 +63,11 @@ def verify_many(
     then: tuple[WorkerRequest, str, float] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> BatchVerification:
-    """Verify every one of ``candidates`` against ``reference``; one worker unless one of them ends it.
+    """Verify each (reference, candidate) pair; one worker unless a candidate ends it.
 
     Args:
+        pairs: each candidate with its reference: one oracle, but a launch-spec candidate's copy of the
+            spec carries its own launch (macros, geometry), which the protocol reads from the reference.
         then: (request, the module registering its job, its own time limit in s), run last in the
             first worker when every candidate passed there.
         Others as for ``verify`` (no tolerance override, sanitizer or check command: the loop's use).
@@ -73,38 +78,37 @@ def verify_many(
     _check_limits(seeds, timeout_s)
     tol = Tolerance()
     requests: list[VerifyRequest] = []
-    for cand in candidates:
-        _check_device(reference, cand, device, sanitizer=False)
-        requests.append(_request(reference, cand, device, seeds, seed, tol, timeout_s, compile_timeout_s))
+    for ref, cand in pairs:
+        _check_device(ref, cand, device, sanitizer=False)
+        requests.append(_request(ref, cand, device, seeds, seed, tol, timeout_s, compile_timeout_s))
     by_index: dict[int, VerificationResult] = {}
-    out = BatchVerification(results=[])
-    todo = list(range(len(candidates)))
+    out = BatchVerification(results=[], verify_s=[0.0] * len(pairs))
+    todo = list(range(len(pairs)))
     while todo:
-        done, then_result, notes = _one_worker(
-            reference, candidates, requests, todo, then if out.workers == 0 else None, progress
-        )
+        done, then_result, seq = _one_worker(requests, todo, then if out.workers == 0 else None, progress)
         if not done:  # the worker finished no step and charged none: a bug of ours, never loop forever
             raise InternalError(
                 "a verification worker finished no candidate",
                 hint="set PERFAGENT_KEEP_WORKDIR=1 and report it",
             )
         out.workers += 1
-        out.notes.extend(notes)
-        out.then = out.then or then_result
+        out.notes.extend(seq.notes)
+        if then_result is not None:
+            out.then, out.then_s = then_result, seq.step_s[-1] if seq.step_s else 0.0
         by_index.update(done)
+        for pos, seconds in zip(todo, seq.step_s, strict=False):
+            out.verify_s[pos] = seconds
         todo = [i for i in todo if i not in done]
-    out.results = [by_index[i] for i in range(len(candidates))]
+    out.results = [by_index[i] for i in range(len(pairs))]
     return out
 
 
 def _one_worker(
-    reference: RunnableWorkload,
-    candidates: list[RunnableWorkload],
     requests: list[VerifyRequest],
     todo: list[int],
     then: tuple[WorkerRequest, str, float] | None,
     progress: Callable[[str], None] | None,
-) -> tuple[dict[int, VerificationResult], WorkerResult | None, list[str]]:
+) -> tuple[dict[int, VerificationResult], WorkerResult | None, SequenceOutcome]:
     """Verify ``todo`` (indexes) in one worker: the verdicts of the steps it finished or was ended in."""
     started = time.monotonic()
     steps: list[WorkerRequest] = [requests[i] for i in todo]
@@ -116,7 +120,7 @@ def _one_worker(
         backstop += then[2]
     first = requests[todo[0]]
     sequence = SequenceRequest(
-        reference=reference,
+        reference=first.reference,
         device=first.device,
         timeout_s=first.timeout_s,
         compile_timeout_s=first.compile_timeout_s,
@@ -135,9 +139,11 @@ def _one_worker(
             outcome = WorkerOutcome(result=None, checks=seq.ended[1], sandbox=seq.sandbox)
         else:
             continue
-        done[i] = _verdict(outcome, reference, candidates[i], requests[i], started)
+        ref, cand = requests[i].reference, requests[i].candidate
+        assert cand is not None
+        done[i] = _verdict(outcome, ref, cand, requests[i], started)
     then_result = seq.steps[len(todo)] if then is not None and len(seq.steps) > len(todo) else None
-    return done, then_result, seq.notes
+    return done, then_result, seq
 
 
 def _verdict(

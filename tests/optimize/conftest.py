@@ -12,6 +12,7 @@ import perfagent
 import profilers
 from perfagent.optimize import measure
 from perfagent.optimize import reprofile as reprofile_module
+from perfagent.optimize import together
 from perfagent.optimize.measure import Timing
 from perfagent.optimize.reprofile import Reprofile
 from perfagent.verify.models import Check, VerificationResult
@@ -96,7 +97,15 @@ def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         profile = Profile(tool="ncu", source=str(file), kernels=[kernel])
         return Reprofile(profile=profile, kernel=kernel, sandbox=SIMULATED_SANDBOX if candidate else None)
 
+    def verify_and_time(wl: Any, pairs: list[tuple[Path, Any]], **_: Any) -> together.Together:
+        """The iteration's one worker: each candidate verified as alone, all timed when all passed."""
+        knobs["calls"].append(("verify-and-time", [c.parent.name for c, _ in pairs]))
+        verdicts = [verify(wl, c, spec) for c, spec in pairs]
+        timed = [timing(c) for c, _ in pairs] if all(v.verdict == "pass" for v in verdicts) else None
+        return together.Together(verdicts, timed, [0.0] * len(pairs), 0.0, 1)
+
     monkeypatch.setattr(measure, "probe_gpu", probe)
+    monkeypatch.setattr(together, "verify_and_time", verify_and_time)
     monkeypatch.setattr(measure, "verify_candidate", verify)
     monkeypatch.setattr(measure, "bench_timing", bench)
     monkeypatch.setattr(measure, "bench_timings", bench_many)

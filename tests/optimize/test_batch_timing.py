@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from perfagent.optimize import measure
+from perfagent.optimize import measure, together
 from perfagent.optimize.events import LoopEvent
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState
@@ -24,6 +24,14 @@ from perfagent.workloads.optimizable import KernelBenchTarget, LaunchSpecTarget,
 
 from .conftest import PADDED
 from .helpers import TRANSPOSE, ScriptedRewriter, copy_example
+
+
+@pytest.fixture(autouse=True)
+def separate_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are of the separate path (a worker per verification, one for the batch's timing): the
+    fallback when a candidate fails in the iteration's one worker (``test_iteration_worker.py``)."""
+    monkeypatch.setenv(together.ITERATION_WORKER_ENV, "separate")
+
 
 FASTER = "#define FASTER_STILL 1"
 """A marker the timing stand-in reads: the padded kernel with it is timed 2.5x, without it 1.6x (a macro,

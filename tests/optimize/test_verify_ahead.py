@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from perfagent.optimize import measure
+from perfagent.optimize import measure, together
 from perfagent.optimize.events import LoopEvent, Verified
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState
@@ -22,6 +22,13 @@ from perfagent.workloads.detect import resolve
 
 from .conftest import PADDED
 from .helpers import TRANSPOSE, ScriptedRewriter, copy_example
+
+
+@pytest.fixture(autouse=True)
+def separate_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are of the separate path (a worker per verification, one for the batch's timing): the
+    fallback when a candidate fails in the iteration's one worker (``test_iteration_worker.py``)."""
+    monkeypatch.setenv(together.ITERATION_WORKER_ENV, "separate")
 
 
 class _Meter:

@@ -25,7 +25,7 @@ def _failed(result: object) -> list[str]:
 def test_one_worker_gives_each_candidate_the_verdict_it_gets_alone(tmp_path: Path) -> None:
     ref = detect_reference(PROBLEM)
     files = [CANDIDATES / "honest_add_block256.py", CANDIDATES / "cheat_constant.py"]
-    batch = verify_many(ref, [detect_candidate(f, ref) for f in files], device="cpu", seeds=2, seed=7)
+    batch = verify_many([(ref, detect_candidate(f, ref)) for f in files], device="cpu", seeds=2, seed=7)
     assert batch.workers == 1 and batch.then is None
     alone = [verify(PROBLEM, f, device="cpu", seeds=2, seed=7) for f in files]
     assert [r.verdict for r in batch.results] == [r.verdict for r in alone] == ["pass", "fail"]
@@ -39,7 +39,7 @@ def test_a_crash_is_charged_to_its_candidate_and_the_rest_run_in_a_new_worker(tm
     later = tmp_path / "honest_after_the_crash.py"
     shutil.copy(CANDIDATES / "honest_add_block256.py", later)
     files = [CANDIDATES / "honest_add_block256.py", CANDIDATES / "cheat_exit.py", later]
-    batch = verify_many(ref, [detect_candidate(f, ref) for f in files], device="cpu", seeds=2)
+    batch = verify_many([(ref, detect_candidate(f, ref)) for f in files], device="cpu", seeds=2)
     assert [r.verdict for r in batch.results] == ["pass", "fail", "pass"]
     crashed = next(c for c in batch.results[1].checks if not c.passed)
     assert crashed.name == "candidate-runs" and "died" in crashed.detail
@@ -55,9 +55,10 @@ def test_a_batch_that_all_passed_is_timed_in_the_same_worker() -> None:
     ref = detect_reference(PROBLEM)
     cands = [detect_candidate(CANDIDATES / "honest_add_block256.py", ref)] * 2
     step = _timing_step(ref, cands)
-    batch = verify_many(ref, cands, device="cpu", seeds=1, then=step)  # type: ignore[arg-type]
+    batch = verify_many([(ref, c) for c in cands], device="cpu", seeds=1, then=step)  # type: ignore[arg-type]
     assert [r.verdict for r in batch.results] == ["pass", "pass"] and batch.workers == 1
     assert batch.then is not None and batch.then.timing is not None
+    assert batch.then_s > 0 and all(seconds > 0 for seconds in batch.verify_s)  # each step's own wall time
     timed = batch_results(step[0], batch.then, [], "")  # type: ignore[arg-type]
     assert len(timed) == 2 and all(t.comparison is not None and t.candidate is not None for t in timed)
     assert all(len(t.candidate.timing.samples_s) == 3 for t in timed if t.candidate is not None)
@@ -67,6 +68,6 @@ def test_a_batch_with_a_failure_is_not_timed_in_its_worker() -> None:
     ref = detect_reference(PROBLEM)
     files = [CANDIDATES / "cheat_constant.py", CANDIDATES / "honest_add_block256.py"]
     cands = [detect_candidate(f, ref) for f in files]
-    batch = verify_many(ref, cands, device="cpu", seeds=1, then=_timing_step(ref, cands))  # type: ignore[arg-type]
+    batch = verify_many([(ref, c) for c in cands], device="cpu", seeds=1, then=_timing_step(ref, cands))  # type: ignore[arg-type]
     assert [r.verdict for r in batch.results] == ["fail", "pass"]
     assert batch.then is None and batch.workers == 1  # a wrong result does not end the worker
