@@ -26,7 +26,7 @@ import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import Field
 
@@ -107,7 +107,7 @@ def run_steps(h: Harness[SequenceRequest]) -> WorkerResult:
 def _run_step(h: Harness[SequenceRequest], job: Job, request: WorkerRequest, path: str) -> WorkerResult:
     """One step with a harness of its own request (the same watchdog, progress file and device)."""
     step: Harness[Any] = dataclasses.replace(
-        h,  # type: ignore[arg-type]
+        cast(Harness[Any], h),
         request=request,
         result_path=path,
         notes=[],
