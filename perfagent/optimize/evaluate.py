@@ -228,7 +228,9 @@ class CandidateEvaluator:
             key = candidate_key(cand.source, *merged(cand, origin), language=self.wl.language)
             if key not in self.state.seen and key not in self._ahead:
                 fresh.setdefault(key, cand)
-        if len(fresh) < 2:  # one new candidate gains nothing: evaluate takes it as usual
+        # one new candidate gains nothing from jobs: evaluate takes it as usual, unless its verification
+        # and timing can share one worker (``together``)
+        if len(fresh) < (1 if together.wanted(self) else 2):
             return
         todo: list[tuple[str, _Staged]] = []
         for key, cand in fresh.items():
@@ -307,6 +309,9 @@ class CandidateEvaluator:
         in it) is timed again one candidate at a time, which says which one it was. Python candidates
         are timed one by one, each in a worker of its own, as ``evaluate`` would.
         """
+        if self.timed_together_s:  # the batch's timing ran in its verification worker (``together``)
+            self.clock.move(self.timed_together_s, "verify", "time")
+            self.timed_together_s = 0.0
         if not self._times_batches():
             return
         ready = [
@@ -319,10 +324,7 @@ class CandidateEvaluator:
         # a batch that failed in one worker is timed one candidate at a time here, still before any is
         # judged: its interim winners are not re-profiled either
         timed = {st.cid: self._timed_ahead[st.cid] for st in ready if st.cid in self._timed_ahead}
-        if len(timed) == len(ready):  # timed in its verification worker (``together``)
-            self.clock.move(self.timed_together_s, "verify", "time")
-            self.timed_together_s = 0.0
-        else:
+        if len(timed) != len(ready):  # not timed in its verification worker (``together``)
             timed = (self._time_together(ready) if self.wl.shares_timing_worker else {}) or self._time_each(
                 ready
             )

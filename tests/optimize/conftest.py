@@ -10,9 +10,8 @@ import pytest
 
 import perfagent
 import profilers
-from perfagent.optimize import measure
+from perfagent.optimize import measure, together
 from perfagent.optimize import reprofile as reprofile_module
-from perfagent.optimize import together
 from perfagent.optimize.measure import Timing
 from perfagent.optimize.reprofile import Reprofile
 from perfagent.verify.models import Check, VerificationResult

@@ -105,3 +105,15 @@ def test_the_separate_workers_stay_for_python_candidates_and_on_request(
     assert together.wanted(Loop())  # type: ignore[arg-type]
     monkeypatch.setenv(together.ITERATION_WORKER_ENV, "separate")
     assert not together.wanted(Loop())  # type: ignore[arg-type]
+
+
+def test_a_lone_candidate_is_verified_and_timed_in_one_worker_too(
+    tmp_path: Path, sources: list[str], monkeypatch: pytest.MonkeyPatch, simulated_gpu: dict[str, Any]
+) -> None:
+    _stub_timing(monkeypatch, simulated_gpu)
+    _one_worker(monkeypatch, simulated_gpu, time_s=0.2)
+    outcomes, _, loop = _run(tmp_path, sources[1:2])
+    calls = [c for c in simulated_gpu["calls"] if c[0] != "profile"]
+    assert calls == [("verify-and-time", [FOLDER[1]])]  # no second worker to time it
+    assert outcomes == [("c1", "accepted", True)]
+    assert loop.state.outcomes[0].stage_s["time"] == 0.2 and loop.clock.totals["time"] >= 0.2
