@@ -4,7 +4,9 @@ Each candidate gets the whole protocol of ``verify`` (its own seeds, poisoning, 
 own compile), as its own step of one worker: one process start and one CUDA context for the batch
 instead of one each. A candidate that crashes, hangs, raises or hits a CUDA error is charged with it
 (the same checks ``verify`` would give it) and the candidates after it are verified in a new worker, so
-one candidate's crash never decides another's verdict. The caller decides whose code may share a
+one candidate's crash never decides another's verdict. A reference that fails in a shared worker is
+tried again with each candidate alone (a candidate may have spoiled the process): only a failure there
+is the reference's (``BadInput``). The caller decides whose code may share a
 process (the optimize loop: launch-spec kernels, which run no host code of their own).
 
 ``then``: one more worker request run after the verifications, in the same process, only when every
@@ -32,7 +34,7 @@ from perfagent.verify.api import (
 from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Tolerance, VerificationResult
 from perfagent.workloads.model import KernelBenchModel, RunnableWorkload
-from profilers.core_errors import InternalError
+from profilers.core_errors import BadInput, InternalError
 from profilers.settings import TIMEOUTS, Device
 
 VERIFY_REGISTRY = "perfagent.verify.jobs"
@@ -83,9 +85,20 @@ def verify_many(
         requests.append(_request(ref, cand, device, seeds, seed, tol, timeout_s, compile_timeout_s))
     by_index: dict[int, VerificationResult] = {}
     out = BatchVerification(results=[], verify_s=[0.0] * len(pairs))
-    todo = list(range(len(pairs)))
+    todo, alone = list(range(len(pairs))), False
     while todo:
-        done, then_result, seq = _one_worker(requests, todo, then if out.workers == 0 else None, progress)
+        chunk = todo[:1] if alone else todo
+        try:
+            done, then_result, seq = _one_worker(
+                requests, chunk, then if out.workers == 0 else None, progress
+            )
+        except BadInput:
+            # the reference failed in a worker it shared with candidates, any of which may have spoiled
+            # the process: each is verified alone, where a reference failure is the reference's
+            if len(chunk) == 1:
+                raise
+            alone = True
+            continue
         if not done:  # the worker finished no step and charged none: a bug of ours, never loop forever
             raise InternalError(
                 "a verification worker finished no candidate",
@@ -96,7 +109,7 @@ def verify_many(
         if then_result is not None:
             out.then, out.then_s = then_result, seq.step_s[-1] if seq.step_s else 0.0
         by_index.update(done)
-        for pos, seconds in zip(todo, seq.step_s, strict=False):
+        for pos, seconds in zip(chunk, seq.step_s, strict=False):
             out.verify_s[pos] = seconds
         todo = [i for i in todo if i not in done]
     out.results = [by_index[i] for i in range(len(pairs))]

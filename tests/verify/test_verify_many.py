@@ -9,10 +9,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
+from perfagent.sandbox.sequence import SequenceRequest
 from perfagent.timing.bench import batch_request, batch_results
+from perfagent.verify import batch as batch_module
 from perfagent.verify import verify
 from perfagent.verify.batch import verify_many
 from perfagent.workloads.detect import detect_candidate, detect_reference
+from profilers.core_errors import BadInput
 
 CANDIDATES = Path(__file__).parent / "candidates"
 PROBLEM = CANDIDATES / "problem_add.py"
@@ -71,3 +76,24 @@ def test_a_batch_with_a_failure_is_not_timed_in_its_worker() -> None:
     batch = verify_many([(ref, c) for c in cands], device="cpu", seeds=1, then=_timing_step(ref, cands))  # type: ignore[arg-type]
     assert [r.verdict for r in batch.results] == ["fail", "pass"]
     assert batch.then is None and batch.workers == 1  # a wrong result does not end the worker
+
+
+def test_a_reference_failure_in_a_shared_worker_is_retried_with_each_candidate_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reference that fails where candidates shared its process may have been spoiled by one of them:
+    only a failure with one candidate alone is the reference's (bad input)."""
+    ref = detect_reference(PROBLEM)
+    cands = [detect_candidate(CANDIDATES / "honest_add_block256.py", ref)] * 2
+    real, sizes = batch_module.run_sequence, []
+
+    def spoiled_when_shared(request: SequenceRequest, **kw: object) -> object:
+        sizes.append(len(request.steps))
+        if len(request.steps) > 1:
+            raise BadInput("the reference raised RuntimeError: spoiled during reference launch")
+        return real(request, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(batch_module, "run_sequence", spoiled_when_shared)
+    batch = verify_many([(ref, c) for c in cands], device="cpu", seeds=1)
+    assert [r.verdict for r in batch.results] == ["pass", "pass"]
+    assert sizes == [2, 1, 1] and batch.workers == 2
