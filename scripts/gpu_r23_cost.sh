@@ -12,12 +12,14 @@
 # candidates, re-profiles; then per run the best speed-up, why it stopped, and how many candidates were
 # verified in one worker with their batch. Default entries: the eight slowest runs of the unseen2
 # after-table (4 x H200, 2026-11-27: 28 90 s, 07 76 s, 05 75 s, 24 73 s, 30 72 s, 02 72 s, 23 67 s,
-# 15 64 s); no new entry starts after DEADLINE s (default 330) so the script stays near 6 minutes.
+# 15 64 s); no new entry starts after DEADLINE s (default 330, counted from the start, the GPU test
+# tests/gpu/test_iteration_worker_gpu.py included, which runs first) so the script stays near 6 minutes.
 # Knobs (env): ITER (3) RUNS_TIMED (20) BUDGET (0: no --time-budget; 60 shows the cap) DEADLINE (330)
 #   AB=1: run the same entries again with PERFAGENT_ITERATION_WORKER=separate (the old path: a worker
 #   per verification, one for the timing) into $OUT/r23_cost/separate/ -- doubles the runtime.
 # Expected runtime: about 5-6 minutes (8 runs of ~35-50 s; each run is cut at 150 s).
-# What to look for: 'record s' <= 60 on every row; 'verify' + 'time' per iteration near one worker start
+# What to look for: gpu_test.log: 2 passed (the printed lines: workers, verify/time seconds in one worker);
+# 'record s' <= 60 on every row; 'verify' + 'time' per iteration near one worker start
 # (~5-7 s) instead of two (~10-14 s before: verify 15.3 + time 10.3 s median per run); 'one-worker
 # verifications' equal to the candidates verified in batches (else the fallback ran: see optimize.log);
 # 'profile' about 10 s per re-profile with no second tier-B run; best speed-ups as in BENCHMARKS.md.
@@ -39,6 +41,11 @@ if [ ${#ENTRIES[@]} -eq 0 ]; then
     23_maxpool2d_plane_per_thread 15_split_heads_permute_half)
 fi
 began=$(date +%s)
+# the worker side on this GPU first: an illegal-address candidate charged alone, a passing batch timed in
+# its verification worker (~30 s)
+timeout -k 10 240 python3 -m pytest -q -m gpu tests/gpu/test_iteration_worker_gpu.py -s -p no:cacheprovider \
+  > "$OUT/gpu_test.log" 2>&1
+echo "gpu test (tests/gpu/test_iteration_worker_gpu.py): exit $?" >> "$OUT/exit_codes.txt"
 
 run_all() {  # $1: folder under $OUT; the runs' folders are appended to RUNS
   local where=$1 name dir spec start
