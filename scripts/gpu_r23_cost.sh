@@ -6,15 +6,15 @@
 #
 #   OUT=/tmp/out bash scripts/gpu_r23_cost.sh [ENTRY ...]
 #
-# Runs `perfagent optimize <entry spec> --backend recipes --iterations 3 --runs 20 --device cuda` (the
-# unseen2 after-table's settings) on each entry, one after the other, and writes $OUT/r23_cost/table.md:
+# Runs `perfagent optimize <entry spec> --backend recipes --iterations 3 --runs 50 --device cuda` (the
+# unseen2 after-table's settings: the suite's optimize job ran with optimize's default 50 rounds) on each entry, one after the other, and writes $OUT/r23_cost/table.md:
 # per run the process and record wall seconds, seconds per stage (the record's optimize.cost), iterations,
 # candidates, re-profiles; then per run the best speed-up, why it stopped, and how many candidates were
 # verified in one worker with their batch. Default entries: the eight slowest runs of the unseen2
 # after-table (4 x H200, 2026-11-27: 28 90 s, 07 76 s, 05 75 s, 24 73 s, 30 72 s, 02 72 s, 23 67 s,
 # 15 64 s); no new entry starts after DEADLINE s (default 330, counted from the start, the GPU test
 # tests/gpu/test_iteration_worker_gpu.py included, which runs first) so the script stays near 6 minutes.
-# Knobs (env): ITER (3) RUNS_TIMED (20) BUDGET (0: no --time-budget; 60 shows the cap) DEADLINE (330)
+# Knobs (env): ITER (3) RUNS_TIMED (50) BUDGET (0: no --time-budget; 60 shows the cap) DEADLINE (330)
 #   AB=1: run the same entries again with PERFAGENT_ITERATION_WORKER=separate (the old path: a worker
 #   per verification, one for the timing) into $OUT/r23_cost/separate/ -- doubles the runtime.
 # Expected runtime: about 5-6 minutes (8 runs of ~35-50 s; each run is cut at 150 s).
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.." || exit 1
 source scripts/gpu_env.sh || exit 1
 OUT=${OUT:-/tmp/out}/r23_cost
 ITER=${ITER:-3}
-RUNS_TIMED=${RUNS_TIMED:-20}
+RUNS_TIMED=${RUNS_TIMED:-50}
 BUDGET=${BUDGET:-0}
 DEADLINE=${DEADLINE:-330}
 mkdir -p "$OUT"
