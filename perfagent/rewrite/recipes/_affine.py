@@ -63,9 +63,22 @@ def mul(a: Form, b: Form) -> dict[Mono, int] | None:
     return None
 
 
-def constant_of(form: Form) -> int | None:
-    """The value of a constant form (None when it names a size)."""
-    return form.get((), 0) if set(form) <= {()} else None
+def quotient(form: Form, divisor: Form) -> dict[Mono, int] | None:
+    """``form / divisor`` when ``divisor`` is one monomial (coefficient 1) dividing every term exactly."""
+    if len(divisor) != 1:
+        return None
+    (mono, coefficient), = divisor.items()
+    if coefficient != 1 or not mono or not form:
+        return None
+    out: dict[Mono, int] = {}
+    for m, c in form.items():
+        rest = list(m)
+        for factor in mono:
+            if factor not in rest:
+                return None
+            rest.remove(factor)
+        out[tuple(rest)] = c
+    return out
 
 
 def render(form: Form) -> str:

@@ -231,11 +231,20 @@ class Point:
             got = self.bounds(scope.values[name])
             r = got if isinstance(got, Range) else Range()
         elif name in scope.counters:
-            init = scope.counters[name].child_by_field_name("value")
-            if init is not None and self.at_least_zero(init):
-                r = Range([_affine.const(0)], [])
+            r = self._counter_low(scope.counters[name])
         his = self.guards.get(name, []) if guarded else []
         return Range(list(r.lo), list(r.hi) + his)
+
+    def _counter_low(self, decl: Node) -> Range:
+        """A counter that only counts up stays at or above its start (signed: overflow is undefined);
+        an unsigned one may wrap past its type's end, so only ``>= 0`` is kept for it."""
+        init = decl.child_by_field_name("value")
+        start = self.bounds(init) if init is not None else "no start"
+        if isinstance(start, str):
+            return Range()
+        if decl.parent is not None and is_unsigned_type(_cuda.element_type(decl.parent)):
+            return Range([_affine.const(0)], []) if self._nonneg(start) else Range()
+        return Range(list(start.lo), [])
 
     def bounds(self, node: Node) -> Range | str:
         """The bounds of ``node``, or why they are unknown."""
@@ -263,6 +272,8 @@ class Point:
             return a
         if op == "-" and self._minus_own_remainder(left, right):
             return Range([_affine.const(0)], list(a.hi)) if self._nonneg(a) else "a negative dividend"
+        if op == "-" and (kept := _cancelled(left, right, self.scope.values)) is not None:
+            return self.bounds(kept)  # a - (a - X) is X: the column of a flat index, from its row start
         b = self.bounds(right)
         if isinstance(b, str):
             return b
@@ -294,7 +305,9 @@ class Point:
             return "the dividend is not provably >= 0"
         if op == "%":
             return Range([_affine.const(0)], [_affine.add(d, _affine.const(-1))])
-        return Range([_affine.const(0)], list(a.hi))
+        # a < d * q (hi = d * q - 1) gives a / d < q: the row of a flat index below W * H is below H
+        rows = [_affine.add(q, _affine.const(-1)) for h in a.hi if (q := _affine.quotient(_affine.add(h, _affine.const(1)), d))]
+        return Range([_affine.const(0)], rows + list(a.hi))
 
     def _minus_own_remainder(self, left: Node, right: Node) -> bool:
         """``a - a % D`` (the remainder maybe through a value): the row start, in ``[0, a]``."""
@@ -305,6 +318,17 @@ class Point:
             return False
         dividend = r.child_by_field_name("left")
         return dividend is not None and _same(dividend, left)
+
+
+def _cancelled(left: Node, right: Node, values: dict[str, Node]) -> Node | None:
+    """``X`` when ``right`` (maybe through a value) is ``left - X``."""
+    r = _cuda.strip(right)
+    if (name := ident(r)) is not None and name in values:
+        r = _cuda.strip(values[name])
+    if r.type != "binary_expression" or operator(r) != "-":
+        return None
+    minuend, kept = r.child_by_field_name("left"), r.child_by_field_name("right")
+    return kept if minuend is not None and kept is not None and _same(minuend, left) else None
 
 
 def _same(a: Node, b: Node) -> bool:
