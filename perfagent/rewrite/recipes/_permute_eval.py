@@ -40,6 +40,8 @@ class Copy:
     src: str
     element: str
     body: Node
+    template: dict[str, int]
+    """The integer template arguments the evaluation bound (the rewrite holds for them only)."""
 
 
 def template_values(kernel: Node, requested: str | None) -> dict[str, int] | str:
@@ -68,6 +70,7 @@ def template_values(kernel: Node, requested: str | None) -> dict[str, int] | str
 class _Eval:
     def __init__(self, kernel: Node, consts: dict[str, int]) -> None:
         written = assigned(kernel)
+        self.consts = consts
         self.env: dict[str, _Value] = {k: Lin.size(_affine.const(v)) for k, v in consts.items()}
         for name, typ, pointer in _cuda.kernel_params(kernel):
             if not pointer and is_integer_type(typ) and name not in written:
@@ -330,7 +333,8 @@ def _the_copy(kernel: Node, ev: _Eval, copy: Node, name: str, index_type: str, b
     element = _pointee(params[src[0]][0])
     if element != _pointee(params[dst[0]][0]):
         return at(copy, "the two arrays have different element types")
-    return Copy(name, index_type, bound, w, r, dst[0], src[0], element, kernel.child_by_field_name("body") or kernel)
+    body = kernel.child_by_field_name("body") or kernel
+    return Copy(name, index_type, bound, w, r, dst[0], src[0], element, body, ev.consts)
 
 
 def _pointee(typ: str) -> str:
