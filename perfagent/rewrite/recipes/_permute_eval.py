@@ -198,7 +198,7 @@ class _Eval:
             elif stmt.type == "expression_statement" and (e := _expression(stmt)) is not None:
                 why = self.assign(e) if e.type == "assignment_expression" else at(stmt, "not an assignment")
             else:
-                why = at(stmt, f"a {stmt.type.replace('_', ' ')}: only declarations and assignments are followed")
+                why = at(stmt, f"'{_cuda.text(stmt)[:40]}' ({stmt.type.replace('_', ' ')}): only declarations and assignments are followed")
             if why is not None:
                 return why
         return None
