@@ -4,7 +4,9 @@ Own forms (issue 23: not the measuring set's kernel): a float 3 x 3 torus blur o
 the neighbour offsets as loop counters (two subtractions: ``x + dx + W`` reaches ``2W``), an int
 periodic heat step on a 1-D launch with ``size_t`` sizes, an early ``return`` and the row recovered
 with ``/`` (``i < W * H`` bounds ``i / W`` below ``H``), and an unsigned grid-stride cellular
-automaton with a flat row start (``c - c % n``) and a product size. Each runs against its original
+automaton with a flat row start (``c - c % n``) and a product size (the counter's own ``c % n`` is
+carried by the loop), and a float bias broadcast ``bias[i % C]`` in a grid-stride loop whose divisor no
+guard bounds (carried, with the run-time ``C > 0`` test). Each runs against its original
 on the CPU block emulator over shapes with one row, one column and odd sizes, and compiles with nvcc.
 Refused forms name the line and the reason.
 """
@@ -61,6 +63,14 @@ extern "C" __global__ void ring_automaton(const unsigned char *cells, unsigned c
 }
 """
 
+BIAS_BROADCAST = """
+__global__ void bias_broadcast(const float *x, const float *bias, float *y, int n, int C)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        y[i] = x[i] + bias[i % C];
+}
+"""
+
 
 def _launch(grid: list[str], block: list[int]) -> LaunchContext:
     return launch_context({"grid": grid, "block": block})
@@ -70,8 +80,10 @@ FORMS: dict[str, tuple[str, LaunchContext, str, str]] = {
     "torus-blur-float-2d": (TORUS_BLUR, _launch(["ceil_div(W, 16)", "ceil_div(H, 16)"], [16, 16]), "torus_blur", "<2>"),
     "periodic-heat-size-t": (PERIODIC_HEAT, _launch(["ceil_div(W * H, 128)"], [128]), "periodic_heat", "<1>"),
     "ring-automaton-grid-stride": (RING_AUTOMATON, _launch(["4 * sm_count"], [256]), "ring_automaton", "<1>"),
+    "bias-broadcast-carried": (BIAS_BROADCAST, _launch(["8 * sm_count"], [256]), "bias_broadcast", ""),
 }
-REWRITTEN = {"torus-blur-float-2d": 2, "periodic-heat-size-t": 4, "ring-automaton-grid-stride": 4}
+REWRITTEN = {"torus-blur-float-2d": 2, "periodic-heat-size-t": 4, "ring-automaton-grid-stride": 4, "bias-broadcast-carried": 0}
+CARRIED = {"ring-automaton-grid-stride": "perfagent_rem0", "bias-broadcast-carried": "((C) > 0 ? perfagent_rem0 : i % C)"}
 
 REFUSED: dict[str, tuple[str, str]] = {
     "may-be-negative": (
@@ -113,6 +125,8 @@ def test_wrapped_indices_become_compare_and_subtract(name: str) -> None:
     [cand] = modulo_select.propose(req)
     assert cand.source.count(f"perfagent_wrap{steps}(") == REWRITTEN[name], cand.source
     assert cand.launch is None  # same work per thread: the launch is the spec's
+    if name in CARRIED:  # the counter's own remainder is carried by the loop's update
+        assert CARRIED[name] in cand.source and ", perfagent_rem0 = perfagent_rem0 >=" in cand.source
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -150,6 +164,11 @@ def _cases(name: str) -> list[Case]:
         elif name == "periodic-heat-size-t":
             grid1 = (-(-size // 128),)
             out.append(Case((Buf("int", size), Buf("int", size), f"(size_t){w}", f"(size_t){h}"), (grid1, (128, 1)), (grid1, (128, 1)), f"{w}x{h}"))
+        elif name == "bias-broadcast-carried":
+            for blocks in (1, 3, 5):
+                for c in (w, -w):  # a negative divisor: the run-time test keeps the original remainder
+                    args = (Buf("float", size), Buf("float", w), Buf("float", size), str(size), str(c))
+                    out.append(Case(args, ((blocks,), (64, 1)), ((blocks,), (64, 1)), f"{size} % {c} grid {blocks}"))
         else:
             for blocks in (1, 3):
                 out.append(Case((Buf("unsigned char", size), Buf("unsigned char", size), f"{w}u", f"{h}u"), ((blocks,), (64, 1)), ((blocks,), (64, 1)), f"{w}x{h} grid {blocks}"))

@@ -26,6 +26,8 @@ from tree_sitter import Node
 from perfagent.rewrite.recipes import _affine, _cuda
 from perfagent.rewrite.recipes._chunk_syntax import operator
 from perfagent.rewrite.recipes._index_range import Point, Ranges
+from perfagent.rewrite.recipes._remainder_carry import Carry, carry_for
+from perfagent.rewrite.recipes._remainder_carry import edits as carry_edits
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, at, register
 
 NAME = "modulo-to-select"
@@ -55,6 +57,7 @@ class _Wrap:
 class _Found:
     kernel: Node
     wraps: list[_Wrap]
+    carries: list[Carry]
     refused: list[str]
 
 
@@ -92,18 +95,23 @@ def find(kernel: Node) -> _Found | str:
     """The provable remainders of ``kernel`` (outermost only when nested), and why not the others."""
     ranges = Ranges(kernel)
     wraps: list[_Wrap] = []
+    carries: list[Carry] = []
     refused: list[str] = []
     for node in remainders(kernel):
         if any(w.node.start_byte <= node.start_byte and node.end_byte <= w.node.end_byte for w in wraps):
             continue
-        steps = steps_for(ranges.at(node), node)
-        if isinstance(steps, str):
+        point = ranges.at(node)
+        steps = steps_for(point, node)
+        carry = carry_for(ranges, point, node) if isinstance(steps, str) else None
+        if carry is not None:
+            carries.append(carry)
+        elif isinstance(steps, str):
             refused.append(steps)
         else:
             wraps.append(_Wrap(node, steps))
-    if not wraps:
+    if not wraps and not carries:
         return "; ".join(refused) if refused else "no '%' in the kernel"
-    return _Found(kernel, wraps, refused)
+    return _Found(kernel, wraps, carries, refused)
 
 
 def top_level(node: Node) -> Node:
@@ -128,18 +136,23 @@ class _ModuloSelect(CudaRecipe[_Found]):
             assert left is not None and right is not None
             text = f"{HELPER}<{wrap.steps}>({_cuda.text(left)}, {_cuda.text(right)})"
             edits.append(Edit(wrap.node.start_byte, wrap.node.end_byte, text))
-        if f"{HELPER}(" not in src.text:
+        if m.wraps and f"{HELPER}(" not in src.text:
             start = top_level(m.kernel).start_byte
             edits.append(Edit(start, start, _HELPER_TEXT))
-        lines = sorted({_cuda.line_of(w.node) for w in m.wraps})
+        edits += carry_edits(m.carries)
+        said = []
+        if m.wraps:
+            lines = ", ".join(str(n) for n in sorted({_cuda.line_of(w.node) for w in m.wraps}))
+            steps = max(w.steps for w in m.wraps)
+            said.append(f"{len(m.wraps)} '%' with a provably small dividend (line {lines}) -> at most {steps} compare-and-subtract")
+        if m.carries:
+            lines = ", ".join(str(n) for n in sorted({_cuda.line_of(c.node) for c in m.carries}))
+            said.append(f"{len(m.carries)} loop counter '%' (line {lines}) -> a remainder carried by the loop")
         return [
             Variant(
                 edits=edits,
-                description=(
-                    f"{len(m.wraps)} '%' by a runtime size with a provably small dividend (line "
-                    f"{', '.join(map(str, lines))}) -> at most {max(w.steps for w in m.wraps)} compare-and-subtract"
-                ),
-                parameters={"remainders": len(m.wraps)},
+                description="; ".join(said),
+                parameters={"remainders": len(m.wraps), "carried": len(m.carries)},
                 notes=[f"left as '%': {why}" for why in m.refused],
             )
         ]
