@@ -77,13 +77,26 @@ def _launch(grid: list[str], block: list[int]) -> LaunchContext:
 
 
 FORMS: dict[str, tuple[str, LaunchContext, str, str]] = {
-    "torus-blur-float-2d": (TORUS_BLUR, _launch(["ceil_div(W, 16)", "ceil_div(H, 16)"], [16, 16]), "torus_blur", "<2>"),
+    "torus-blur-float-2d": (
+        TORUS_BLUR,
+        _launch(["ceil_div(W, 16)", "ceil_div(H, 16)"], [16, 16]),
+        "torus_blur",
+        "<2>",
+    ),
     "periodic-heat-size-t": (PERIODIC_HEAT, _launch(["ceil_div(W * H, 128)"], [128]), "periodic_heat", "<1>"),
     "ring-automaton-grid-stride": (RING_AUTOMATON, _launch(["4 * sm_count"], [256]), "ring_automaton", "<1>"),
     "bias-broadcast-carried": (BIAS_BROADCAST, _launch(["8 * sm_count"], [256]), "bias_broadcast", ""),
 }
-REWRITTEN = {"torus-blur-float-2d": 2, "periodic-heat-size-t": 4, "ring-automaton-grid-stride": 4, "bias-broadcast-carried": 0}
-CARRIED = {"ring-automaton-grid-stride": "perfagent_rem0", "bias-broadcast-carried": "((C) > 0 ? perfagent_rem0 : i % C)"}
+REWRITTEN = {
+    "torus-blur-float-2d": 2,
+    "periodic-heat-size-t": 4,
+    "ring-automaton-grid-stride": 4,
+    "bias-broadcast-carried": 0,
+}
+CARRIED = {
+    "ring-automaton-grid-stride": "perfagent_rem0",
+    "bias-broadcast-carried": "((C) > 0 ? perfagent_rem0 : i % C)",
+}
 
 REFUSED: dict[str, tuple[str, str]] = {
     "may-be-negative": (
@@ -160,18 +173,41 @@ def _cases(name: str) -> list[Case]:
         size = w * h
         if name == "torus-blur-float-2d":
             grid = (-(-w // 16), -(-h // 16))
-            out.append(Case((Buf("float", size), Buf("float", size), str(w), str(h)), (grid, (16, 16)), (grid, (16, 16)), f"{w}x{h}"))
+            out.append(
+                Case(
+                    (Buf("float", size), Buf("float", size), str(w), str(h)),
+                    (grid, (16, 16)),
+                    (grid, (16, 16)),
+                    f"{w}x{h}",
+                )
+            )
         elif name == "periodic-heat-size-t":
             grid1 = (-(-size // 128),)
-            out.append(Case((Buf("int", size), Buf("int", size), f"(size_t){w}", f"(size_t){h}"), (grid1, (128, 1)), (grid1, (128, 1)), f"{w}x{h}"))
+            out.append(
+                Case(
+                    (Buf("int", size), Buf("int", size), f"(size_t){w}", f"(size_t){h}"),
+                    (grid1, (128, 1)),
+                    (grid1, (128, 1)),
+                    f"{w}x{h}",
+                )
+            )
         elif name == "bias-broadcast-carried":
             for blocks in (1, 3, 5):
                 for c in (w, -w):  # a negative divisor: the run-time test keeps the original remainder
                     args = (Buf("float", size), Buf("float", w), Buf("float", size), str(size), str(c))
-                    out.append(Case(args, ((blocks,), (64, 1)), ((blocks,), (64, 1)), f"{size} % {c} grid {blocks}"))
+                    out.append(
+                        Case(args, ((blocks,), (64, 1)), ((blocks,), (64, 1)), f"{size} % {c} grid {blocks}")
+                    )
         else:
-            for blocks in (1, 3):
-                out.append(Case((Buf("unsigned char", size), Buf("unsigned char", size), f"{w}u", f"{h}u"), ((blocks,), (64, 1)), ((blocks,), (64, 1)), f"{w}x{h} grid {blocks}"))
+            out.extend(
+                Case(
+                    (Buf("unsigned char", size), Buf("unsigned char", size), f"{w}u", f"{h}u"),
+                    ((blocks,), (64, 1)),
+                    ((blocks,), (64, 1)),
+                    f"{w}x{h} grid {blocks}",
+                )
+                for blocks in (1, 3)
+            )
     return out
 
 

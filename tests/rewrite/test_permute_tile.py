@@ -78,18 +78,42 @@ def _spec(total: str, args: list[str], block: int = 128, grid: str | None = None
             "block": [block],
             "args": [{"name": n, "value": n if n.isupper() or n in ("a", "b", "c") else None} for n in args]
             if total != "count"
-            else [{"name": n, "value": {"count": "a * b * c"}.get(n, n if n in ("a", "b", "c") else None)} for n in args],
+            else [
+                {"name": n, "value": {"count": "a * b * c"}.get(n, n if n in ("a", "b", "c") else None)}
+                for n in args
+            ],
         }
     )
 
 
 FORMS: dict[str, tuple[str, LaunchContext, str, str | None]] = {
-    "nchw-to-nhwc-float": (NCHW_TO_NHWC, _spec("N * C * H * W", ["x", "y", "N", "C", "H", "W"]), "nchw_to_nhwc", None),
-    "reverse3-template": (REVERSE3, _spec("count", ["in", "out", "count", "a", "b", "c"], 256, "32 * sm_count"), "reverse3<float, 2, 1, 0>", "reverse3<float, 2, 1, 0>"),
+    "nchw-to-nhwc-float": (
+        NCHW_TO_NHWC,
+        _spec("N * C * H * W", ["x", "y", "N", "C", "H", "W"]),
+        "nchw_to_nhwc",
+        None,
+    ),
+    "reverse3-template": (
+        REVERSE3,
+        _spec("count", ["in", "out", "count", "a", "b", "c"], 256, "32 * sm_count"),
+        "reverse3<float, 2, 1, 0>",
+        "reverse3<float, 2, 1, 0>",
+    ),
     "scatter-rows-int": (
         SCATTER_ROWS,
-        launch_context({"grid": ["ceil_div(T, 128)"], "block": [128], "args": [
-            {"name": "src"}, {"name": "dst"}, {"name": "total", "value": "T"}, {"name": "W", "value": "W"}, {"name": "H", "value": "H"}]}),
+        launch_context(
+            {
+                "grid": ["ceil_div(T, 128)"],
+                "block": [128],
+                "args": [
+                    {"name": "src"},
+                    {"name": "dst"},
+                    {"name": "total", "value": "T"},
+                    {"name": "W", "value": "W"},
+                    {"name": "H", "value": "H"},
+                ],
+            }
+        ),
         "scatter_rows",
         None,
     ),
@@ -98,7 +122,9 @@ FORMS: dict[str, tuple[str, LaunchContext, str, str | None]] = {
 
 def _request(name: str, source: str | None = None, transform: str = "coalesce-access") -> RewriteRequest:
     text, launch, _, kernel = FORMS[name]
-    return RewriteRequest(source=source or text, language="cuda", transform=transform, launch=launch, kernel=kernel)
+    return RewriteRequest(
+        source=source or text, language="cuda", transform=transform, launch=launch, kernel=kernel
+    )
 
 
 REFUSED: dict[str, tuple[str, str, str]] = {

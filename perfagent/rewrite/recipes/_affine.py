@@ -19,6 +19,8 @@ from itertools import combinations_with_replacement
 
 Mono = tuple[str, ...]
 """Sorted factor names; () is the constant term."""
+FormDict = dict[Mono, int]
+"""A form as built here (``Form`` is any read-only mapping of one)."""
 Form = Mapping[Mono, int]
 """monomial -> coefficient (no zero coefficients)."""
 
@@ -67,7 +69,7 @@ def quotient(form: Form, divisor: Form) -> dict[Mono, int] | None:
     """``form / divisor`` when ``divisor`` is one monomial (coefficient 1) dividing every term exactly."""
     if len(divisor) != 1:
         return None
-    (mono, coefficient), = divisor.items()
+    ((mono, coefficient),) = divisor.items()
     if coefficient != 1 or not mono or not form:
         return None
     out: dict[Mono, int] = {}

@@ -15,19 +15,20 @@ or ``("d", exts, e)``: that quotient ``% e``. Sizes are the constant term ``()``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from perfagent.rewrite.recipes import _affine
-from perfagent.rewrite.recipes._affine import Form
+from perfagent.rewrite.recipes._affine import Form, FormDict
 
 FrozenForm = tuple[tuple[tuple[str, ...], int], ...]
-Coord = tuple  # ("q", exts) | ("d", exts, e); () is the size (constant) term
+Coord = tuple[Any, ...]  # ("q", exts) | ("d", exts, e); () is the size (constant) term
 
 
 def freeze(form: Form) -> FrozenForm:
     return tuple(sorted(form.items()))
 
 
-def thaw(form: FrozenForm) -> dict:
+def thaw(form: FrozenForm) -> FormDict:
     return dict(form)
 
 
@@ -38,7 +39,7 @@ class Lin:
     terms: tuple[tuple[Coord, FrozenForm], ...]
 
     @staticmethod
-    def of(mapping: dict[Coord, dict]) -> Lin:
+    def of(mapping: dict[Coord, FormDict]) -> Lin:
         return Lin(tuple(sorted((k, freeze(v)) for k, v in mapping.items() if v)))
 
     @staticmethod
@@ -49,10 +50,10 @@ class Lin:
     def flat() -> Lin:
         return Lin.of({("q", ()): _affine.const(1)})
 
-    def as_dict(self) -> dict[Coord, dict]:
+    def as_dict(self) -> dict[Coord, FormDict]:
         return {k: thaw(v) for k, v in self.terms}
 
-    def size_form(self) -> dict | None:
+    def size_form(self) -> FormDict | None:
         """The form of a pure size (no coordinate term), else None."""
         d = self.as_dict()
         return d.get((), {}) if set(d) <= {()} else None
@@ -61,7 +62,7 @@ class Lin:
         """The coordinate of ``1 * coordinate`` (nothing else), else None."""
         d = self.as_dict()
         if len(d) == 1:
-            (k, v), = d.items()
+            ((k, v),) = d.items()
             if k != () and v == _affine.const(1):
                 return k
         return None
@@ -103,11 +104,7 @@ def divide(a: Lin, b: Lin, op: str) -> Lin | str:
 
 def chain(values: list[Lin]) -> tuple[FrozenForm, ...] | str:
     """The extents divided by, innermost first, that every coordinate term of ``values`` belongs to."""
-    runs = []
-    for value in values:
-        for k in value.as_dict():
-            if k:
-                runs.append(k[1] if k[0] == "q" else (*k[1], k[2]))
+    runs = [k[1] if k[0] == "q" else (*k[1], k[2]) for value in values for k in value.as_dict() if k]
     longest = max(runs, key=len, default=())
     for run in runs:
         if tuple(longest[: len(run)]) != tuple(run):
@@ -115,12 +112,12 @@ def chain(values: list[Lin]) -> tuple[FrozenForm, ...] | str:
     return tuple(longest)
 
 
-def expand(value: Lin, exts: tuple[FrozenForm, ...]) -> dict[int, dict] | None:
+def expand(value: Lin, exts: tuple[FrozenForm, ...]) -> dict[int, FormDict] | None:
     """``value`` over the digits of ``exts``: digit ``k < len(exts)`` is ``("d", exts[:k], exts[k])``,
     digit ``len(exts)`` the outermost quotient; key -1 is the size term. None: a product left the forms."""
-    out: dict[int, dict] = {}
+    out: dict[int, FormDict] = {}
 
-    def put(k: int, form: dict | None) -> bool:
+    def put(k: int, form: FormDict | None) -> bool:
         if form is None:
             return False
         out[k] = _affine.add(out.get(k, {}), form)
@@ -133,7 +130,7 @@ def expand(value: Lin, exts: tuple[FrozenForm, ...]) -> dict[int, dict] | None:
             put(len(coord[1]), coeff)
         else:
             start = len(coord[1])
-            scale: dict | None = _affine.const(1)
+            scale: FormDict | None = _affine.const(1)
             for j in range(start, len(exts) + 1):
                 if scale is None or not put(j, _affine.mul(coeff, scale)):
                     return None
@@ -142,9 +139,9 @@ def expand(value: Lin, exts: tuple[FrozenForm, ...]) -> dict[int, dict] | None:
     return {k: v for k, v in out.items() if v}
 
 
-def stride(exts: tuple[FrozenForm, ...], k: int) -> dict | None:
+def stride(exts: tuple[FrozenForm, ...], k: int) -> FormDict | None:
     """The product of the extents inside digit ``k`` (its stride in the flat index)."""
-    out: dict | None = _affine.const(1)
+    out: FormDict | None = _affine.const(1)
     for e in exts[:k]:
         out = _affine.mul(out, thaw(e)) if out is not None else None
     return out

@@ -23,10 +23,21 @@ from itertools import product
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _affine, _cuda
-from perfagent.rewrite.recipes._affine import Facts, Form
+from perfagent.rewrite.recipes._affine import Facts, Form, FormDict
 from perfagent.rewrite.recipes._chunk_syntax import assigned, ident, operator
 
-_INT_WORDS = ("int", "unsigned", "long", "short", "size_t", "int32_t", "int64_t", "uint32_t", "uint64_t", "char")
+_INT_WORDS = (
+    "int",
+    "unsigned",
+    "long",
+    "short",
+    "size_t",
+    "int32_t",
+    "int64_t",
+    "uint32_t",
+    "uint64_t",
+    "char",
+)
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
@@ -44,8 +55,8 @@ def is_unsigned_type(text: str) -> bool:
 class Range:
     """Candidate lower and upper bounds (each a form); empty: unknown on that side."""
 
-    lo: list[dict] = field(default_factory=list)
-    hi: list[dict] = field(default_factory=list)
+    lo: list[FormDict] = field(default_factory=list)
+    hi: list[FormDict] = field(default_factory=list)
 
 
 class Ranges:
@@ -54,7 +65,7 @@ class Ranges:
     def __init__(self, kernel: Node) -> None:
         self.kernel = kernel
         self.written = assigned(kernel)
-        self.sizes: dict[str, dict] = {}
+        self.sizes: dict[str, FormDict] = {}
         self.nonneg: set[str] = set()
         self.values: dict[str, Node] = {}
         self.counters: dict[str, Node] = {}
@@ -74,7 +85,10 @@ class Ranges:
             if len(decls) != 1 or name in self.sizes:
                 continue
             decl = decls[0]
-            value, typ = decl.child_by_field_name("value"), _cuda.element_type(decl.parent) if decl.parent else ""
+            value, typ = (
+                decl.child_by_field_name("value"),
+                _cuda.element_type(decl.parent) if decl.parent else "",
+            )
             if value is None or not is_integer_type(typ):
                 continue
             loop = decl.parent.parent if decl.parent is not None else None
@@ -90,7 +104,7 @@ class Ranges:
             else:
                 self.values[name] = value
 
-    def _size_form(self, value: Node) -> dict | None:
+    def _size_form(self, value: Node) -> FormDict | None:
         """The form of an initialiser made of sizes and constants only (None otherwise)."""
         names = {_cuda.text(n) for n in _cuda.walk(value) if n.type == "identifier"}
         if not names <= set(self.sizes) or any(_cuda.builtin_axis(n) for n in _cuda.walk(value)):
@@ -113,7 +127,11 @@ class Ranges:
         if update.type == "assignment_expression" and operator(update) == "+=":
             step = update.child_by_field_name("right")
             point = Point(self, Facts(self.nonneg), {})
-            return ident(update.child_by_field_name("left")) == name and step is not None and point.at_least_zero(step)
+            return (
+                ident(update.child_by_field_name("left")) == name
+                and step is not None
+                and point.at_least_zero(step)
+            )
         return False
 
     def at(self, node: Node) -> Point:
@@ -153,21 +171,23 @@ def _guards(node: Node, kernel: Node) -> list[tuple[str, str, Node]]:
                 out += _atoms(parent.child_by_field_name("condition"), True)
             elif child == parent.child_by_field_name("alternative"):
                 out += _atoms(parent.child_by_field_name("condition"), False)
-        elif parent.type in ("for_statement", "while_statement") and child == parent.child_by_field_name("body"):
+        elif parent.type in ("for_statement", "while_statement") and child == parent.child_by_field_name(
+            "body"
+        ):
             out += _atoms(parent.child_by_field_name("condition"), True)
         elif parent.type == "compound_statement":
             for earlier in parent.named_children:
                 if earlier.start_byte >= child.start_byte:
                     break
-                if earlier.type == "if_statement" and _exits(earlier):
+                if earlier.type == "if_statement" and exits(earlier):
                     out += _atoms(earlier.child_by_field_name("condition"), False)
         child, parent = parent, parent.parent
     return out
 
 
-def _exits(stmt: Node) -> bool:
+def exits(stmt: Node) -> bool:
     """``if (c) return;`` / ``continue;`` (braces allowed), no else."""
-    if stmt.child_by_field_name("alternative") is not None:
+    if stmt.type != "if_statement" or stmt.child_by_field_name("alternative") is not None:
         return False
     body = stmt.child_by_field_name("consequence")
     if body is not None and body.type == "compound_statement" and len(body.named_children) == 1:
@@ -208,9 +228,9 @@ class Point:
 
     scope: Ranges
     facts: Facts
-    guards: dict[str, list[dict]]
+    guards: dict[str, list[FormDict]]
 
-    def exact(self, node: Node) -> dict | None:
+    def exact(self, node: Node) -> FormDict | None:
         """The form of a size expression (None when it reads anything else or is not affine)."""
         r = self.bounds(node)
         if isinstance(r, str) or len(r.lo) != 1 or r.lo != r.hi:
@@ -280,7 +300,10 @@ class Point:
         if op == "+":
             return Range(_sums(a.lo, b.lo), _sums(a.hi, b.hi))
         if op == "-":
-            return Range(_sums(a.lo, [_affine.scale(h, -1) for h in b.hi]), _sums(a.hi, [_affine.scale(x, -1) for x in b.lo]))
+            return Range(
+                _sums(a.lo, [_affine.scale(h, -1) for h in b.hi]),
+                _sums(a.hi, [_affine.scale(x, -1) for x in b.lo]),
+            )
         if op == "*":
             return self._product(a, b)
         return self._division(op, a, right)
@@ -306,7 +329,11 @@ class Point:
         if op == "%":
             return Range([_affine.const(0)], [_affine.add(d, _affine.const(-1))])
         # a < d * q (hi = d * q - 1) gives a / d < q: the row of a flat index below W * H is below H
-        rows = [_affine.add(q, _affine.const(-1)) for h in a.hi if (q := _affine.quotient(_affine.add(h, _affine.const(1)), d))]
+        rows = [
+            _affine.add(q, _affine.const(-1))
+            for h in a.hi
+            if (q := _affine.quotient(_affine.add(h, _affine.const(1)), d))
+        ]
         return Range([_affine.const(0)], rows + list(a.hi))
 
     def _minus_own_remainder(self, left: Node, right: Node) -> bool:
@@ -335,7 +362,7 @@ def _same(a: Node, b: Node) -> bool:
     return "".join(_cuda.text(_cuda.strip(a)).split()) == "".join(_cuda.text(_cuda.strip(b)).split())
 
 
-def _sums(xs: list[dict], ys: list[dict]) -> list[dict]:
+def _sums(xs: list[FormDict], ys: list[FormDict]) -> list[FormDict]:
     return [_affine.add(x, y) for x, y in product(xs, ys)]
 
 

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _affine, _cuda
+from perfagent.rewrite.recipes._affine import FormDict
 from perfagent.rewrite.recipes._chunk_syntax import assigned, ident, is_global_id, operator
 from perfagent.rewrite.recipes._flat_index import Lin, combine, divide, times
-from perfagent.rewrite.recipes._index_range import is_integer_type
+from perfagent.rewrite.recipes._index_range import exits, is_integer_type
 from perfagent.rewrite.recipes._variant import at
 
 _COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%"}
-_Value = Lin | list
+_Value = Lin | list[Lin | None]
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Copy:
 
     index: str
     index_type: str
-    bound: dict
+    bound: FormDict
     """``N`` of ``o < N``, a form of the kernel's sizes."""
     write: Lin
     read: Lin
@@ -106,7 +107,7 @@ class _Eval:
         got2 = divide(a, b, op)
         return got2 if isinstance(got2, Lin) else at(node, got2)
 
-    def _slot(self, node: Node) -> tuple[list, int] | str:
+    def _slot(self, node: Node) -> tuple[list[Lin | None], int] | str:
         array, index = node.child_by_field_name("argument"), node.child_by_field_name("indices")
         name = ident(array)
         values = self.env.get(name or "")
@@ -198,7 +199,10 @@ class _Eval:
             elif stmt.type == "expression_statement" and (e := _expression(stmt)) is not None:
                 why = self.assign(e) if e.type == "assignment_expression" else at(stmt, "not an assignment")
             else:
-                why = at(stmt, f"'{_cuda.text(stmt)[:40]}' ({stmt.type.replace('_', ' ')}): only declarations and assignments are followed")
+                why = at(
+                    stmt,
+                    f"'{_cuda.text(stmt)[:40]}' ({stmt.type.replace('_', ' ')}): only declarations and assignments are followed",
+                )
             if why is not None:
                 return why
         return None
@@ -212,7 +216,11 @@ def _expression(stmt: Node) -> Node | None:
 def _is_stride(node: Node | None) -> bool:
     if node is None or node.type != "binary_expression" or operator(node) != "*":
         return False
-    axes = {_cuda.builtin_axis(_cuda.strip(c)) for c in (node.child_by_field_name("left"), node.child_by_field_name("right")) if c}
+    axes = {
+        _cuda.builtin_axis(_cuda.strip(c))
+        for c in (node.child_by_field_name("left"), node.child_by_field_name("right"))
+        if c
+    }
     return axes == {("blockDim", "x"), ("gridDim", "x")}
 
 
@@ -225,11 +233,19 @@ def _flat_loop(stmt: Node) -> tuple[Node, Node, Node, list[Node]] | None:
     decl = init.child_by_field_name("declarator")
     value = decl.child_by_field_name("value") if decl is not None and decl.type == "init_declarator" else None
     name = ident(decl.child_by_field_name("declarator")) if decl is not None else None
-    if value is None or name is None or not is_global_id(value, {}):
+    if decl is None or value is None or name is None or not is_global_id(value, {}):
         return None
     cond = _cuda.strip(cond)
-    ok_cond = cond.type == "binary_expression" and operator(cond) == "<" and ident(cond.child_by_field_name("left")) == name
-    ok_update = update.type == "assignment_expression" and operator(update) == "+=" and ident(update.child_by_field_name("left")) == name
+    ok_cond = (
+        cond.type == "binary_expression"
+        and operator(cond) == "<"
+        and ident(cond.child_by_field_name("left")) == name
+    )
+    ok_update = (
+        update.type == "assignment_expression"
+        and operator(update) == "+="
+        and ident(update.child_by_field_name("left")) == name
+    )
     if not (ok_cond and ok_update and _is_stride(_cuda.strip(update.child_by_field_name("right") or update))):
         return None
     stmts = body.named_children if body.type == "compound_statement" else [body]
@@ -244,13 +260,15 @@ def _guarded(stmts: list[Node], k: int) -> tuple[Node, Node, Node, list[Node]] |
     value = decl.child_by_field_name("value") if decl is not None and decl.type == "init_declarator" else None
     name = ident(decl.child_by_field_name("declarator")) if decl is not None else None
     guard = stmts[k + 1]
-    if value is None or name is None or not is_global_id(value, {}) or guard.type != "if_statement":
+    if decl is None or value is None or name is None or not is_global_id(value, {}) or not exits(guard):
         return None
     cond = _cuda.strip(guard.child_by_field_name("condition") or guard)
     cond = _cuda.strip(cond.child_by_field_name("value") or cond) if cond.type == "condition_clause" else cond
-    then = guard.child_by_field_name("consequence")
-    exits = then is not None and "return" in _cuda.text(then) and len(_cuda.text(then)) < 16
-    if cond.type != "binary_expression" or operator(cond) != ">=" or ident(cond.child_by_field_name("left")) != name or not exits:
+    if (
+        cond.type != "binary_expression"
+        or operator(cond) != ">="
+        or ident(cond.child_by_field_name("left")) != name
+    ):
         return None
     return decl, stmts[k], cond.child_by_field_name("right") or cond, stmts[k + 2 :]
 
@@ -259,7 +277,7 @@ def _source_of(node: Node, pointers: set[str]) -> tuple[str, Node] | None:
     """(pointer, index) of ``src[R]``, ``__ldg(src + R)`` or ``__ldg(&src[R])``."""
     node = _cuda.strip(node)
     if node.type == "call_expression" and _cuda.text(node.child_by_field_name("function") or node) == "__ldg":
-        args = [c for c in _cuda.call_args(node)]
+        args = _cuda.call_args(node)
         if len(args) != 1:
             return None
         arg = _cuda.strip(args[0])
@@ -290,7 +308,9 @@ def evaluate(kernel: Node, requested: str | None) -> Copy | str:
         if found is not None:
             break
     else:
-        return "no flat global index: neither a grid-stride loop as the last statement nor 'if (i >= N) return;'"
+        return (
+            "no flat global index: neither a grid-stride loop as the last statement nor 'if (i >= N) return;'"
+        )
     pre = stmts[:k]
     if any(_cuda.builtin_axis(n) for s in pre for n in _cuda.walk(s)):
         return "thread built-ins before the flat index"
@@ -319,7 +339,7 @@ def _finish(kernel: Node, ev: _Eval, decl: Node, typed: Node, bound: Node, inner
     return _the_copy(kernel, ev, copy, name, _cuda.element_type(typed), n_form)
 
 
-def _the_copy(kernel: Node, ev: _Eval, copy: Node, name: str, index_type: str, bound: dict) -> Copy | str:
+def _the_copy(kernel: Node, ev: _Eval, copy: Node, name: str, index_type: str, bound: FormDict) -> Copy | str:
     params = {p: (typ, ptr) for p, typ, ptr in _cuda.kernel_params(kernel)}
     pointers = {p for p, (_, ptr) in params.items() if ptr}
     left, right = copy.child_by_field_name("left"), copy.child_by_field_name("right")

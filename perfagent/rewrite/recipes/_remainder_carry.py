@@ -45,7 +45,7 @@ def carry_for(ranges: Ranges, point: Point, node: Node) -> Carry | None:
     """The carried remainder for ``node`` (``i % D``), or None when the form does not hold."""
     counter, divisor = node.child_by_field_name("left"), node.child_by_field_name("right")
     name = ident(counter)
-    if name is None or divisor is None or name not in ranges.counters:
+    if counter is None or name is None or divisor is None or name not in ranges.counters:
         return None
     decl = ranges.counters[name]
     loop = decl.parent.parent if decl.parent is not None else None

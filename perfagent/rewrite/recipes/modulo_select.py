@@ -75,7 +75,10 @@ def steps_for(point: Point, node: Node) -> int | str:
         return at(node, "a constant divisor: the compiler already replaces it by a multiply")
     d = point.exact(divisor)
     if d is None:
-        return at(node, f"the divisor '{_cuda.text(divisor)}' is not a size of the kernel (an argument or a local computed from them)")
+        return at(
+            node,
+            f"the divisor '{_cuda.text(divisor)}' is not a size of the kernel (an argument or a local computed from them)",
+        )
     if not point.facts.positive(d):
         return at(node, f"the divisor '{_cuda.text(divisor)}' is not provably >= 1 (no guard bounds it)")
     bounds = point.bounds(dividend)
@@ -88,7 +91,10 @@ def steps_for(point: Point, node: Node) -> int | str:
         if any(point.facts.positive(_affine.sub(limit, hi)) for hi in bounds.hi):
             return steps
     highs = ", ".join(_affine.render(h) for h in bounds.hi) or "unbounded"
-    return at(node, f"'{_cuda.text(dividend)}' may reach {_MAX_STEPS + 1} * ({_cuda.text(divisor)}) (at most {highs})")
+    return at(
+        node,
+        f"'{_cuda.text(dividend)}' may reach {_MAX_STEPS + 1} * ({_cuda.text(divisor)}) (at most {highs})",
+    )
 
 
 def find(kernel: Node) -> _Found | str:
@@ -144,10 +150,14 @@ class _ModuloSelect(CudaRecipe[_Found]):
         if m.wraps:
             lines = ", ".join(str(n) for n in sorted({_cuda.line_of(w.node) for w in m.wraps}))
             steps = max(w.steps for w in m.wraps)
-            said.append(f"{len(m.wraps)} '%' with a provably small dividend (line {lines}) -> at most {steps} compare-and-subtract")
+            said.append(
+                f"{len(m.wraps)} '%' with a provably small dividend (line {lines}) -> at most {steps} compare-and-subtract"
+            )
         if m.carries:
             lines = ", ".join(str(n) for n in sorted({_cuda.line_of(c.node) for c in m.carries}))
-            said.append(f"{len(m.carries)} loop counter '%' (line {lines}) -> a remainder carried by the loop")
+            said.append(
+                f"{len(m.carries)} loop counter '%' (line {lines}) -> a remainder carried by the loop"
+            )
         return [
             Variant(
                 edits=edits,

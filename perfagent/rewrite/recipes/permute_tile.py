@@ -28,6 +28,7 @@ from tree_sitter import Node
 
 from perfagent.rewrite.base import LaunchContext
 from perfagent.rewrite.recipes import _affine, _cuda, _launch
+from perfagent.rewrite.recipes._affine import FormDict
 from perfagent.rewrite.recipes._flat_index import chain, expand, stride, thaw
 from perfagent.rewrite.recipes._permute_eval import Copy, evaluate
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
@@ -57,11 +58,11 @@ class _Plan:
     """Kernel size name -> its value in the launch spec's terms."""
 
 
-def _text(form: dict) -> str:
+def _text(form: FormDict) -> str:
     return _launch.paren(_affine.render(form))
 
 
-def _linear(terms: dict[int, dict]) -> str:
+def _linear(terms: dict[int, FormDict]) -> str:
     """A digit sum as C text (digit k is ``perfagent_dk``; -1 the size term)."""
     parts = []
     for k, coeff in sorted(terms.items()):
@@ -112,7 +113,7 @@ def _spec_names(kernel: Node, launch: LaunchContext) -> dict[str, str]:
 
 def _in_spec(text: str, spec: dict[str, str]) -> str | None:
     """``text`` (kernel sizes) in the launch spec's terms, or None when a size has no spec value."""
-    names = {n for n in re.findall(r"[A-Za-z_]\w*", text)} - {"ceil_div"}
+    names = set(re.findall(r"[A-Za-z_]\w*", text)) - {"ceil_div"}
     if names - set(spec):
         return None
     return re.sub(r"[A-Za-z_]\w*", lambda m: spec.get(m.group(0), m.group(0)), text)
@@ -135,12 +136,15 @@ def _body(p: _Plan) -> str:
     c, i = p.copy, p.copy.index_type or "int"
     batch = _batch_digits(p)
     count = " * ".join(p.extents[k] for k in batch) or "1"
-    peel = []
-    for k in batch[:-1]:
-        peel.append(f"        const {i} {_P}d{k} = {_P}rest % {p.extents[k]};\n        {_P}rest /= {p.extents[k]};")
+    peel = [
+        f"        const {i} {_P}d{k} = {_P}rest % {p.extents[k]};\n        {_P}rest /= {p.extents[k]};"
+        for k in batch[:-1]
+    ]
     if batch:
         peel.append(f"        const {i} {_P}d{batch[-1]} = {_P}rest;")
-    flat = " + ".join(f"{_P}d{k}" + ("" if p.strides[k] == "1" else f" * {p.strides[k]}") for k in range(p.digits))
+    flat = " + ".join(
+        f"{_P}d{k}" + ("" if p.strides[k] == "1" else f" * {p.strides[k]}") for k in range(p.digits)
+    )
     bound = _text(c.bound)
     rd, wd = f"{_P}d{p.read_digit}", f"{_P}d{p.write_digit}"
 
@@ -162,7 +166,9 @@ def _body(p: _Plan) -> str:
         + f"    __shared__ {c.element} {_P}tile[{TILE}][{TILE + 1}];\n"
         f"    for ({i} {_P}b = blockIdx.z; {_P}b < {count}; {_P}b += gridDim.z) {{\n"
         f"        {i} {_P}rest = {_P}b;\n"
-        f"        (void){_P}rest;\n" + "\n".join(peel) + "\n"
+        f"        (void){_P}rest;\n"
+        + "\n".join(peel)
+        + "\n"
         + phase(rd, wd, f"{_P}tile[{_P}r][threadIdx.x] = {c.src}[{p.read}]")
         + "        __syncthreads();\n"
         + phase(wd, rd, f"{c.dst}[{p.write}] = {_P}tile[threadIdx.x][{_P}r]")
@@ -202,20 +208,18 @@ class _PermuteTile(CudaRecipe[_Plan]):
         grid = self._grid(m)
         assert grid is not None
         body = m.copy.body
-        out = []
-        for rows in ROWS:
-            out.append(
-                Variant(
-                    edits=[Edit(body.start_byte, body.end_byte, _body(m))],
-                    description=(
-                        f"permute through a {TILE}x{TILE + 1} shared tile: reads along digit {m.read_digit}, "
-                        f"writes along digit {m.write_digit}, block ({TILE}, {rows})"
-                    ),
-                    parameters={"tile": TILE, "rows": rows},
-                    launch=LaunchOverride(grid=grid, block=[TILE, rows]),
-                )
+        return [
+            Variant(
+                edits=[Edit(body.start_byte, body.end_byte, _body(m))],
+                description=(
+                    f"permute through a {TILE}x{TILE + 1} shared tile: reads along digit {m.read_digit}, "
+                    f"writes along digit {m.write_digit}, block ({TILE}, {rows})"
+                ),
+                parameters={"tile": TILE, "rows": rows},
+                launch=LaunchOverride(grid=grid, block=[TILE, rows]),
             )
-        return out
+            for rows in ROWS
+        ]
 
 
 RECIPE = register(_PermuteTile())
