@@ -118,6 +118,16 @@ REFUSED: dict[str, tuple[str, str]] = {
         "    if (i < n) b[i] = a[(i + 1) % 4];\n}\n",
         "line 3: a constant divisor",
     ),
+    "shadowed-argument": (
+        "__global__ void k(const int *a, int *b, int W) {\n    int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (x < W) { int W = 3; b[x] = a[(x + 1) % W]; }\n}\n",
+        "line 3: the divisor 'W' is not a size",
+    ),
+    "narrowing-cast": (
+        "__global__ void k(const int *a, int *b, int W) {\n    int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (x < W) b[x] = a[(int)(unsigned char)(x + 1) % W];\n}\n",
+        "'(unsigned char)(x + 1)' is not index arithmetic",
+    ),
     "written-twice": (
         "__global__ void k(const int *a, int *b, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
         "    if (i >= n) return;\n    int j = i;\n    j += n;\n    b[i] = a[(j + 1) % n];\n}\n",

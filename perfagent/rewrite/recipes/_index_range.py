@@ -81,8 +81,11 @@ class Ranges:
         for n in _cuda.walk(self.kernel):
             if n.type == "init_declarator" and (name := ident(n.child_by_field_name("declarator"))):
                 declared.setdefault(name, []).append(n)
+        for name in _declared_names(self.kernel) & set(self.sizes):
+            del self.sizes[name]  # a local that shadows an argument: neither is a size
+            self.nonneg.discard(name)
         for name, decls in declared.items():
-            if len(decls) != 1 or name in self.sizes:
+            if len(decls) != 1 or name in _params(self.kernel):
                 continue
             decl = decls[0]
             value, typ = (
@@ -141,14 +144,36 @@ class Ranges:
             form = point.exact(bound)
             if form is None:
                 continue
-            hi = _affine.add(form, _affine.const(-1)) if op == "<" else form
-            point.guards.setdefault(name, []).append(hi)
-        for name, his in point.guards.items():
-            for lo in point.bounds_of_name(name, guarded=False).lo:
-                for hi in his:
-                    point.facts.add(_affine.sub(hi, lo))
+            shift = {"<": -1, "<=": 0, ">": 1, ">=": 0}[op]
+            side = point.guards if op in ("<", "<=") else point.lows
+            side.setdefault(name, []).append(_affine.add(form, _affine.const(shift)))
+        for name in set(point.guards) | set(point.lows):
+            r = point.bounds_of_name(name)
+            for lo, hi in product(r.lo, r.hi):
+                point.facts.add(_affine.sub(hi, lo))
         point.facts.add_product_facts()
         return point
+
+
+def _params(kernel: Node) -> set[str]:
+    return {name for name, _, _ in _cuda.kernel_params(kernel)}
+
+
+def _declared_names(kernel: Node) -> set[str]:
+    """Every local declared in the body (with or without an initialiser)."""
+    body = kernel.child_by_field_name("body") or kernel
+    out = set()
+    for n in _cuda.walk(body):
+        if n.type == "init_declarator":
+            n = n.child_by_field_name("declarator") or n
+        if (
+            n.type == "identifier"
+            and n.parent is not None
+            and n.parent.type in ("declaration", "init_declarator")
+        ):
+            if n.parent.type == "declaration" or n.parent.child_by_field_name("declarator") == n:
+                out.add(_cuda.text(n))
+    return out
 
 
 def _writes(scope: Node) -> list[Node]:
@@ -162,7 +187,7 @@ def _writes(scope: Node) -> list[Node]:
 
 
 def _guards(node: Node, kernel: Node) -> list[tuple[str, str, Node]]:
-    """(name, '<' or '<=', bound) for every comparison that holds at ``node``."""
+    """(name, '<', '<=', '>' or '>=', bound) for every comparison that holds at ``node``."""
     out: list[tuple[str, str, Node]] = []
     child, parent = node, node.parent
     while parent is not None and parent.id != kernel.id:
@@ -196,7 +221,7 @@ def exits(stmt: Node) -> bool:
 
 
 def _atoms(cond: Node | None, holds: bool) -> list[tuple[str, str, Node]]:
-    """Comparisons ``name < bound`` that follow from ``cond`` being ``holds``: a conjunction when it
+    """Comparisons ``name <op> bound`` that follow from ``cond`` being ``holds``: a conjunction when it
     holds, a negated disjunction when it does not; anything else gives nothing (never a wrong one)."""
     if cond is None:
         return []
@@ -215,11 +240,12 @@ def _atoms(cond: Node | None, holds: bool) -> list[tuple[str, str, Node]]:
     if op not in _FLIP or left is None or right is None:
         return []
     op = op if holds else _NEGATE[op]
-    if (name := ident(left)) is not None and op in ("<", "<="):
-        return [(name, op, right)]
-    if (name := ident(right)) is not None and op in (">", ">="):
-        return [(name, _FLIP[op], left)]
-    return []
+    out = []
+    if (name := ident(left)) is not None:
+        out.append((name, op, right))
+    if (name := ident(right)) is not None:
+        out.append((name, _FLIP[op], left))
+    return out
 
 
 @dataclass
@@ -229,6 +255,9 @@ class Point:
     scope: Ranges
     facts: Facts
     guards: dict[str, list[FormDict]]
+    """name -> upper bounds the dominating guards give it."""
+    lows: dict[str, list[FormDict]] = field(default_factory=dict)
+    """name -> lower bounds the dominating guards give it (``x >= 1`` of a stencil's interior)."""
 
     def exact(self, node: Node) -> FormDict | None:
         """The form of a size expression (None when it reads anything else or is not affine)."""
@@ -253,7 +282,8 @@ class Point:
         elif name in scope.counters:
             r = self._counter_low(scope.counters[name])
         his = self.guards.get(name, []) if guarded else []
-        return Range(list(r.lo), list(r.hi) + his)
+        los = self.lows.get(name, []) if guarded else []
+        return Range(list(r.lo) + los, list(r.hi) + his)
 
     def _counter_low(self, decl: Node) -> Range:
         """A counter that only counts up stays at or above its start (signed: overflow is undefined);
@@ -314,7 +344,9 @@ class Point:
     def _product(self, a: Range, b: Range) -> Range | str:
         if not (self._nonneg(a) and self._nonneg(b)):
             return "a product of values that may be negative"
-        lo = [p for x, y in product(a.lo, b.lo) if (p := _affine.mul(x, y)) is not None] or [_affine.const(0)]
+        # a product of lower bounds bounds the product only where both are >= 0 themselves
+        lows = [(x, y) for x, y in product(a.lo, b.lo) if self.facts.nonneg(x) and self.facts.nonneg(y)]
+        lo = [p for x, y in lows if (p := _affine.mul(x, y)) is not None] or [_affine.const(0)]
         hi = [p for x, y in product(a.hi, b.hi) if (p := _affine.mul(x, y)) is not None]
         return Range(lo, hi)
 
@@ -371,7 +403,7 @@ def _strip_int_casts(node: Node) -> Node:
     while node.type in ("parenthesized_expression", "cast_expression"):
         if node.type == "cast_expression":
             typ = node.child_by_field_name("type")
-            if typ is None or not is_integer_type(_cuda.text(typ)):
+            if typ is None or not is_integer_type(_cuda.text(typ)) or _narrow(_cuda.text(typ)):
                 return node
             value = node.child_by_field_name("value")
         else:
@@ -380,6 +412,11 @@ def _strip_int_casts(node: Node) -> Node:
             return node
         node = value
     return node
+
+
+def _narrow(typ: str) -> bool:
+    """A cast to fewer than 32 bits may change an in-range index: it ends the arithmetic."""
+    return any(w in typ for w in ("char", "short", "int8", "int16"))
 
 
 def _literal(text: str) -> int | None:
