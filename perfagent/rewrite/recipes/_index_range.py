@@ -25,6 +25,7 @@ from tree_sitter import Node
 from perfagent.rewrite.recipes import _affine, _cuda
 from perfagent.rewrite.recipes._affine import Facts, Form, FormDict
 from perfagent.rewrite.recipes._chunk_syntax import assigned, ident, operator
+from perfagent.rewrite.recipes._index_guards import declared_names, guards, params, writes
 
 _INT_WORDS = (
     "int",
@@ -38,8 +39,6 @@ _INT_WORDS = (
     "uint64_t",
     "char",
 )
-_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
 
 def is_integer_type(text: str) -> bool:
@@ -81,11 +80,11 @@ class Ranges:
         for n in _cuda.walk(self.kernel):
             if n.type == "init_declarator" and (name := ident(n.child_by_field_name("declarator"))):
                 declared.setdefault(name, []).append(n)
-        for name in _declared_names(self.kernel) & set(self.sizes):
+        for name in declared_names(self.kernel) & set(self.sizes):
             del self.sizes[name]  # a local that shadows an argument: neither is a size
             self.nonneg.discard(name)
         for name, decls in declared.items():
-            if len(decls) != 1 or name in _params(self.kernel):
+            if len(decls) != 1 or name in params(self.kernel):
                 continue
             decl = decls[0]
             value, typ = (
@@ -120,10 +119,10 @@ class Ranges:
         """``name`` is written only by the loop's update, as ``name += step`` (step >= 0) or ``++name``."""
         update = loop.child_by_field_name("update")
         body = loop.child_by_field_name("body")
-        if update is None or body is None or name in {ident(t) for t in _writes(body)}:
+        if update is None or body is None or name in {ident(t) for t in writes(body)}:
             return False
         cond = loop.child_by_field_name("condition")
-        if cond is not None and name in {ident(t) for t in _writes(cond)}:
+        if cond is not None and name in {ident(t) for t in writes(cond)}:
             return False
         if update.type == "update_expression":
             return ident(update.child_by_field_name("argument")) == name and "++" in _cuda.text(update)
@@ -140,7 +139,7 @@ class Ranges:
     def at(self, node: Node) -> Point:
         """What holds at ``node``: the dominating guards and their facts."""
         point = Point(self, Facts(self.nonneg), {})
-        for name, op, bound in _guards(node, self.kernel):
+        for name, op, bound in guards(node, self.kernel):
             form = point.exact(bound)
             if form is None:
                 continue
@@ -153,99 +152,6 @@ class Ranges:
                 point.facts.add(_affine.sub(hi, lo))
         point.facts.add_product_facts()
         return point
-
-
-def _params(kernel: Node) -> set[str]:
-    return {name for name, _, _ in _cuda.kernel_params(kernel)}
-
-
-def _declared_names(kernel: Node) -> set[str]:
-    """Every local declared in the body (with or without an initialiser)."""
-    body = kernel.child_by_field_name("body") or kernel
-    out = set()
-    for n in _cuda.walk(body):
-        if n.type == "init_declarator":
-            n = n.child_by_field_name("declarator") or n
-        if (
-            n.type == "identifier"
-            and n.parent is not None
-            and n.parent.type in ("declaration", "init_declarator")
-        ):
-            if n.parent.type == "declaration" or n.parent.child_by_field_name("declarator") == n:
-                out.add(_cuda.text(n))
-    return out
-
-
-def _writes(scope: Node) -> list[Node]:
-    out = []
-    for n in _cuda.walk(scope):
-        if n.type == "assignment_expression":
-            out.append(n.child_by_field_name("left"))
-        elif n.type == "update_expression":
-            out.append(n.child_by_field_name("argument"))
-    return [t for t in out if t is not None]
-
-
-def _guards(node: Node, kernel: Node) -> list[tuple[str, str, Node]]:
-    """(name, '<', '<=', '>' or '>=', bound) for every comparison that holds at ``node``."""
-    out: list[tuple[str, str, Node]] = []
-    child, parent = node, node.parent
-    while parent is not None and parent.id != kernel.id:
-        if parent.type == "if_statement":
-            if child == parent.child_by_field_name("consequence"):
-                out += _atoms(parent.child_by_field_name("condition"), True)
-            elif child == parent.child_by_field_name("alternative"):
-                out += _atoms(parent.child_by_field_name("condition"), False)
-        elif parent.type in ("for_statement", "while_statement") and child == parent.child_by_field_name(
-            "body"
-        ):
-            out += _atoms(parent.child_by_field_name("condition"), True)
-        elif parent.type == "compound_statement":
-            for earlier in parent.named_children:
-                if earlier.start_byte >= child.start_byte:
-                    break
-                if earlier.type == "if_statement" and exits(earlier):
-                    out += _atoms(earlier.child_by_field_name("condition"), False)
-        child, parent = parent, parent.parent
-    return out
-
-
-def exits(stmt: Node) -> bool:
-    """``if (c) return;`` / ``continue;`` (braces allowed), no else."""
-    if stmt.type != "if_statement" or stmt.child_by_field_name("alternative") is not None:
-        return False
-    body = stmt.child_by_field_name("consequence")
-    if body is not None and body.type == "compound_statement" and len(body.named_children) == 1:
-        body = body.named_children[0]
-    return body is not None and body.type in ("return_statement", "continue_statement")
-
-
-def _atoms(cond: Node | None, holds: bool) -> list[tuple[str, str, Node]]:
-    """Comparisons ``name <op> bound`` that follow from ``cond`` being ``holds``: a conjunction when it
-    holds, a negated disjunction when it does not; anything else gives nothing (never a wrong one)."""
-    if cond is None:
-        return []
-    cond = _cuda.strip(cond)
-    if cond.type == "condition_clause":
-        inner = cond.child_by_field_name("value")
-        return _atoms(inner, holds) if inner is not None else []
-    if cond.type != "binary_expression":
-        return []
-    op = operator(cond)
-    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
-    if op in ("&&", "||"):
-        if (op == "&&") != holds:
-            return []
-        return _atoms(left, holds) + _atoms(right, holds)
-    if op not in _FLIP or left is None or right is None:
-        return []
-    op = op if holds else _NEGATE[op]
-    out = []
-    if (name := ident(left)) is not None:
-        out.append((name, op, right))
-    if (name := ident(right)) is not None:
-        out.append((name, _FLIP[op], left))
-    return out
 
 
 @dataclass

@@ -20,7 +20,8 @@ from perfagent.rewrite.recipes import _affine, _cuda
 from perfagent.rewrite.recipes._affine import FormDict
 from perfagent.rewrite.recipes._chunk_syntax import assigned, ident, is_global_id, operator
 from perfagent.rewrite.recipes._flat_index import Lin, combine, divide, times
-from perfagent.rewrite.recipes._index_range import exits, is_integer_type
+from perfagent.rewrite.recipes._index_guards import exits
+from perfagent.rewrite.recipes._index_range import is_integer_type
 from perfagent.rewrite.recipes._variant import at
 
 _COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%"}
