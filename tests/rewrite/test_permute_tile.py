@@ -5,7 +5,8 @@ an early return (4-D: two digits left for grid z), a templated rank-3 reversal `
 strides sit in local arrays indexed by the template arguments, in a grid-stride loop with a ``long
 long`` index, and an ``int`` scatter that walks the *input* and writes transposed rows (``i / W / H``).
 Each runs against its original on the CPU block emulator (barriers honoured) on shapes that are not
-multiples of the tile, and compiles with nvcc. Refused forms name the reason.
+multiples of the tile, and compiles with nvcc. A ``__half`` NHWC -> NCHW copy guarded by ``if (o < total) {...}``
+with the size computed between the index and the guard covers the other guard form. Refused forms name the reason.
 """
 
 from __future__ import annotations
@@ -70,6 +71,22 @@ __global__ void scatter_rows(const int *src, int *dst, int total, int W, int H)
 }
 """
 
+NHWC_TO_NCHW_HALF = """
+#include <cuda_fp16.h>
+__global__ void nhwc_to_nchw(const __half *src, __half *dst, int B, int H, int W, int C)
+{
+    long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long total = (long long)B * C * H * W;
+    if (o < total) {
+        long long w = o % W;
+        long long h = (o / W) % H;
+        long long c = (o / W / H) % C;
+        long long b = o / W / H / C;
+        dst[o] = src[((b * H + h) * W + w) * C + c];
+    }
+}
+"""
+
 
 def _spec(total: str, args: list[str], block: int = 128, grid: str | None = None) -> LaunchContext:
     return launch_context(
@@ -98,6 +115,25 @@ FORMS: dict[str, tuple[str, LaunchContext, str, str | None]] = {
         _spec("count", ["in", "out", "count", "a", "b", "c"], 256, "32 * sm_count"),
         "reverse3<float, 2, 1, 0>",
         "reverse3<float, 2, 1, 0>",
+    ),
+    "nhwc-to-nchw-half-if-block": (
+        NHWC_TO_NCHW_HALF,
+        launch_context(
+            {
+                "grid": ["ceil_div(B * C * H * W, 256)"],
+                "block": [256],
+                "args": [
+                    {"name": "src"},
+                    {"name": "dst"},
+                    {"name": "B", "value": "B"},
+                    {"name": "H", "value": "H"},
+                    {"name": "W", "value": "W"},
+                    {"name": "C", "value": "C"},
+                ],
+            }
+        ),
+        "nhwc_to_nchw",
+        None,
     ),
     "scatter-rows-int": (
         SCATTER_ROWS,
@@ -200,6 +236,12 @@ def _cases(name: str, rows: int) -> list[Case]:
             args = (Buf("float", total), Buf("float", total), f"{total}LL", str(a), str(b), str(c))
             new = ((_ceil(c, 32), _ceil(a, 32), b), (32, rows))
             out.append(Case(args, ((3,), (64, 1)), new, f"{a}x{b}x{c}"))
+    elif name == "nhwc-to-nchw-half-if-block":
+        for b, h, w, c in ((2, 3, 37, 5), (1, 2, 3, 70)):
+            total = b * h * w * c
+            args = (Buf("__half", total), Buf("__half", total), str(b), str(h), str(w), str(c))
+            new = ((_ceil(c, 32), _ceil(w, 32), h * b), (32, rows))
+            out.append(Case(args, ((_ceil(total, 256),), (256, 1)), new, f"{b}x{h}x{w}x{c}"))
     else:
         for w, h, batches in ((37, 5, 3), (3, 70, 2)):
             total = w * h * batches

@@ -253,25 +253,52 @@ def _flat_loop(stmt: Node) -> tuple[Node, Node, Node, list[Node]] | None:
     return decl, init, cond.child_by_field_name("right") or cond, list(stmts)
 
 
-def _guarded(stmts: list[Node], k: int) -> tuple[Node, Node, Node, list[Node]] | None:
-    """The same for ``I o = <global id>; if (o >= N) return; ...`` at statement ``k``."""
-    if k + 1 >= len(stmts) or stmts[k].type != "declaration":
-        return None
-    decl = stmts[k].child_by_field_name("declarator")
+_Found = tuple[Node, Node, Node, list[Node], list[Node]]
+
+
+def _guarded(stmts: list[Node], k: int) -> _Found | None:
+    """(index declarator, its declaration, the bound, body statements, statements between the index and
+    its guard) for ``I o = <global id>; [sizes...] if (o >= N) return; ...`` or ``... if (o < N) {...}``
+    as the last statement, the index declared at statement ``k``."""
+    decl = stmts[k].child_by_field_name("declarator") if stmts[k].type == "declaration" else None
     value = decl.child_by_field_name("value") if decl is not None and decl.type == "init_declarator" else None
     name = ident(decl.child_by_field_name("declarator")) if decl is not None else None
-    guard = stmts[k + 1]
-    if decl is None or value is None or name is None or not is_global_id(value, {}) or not exits(guard):
+    if decl is None or value is None or name is None or not is_global_id(value, {}):
         return None
-    cond = _cuda.strip(guard.child_by_field_name("condition") or guard)
-    cond = _cuda.strip(cond.child_by_field_name("value") or cond) if cond.type == "condition_clause" else cond
-    if (
-        cond.type != "binary_expression"
-        or operator(cond) != ">="
-        or ident(cond.child_by_field_name("left")) != name
-    ):
+    for j in range(k + 1, len(stmts)):
+        guard = stmts[j]
+        if guard.type != "if_statement":
+            continue
+        cond = _cuda.strip(guard.child_by_field_name("condition") or guard)
+        cond = (
+            _cuda.strip(cond.child_by_field_name("value") or cond)
+            if cond.type == "condition_clause"
+            else cond
+        )
+        bound = _compared(cond, name, ">=" if exits(guard) else "<")
+        then = guard.child_by_field_name("consequence")
+        if bound is None or then is None:
+            return None
+        if exits(guard):
+            return decl, stmts[k], bound, stmts[j + 1 :], stmts[k + 1 : j]
+        if j == len(stmts) - 1 and guard.child_by_field_name("alternative") is None:
+            inner = then.named_children if then.type == "compound_statement" else [then]
+            return decl, stmts[k], bound, list(inner), stmts[k + 1 : j]
         return None
-    return decl, stmts[k], cond.child_by_field_name("right") or cond, stmts[k + 2 :]
+    return None
+
+
+def _compared(cond: Node, name: str, op: str) -> Node | None:
+    """``N`` of ``name <op> N`` (or the mirrored ``N <op'> name``)."""
+    if cond.type != "binary_expression":
+        return None
+    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    mirrored = {">=": "<=", "<": ">"}[op]
+    if operator(cond) == op and ident(left) == name:
+        return right
+    if operator(cond) == mirrored and ident(right) == name:
+        return left
+    return None
 
 
 def _source_of(node: Node, pointers: set[str]) -> tuple[str, Node] | None:
@@ -305,19 +332,19 @@ def evaluate(kernel: Node, requested: str | None) -> Copy | str:
     stmts = [s for s in body.named_children if s.type != "comment"]
     for k, stmt in enumerate(stmts):
         last_loop = stmt.type == "for_statement" and k == len(stmts) - 1
-        found = (_flat_loop(stmt) if last_loop else None) or _guarded(stmts, k)
+        looped = _flat_loop(stmt) if last_loop else None
+        found: _Found | None = (*looped, []) if looped is not None else _guarded(stmts, k)
         if found is not None:
             break
     else:
-        return (
-            "no flat global index: neither a grid-stride loop as the last statement nor 'if (i >= N) return;'"
-        )
-    pre = stmts[:k]
+        return "no flat global index: neither a grid-stride loop as the last statement nor a guard 'if (i >= N) return;' / 'if (i < N) {...}'"
+    decl, typed, bound, inner, between = found
+    pre = stmts[:k] + between
     if any(_cuda.builtin_axis(n) for s in pre for n in _cuda.walk(s)):
         return "thread built-ins before the flat index"
     ev = _Eval(kernel, consts)
-    why = ev.body(pre)
-    return why if why is not None else _finish(kernel, ev, *found)
+    why = ev.body(pre)  # the index is not known yet: a set-up statement that reads it is refused
+    return why if why is not None else _finish(kernel, ev, decl, typed, bound, inner)
 
 
 def _finish(kernel: Node, ev: _Eval, decl: Node, typed: Node, bound: Node, inner: list[Node]) -> Copy | str:
