@@ -8,7 +8,7 @@ from __future__ import annotations
 from perfagent.rewrite.recipes import _affine, _cuda
 from perfagent.rewrite.recipes._affine import Facts, add, const, scale, sub, sym
 from perfagent.rewrite.recipes._index_range import Ranges
-from perfagent.rewrite.recipes.modulo_select import remainders
+from perfagent.rewrite.recipes.modulo_to_select import remainders
 
 
 def test_a_positive_product_of_sizes_bounds_its_factors() -> None:

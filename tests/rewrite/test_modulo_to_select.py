@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
-from perfagent.rewrite.recipes import RECIPES, modulo_select, recipes_for
+from perfagent.rewrite.recipes import RECIPES, modulo_to_select, recipes_for
 
 from .cuda_blocks import Buf, Case, assert_same, run
 from .helpers import assert_compiled, nvcc_compile
@@ -144,8 +144,8 @@ def _request(source: str, launch: LaunchContext) -> RewriteRequest:
 def test_wrapped_indices_become_compare_and_subtract(name: str) -> None:
     source, launch, _, steps = FORMS[name]
     req = _request(source, launch)
-    assert modulo_select.applies(req) is None, modulo_select.applies(req)
-    [cand] = modulo_select.propose(req)
+    assert modulo_to_select.applies(req) is None, modulo_to_select.applies(req)
+    [cand] = modulo_to_select.propose(req)
     assert cand.source.count(f"perfagent_wrap{steps}(") == REWRITTEN[name], cand.source
     assert cand.launch is None  # same work per thread: the launch is the spec's
     if name in CARRIED:  # the counter's own remainder is carried by the loop's update
@@ -156,15 +156,15 @@ def test_wrapped_indices_become_compare_and_subtract(name: str) -> None:
 def test_unprovable_remainders_are_refused_with_the_line(name: str) -> None:
     source, why = REFUSED[name]
     req = _request(source, FORMS["periodic-heat-size-t"][1])
-    reason = modulo_select.applies(req)
+    reason = modulo_to_select.applies(req)
     if reason is None:  # other remainders of the kernel were rewritten: this one is named in the notes
-        [cand] = modulo_select.propose(req)
+        [cand] = modulo_to_select.propose(req)
         reason = "; ".join(cand.notes)
     assert why in reason, reason
 
 
 def test_the_unprovable_remainder_stays_and_is_named() -> None:
-    [cand] = modulo_select.propose(_request(PERIODIC_HEAT, FORMS["periodic-heat-size-t"][1]))
+    [cand] = modulo_to_select.propose(_request(PERIODIC_HEAT, FORMS["periodic-heat-size-t"][1]))
     assert "size_t col = i % W;" in cand.source
     assert any("line 6: 'i' may reach 3 * (W)" in note for note in cand.notes), cand.notes
 
@@ -172,8 +172,8 @@ def test_the_unprovable_remainder_stays_and_is_named() -> None:
 def test_registered_for_fast_math() -> None:
     from knowledge.transforms import catalog
 
-    assert RECIPES["modulo-to-select"] is modulo_select.RECIPE
-    assert modulo_select.RECIPE in recipes_for("fast-math", "cuda")
+    assert RECIPES["modulo-to-select"] is modulo_to_select.RECIPE
+    assert modulo_to_select.RECIPE in recipes_for("fast-math", "cuda")
     assert "modulo-to-select" in catalog()["fast-math"].recipes
 
 
@@ -224,14 +224,14 @@ def _cases(name: str) -> list[Case]:
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_rewrite_computes_what_the_original_computes(name: str, tmp_path: Path) -> None:
     source, launch, kernel, _ = FORMS[name]
-    [cand] = modulo_select.propose(_request(source, launch))
+    [cand] = modulo_to_select.propose(_request(source, launch))
     assert_same(tmp_path, source, cand.source, kernel, _cases(name), rtol=0.0, atol=0.0)
 
 
 def test_the_emulation_catches_one_subtraction_too_few(tmp_path: Path) -> None:
     """The blur's ``x + dx + W`` reaches ``2W`` at the right edge: one subtraction leaves ``W`` there."""
     source, launch, kernel, _ = FORMS["torus-blur-float-2d"]
-    [cand] = modulo_select.propose(_request(source, launch))
+    [cand] = modulo_to_select.propose(_request(source, launch))
     broken = cand.source.replace("perfagent_wrap<2>((x + dx + W), W)", "perfagent_wrap<1>((x + dx + W), W)")
     assert broken != cand.source
     ok, _ = run(tmp_path, source, broken, kernel, _cases("torus-blur-float-2d"), rtol=0.0, atol=0.0)
@@ -241,6 +241,6 @@ def test_the_emulation_catches_one_subtraction_too_few(tmp_path: Path) -> None:
 def test_candidates_compile(tmp_path: Path) -> None:
     sources = {}
     for name, (source, launch, *_) in FORMS.items():
-        [cand] = modulo_select.propose(_request(source, launch))
+        [cand] = modulo_to_select.propose(_request(source, launch))
         sources[name.replace("-", "_")] = cand.source
     assert_compiled(nvcc_compile(sources, tmp_path))
