@@ -3,7 +3,7 @@
 Own forms (issue 23: not the measuring set's kernel): a float NCHW -> NHWC copy over the output with
 an early return (4-D: two digits left for grid z), a templated rank-3 reversal ``<T, 2, 1, 0>`` whose
 strides sit in local arrays indexed by the template arguments, in a grid-stride loop with a ``long
-long`` index, and an ``int`` scatter that walks the *input* and writes transposed rows (``i / W / H``).
+long`` index and an ``__ldg`` read, and an ``int`` scatter that walks the *input* and writes transposed rows (``i / W / H``).
 Each runs against its original on the CPU block emulator (barriers honoured) on shapes that are not
 multiples of the tile, and compiles with nvcc. A ``__half`` NHWC -> NCHW copy guarded by ``if (o < total) {...}``
 with the size computed between the index and the guard covers the other guard form. Refused forms name the reason.
@@ -53,7 +53,7 @@ __global__ void reverse3(const T *in, T *out, long long count, int a, int b, int
         long long k1 = q % odims[1];
         long long k0 = q / odims[1];
         long long from = k0 * stride_in[P0] + k1 * stride_in[P1] + k2 * stride_in[P2];
-        out[o] = in[from];
+        out[o] = __ldg(&in[from]);
     }
 }
 
