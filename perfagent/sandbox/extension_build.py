@@ -29,6 +29,7 @@ from pathlib import Path
 
 from perfagent.sandbox.confinement import require, worker_env
 from perfagent.workloads import extension_builds as eb
+from perfagent.workloads.cuda_toolkit import load_inline_gap
 from profilers.confine import Confinement, bwrap_argv, hidden_secrets
 from profilers.errors import ProfilerError, ToolTimeout
 from profilers.process import run_command
@@ -49,7 +50,8 @@ class BuildStep:
     file: str
     folder: str
     state: str
-    """'built' (now), 'cached' (built before), 'failed' (now or before: ``detail`` says why)."""
+    """'built' (now), 'cached' (built before), 'failed' (now or before: ``detail`` says why),
+    'not-built' (this machine lacks what the build needs: nothing kept, the worker reports the gap)."""
     seconds: float
     detail: str = ""
 
@@ -118,6 +120,8 @@ def prebuild(
     """
     todo = list(dict.fromkeys(Path(f).resolve() for f in files))
     todo = [f for f in todo if eb.builds_extensions(f)]
+    if todo and load_inline_gap() is not None:  # the worker says what is missing, as before
+        todo = [f for f in todo if not eb.needs_cuda(f)]
     if not todo:
         return []
     require()
@@ -140,10 +144,12 @@ def _build_once(file: Path, timeout_s: float, progress: Callable[[str], None] | 
         if progress:
             progress(f"building the extensions of {file.name} (confined build step) …")
         folder.mkdir(parents=True, exist_ok=True)
-        detail = _run_build_worker(file, folder, timeout_s)
+        rc, detail = _run_build_worker(file, folder, timeout_s)
         spent = round(time.monotonic() - started, 3)
         if (folder / eb.FILE_BUILT).is_file():
             return BuildStep(str(file), str(folder), "built", spent)
+        if rc == eb.ENVIRONMENT_EXIT:  # this machine cannot build it: not the file's fault, not kept
+            return BuildStep(str(file), str(folder), "not-built", spent, detail)
         failure = eb.recorded_failure(folder)
         if failure is None:  # the worker died before writing anything: record why, once
             failure = f"the build step of {file.name} failed: {detail}"
@@ -151,8 +157,8 @@ def _build_once(file: Path, timeout_s: float, progress: Callable[[str], None] | 
         return BuildStep(str(file), str(folder), "failed", spent, failure.splitlines()[0])
 
 
-def _run_build_worker(file: Path, folder: Path, timeout_s: float) -> str:
-    """Run the build worker on ``file`` (confined where possible); how it ended, as words."""
+def _run_build_worker(file: Path, folder: Path, timeout_s: float) -> tuple[int | None, str]:
+    """Run the build worker on ``file`` (confined where possible): its exit status and how it ended."""
     sandbox = require()
     base = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="perfagent-build-") as own:
@@ -169,8 +175,8 @@ def _run_build_worker(file: Path, folder: Path, timeout_s: float) -> str:
         try:
             done = run_command(argv, timeout_s=timeout_s, env=env, cwd=Path(own))
         except ToolTimeout:
-            return f"it ran past {timeout_s:g} s"
+            return None, f"it ran past {timeout_s:g} s"
         except ProfilerError as exc:
-            return exc.message
+            return None, exc.message
     tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-    return f"exit status {done.returncode}: {' | '.join(tail)}"[:400]
+    return done.returncode, f"exit status {done.returncode}: {' | '.join(tail)}"[:400]

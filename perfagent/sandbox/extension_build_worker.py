@@ -3,7 +3,9 @@ build folder (``python -m perfagent.sandbox.extension_build_worker FILE FOLDER``
 ``extension_build.prebuild``, with FOLDER its only writable folder besides its own temporary one).
 
 On success it writes the folder's ``file-built`` marker; on any failure the one-line cause and the build
-log's tail to ``build-failed.txt`` (what every later worker loading the file reports), and exits 1.
+log's tail to ``build-failed.txt`` (what every later worker loading the file reports), and exits 1 —
+unless the failure is this machine's (no CUDA toolkit, no ninja: ``harness.environment_gap``): then
+nothing is kept (exit ``ENVIRONMENT_EXIT``) and the worker that loads the file reports the gap.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
+from perfagent.sandbox.harness import environment_gap
 from perfagent.workloads import extension_builds as eb
 
 LOG_TAIL_CHARS = 3000
@@ -40,6 +43,10 @@ def main(argv: list[str]) -> int:
         load_module(file, "perfagent_build_step")
     except BaseException as exc:  # any failure of the file's import is the build's failure
         detail = f"{exc}\n{traceback.format_exc()}"[-LOG_TAIL_CHARS:]
+        gap = environment_gap(detail)
+        if gap is not None:  # this machine's, not the file's: nothing is kept, the worker says it again
+            print(f"cannot build here: {gap}", file=sys.stderr)
+            return eb.ENVIRONMENT_EXIT
         (folder / eb.FAILED).write_text(f"{_cause(exc)}\n{detail}", encoding="utf-8")
         print(_cause(exc), file=sys.stderr)
         return 1

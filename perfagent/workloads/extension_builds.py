@@ -28,9 +28,11 @@ from pathlib import Path
 __all__ = [
     "BUILDS_ENV",
     "FAILED",
+    "ENVIRONMENT_EXIT",
     "FILE_BUILT",
     "builds_extensions",
     "builds_root",
+    "needs_cuda",
     "file_folder",
     "recorded_failure",
     "source_key",
@@ -44,7 +46,10 @@ FAILED = "build-failed.txt"
 """The build step's failure: one line of cause, then the build log's tail."""
 TOOLCHAIN_ENV = ("TORCH_CUDA_ARCH_LIST", "CXX", "CC", "CUDA_HOME", "CUDA_PATH", "NVCC_APPEND_FLAGS")
 """Settings that change what a build produces (the key covers them)."""
+ENVIRONMENT_EXIT = 3
+"""The build worker's exit status when this machine lacks what the build needs (no failure is kept)."""
 _USES_EXTENSIONS = re.compile(r"\b(load_inline|cpp_extension)\b")
+_USES_CUDA = re.compile(r"\bcuda_sources\b|__global__|\.cu\b")
 
 
 def builds_extensions(path: Path) -> bool:
@@ -53,6 +58,14 @@ def builds_extensions(path: Path) -> bool:
         return False
     try:
         return _USES_EXTENSIONS.search(path.read_text(encoding="utf-8", errors="replace")) is not None
+    except OSError:
+        return False
+
+
+def needs_cuda(path: Path) -> bool:
+    """Whether ``path``'s extension holds CUDA (``cuda_sources``, a ``__global__`` kernel, a ``.cu`` file)."""
+    try:
+        return _USES_CUDA.search(path.read_text(encoding="utf-8", errors="replace")) is not None
     except OSError:
         return False
 

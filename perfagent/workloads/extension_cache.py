@@ -151,7 +151,7 @@ def _through_file_folder(
     if (build_dir / BUILT).is_file():
         import torch.utils.cpp_extension as cpp
 
-        return cpp._import_module_from_library(name, str(build_dir), is_module)
+        return cpp._import_module_from_library(name, str(build_dir), is_module)  # type: ignore[no-untyped-call]
     if folder.is_dir() and os.access(folder, os.W_OK):
         build_dir.mkdir(exist_ok=True)
         bound.arguments["build_directory"] = str(build_dir)
