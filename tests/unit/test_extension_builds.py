@@ -155,3 +155,16 @@ def test_a_worker_without_a_build_step_still_builds(builds: Path, tmp_path: Path
     out = _confined_use(file, tmp_path)  # no prebuild: its own writable cache, as before
     assert "ANSWER 42" in out, out
     assert list((tmp_path / "worker-ext").rglob("*.so")) and not eb.file_folder(file).exists()
+
+
+@pytest.mark.slow
+def test_the_optimize_build_stage_reports_the_compiler_error(builds: Path, tmp_path: Path) -> None:
+    from perfagent.optimize.measure import extension_build
+
+    bad = extension_build(_module(tmp_path / "src", "kbcost_stage_bad", BAD_CPP), 300)
+    assert bad.ok is False and "error" in bad.detail.lower(), bad
+    good = extension_build(_module(tmp_path / "src", "kbcost_stage_good", GOOD_CPP), 300)
+    assert good.ok is True and "built once" in good.detail, good
+    plain = tmp_path / "plain.py"
+    plain.write_text("import torch\n")
+    assert extension_build(plain, 300).ok is True  # nothing to build: it parsed, that is all
