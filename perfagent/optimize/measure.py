@@ -176,7 +176,7 @@ def build_check(
             compile(text, str(source), "exec", dont_inherit=True)
         except SyntaxError as exc:
             return BuildOutcome(False, f"does not parse as Python (line {exc.lineno}: {exc.msg})")
-        return BuildOutcome(True, "parses as Python")
+        return extension_build(source, timeout_s) if gpu else BuildOutcome(True, "parses as Python")
     if gpu:
         return BuildOutcome(None, "built by NVRTC during verification")
     from profilers.build import compile_cubin
@@ -197,6 +197,22 @@ def build_check(
         " ".join(["nvcc", *flags]) + "\n" + done.stderr, encoding="utf-8"
     )
     return BuildOutcome(True, f"nvcc -cubin -arch={arch} {' '.join(flags)}".strip())
+
+
+def extension_build(source: Path, timeout_s: float) -> BuildOutcome:
+    """A Python candidate's JIT extensions, built once by the confined build step (``load_inline``: the
+    verification, timing and profiled runs then load that build); a build failure is the build's."""
+    from perfagent.sandbox.extension_build import prebuild
+
+    steps = prebuild([source], timeout_s=timeout_s)
+    if not steps:
+        return BuildOutcome(True, "parses as Python")
+    step = steps[0]
+    if step.state == "failed":
+        return BuildOutcome(False, step.detail)
+    if step.state == "not-built":
+        return BuildOutcome(None, f"extension not built here: {step.detail}")
+    return BuildOutcome(True, f"extension {step.state} once ({step.seconds:.1f} s), loaded read-only after")
 
 
 # --------------------------------------------------------------------------------------------- verify
