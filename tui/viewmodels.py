@@ -14,6 +14,7 @@ from pathlib import Path
 
 from perfagent.optimize.render import change, fmt_value, headline
 from perfagent.records import OptimizeResult, RunRecord
+from perfagent.render.roofline_text import roofline_summary
 from perfagent.render.units import (
     NA,
     fmt_bytes,
@@ -25,7 +26,7 @@ from perfagent.render.units import (
     fmt_speedup,
     sig,
 )
-from perfagent.render.view import FindingView, build_view, mode_statement, roofline_summary, tool_label
+from perfagent.render.view import FindingView, build_view, mode_statement, tool_label
 from profilers.model import Finding, KernelDiagnosis, KernelProfile
 
 __all__ = [

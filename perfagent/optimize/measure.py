@@ -21,13 +21,8 @@ from typing import Any
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
-from perfagent.workloads.launch_spec import (
-    LaunchSpec,
-    dump_launch_spec,
-    load_launch_spec,
-    override_for,
-    resolve_launch,
-)
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import LaunchSpec, dump_launch_spec, load_launch_spec, override_for
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import BadInput, InternalError, PerfAgentError
 from profilers.errors import ProfilerError, ProfilerUnavailable

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from knowledge.transforms import catalog
-from perfagent.llm_client import ENV_API_KEY, ENV_BASE_URL, ENV_TIMEOUT, LLMConfig, make_client
+from perfagent.llm_client import ENV_BASE_URL, LLMConfig, make_client
 from perfagent.rewrite import launch_reply, prompt
 from perfagent.rewrite.base import (
     WRITE_KERNEL,
@@ -37,6 +37,7 @@ from perfagent.rewrite.base import (
     TokenUsage,
     make_candidate,
 )
+from perfagent.rewrite.llm_errors import RETRY_STATUS, llm_error, not_an_api, retry_after
 from perfagent.rewrite.llm_reply import ParsedReply, launch_key, normalised, parse_full, reply_schema
 from perfagent.workloads.base import Language
 from profilers.core_errors import LLMError
@@ -47,27 +48,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 WAIT_TICK_S = 15.0
 """How often a request in flight reports that it is still waiting, s."""
-RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-
-MAX_RETRY_AFTER_S = 60.0
-"""Longest ``Retry-After`` honoured, s (a server asking for more is retried after this)."""
-
-
-def _retry_after(exc: Exception) -> float | None:
-    """The server's ``Retry-After`` (or ``retry-after-ms``) in seconds, capped; None when it sent none."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return min(max(float(value) * scale, 0.0), MAX_RETRY_AFTER_S)
-        except ValueError:
-            continue  # an HTTP date: fall back to the backoff
-    return None
 
 
 class _Default:
@@ -341,7 +321,7 @@ class LLMRewriter:
                     if status is not None
                     else "connection failed"
                 )
-                delay = _retry_after(exc)
+                delay = retry_after(exc)
                 if delay is None:
                     delay = self.config.backoff_s * 2**attempt
                 self._say(f"the LLM endpoint: {what}; retrying ({attempt + 1} of {retries}) in {delay:g} s")
@@ -481,13 +461,13 @@ class LLMRewriter:
                     fresh = prompt.build_messages(request, entry, structured=False)
                     messages = [*fresh, *messages[len(fresh) :]]
                     continue
-                raise self._error(exc) from None
+                raise llm_error(self.config, exc) from None
             except openai.APIError as exc:
-                raise self._error(exc) from None
+                raise llm_error(self.config, exc) from None
             except (ValueError, TypeError, AttributeError) as exc:  # json.JSONDecodeError is a ValueError
-                raise self._not_an_api(exc) from None
+                raise not_an_api(self.config, exc) from None
             if not isinstance(getattr(response, "choices", None), list):
-                raise self._not_an_api(TypeError(f"a {type(response).__name__} without choices"))
+                raise not_an_api(self.config, TypeError(f"a {type(response).__name__} without choices"))
             usage = TokenUsage(requests=1, wall_s=time.monotonic() - started)
             if response.usage is not None:
                 usage = usage.model_copy(
@@ -505,53 +485,3 @@ class LLMRewriter:
                 else:
                     choices.append((choice.message.content, choice.finish_reason))
             return choices, usage, messages
-
-    def _not_an_api(self, exc: Exception) -> LLMError:
-        cfg = self.config
-        return LLMError(
-            cfg.redact(
-                f"the LLM endpoint {cfg.endpoint} did not answer with an OpenAI chat-completions response "
-                f"({type(exc).__name__}: {str(exc)[:120]})"
-            ),
-            hint=f"check that {ENV_BASE_URL} points at an OpenAI-compatible API (it usually ends in /v1)",
-        )
-
-    def _error(self, exc: Exception) -> LLMError:
-        import openai
-
-        cfg = self.config
-        where = cfg.describe()
-        if isinstance(exc, openai.APITimeoutError):
-            return LLMError(
-                f"the LLM endpoint did not answer within {cfg.timeout_s:g} s ({where}, {cfg.max_retries} retries)",
-                hint=f"raise the timeout ({ENV_TIMEOUT} or --llm-timeout), use a faster model, or check the server",
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            return LLMError(
-                f"cannot reach the LLM endpoint {cfg.endpoint}",
-                hint=f"start the server or fix {ENV_BASE_URL} (it usually ends in /v1)",
-            )
-        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            return LLMError(
-                f"the LLM endpoint rejected the API key (HTTP {exc.status_code}, {where})",
-                hint=f"set {ENV_API_KEY} (or OPENAI_API_KEY) to a valid key",
-            )
-        if isinstance(exc, openai.NotFoundError):
-            return LLMError(
-                f"the LLM endpoint answered 404 ({where})",
-                hint=f"check the model name and that {ENV_BASE_URL} includes the API prefix (/v1)",
-            )
-        if isinstance(exc, openai.RateLimitError):
-            return LLMError(
-                f"the LLM endpoint kept rate-limiting after {cfg.max_retries} retries ({where})",
-                hint="wait, or raise PERFAGENT_LLM_MAX_RETRIES",
-            )
-        if isinstance(exc, openai.APIStatusError):
-            body = cfg.redact(str(exc.message))[:200]
-            return LLMError(
-                f"the LLM endpoint answered HTTP {exc.status_code}: {body} ({where})",
-                hint="check the server's log",
-            )
-        return LLMError(
-            cfg.redact(f"LLM request failed: {type(exc).__name__} ({where})"), hint="check the endpoint"
-        )
