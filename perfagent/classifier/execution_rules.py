@@ -195,50 +195,11 @@ def no_dominant_limiter(ctx: RuleContext) -> Finding | Skip | None:
     m = ctx.m
     rl = ctx.roofline
     if ctx.static:
-        occ = ctx.kernel.occupancy
-        return finding(
-            ctx,
-            rule="no_dominant_limiter",
-            category="low-occupancy" if (occ.theoretical_pct or 100) < 100 else "latency-bound",
-            title="No resource problem visible to static analysis"
-            + (
-                f" (theoretical occupancy {occ.theoretical_pct:.0f} %)"
-                if occ.theoretical_pct is not None
-                else ""
-            ),
-            explanation="The compiler's resource usage shows no spills and no occupancy limiter worth fixing. "
-            "Only a run under the profiler (a GPU with ncu) can show what the kernel waits on.",
-            evidence=[
-                Evidence(metric="theoretical_occupancy_pct", value=occ.theoretical_pct, unit="%"),
-                Evidence(
-                    metric="registers_per_thread",
-                    value=ctx.kernel.launch.registers_per_thread,
-                    unit="register",
-                ),
-            ],
-            transforms=[],
-            speedup=None,
-            formula=None,
-            severity="info",
-        )
+        return _static_standing(ctx)
     frac = rl.fraction_of_sol if rl else None
     sm, mem = m.sm_throughput_pct, m.memory_throughput_pct
     if sm is None and mem is None and frac is None:
-        return finding(
-            ctx,
-            rule="no_dominant_limiter",
-            category="no-counters",
-            title="Duration only: no hardware counters were collected for this kernel",
-            explanation="The profile holds this kernel's time"
-            + (f" ({m.duration_s * 1e6:.1f} µs per launch)" if m.duration_s else "")
-            + " but no throughput, memory or occupancy counters, so no bottleneck can be named. "
-            "Profile it with counters (ncu, or rocprofv3 --pmc / rocprof-compute on AMD).",
-            evidence=[Evidence(metric="duration_s", value=m.duration_s, unit="s")],
-            transforms=[],
-            speedup=None,
-            formula=None,
-            severity="info",
-        )
+        return _duration_only(ctx)
     if sm is not None and mem is not None and max(sm, mem) >= LATENCY_FRAC * 100:
         category = "compute-bound" if sm >= mem else "dram-bandwidth"
     else:
@@ -265,4 +226,52 @@ def no_dominant_limiter(ctx: RuleContext) -> Finding | Skip | None:
         speedup=None,
         formula=None,
         severity="low",
+    )
+
+
+def _static_standing(ctx: RuleContext) -> Finding:
+    """Where a kernel stands when only the compiler's resource usage is known (static analysis)."""
+    occ = ctx.kernel.occupancy
+    return finding(
+        ctx,
+        rule="no_dominant_limiter",
+        category="low-occupancy" if (occ.theoretical_pct or 100) < 100 else "latency-bound",
+        title="No resource problem visible to static analysis"
+        + (
+            f" (theoretical occupancy {occ.theoretical_pct:.0f} %)" if occ.theoretical_pct is not None else ""
+        ),
+        explanation="The compiler's resource usage shows no spills and no occupancy limiter worth fixing. "
+        "Only a run under the profiler (a GPU with ncu) can show what the kernel waits on.",
+        evidence=[
+            Evidence(metric="theoretical_occupancy_pct", value=occ.theoretical_pct, unit="%"),
+            Evidence(
+                metric="registers_per_thread",
+                value=ctx.kernel.launch.registers_per_thread,
+                unit="register",
+            ),
+        ],
+        transforms=[],
+        speedup=None,
+        formula=None,
+        severity="info",
+    )
+
+
+def _duration_only(ctx: RuleContext) -> Finding:
+    """Where a kernel stands when the profile holds its time and no counter."""
+    m = ctx.m
+    return finding(
+        ctx,
+        rule="no_dominant_limiter",
+        category="no-counters",
+        title="Duration only: no hardware counters were collected for this kernel",
+        explanation="The profile holds this kernel's time"
+        + (f" ({m.duration_s * 1e6:.1f} µs per launch)" if m.duration_s else "")
+        + " but no throughput, memory or occupancy counters, so no bottleneck can be named. "
+        "Profile it with counters (ncu, or rocprofv3 --pmc / rocprof-compute on AMD).",
+        evidence=[Evidence(metric="duration_s", value=m.duration_s, unit="s")],
+        transforms=[],
+        speedup=None,
+        formula=None,
+        severity="info",
     )

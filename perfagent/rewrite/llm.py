@@ -38,7 +38,15 @@ from perfagent.rewrite.base import (
     make_candidate,
 )
 from perfagent.rewrite.llm_errors import RETRY_STATUS, llm_error, not_an_api, retry_after
-from perfagent.rewrite.llm_reply import ParsedReply, launch_key, normalised, parse_full, reply_schema
+from perfagent.rewrite.llm_reply import (
+    ParsedReply,
+    launch_key,
+    normalised,
+    parse_full,
+    reply_schema,
+    response_choices,
+    response_usage,
+)
 from perfagent.workloads.base import Language
 from profilers.core_errors import LLMError
 
@@ -48,6 +56,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 WAIT_TICK_S = 15.0
 """How often a request in flight reports that it is still waiting, s."""
+
+
+_Sample = tuple[ParsedReply, TokenUsage, dict[str, ParamValue]]
+"""A usable sample: the parsed reply, the tokens it alone cost, and its params (sample index, temperature)."""
 
 
 class _Default:
@@ -145,47 +157,11 @@ class LLMRewriter:
         return round(min(start + 0.25 * index, max(1.2, start)), 2)
 
     def _samples(self, request: RewriteRequest, count: int) -> list[Candidate]:
-        entry = catalog()[request.transform]
-        found: list[tuple[ParsedReply, TokenUsage, dict[str, ParamValue]]] = []
-        spent = TokenUsage()
+        found: list[_Sample] = []
+        spent, done = TokenUsage(), 0
         if self._n_supported is not False:
-            messages = prompt.build_messages(request, entry, structured=self._structured)
-            choices, used, _ = self._complete(request, entry, messages, n=count)
-            spent = spent + used
-            if len(choices) < count and self._n_supported is None:
-                log.info(
-                    "the endpoint answered %d of n=%d choices: sampling by separate requests",
-                    len(choices),
-                    count,
-                )
-                self._n_supported = False
-            elif len(choices) >= count:
-                self._n_supported = True
-            for index, (content, finish) in enumerate(choices[:count]):
-                parsed = parse_full(
-                    content, request.language, request.source, request.launch, request.kernel_language
-                )
-                if isinstance(parsed, str):
-                    cut = " (cut off at the token limit)" if finish == "length" else ""
-                    log.warning("unusable LLM sample %d of %d%s: %s", index + 1, count, cut, parsed)
-                    continue
-                found.append((parsed, TokenUsage(), {"sample": index + 1, "samples": count, "n": count}))
-            done = len(choices[:count])
-        else:
-            done = 0
-        error: LLMError | None = None
-        for index in range(done, count):
-            temperature = self.sample_temperature(index)
-            try:
-                cand = self._one(request, temperature=temperature)
-            except LLMError as exc:
-                error = exc
-                log.warning("LLM sample %d of %d failed: %s", index + 1, count, exc)
-                break  # a failing endpoint is not asked again for this batch
-            extra: dict[str, ParamValue] = {"sample": index + 1, "samples": count, "temperature": temperature}
-            found.append(
-                (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), extra)
-            )
+            done, spent = self._n_choices(request, count, found)
+        error = self._one_by_one(request, range(done, count), count, found)
         if not found and error is not None:
             raise error
         if not found:  # n samples, none usable: one request with its repair conversation
@@ -193,6 +169,58 @@ class LLMRewriter:
             found.append(
                 (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), {})
             )
+        return self._distinct(request, found, spent, count)
+
+    def _n_choices(self, request: RewriteRequest, count: int, found: list[_Sample]) -> tuple[int, TokenUsage]:
+        """One request for ``count`` choices (``n``); the usable ones go into ``found``.
+
+        Returns (the choices answered, the tokens spent). An endpoint that answers fewer choices than asked
+        is asked one sample a request from then on.
+        """
+        entry = catalog()[request.transform]
+        messages = prompt.build_messages(request, entry, structured=self._structured)
+        choices, used, _ = self._complete(request, entry, messages, n=count)
+        if len(choices) < count and self._n_supported is None:
+            log.info(
+                "the endpoint answered %d of n=%d choices: sampling by separate requests", len(choices), count
+            )
+            self._n_supported = False
+        elif len(choices) >= count:
+            self._n_supported = True
+        for index, (content, finish) in enumerate(choices[:count]):
+            parsed = parse_full(
+                content, request.language, request.source, request.launch, request.kernel_language
+            )
+            if isinstance(parsed, str):
+                cut = " (cut off at the token limit)" if finish == "length" else ""
+                log.warning("unusable LLM sample %d of %d%s: %s", index + 1, count, cut, parsed)
+                continue
+            found.append((parsed, TokenUsage(), {"sample": index + 1, "samples": count, "n": count}))
+        return len(choices[:count]), used
+
+    def _one_by_one(
+        self, request: RewriteRequest, indices: range, count: int, found: list[_Sample]
+    ) -> LLMError | None:
+        """The samples ``indices`` by separate requests (each at its own temperature) into ``found``; the
+        error that stopped them (a failing endpoint is not asked again for this batch), else None."""
+        for index in indices:
+            temperature = self.sample_temperature(index)
+            try:
+                cand = self._one(request, temperature=temperature)
+            except LLMError as exc:
+                log.warning("LLM sample %d of %d failed: %s", index + 1, count, exc)
+                return exc
+            extra: dict[str, ParamValue] = {"sample": index + 1, "samples": count, "temperature": temperature}
+            found.append(
+                (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), extra)
+            )
+        return None
+
+    def _distinct(
+        self, request: RewriteRequest, found: list[_Sample], spent: TokenUsage, count: int
+    ) -> list[Candidate]:
+        """The samples whose source differs from the current one and from each other, as candidates; the
+        first carries the tokens of the request and of the samples dropped."""
         out: list[Candidate] = []
         keys = {normalised(request.source, request.language)}
         for parsed, usage, extra in found:
@@ -218,8 +246,7 @@ class LLMRewriter:
             )
         if spent.requests or spent.total_tokens:
             first = out[0]
-            tokens = (first.tokens or TokenUsage()) + spent
-            out[0] = first.model_copy(update={"tokens": tokens})
+            out[0] = first.model_copy(update={"tokens": (first.tokens or TokenUsage()) + spent})
         return out
 
     def _candidate(
@@ -468,20 +495,5 @@ class LLMRewriter:
                 raise not_an_api(self.config, exc) from None
             if not isinstance(getattr(response, "choices", None), list):
                 raise not_an_api(self.config, TypeError(f"a {type(response).__name__} without choices"))
-            usage = TokenUsage(requests=1, wall_s=time.monotonic() - started)
-            if response.usage is not None:
-                usage = usage.model_copy(
-                    update={
-                        "prompt_tokens": response.usage.prompt_tokens or 0,
-                        "completion_tokens": response.usage.completion_tokens or 0,
-                    }
-                )
-            usage = usage.priced(self.config.price_per_million)
-            choices: list[tuple[str | None, str | None]] = []
-            for choice in response.choices:
-                refusal = getattr(choice.message, "refusal", None)
-                if refusal and not choice.message.content:
-                    choices.append((f"I'm sorry: {refusal}", "refusal"))
-                else:
-                    choices.append((choice.message.content, choice.finish_reason))
-            return choices, usage, messages
+            usage = response_usage(response, time.monotonic() - started).priced(self.config.price_per_million)
+            return response_choices(response), usage, messages
