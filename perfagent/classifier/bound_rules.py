@@ -49,21 +49,7 @@ def at_roofline_bound(ctx: RuleContext) -> Finding | Skip | None:
         rule="at_roofline_bound",
         category=category,
         title=f"At {frac:.0%} of {what} peak: little headroom",
-        explanation=(
-            f"The kernel runs at {frac:.0%} of the {what} roof"
-            + (
-                f" (speed of light {sol * 1e6:.1f} µs vs {m.duration_s * 1e6:.1f} µs measured)"
-                if sol and m.duration_s
-                else ""
-            )
-            + ". Tuning the same work cannot gain much more; only "
-            + (
-                "moving fewer bytes (fusion, smaller types, reuse) "
-                if category != "compute-bound"
-                else "doing less or cheaper arithmetic (tensor cores, fast math) "
-            )
-            + "makes it substantially faster."
-        ),
+        explanation=_at_bound_explanation(frac, what, sol, m.duration_s, compute=category == "compute-bound"),
         evidence=[
             Evidence(
                 metric="fraction_of_speed_of_light",
@@ -79,6 +65,26 @@ def at_roofline_bound(ctx: RuleContext) -> Finding | Skip | None:
         formula="1 / fraction of speed of light",
         severity="info",
         ncu_rules=("SOLBottleneck",),
+    )
+
+
+def _at_bound_explanation(
+    frac: float, what: str, sol: float | None, duration: float | None, *, compute: bool
+) -> str:
+    """Why tuning the same work gains little at the roof, and what still would."""
+    measured = (
+        f" (speed of light {sol * 1e6:.1f} µs vs {duration * 1e6:.1f} µs measured)"
+        if sol and duration
+        else ""
+    )
+    remedy = (
+        "doing less or cheaper arithmetic (tensor cores, fast math) "
+        if compute
+        else "moving fewer bytes (fusion, smaller types, reuse) "
+    )
+    return (
+        f"The kernel runs at {frac:.0%} of the {what} roof{measured}. Tuning the same work cannot gain much more; "
+        f"only {remedy}makes it substantially faster."
     )
 
 

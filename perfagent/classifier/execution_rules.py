@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from perfagent.classifier.bound_rules import AT_BOUND_FRAC, LATENCY_FRAC
 from perfagent.classifier.context import RuleContext, Skip, cap, finding, pct
-from profilers.model import Evidence, Finding
+from profilers.model import Evidence, Finding, Metrics
 
 WARP = 32.0
 # ncu's ThreadDivergence rule fires below 24 active threads per warp instruction.
@@ -121,6 +121,30 @@ def latency_bound(ctx: RuleContext) -> Finding | Skip | None:
         why = "Warp-stall reasons were not collected, so the cause of the waiting is not known."
     speedup = cap(AT_BOUND_FRAC / max(busiest, 0.05), ctx.sol_cap)
     evidence = [
+        *_waiting_evidence(m),
+        *(Evidence(metric=f"stall_{r}", value=round(v, 2), unit="cycle/inst") for r, v in top),
+    ]
+    return finding(
+        ctx,
+        rule="latency_bound",
+        category="latency-bound",
+        title=f"Latency-bound: SM {pct(m.sm_throughput_pct)}, memory {pct(m.memory_throughput_pct)} of peak"
+        + (f"; top stall {top[0][0].replace('_', ' ')}" if top else ""),
+        explanation=f"Neither compute nor memory is busy, so the time goes to waiting. {why} "
+        f"More independent work per thread (ILP), more warps, or shorter dependency chains hide it.",
+        evidence=evidence,
+        transforms=transforms,
+        speedup=speedup,
+        formula="0.8 / max(SM, memory throughput): the gain if the busiest unit reached 80 % of peak, "
+        "capped at 1 / fraction of speed of light (estimate)",
+        ncu_rules=("CPIStall", "IssueSlotUtilization", "SOLBottleneck"),
+    )
+
+
+def _waiting_evidence(m: Metrics) -> list[Evidence]:
+    """Neither unit busy, few instructions issued: the numbers that say the warps wait."""
+    issue = m.issue_slot_utilization_pct
+    return [
         Evidence(
             metric="sm_throughput_pct",
             value=m.sm_throughput_pct,
@@ -144,22 +168,6 @@ def latency_bound(ctx: RuleContext) -> Finding | Skip | None:
         ),
         Evidence(metric="eligible_warps_per_scheduler", value=m.eligible_warps_per_scheduler, unit="warp"),
     ]
-    evidence += [Evidence(metric=f"stall_{r}", value=round(v, 2), unit="cycle/inst") for r, v in top]
-    return finding(
-        ctx,
-        rule="latency_bound",
-        category="latency-bound",
-        title=f"Latency-bound: SM {pct(m.sm_throughput_pct)}, memory {pct(m.memory_throughput_pct)} of peak"
-        + (f"; top stall {top[0][0].replace('_', ' ')}" if top else ""),
-        explanation=f"Neither compute nor memory is busy, so the time goes to waiting. {why} "
-        f"More independent work per thread (ILP), more warps, or shorter dependency chains hide it.",
-        evidence=evidence,
-        transforms=transforms,
-        speedup=speedup,
-        formula="0.8 / max(SM, memory throughput): the gain if the busiest unit reached 80 % of peak, "
-        "capped at 1 / fraction of speed of light (estimate)",
-        ncu_rules=("CPIStall", "IssueSlotUtilization", "SOLBottleneck"),
-    )
 
 
 def host_overhead(ctx: RuleContext) -> Finding | Skip | None:
