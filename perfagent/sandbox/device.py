@@ -1,4 +1,4 @@
-"""Where candidate code runs: the one place a requested ``Device`` ('auto', 'cpu', 'cuda') becomes the device a
+"""Where candidate code runs: the one place a requested ``Device`` (``profilers.settings.DEVICES``) becomes the device a
 process actually runs on (``ResolvedDevice``) and its name.
 
 It is answered by a child process, the one that owns the GPU: the worker for ``verify``/``bench``, and, for
