@@ -49,7 +49,7 @@ from perfagent.optimize.reprofile_tiers import tiers_for_candidate
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, IterationCost, VerificationSummary
 from perfagent.rewrite.base import Candidate
-from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
+from perfagent.workloads.optimizable import OptimizeWorkload
 
 Tell = Callable[..., None]
 """``CandidateEvaluator.tell``'s signature: ``tell(event class, message, **fields)``."""
@@ -198,7 +198,7 @@ class CandidateEvaluator:
 
     def _write_spec(self, staged: _Staged) -> None:
         """The launch spec with the candidate's macros and geometry (launch-spec kernels)."""
-        if isinstance(self.wl, LaunchSpecTarget):
+        if self.wl.spec_path is not None:
             f = staged.fields
             staged.spec = measure.candidate_spec(self.wl, staged.folder, f["defines"], f["launch"])
 

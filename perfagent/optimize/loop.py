@@ -50,7 +50,7 @@ from perfagent.rewrite.base import (
     RewriteRequest,
     launch_context,
 )
-from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
+from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import LLMError
 from profilers.model import DeviceInfo, Finding, KernelDiagnosis
 
@@ -133,7 +133,7 @@ class OptimizeLoop(CandidateEvaluator):
 
     def launch_context(self) -> LaunchContext | None:
         """The oracle spec's launch geometry with the current best's overrides (cuda-kernel only)."""
-        if not isinstance(self.wl, LaunchSpecTarget) or self.wl.spec_path is None:
+        if self.wl.spec_path is None:
             return None
         if self._spec_data is None:
             self._spec_data = measure.oracle_spec_data(self.wl)

@@ -21,13 +21,8 @@ from typing import Any
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
 from perfagent.verify.models import VerificationResult
-from perfagent.workloads.launch_spec import (
-    LaunchSpec,
-    dump_launch_spec,
-    load_launch_spec,
-    override_for,
-    resolve_launch,
-)
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import LaunchSpec, dump_launch_spec, load_launch_spec, override_for
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import BadInput, InternalError, PerfAgentError
 from profilers.errors import ProfilerError, ProfilerUnavailable
@@ -67,7 +62,7 @@ def probe_gpu(device: str) -> tuple[bool, str]:
         BadInput: ``device`` is 'cuda' but no GPU is usable, or an unknown device name.
     """
     if device not in DEVICES:
-        raise BadInput(f"unknown device '{device}'", hint="use auto, cpu or cuda")
+        raise BadInput(f"unknown device '{device}'", hint=f"use one of: {', '.join(DEVICES)}")
     if device == "cpu":
         return False, "cpu"
     name = _torch_cuda_name() if shutil.which("nvidia-smi") else None
@@ -80,16 +75,26 @@ def probe_gpu(device: str) -> tuple[bool, str]:
     return False, "cpu"
 
 
+DEVICE_PROBE_TIMEOUT_S = 120.0
+"""The device child imports torch and initialises CUDA, which takes tens of seconds on a cold machine."""
+
+
 def _torch_cuda_name() -> str | None:
+    """The CUDA device's name as the device child resolves 'auto' (``perfagent.sandbox.device``, the same
+    resolution every worker makes), or None when it resolves to the CPU."""
     from profilers.process import run_command
 
-    code = "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
+    argv = [sys.executable, "-m", "perfagent.sandbox.device", "auto"]
     try:
-        done = run_command([sys.executable, "-c", code], timeout_s=120)
+        done = run_command(argv, timeout_s=DEVICE_PROBE_TIMEOUT_S)
     except ProfilerError:
         return None
-    out = done.stdout.strip().splitlines()
-    return out[-1].strip() if done.ok and out and out[-1].strip() else None
+    lines = done.stdout.strip().splitlines()
+    try:
+        answer = json.loads(lines[-1]) if done.ok and lines else {}
+    except json.JSONDecodeError:
+        return None
+    return str(answer["name"]) if answer.get("device") == "cuda" and answer.get("name") else None
 
 
 # --------------------------------------------------------------------------------------------- spec copies

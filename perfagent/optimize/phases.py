@@ -72,7 +72,7 @@ from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.hardware import gpu_device, prompt_hardware
 from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.workloads.detect import resolve
-from perfagent.workloads.launch_spec import preflight_files
+from perfagent.workloads.launch_resolve import preflight_files
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import BadInput
 from profilers.model import DeviceInfo, KernelDiagnosis, Profile

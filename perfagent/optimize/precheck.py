@@ -21,7 +21,8 @@ from perfagent.optimize.events import Info
 from perfagent.optimize.loop_state import Origin, merged
 from perfagent.rewrite.base import Candidate
 from perfagent.rewrite.prompt import first_lines
-from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import load_launch_spec
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import BadInput, LLMError
 from profilers.errors import ProfilerError, ProfilerUnavailable

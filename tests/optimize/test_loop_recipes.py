@@ -19,7 +19,8 @@ from perfagent.optimize.measure import candidate_spec
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.workloads.detect import resolve
-from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import load_launch_spec
 
 from .helpers import EXAMPLES, TRANSPOSE, ScriptedRewriter, copy_example
 
