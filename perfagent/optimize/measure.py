@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perfagent.timing import bench, bench_batch
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
+from perfagent.verify import verify
 from perfagent.verify.models import VerificationResult
 from perfagent.workloads.launch_spec import (
     LaunchSpec,
@@ -29,8 +31,10 @@ from perfagent.workloads.launch_spec import (
     resolve_launch,
 )
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.build import compile_cubin
 from profilers.core_errors import BadInput, InternalError, PerfAgentError
 from profilers.errors import ProfilerError, ProfilerUnavailable
+from profilers.process import run_command
 from profilers.settings import DEVICES
 
 Progress = Callable[[str], None]
@@ -81,8 +85,6 @@ def probe_gpu(device: str) -> tuple[bool, str]:
 
 
 def _torch_cuda_name() -> str | None:
-    from profilers.process import run_command
-
     code = "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
     try:
         done = run_command([sys.executable, "-c", code], timeout_s=120)
@@ -179,8 +181,6 @@ def build_check(
         return BuildOutcome(True, "parses as Python")
     if gpu:
         return BuildOutcome(None, "built by NVRTC during verification")
-    from profilers.build import compile_cubin
-
     assert spec is not None
     try:
         resolved = resolve_launch(load_launch_spec(spec), spec, source=source)
@@ -223,8 +223,6 @@ def verify_candidate(
     progress: Progress = _quiet,
 ) -> VerificationResult | None:
     """The verifier's verdict, or None when the workload cannot run here (launch-spec kernel, no GPU)."""
-    from perfagent.verify import verify
-
     if not (gpu or wl.runs_on_cpu):
         return None
     if wl.verified_by == "check-command":
@@ -293,8 +291,6 @@ def bench_timing(
 
     KernelBench: the baseline is the problem's ``Model`` (speed-ups are against it).
     """
-    from perfagent.timing import bench
-
     ref = wl.reference(spec)
     cand = wl.candidate(candidate, spec) if candidate is not None else None
     try:
@@ -330,8 +326,6 @@ def bench_timings(
     Returns one ``Timing`` per pair, in order, or why the batch has no timings (a candidate failed or
     hung in it: time each alone to learn which).
     """
-    from perfagent.timing import bench_batch
-
     ref = wl.reference(candidates[0][1])  # as bench_timing reads it for the first pair
     cands = [wl.candidate(file, spec) for file, spec in candidates]
     try:

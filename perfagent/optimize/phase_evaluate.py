@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from perfagent._version import __version__
-from perfagent.optimize import measure
 from perfagent.optimize.api import (
     NO_GPU_NOTE,
     Progress,
@@ -34,10 +33,13 @@ from perfagent.optimize.phase_files import (
     run_target,
     stored_settings,
 )
-from perfagent.optimize.phase_loops import ReplayLoop
+from perfagent.optimize.context import new_context
+from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.phase_steps import Replay
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
 from perfagent.optimize.run_writer import shown_path
+from perfagent.optimize.services import Services, current
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import PhasesInfo, RunRecord
 from perfagent.rewrite.proposals import ProposalsRewriter
@@ -53,6 +55,7 @@ def evaluate(
     target: str | Path | None = None,
     settings: OptimizeSettings | None = None,
     progress: Progress | None = None,
+    services: Services | None = None,
     **options: Any,
 ) -> RunRecord:
     """Build, verify, time, re-profile and decide every proposal waiting in ``run``.
@@ -65,6 +68,7 @@ def evaluate(
             ``device``, ``out`` (write the evaluated run here, ``run`` copied first), ``force`` and ``apply``
             are used: the verification and timing settings are the run's.
         progress: receives every ``LoopEvent``.
+        services: as ``perfagent.optimize``.
 
     Returns:
         The run's record, as a one-machine run writes it (every proposal a candidate with its verdict).
@@ -83,7 +87,8 @@ def evaluate(
     notes = check_unchanged(wl, info, src)
     run_dir = continue_into(src, chosen.out, chosen.force)
     replay = ProposalsRewriter([load_proposal(run_dir, c) for c in waiting])
-    gpu, device_label = measure.probe_gpu(chosen.device)
+    svc = current(services)
+    gpu, device_label = svc.probe_gpu(chosen.device)
     loop_settings = stored_settings(
         info.settings, iterations=len(replay.transforms), max_candidates=replay.largest_batch
     ).with_changes(transforms=replay.transforms)
@@ -111,7 +116,7 @@ def evaluate(
         notes=notes,
         version=__version__,
     )
-    base, outcome = _replay(record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress)
+    base, outcome = _replay(record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress, svc)
     result = conclude(writer, outcome, base.summary, base.diagnosis, apply=chosen.apply)
     saved = writer.save(result)
     emit(Info(message=f"run saved to {shown_path(run_dir)}"))
@@ -146,32 +151,40 @@ def _replay(
     kernel: str | None,
     emit: Progress,
     progress: Progress | None,
+    services: Services,
 ) -> tuple[Baseline, LoopResult]:
     """Measure the original (or take the run's diagnosis without a GPU), then every proposal."""
     try:
         if gpu:
             base = measure_baseline(
-                wl, gpu=True, report=None, kernel=kernel, run_dir=writer.run_dir, settings=settings, emit=emit
+                wl,
+                gpu=True,
+                report=None,
+                kernel=kernel,
+                run_dir=writer.run_dir,
+                settings=settings,
+                emit=emit,
+                services=services,
             )
         else:
             base = _recorded_baseline(record, wl, kernel)
         writer.baseline(base.summary, base.profile, base.kernels)
-        loop = ReplayLoop(
+        ctx = new_context(
             wl,
-            replay,
             writer.run_dir,
             gpu=gpu,
             baseline=base.state,
             settings=settings,
-            hardware=base.diagnosis.profile.device if base.diagnosis else None,
+            services=services,
             progress=writer.watch(progress),
         )
         # first-kernel proposals: the problem stays the oracle, the file they would be applied to is beside it
-        loop.wl = replay_workload(wl, [p.candidate.source for p in replay.pending()])
-        restore(loop, record, writer.run_dir, wl)
-        writer.loop = loop
+        ctx.wl = replay_workload(wl, [p.candidate.source for p in replay.pending()])
+        hardware = base.diagnosis.profile.device if base.diagnosis else None
+        loop = OptimizeLoop(ctx, replay, Replay(ctx, replay), writer=writer, hardware=hardware)
+        restore(ctx, record, writer.run_dir, wl)
         outcome = loop.run()
-        profile_first_kernel(loop)
+        profile_first_kernel(ctx)
         return base, outcome
     except BaseException as exc:
         writer.save_partial(exc)

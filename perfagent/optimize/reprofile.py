@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perfagent.api import profile
 from perfagent.optimize.reprofile_tiers import tiers_needing_b, with_tier_b_merged
 from perfagent.sandbox.profiled import CANDIDATE_CODE
 from perfagent.workloads.optimizable import OptimizeWorkload
@@ -101,8 +102,6 @@ def reprofile(
     when tier B was left out but the kernel's tier-A evidence calls for it, a second run adds it
     (``perfagent.optimize.reprofile_tiers``).
     """
-    from perfagent.api import profile
-
     workdir.mkdir(parents=True, exist_ok=True)
     options = profile_options(
         wl, file, spec, arch=arch, timeout_s=timeout_s, candidate=candidate, progress=progress

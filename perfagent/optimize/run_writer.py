@@ -15,11 +15,12 @@ from pathlib import Path
 
 from perfagent.optimize.cost import StageClock, run_cost
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
-from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.context import RunContext
 from perfagent.optimize.loop_state import LoopResult
+from perfagent.optimize.plan_log import PlanLog
 from perfagent.optimize.render import render_markdown
 from perfagent.records import CandidateOutcome, OptimizeBaseline, OptimizeResult, RunRecord, TableRow
-from perfagent.rewrite.base import TokenUsage
+from perfagent.rewrite.base import Rewriter, TokenUsage
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import save_record
 from perfagent.workloads.optimizable import OptimizeWorkload
@@ -74,11 +75,18 @@ class RunWriter:
         self.iterations = iterations
         self.notes = notes
         self.version = version
-        self.loop: OptimizeLoop | None = None
+        self.loop: RunContext | None = None
+        """The loop's context, once the loop is given this writer (``attach``)."""
+        self._plan = PlanLog()
+        self._rewriter: Rewriter | None = None
         self._started = time.monotonic()
         self._summary = OptimizeBaseline(file=str(wl.file))
         self._profile: Profile | None = None
         self._kernels: list[KernelDiagnosis] = []
+
+    def attach(self, ctx: RunContext, plan: PlanLog, rewriter: Rewriter) -> None:
+        """The loop this writer is handed to: its context, plan log and rewriter are what it records."""
+        self.loop, self._plan, self._rewriter = ctx, plan, rewriter
 
     def baseline(
         self, summary: OptimizeBaseline, profile: Profile | None, kernels: list[KernelDiagnosis]
@@ -135,7 +143,7 @@ class RunWriter:
 
     def _sampling(self) -> dict[str, int]:
         """``samples`` and ``duplicates_dropped`` of an llm run (nothing for recipes)."""
-        rewriter = self.loop.rewriter if self.loop is not None else None
+        rewriter = self._rewriter
         if not isinstance(rewriter, LLMRewriter):
             return {}
         config = rewriter.config
@@ -195,7 +203,7 @@ class RunWriter:
         best = next((c for c in st.outcomes if c.id == st.best_id), None)
         return LoopResult(
             candidates=list(st.outcomes),
-            plan=[s.record(tried=i in loop.tried) for i, s in enumerate(loop.plan_log)],
+            plan=self._plan.so_far(),
             best=st.best_id,
             best_speedup=best.speedup if best else None,
             iterations_used=loop.step,
