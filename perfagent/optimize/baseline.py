@@ -117,9 +117,6 @@ def measure_baseline(
     )
     clock = time.monotonic()
     timed = _time_original(wl, gpu, target, state, work, settings, emit, notes, svc)
-    if timed.pct is None and measured and target is not None and target.roofline is not None:
-        if target.roofline.fraction_of_sol is not None:
-            timed.pct = target.roofline.fraction_of_sol * 100.0
     if timed.timer is not None:
         stages["time"] = round(time.monotonic() - clock, 3)
     state.time_s, state.start_speedup = timed.time_s, timed.start
@@ -147,12 +144,19 @@ def _time_original(
     notes: list[str],
     services: Services,
 ) -> _Timed:
-    """The original's time on a GPU: CUDA events, or (a Triton script) ncu kernel durations."""
+    """The original's time on a GPU: CUDA events, or (a Triton script) ncu kernel durations; its share of
+    the roofline from the profile when the timing did not say."""
+    timed = _Timed()
     if gpu and wl.timed_by == "cuda-events":
-        return _time_with_events(wl, work, settings, emit, notes, services)
-    if gpu and wl.timed_by == "ncu" and target is not None and target.profile.metrics.duration_s is not None:
-        return _time_with_ncu(wl, target, state, work, settings, emit, services)
-    return _Timed()
+        timed = _time_with_events(wl, work, settings, emit, notes, services)
+    elif (
+        gpu and wl.timed_by == "ncu" and target is not None and target.profile.metrics.duration_s is not None
+    ):
+        timed = _time_with_ncu(wl, target, state, work, settings, emit, services)
+    roofline = target.roofline if target is not None and state.measured else None
+    if timed.pct is None and roofline is not None and roofline.fraction_of_sol is not None:
+        timed.pct = roofline.fraction_of_sol * 100.0
+    return timed
 
 
 def _diagnose_original(

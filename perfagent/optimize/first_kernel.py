@@ -90,28 +90,28 @@ def write(
             continue
         errors = 0
         outcomes = [o for c in candidates for o in ask.evaluate(c, step, Origin({}, {}, None), request)]
-        settled = _settled(ctx, outcomes, language)
-        if settled is not False:
-            return settled
+        done, why = _settled(ctx, outcomes, language)
+        if done:
+            return why
     return _no_first_kernel(ctx, machine)
 
 
 def _settled(
     ctx: RunContext, outcomes: list[CandidateOutcome], language: KernelLanguage
-) -> str | None | bool:
-    """After one write-kernel request: why the step ends (a proposal was written), None (a correct first
-    kernel is adopted), or False (no correct one: ask again)."""
+) -> tuple[bool, str | None]:
+    """After one write-kernel request: (the step is over, why it ends: None when a correct first kernel
+    is adopted). Not over: no correct one, ask again."""
     proposed = [o.id for o in outcomes if o.verdict == "proposed"]
     if proposed:  # --propose-only: measured on the GPU machine, continued with --from RUN
-        return (
+        return True, (
             f"first kernel proposed ({', '.join(proposed)}, {language}): evaluate it on the GPU machine, "
             "then `--propose-only --from RUN` optimizes it"
         )
     correct = [o for o in outcomes if o.accepted] or [o for o in outcomes if o.verification.verdict == "pass"]
     if correct:
         adopt(ctx, correct[0], language)
-        return None
-    return False
+        return True, None
+    return False, None
 
 
 def _no_first_kernel(ctx: RunContext, machine: bool) -> str:

@@ -17,7 +17,6 @@ which it attaches to what it keeps. ``one_machine_loop`` assembles the one-machi
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, replace

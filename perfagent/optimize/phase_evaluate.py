@@ -17,11 +17,13 @@ from perfagent.optimize.api import (
     Progress,
 )
 from perfagent.optimize.baseline import Baseline, measure_baseline, target_kernel
+from perfagent.optimize.context import new_context
 from perfagent.optimize.events import Info, ignore_progress
 from perfagent.optimize.first_kernel_phases import (
     profile_first_kernel,
     replay_workload,
 )
+from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState, LoopResult
 from perfagent.optimize.phase_files import (
     check_unchanged,
@@ -33,8 +35,6 @@ from perfagent.optimize.phase_files import (
     run_target,
     stored_settings,
 )
-from perfagent.optimize.context import new_context
-from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.phase_steps import Replay
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
@@ -100,27 +100,41 @@ def evaluate(
             f"device {device_label}, run folder {shown_path(run_dir)}"
         )
     )
-    writer = PhasedWriter(
-        run_dir,
-        wl,
-        info=info,
-        earlier=relocated_candidates(record, run_dir, wl),
-        prior_best=record.best,
-        waiting=waiting,
-        target=record.optimize.target,
-        backend=record.optimize.backend,
-        backend_reason=record.optimize.backend_reason,
-        device=device_label,
-        gpu=gpu,
-        iterations=loop_settings.iterations,
-        notes=notes,
-        version=__version__,
-    )
+    writer = _evaluation_writer(record, run_dir, wl, device_label, gpu, loop_settings.iterations, notes)
     base, outcome = _replay(record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress, svc)
     result = conclude(writer, outcome, base.summary, base.diagnosis, apply=chosen.apply)
     saved = writer.save(result)
     emit(Info(message=f"run saved to {shown_path(run_dir)}"))
     return saved
+
+
+def _evaluation_writer(
+    record: RunRecord,
+    run_dir: Path,
+    wl: OptimizeWorkload,
+    device_label: str,
+    gpu: bool,
+    iterations: int,
+    notes: list[str],
+) -> PhasedWriter:
+    """The writer of the evaluated run: the proposals run's record, its waiting proposals measured here."""
+    assert record.optimize is not None and record.optimize.phases is not None
+    return PhasedWriter(
+        run_dir,
+        wl,
+        info=record.optimize.phases,
+        earlier=relocated_candidates(record, run_dir, wl),
+        prior_best=record.best,
+        waiting=[c for c in record.candidates if c.verdict == "proposed"],
+        target=record.optimize.target,
+        backend=record.optimize.backend,
+        backend_reason=record.optimize.backend_reason,
+        device=device_label,
+        gpu=gpu,
+        iterations=iterations,
+        notes=notes,
+        version=__version__,
+    )
 
 
 def _waiting_run(src: Path) -> tuple[RunRecord, PhasesInfo]:

@@ -10,7 +10,6 @@ from (its parent's macros, launch geometry and profile), through the one-machine
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from knowledge.transforms import catalog

@@ -37,6 +37,7 @@ from perfagent.optimize.api import (
     _run_dir,
 )
 from perfagent.optimize.baseline import measure_baseline, target_kernel
+from perfagent.optimize.context import RunContext, new_context
 from perfagent.optimize.events import Info, ignore_progress
 from perfagent.optimize.first_kernel import KernelLanguage
 from perfagent.optimize.first_kernel_phases import (
@@ -44,7 +45,7 @@ from perfagent.optimize.first_kernel_phases import (
     no_first_kernel_writer,
     proposal_language,
 )
-from perfagent.optimize.context import RunContext, new_context
+from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState, LoopResult, diagnose_one
 from perfagent.optimize.phase_evaluate import evaluate  # the GPU half, re-exported
 from perfagent.optimize.phase_files import (
@@ -62,7 +63,6 @@ from perfagent.optimize.phase_files import (
     run_target,
     sha256_file,
 )
-from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.phase_steps import ProposalWriter, RecordingRewriter
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
@@ -135,10 +135,8 @@ def propose(
     )
     found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, write_kernel is not None)
     writer = _proposal_writer(start, found, chosen, loop_settings, rewriter.name, rewriter.reason, run_dir)
-    recorder = RecordingRewriter(rewriter.rewriter)
-    outcome = _run_proposals(
-        start, found, writer, loop_settings, recorder, progress, write_kernel, current(services)
-    )
+    recorder, svc = RecordingRewriter(rewriter.rewriter), current(services)
+    outcome = _run_proposals(start, found, writer, loop_settings, recorder, progress, write_kernel, svc)
     result = conclude(writer, outcome, found.summary, found.diagnosis, apply=False)
     record = writer.save(
         result.model_copy(

@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from perfagent.optimize.context import RunContext
 from perfagent.optimize.cost import StageClock, run_cost
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
-from perfagent.optimize.context import RunContext
 from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.plan_log import PlanLog
 from perfagent.optimize.render import render_markdown
