@@ -61,6 +61,7 @@ __all__ = [
     "LLM_ERRORS_TO_STOP",
     "EvaluateStep",
     "OptimizeLoop",
+    "RunWriterPart",
     "one_machine_loop",
 ]
 
@@ -137,6 +138,7 @@ class OptimizeLoop:
 
     @property
     def state(self) -> LoopState:
+        """The loop's state (``ctx.state``): the working source, the best, the outcomes so far."""
         return self.ctx.state
 
     # ------------------------------------------------------------------ requests and plans

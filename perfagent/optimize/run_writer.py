@@ -75,7 +75,7 @@ class RunWriter:
         self.iterations = iterations
         self.notes = notes
         self.version = version
-        self.loop: RunContext | None = None
+        self.ctx: RunContext | None = None
         """The loop's context, once the loop is given this writer (``attach``)."""
         self._plan = PlanLog()
         self._rewriter: Rewriter | None = None
@@ -86,7 +86,7 @@ class RunWriter:
 
     def attach(self, ctx: RunContext, plan: PlanLog, rewriter: Rewriter) -> None:
         """The loop this writer is handed to: its context, plan log and rewriter are what it records."""
-        self.loop, self._plan, self._rewriter = ctx, plan, rewriter
+        self.ctx, self._plan, self._rewriter = ctx, plan, rewriter
 
     def baseline(
         self, summary: OptimizeBaseline, profile: Profile | None, kernels: list[KernelDiagnosis]
@@ -99,8 +99,8 @@ class RunWriter:
         """``progress`` wrapped so that every candidate verdict also rewrites the record."""
 
         def forward(event: LoopEvent) -> None:
-            if isinstance(event, Accepted | Rejected) and self.loop is not None:
-                done = len(self.loop.state.outcomes)
+            if isinstance(event, Accepted | Rejected) and self.ctx is not None:
+                done = len(self.ctx.state.outcomes)
                 self.save(self.result(self._so_far(f"running: {done} candidate(s) finished"), []))
             if progress is not None:
                 progress(event)
@@ -134,8 +134,8 @@ class RunWriter:
             notes=list(self.notes),
             wall_s=wall_s,
             cost=run_cost(
-                self.loop.clock if self.loop is not None else StageClock(),
-                list(self.loop.iteration_costs) if self.loop is not None else [],
+                self.ctx.clock if self.ctx is not None else StageClock(),
+                list(self.ctx.iteration_costs) if self.ctx is not None else [],
                 self._summary.stage_s,
                 wall_s,
             ),
@@ -181,15 +181,15 @@ class RunWriter:
             self.save(self.result(self._so_far(stop_reason(exc)), []))
         except Exception:  # noqa: BLE001 - the original error is the one to report
             return
-        done = len(self.loop.state.outcomes) if self.loop is not None else 0
+        done = len(self.ctx.state.outcomes) if self.ctx is not None else 0
         exc.add_note(
             f"{NOTE_PREFIX}{done} finished candidate(s) saved: perfagent report {shown_path(self.run_dir)}"
         )
 
     def _so_far(self, stopped: str) -> LoopResult:
         """The loop's state as a ``LoopResult`` (empty before the loop started)."""
-        loop = self.loop
-        if loop is None:
+        ctx = self.ctx
+        if ctx is None:
             return LoopResult(
                 candidates=[],
                 plan=[],
@@ -199,14 +199,14 @@ class RunWriter:
                 stopped=stopped,
                 llm_errors=[],
             )
-        st = loop.state
+        st = ctx.state
         best = next((c for c in st.outcomes if c.id == st.best_id), None)
         return LoopResult(
             candidates=list(st.outcomes),
             plan=self._plan.so_far(),
             best=st.best_id,
             best_speedup=best.speedup if best else None,
-            iterations_used=loop.step,
+            iterations_used=ctx.step,
             stopped=stopped,
             llm_errors=list(st.llm_errors),
         )
