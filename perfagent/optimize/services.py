@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
 
 import profilers
 from perfagent.optimize import measure, reprofile
+from perfagent.verify.models import VerificationResult
 
 __all__ = ["DEFAULT", "Services", "current", "using"]
 
@@ -34,7 +34,7 @@ class Services:
     ncu_availability: Callable[[], str | None] = _ncu_availability
     """Why ncu cannot run here (None: it can)."""
     build_check: Callable[..., measure.BuildOutcome] = measure.build_check
-    verify: Callable[..., Any] = measure.verify_candidate
+    verify: Callable[..., VerificationResult | None] = measure.verify_candidate
     """``verify_candidate``: the verifier's result, or None where the workload cannot run here."""
     time: Callable[..., measure.Timing] = measure.bench_timing
     time_batch: Callable[..., list[measure.Timing] | str] = measure.bench_timings
