@@ -18,14 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perfagent.timing import bench, bench_batch
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
+from perfagent.verify import verify
 from perfagent.verify.models import VerificationResult
 from perfagent.workloads.launch_resolve import resolve_launch
 from perfagent.workloads.launch_spec import LaunchSpec, dump_launch_spec, load_launch_spec, override_for
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.build import compile_cubin
 from profilers.core_errors import BadInput, InternalError, PerfAgentError
 from profilers.errors import ProfilerError, ProfilerUnavailable
+from profilers.process import run_command
 from profilers.settings import DEVICES
 
 Progress = Callable[[str], None]
@@ -82,8 +86,6 @@ DEVICE_PROBE_TIMEOUT_S = 120.0
 def _torch_cuda_name() -> str | None:
     """The CUDA device's name as the device child resolves 'auto' (``perfagent.sandbox.device``, the same
     resolution every worker makes), or None when it resolves to the CPU."""
-    from profilers.process import run_command
-
     argv = [sys.executable, "-m", "perfagent.sandbox.device", "auto"]
     try:
         done = run_command(argv, timeout_s=DEVICE_PROBE_TIMEOUT_S)
@@ -184,8 +186,6 @@ def build_check(
         return extension_build(source, timeout_s) if gpu else BuildOutcome(True, "parses as Python")
     if gpu:
         return BuildOutcome(None, "built by NVRTC during verification")
-    from profilers.build import compile_cubin
-
     assert spec is not None
     try:
         resolved = resolve_launch(load_launch_spec(spec), spec, source=source)
@@ -244,8 +244,6 @@ def verify_candidate(
     progress: Progress = _quiet,
 ) -> VerificationResult | None:
     """The verifier's verdict, or None when the workload cannot run here (launch-spec kernel, no GPU)."""
-    from perfagent.verify import verify
-
     if not (gpu or wl.runs_on_cpu):
         return None
     if wl.verified_by == "check-command":
@@ -314,8 +312,6 @@ def bench_timing(
 
     KernelBench: the baseline is the problem's ``Model`` (speed-ups are against it).
     """
-    from perfagent.timing import bench
-
     ref = wl.reference(spec)
     cand = wl.candidate(candidate, spec) if candidate is not None else None
     try:
@@ -351,8 +347,6 @@ def bench_timings(
     Returns one ``Timing`` per pair, in order, or why the batch has no timings (a candidate failed or
     hung in it: time each alone to learn which).
     """
-    from perfagent.timing import bench_batch
-
     ref = wl.reference(candidates[0][1])  # as bench_timing reads it for the first pair
     cands = [wl.candidate(file, spec) for file, spec in candidates]
     try:
