@@ -21,7 +21,7 @@ from perfagent.classifier import classify
 from perfagent.records import RunRecord
 from perfagent.session import load_record, provisional_run_dir, save_record
 from perfagent.staging.run import can_stage, staged_profile
-from perfagent.workloads.targets import ProfileTarget, RecordedReport, SavedRun, resolve_target
+from perfagent.workloads.targets import ProfileTarget, resolve_target
 from profilers import get_profiler
 from profilers.base import ClockControl, Launcher, Profiler, ProfileRequest
 from profilers.build import build_program
@@ -41,7 +41,7 @@ def _quiet(_: str) -> None:
 
 
 def profile(
-    target: str | Path | None,
+    target: str | Path | ProfileTarget | None,
     *,
     command: Sequence[str] = (),
     profiler: str = "auto",
@@ -66,7 +66,7 @@ def profile(
 
     Args:
         target: a report (.ncu-rep, ncu/rocprof CSV, rocprof-compute folder), a .cu/.hip/.py file,
-            or None with ``command`` set.
+            or None with ``command`` set; or a ``ProfileTarget`` already resolved (``command`` is then its own).
         command: argv to profile (after ``--`` on the CLI); extra arguments for a script/program.
         profiler: 'auto', 'ncu', 'rocprof' or 'static'.
         kernel: regular expression selecting kernels by name.
@@ -98,9 +98,9 @@ def profile(
     if profiler not in PROFILERS:
         raise BadInput(f"unknown profiler '{profiler}'", hint=f"use one of {', '.join(PROFILERS)}")
     tgt = resolve_target(target, command)
-    if isinstance(tgt, SavedRun):
+    if tgt.is_saved_run:
         return load_record(tgt.path or Path()).profile()
-    if isinstance(tgt, RecordedReport):
+    if tgt.is_recorded:
         return _read_recorded(tgt, profiler, kernel, progress)
     own_tmp = workdir is None
     # absolute: the profiler and the profiled program may run in other folders than this process
@@ -140,8 +140,8 @@ def _static_only(tgt: ProfileTarget, profiler: str) -> bool:
     return profiler == "static" or (tgt.default_profiler == "static" and profiler == "auto")
 
 
-def _read_recorded(tgt: RecordedReport, profiler: str, kernel: str | None, progress: Progress) -> Profile:
-    assert tgt.path is not None
+def _read_recorded(tgt: ProfileTarget, profiler: str, kernel: str | None, progress: Progress) -> Profile:
+    assert tgt.path is not None and tgt.tool is not None
     if profiler == "static":
         raise BadInput(
             f"{tgt.path} is a recorded report; static analysis needs a .cu source",
@@ -270,7 +270,7 @@ def _timing_only(request: ProfileRequest, progress: Progress, denied: CounterPer
 
 
 def diagnose(
-    target: str | Path | None,
+    target: str | Path | ProfileTarget | None,
     *,
     command: Sequence[str] = (),
     run_dir: Path | None = None,
@@ -292,18 +292,18 @@ def diagnose(
     Returns:
         The RunRecord, kernels and findings in priority order.
     """
-    tgt = resolve_target(target, command)
-    if isinstance(tgt, SavedRun):
+    tgt = resolve_target(target, command)  # once: ``profile`` is handed the resolved target
+    if tgt.is_saved_run:
         record = load_record(tgt.path or Path())
         prof = record.profile()
     else:
         should_save = save if save is not None else (run_dir is not None or not tgt.is_recorded)
         if should_save:
             with provisional_run_dir(run_dir) as work:  # a failed profile leaves no empty run folder behind
-                prof = profile(target, command=command, workdir=work, progress=progress, **profile_options)  # type: ignore[arg-type]
+                prof = profile(tgt, workdir=work, progress=progress, **profile_options)  # type: ignore[arg-type]
             run_dir = work
         else:
-            prof = profile(target, command=command, workdir=None, progress=progress, **profile_options)  # type: ignore[arg-type]
+            prof = profile(tgt, workdir=None, progress=progress, **profile_options)  # type: ignore[arg-type]
     progress(f"classifying {len(prof.kernels)} kernel(s)")
     record = RunRecord(
         id=run_dir.name if run_dir else "",
@@ -316,7 +316,7 @@ def diagnose(
         notes=prof.notes,
         kernels=classify(prof),
     )
-    if run_dir is not None and not isinstance(tgt, SavedRun):
+    if run_dir is not None and not tgt.is_saved_run:
         path = save_record(record, run_dir)
         progress(f"run saved to {path}")
     return record
@@ -329,9 +329,9 @@ def load(path: str | Path) -> RunRecord | Profile:
         BadInput: the path is neither.
     """
     tgt = resolve_target(path)
-    if isinstance(tgt, SavedRun):
+    if tgt.is_saved_run:
         return load_record(tgt.path or Path())
-    if isinstance(tgt, RecordedReport):
+    if tgt.is_recorded:
         return _read_recorded(tgt, "auto", None, _quiet)
     raise BadInput(
         f"{path} is not a saved run or a report", hint="use perfagent.diagnose() to profile sources"

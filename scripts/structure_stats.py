@@ -12,6 +12,38 @@ from collections import Counter
 from pathlib import Path
 
 PACKAGES = ("perfagent", "profilers", "knowledge", "tui")
+WORKLOAD_KINDS = frozenset(
+    "Workload OptimizeWorkload LaunchSpecTarget KernelBenchTarget TritonScriptTarget ProfileTarget SavedRun "
+    "RecordedReport NcuReport NcuCsv RocprofOutput CudaProgramSource CudaKernelSource HipProgramSource ScriptRun "
+    "CommandLine RunnableWorkload KernelBenchModel LaunchSpecKernel CudaProgram TritonScript PythonScript".split()
+)
+"""The workload classes (perfagent/workloads/): a stage asks a workload what it can do, never tests its class."""
+
+
+def kind_tests(tree: ast.AST) -> int:
+    """``isinstance`` calls whose class argument names a workload class."""
+    count = 0
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", None) == "isinstance"
+            and len(node.args) == 2
+        ):
+            named = {getattr(n, "id", None) or getattr(n, "attr", None) for n in ast.walk(node.args[1])}
+            count += bool(named & WORKLOAD_KINDS)
+    return count
+
+
+def long_outside_loop(path: Path, tree: ast.AST) -> int:
+    """Functions over 60 lines outside the optimize loop and the recipes (issue 28's limit for new code)."""
+    where = path.as_posix()
+    if where.startswith("perfagent/optimize/") or "/rewrite/recipes/" in where:
+        return 0
+    return sum(
+        (n.end_lineno or n.lineno) - n.lineno + 1 > 60
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    )
 
 
 def main() -> None:
@@ -23,6 +55,7 @@ def main() -> None:
     perfagent_modules: list[tuple[int, str]] = []
     local_imports: set[str] = set()
     edges: Counter[tuple[str, str]] = Counter()
+    kind_isinstance = over_60 = 0
     for package in PACKAGES:
         for path in sorted(Path(package).rglob("*.py")):
             text = path.read_text(encoding="utf-8")
@@ -35,6 +68,9 @@ def main() -> None:
             if package == "perfagent":
                 perfagent_modules.append((n, str(path)))
             tree = ast.parse(text)
+            if not path.as_posix().startswith("perfagent/workloads/"):
+                kind_isinstance += kind_tests(tree)
+            over_60 += long_outside_loop(path, tree)
             parts = path.with_suffix("").parts
             here = ".".join(parts[:2]) if parts[0] == "perfagent" and len(parts) > 2 else ".".join(parts[:2])
             for node in ast.walk(tree):
@@ -55,6 +91,8 @@ def main() -> None:
     print(f"function-level imports: {len(local_imports)}")
     core = [(n, w) for n, w in long_functions if w.startswith("perfagent/")]
     print(f"modules > 500 lines: {len(modules_over_500)}")
+    print(f"functions > 60 lines outside optimize/ and the recipes: {over_60}")
+    print(f"isinstance tests on workload kinds outside workloads/: {kind_isinstance}")
     print("longest module of perfagent/: {} {}".format(*max(perfagent_modules)))
     print("longest function of perfagent/: {} {}".format(*max(core)) if core else "")
     if show:

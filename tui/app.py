@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 
 import perfagent
 from perfagent.records import RunRecord
-from perfagent.workloads.targets import SavedRun, resolve_target
+from perfagent.workloads.targets import resolve_target
 from profilers.core_errors import PerfAgentError, exit_code_for
 from tui.messages import LoadFailed, LoadProgress, RecordLoaded
 from tui.optimize_bridge import OptimizeBridge
@@ -54,14 +54,13 @@ class LoadRequest:
 
 def _load_or_diagnose(request: LoadRequest, progress: Callable[[str], None]) -> RunRecord:
     """A saved run is shown as saved (as ``perfagent report`` does); anything else goes through ``diagnose``."""
-    if request.target is not None and isinstance(resolve_target(request.target), SavedRun):
+    target = resolve_target(request.target, request.command)  # once: ``diagnose`` is handed the result
+    if target.is_saved_run and target.path is not None:
         progress(f"loading saved run {request.target}")
-        loaded = perfagent.load(request.target)
+        loaded = perfagent.load(target.path)
         if isinstance(loaded, RunRecord):
             return loaded
-    return perfagent.diagnose(
-        request.target, command=list(request.command), progress=progress, **dict(request.options)
-    )
+    return perfagent.diagnose(target, progress=progress, **dict(request.options))
 
 
 def first_screen(record: RunRecord) -> Screen[None]:

@@ -8,12 +8,11 @@ disagree. Nothing here ranks, classifies or estimates: the record arrives ranked
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from perfagent.optimize.render import change, fmt_value, headline
 from perfagent.records import OptimizeResult, RunRecord
+from perfagent.render.roofline_text import roofline_summary
 from perfagent.render.units import (
     NA,
     fmt_bytes,
@@ -25,7 +24,7 @@ from perfagent.render.units import (
     fmt_speedup,
     sig,
 )
-from perfagent.render.view import FindingView, build_view, mode_statement, roofline_summary, tool_label
+from perfagent.render.view import FindingView, build_view, mode_statement, tool_label
 from profilers.model import Finding, KernelDiagnosis, KernelProfile
 
 __all__ = [
@@ -34,8 +33,6 @@ __all__ = [
     "KernelRow",
     "SOL_NOTE",
     "RunSummary",
-    "SourceRow",
-    "SourceView",
     "bar",
     "compact_share",
     "finding_items",
@@ -49,7 +46,6 @@ __all__ = [
     "severity_label",
     "short_name",
     "sol_rows",
-    "source_view",
     "top_finding",
 ]
 
@@ -352,145 +348,6 @@ def finding_items(record: RunRecord, index: int) -> list[FindingItem]:
     if kv.skipped:
         items.append(FindingItem("skipped", f"Rules skipped ({len(kv.skipped)})", "info", None, kv.skipped))
     return items
-
-
-@dataclass(frozen=True)
-class SourceRow:
-    """One line of the source view."""
-
-    line: int | None
-    """Line number, or None for a file-header row."""
-    text: str
-    hot: bool
-    samples: float | None
-    share: float | None
-    """Samples as a fraction of the hottest line's (0..1), for the heat bar."""
-    note: str
-
-
-@dataclass(frozen=True)
-class SourceView:
-    """The source pane: rows to show and a sentence saying what they are."""
-
-    caption: str
-    rows: tuple[SourceRow, ...]
-    first_hot: int | None
-    """Index into ``rows`` of the hottest line (to scroll to), or None."""
-
-
-def _code(file: str, bases: Sequence[Path], read: Callable[[Path], list[str] | None]) -> list[str] | None:
-    """The lines of ``file`` (as given when absolute, else under each base in turn), or None."""
-    path = Path(file)
-    for candidate in [path] if path.is_absolute() else [base / path for base in bases]:
-        lines = read(candidate)
-        if lines is not None:
-            return lines
-    return None
-
-
-def _read_lines(path: Path) -> list[str] | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-
-
-def source_view(
-    record: RunRecord,
-    index: int,
-    *,
-    context: int = 3,
-    read: Callable[[Path], list[str] | None] = _read_lines,
-    bases: Sequence[Path] | None = None,
-) -> SourceView:
-    """The kernel's hot source lines, with surrounding code when the file can be read here.
-
-    The record carries the lines the profiler attributed samples to (kernel-level and per finding). When the
-    file is found (as given, or next to the record's target), ``context`` lines around each hot line are shown
-    from it; otherwise only the recorded lines.
-
-    Args:
-        record: the run.
-        index: the kernel.
-        context: lines of code shown before and after each hot line.
-        read: reads a file's lines (None when unreadable); injectable for tests.
-        bases: folders to resolve relative file names against (default: the target's folder, then cwd).
-    """
-    marked = _marked_lines(record.kernels[index])
-    if not marked:
-        return SourceView(
-            caption="No source-level data in this report. Build with -lineinfo and profile with "
-            "--source-counters (ncu --import-source yes) to see hot lines here.",
-            rows=(),
-            first_hot=None,
-        )
-    if bases is None:
-        bases = [Path(record.target).parent, Path.cwd()]
-    top = max((s for _, s, _ in marked.values() if s is not None), default=None)
-    hottest = max(marked, key=lambda k: marked[k][1] or 0.0)
-    rows: list[SourceRow] = []
-    first_hot: int | None = None
-    shown_files = 0
-    missing = 0
-    for file in dict.fromkeys(f for f, _ in marked):
-        hot_lines = sorted(line for f, line in marked if f == file)
-        code = _code(file, bases, read)
-        rows.append(SourceRow(None, file, False, None, None, ""))
-        missing += code is None
-        wanted = sorted(
-            {
-                n
-                for h in hot_lines
-                for n in range(h - context, h + context + 1)
-                if code is not None and 1 <= n <= len(code)
-            }
-            | set(hot_lines)
-        )
-        previous = None
-        for n in wanted:
-            if previous is not None and n > previous + 1:
-                rows.append(SourceRow(None, "⋮", False, None, None, ""))
-            previous = n
-            entry = marked.get((file, n))
-            if entry is None:
-                rows.append(SourceRow(n, code[n - 1] if code is not None else "", False, None, None, ""))
-                continue
-            text, samples, note = entry
-            shown = code[n - 1] if code is not None and n <= len(code) else (text or "")
-            share = samples / top if samples is not None and top else None
-            if (file, n) == hottest:
-                first_hot = len(rows)
-            rows.append(SourceRow(n, shown, True, samples, share, note))
-        shown_files += 1
-    caption = _source_caption(len(marked), shown_files, top, missing)
-    return SourceView(caption=caption, rows=tuple(rows), first_hot=first_hot)
-
-
-Marked = dict[tuple[str, int], tuple[str | None, float | None, str]]
-"""(file, line) -> (recorded text, samples, note) of every hot line."""
-
-
-def _marked_lines(kd: KernelDiagnosis) -> Marked:
-    """The kernel's hot lines: the profile's and its findings', merged per (file, line)."""
-    marked: Marked = {}
-    for sl in [*kd.profile.source_lines, *(s for f in kd.findings for s in f.source_lines)]:
-        key = (sl.file, sl.line)
-        old = marked.get(key)
-        note = sl.note or (old[2] if old else "")
-        samples = sl.samples if sl.samples is not None else (old[1] if old else None)
-        marked[key] = (sl.text or (old[0] if old else None), samples, note)
-    return marked
-
-
-def _source_caption(total: int, shown_files: int, top: float | None, missing: int) -> str:
-    caption = (
-        f"{total} hot line{'s' if total != 1 else ''} in {shown_files} file{'s' if shown_files != 1 else ''}"
-    )
-    if top is not None:
-        caption += f"; hottest has {fmt_count(top)} samples"
-    if missing:
-        caption += " · not found here, recorded lines only"
-    return caption
 
 
 def samples_text(samples: float | None) -> str:

@@ -9,14 +9,16 @@ workload (``KernelProfile.harness``) are listed last, with no findings and no sh
 
 from __future__ import annotations
 
+from perfagent.classifier.bound_rules import (
+    at_roofline_bound,
+    memory_bound_with_headroom,
+    onchip_bandwidth_saturated,
+)
 from perfagent.classifier.context import Rule, RuleContext, Skip
 from perfagent.classifier.execution_rules import (
-    at_roofline_bound,
     host_overhead,
     latency_bound,
-    memory_bound_with_headroom,
     no_dominant_limiter,
-    onchip_bandwidth_saturated,
     warp_divergence,
 )
 from perfagent.classifier.launch_rules import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from perfagent.classifier.context import RuleContext, Skip, cap, finding, pct
-from profilers.model import Evidence, Finding
+from profilers.model import Evidence, Finding, Occupancy
 
 WARP = 32
 # Fewer resident-block waves than this leaves most of the GPU idle.
@@ -171,29 +171,7 @@ def low_occupancy(ctx: RuleContext) -> Finding | Skip | None:
     else:
         speedup = cap(100.0 / occ.theoretical_pct, 0.8 / busiest if busiest else None, ctx.sol_cap)
         formula = "min(100 % / theoretical occupancy, 0.8 / max(SM, memory throughput), 1 / fraction of speed of light)"
-    blocks = occ.blocks_per_sm_limits
-    evidence = [
-        Evidence(
-            metric="theoretical_occupancy_pct",
-            value=round(occ.theoretical_pct, 1),
-            threshold=LOW_OCCUPANCY_PCT,
-            comparison="<",
-            unit="%",
-        ),
-        Evidence(
-            metric="achieved_occupancy_pct",
-            value=None if occ.achieved_pct is None else round(occ.achieved_pct, 1),
-            unit="%",
-        ),
-        Evidence(metric="occupancy_limiter", value=limiter),
-    ]
-    evidence += [
-        Evidence(metric=f"blocks_per_sm_by_{k}", value=v, unit="block") for k, v in sorted(blocks.items())
-    ]
-    if launch.registers_per_thread is not None:
-        evidence.append(
-            Evidence(metric="registers_per_thread", value=launch.registers_per_thread, unit="register")
-        )
+    evidence = _occupancy_evidence(occ, limiter, launch.registers_per_thread)
     return finding(
         ctx,
         rule="low_occupancy",
@@ -216,6 +194,32 @@ def low_occupancy(ctx: RuleContext) -> Finding | Skip | None:
         severity=None if not ctx.static else ("high" if occ.theoretical_pct < 25 else "medium"),
         ncu_rules=("TheoreticalOccupancy", "AchievedOccupancy"),
     )
+
+
+def _occupancy_evidence(occ: Occupancy, limiter: str, registers: int | None) -> list[Evidence]:
+    """Theoretical and achieved occupancy, the limiter, the blocks per SM each resource allows, the registers."""
+    evidence = [
+        Evidence(
+            metric="theoretical_occupancy_pct",
+            value=None if occ.theoretical_pct is None else round(occ.theoretical_pct, 1),
+            threshold=LOW_OCCUPANCY_PCT,
+            comparison="<",
+            unit="%",
+        ),
+        Evidence(
+            metric="achieved_occupancy_pct",
+            value=None if occ.achieved_pct is None else round(occ.achieved_pct, 1),
+            unit="%",
+        ),
+        Evidence(metric="occupancy_limiter", value=limiter),
+    ]
+    evidence += [
+        Evidence(metric=f"blocks_per_sm_by_{k}", value=v, unit="block")
+        for k, v in sorted(occ.blocks_per_sm_limits.items())
+    ]
+    if registers is not None:
+        evidence.append(Evidence(metric="registers_per_thread", value=registers, unit="register"))
+    return evidence
 
 
 def _kib(static: int | None, dynamic: int | None) -> str:

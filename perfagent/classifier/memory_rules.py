@@ -162,44 +162,49 @@ def _ways(wavefronts: float | None, requests: float | None) -> float | None:
     return wavefronts / requests
 
 
+def _static_spills(ctx: RuleContext) -> Finding | None:
+    """Spills and stack frames as ptxas reports them (static analysis: no traffic measured)."""
+    launch = ctx.kernel.launch
+    spill = (launch.spill_store_bytes_per_thread or 0) + (launch.spill_load_bytes_per_thread or 0)
+    stack = launch.local_memory_per_thread_bytes or 0
+    if spill == 0 and stack == 0:
+        return None
+    return finding(
+        ctx,
+        rule="local_memory_spills",
+        category="register-spills",
+        title=f"Local memory: {spill} B/thread of spills, {stack} B/thread stack frame (compiler report)",
+        explanation=(
+            f"ptxas reports {launch.spill_store_bytes_per_thread or 0} bytes of spill stores and "
+            f"{launch.spill_load_bytes_per_thread or 0} bytes of spill loads per thread, and a {stack}-byte stack "
+            f"frame, with {launch.registers_per_thread} registers per thread. Every spill is a round trip "
+            f"through L1/L2. Static analysis cannot say how often that code runs."
+        ),
+        evidence=[
+            Evidence(
+                metric="spill_store_bytes_per_thread",
+                value=launch.spill_store_bytes_per_thread,
+                unit="byte",
+            ),
+            Evidence(
+                metric="spill_load_bytes_per_thread",
+                value=launch.spill_load_bytes_per_thread,
+                unit="byte",
+            ),
+            Evidence(metric="local_memory_per_thread_bytes", value=stack, unit="byte"),
+            Evidence(metric="registers_per_thread", value=launch.registers_per_thread, unit="register"),
+        ],
+        transforms=["reduce-register-pressure", "launch-config"],
+        speedup=None,
+        formula=None,
+        severity="medium" if spill else "low",
+    )
+
+
 def local_memory_spills(ctx: RuleContext) -> Finding | Skip | None:
     """Register spills or stack arrays that send register traffic to (slow) local memory."""
-    launch = ctx.kernel.launch
     if ctx.static:
-        spill = (launch.spill_store_bytes_per_thread or 0) + (launch.spill_load_bytes_per_thread or 0)
-        stack = launch.local_memory_per_thread_bytes or 0
-        if spill == 0 and stack == 0:
-            return None
-        return finding(
-            ctx,
-            rule="local_memory_spills",
-            category="register-spills",
-            title=f"Local memory: {spill} B/thread of spills, {stack} B/thread stack frame (compiler report)",
-            explanation=(
-                f"ptxas reports {launch.spill_store_bytes_per_thread or 0} bytes of spill stores and "
-                f"{launch.spill_load_bytes_per_thread or 0} bytes of spill loads per thread, and a {stack}-byte stack "
-                f"frame, with {launch.registers_per_thread} registers per thread. Every spill is a round trip "
-                f"through L1/L2. Static analysis cannot say how often that code runs."
-            ),
-            evidence=[
-                Evidence(
-                    metric="spill_store_bytes_per_thread",
-                    value=launch.spill_store_bytes_per_thread,
-                    unit="byte",
-                ),
-                Evidence(
-                    metric="spill_load_bytes_per_thread",
-                    value=launch.spill_load_bytes_per_thread,
-                    unit="byte",
-                ),
-                Evidence(metric="local_memory_per_thread_bytes", value=stack, unit="byte"),
-                Evidence(metric="registers_per_thread", value=launch.registers_per_thread, unit="register"),
-            ],
-            transforms=["reduce-register-pressure", "launch-config"],
-            speedup=None,
-            formula=None,
-            severity="medium" if spill else "low",
-        )
+        return _static_spills(ctx)
     m = ctx.m
     local = (m.local_load_bytes or 0.0) + (m.local_store_bytes or 0.0)
     if m.local_load_bytes is None and m.local_store_bytes is None and m.spill_instructions is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from perfagent.classifier.execution_rules import AT_BOUND_FRAC, LATENCY_FRAC
+from perfagent.classifier.bound_rules import AT_BOUND_FRAC, LATENCY_FRAC
 from perfagent.roofline import roofline
 from profilers.model import KernelProfile
 

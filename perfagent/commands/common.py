@@ -31,6 +31,12 @@ def add_target_args(parser: argparse.ArgumentParser) -> None:
 
 def add_profile_args(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("profiling")
+    _add_selection_args(g)
+    _add_collection_args(g)
+
+
+def _add_selection_args(g: argparse._ArgumentGroup) -> None:
+    """Which profiler, and which kernels and launches it profiles."""
     g.add_argument(
         "--profiler",
         choices=("auto", "ncu", "rocprof", "static"),
@@ -61,6 +67,10 @@ def add_profile_args(parser: argparse.ArgumentParser) -> None:
         metavar="EXPR",
         help="ncu NVTX range filter (repeatable)",
     )
+
+
+def _add_collection_args(g: argparse._ArgumentGroup) -> None:
+    """What is collected of the selected launches, how, and for how long."""
     g.add_argument(
         "--clock-control",
         choices=("none", "base", "reset"),

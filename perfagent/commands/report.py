@@ -11,7 +11,7 @@ from perfagent.render import OutputFormat, render, write_output
 from perfagent.session import load_record
 from perfagent.suite.render import render_suite
 from perfagent.suite.results import is_suite_dir, load_suite_results
-from perfagent.workloads.targets import RecordedReport, resolve_target
+from perfagent.workloads.targets import resolve_target
 from profilers.core_errors import BadInput, ExitCode
 
 
@@ -60,7 +60,7 @@ def _refuse_reports(path: Path) -> None:
         target = resolve_target(path)
     except BadInput:
         return
-    if isinstance(target, RecordedReport):
+    if target.is_recorded and not target.is_saved_run:
         raise BadInput(
             f"{path} is a profiler report, not a saved run",
             hint=f"use `perfagent diagnose {path}` to read it (`report` re-renders run folders and record.json)",

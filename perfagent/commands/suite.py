@@ -74,72 +74,8 @@ class SuiteCommand:
         )
         parser.add_argument("--resume", action="store_true", help="skip entries already in DIR/results.jsonl")
         parser.add_argument("--force", action="store_true", help="start over in an --out that holds results")
-        g = parser.add_argument_group("workers")
-        g.add_argument(
-            "--executor",
-            choices=("local", "ray"),
-            default="local",
-            help="local processes (default) or a Ray cluster",
-        )
-        g.add_argument(
-            "--ray-address",
-            default=None,
-            metavar="ADDR",
-            help="Ray cluster address (default: start a local instance)",
-        )
-        g.add_argument(
-            "--allow-mixed", action="store_true", help="allow a Ray pool with different GPU models"
-        )
-        g.add_argument(
-            "--device",
-            choices=DEVICES,
-            default="auto",
-            help="default auto: every visible GPU, else CPU",
-        )
-        g.add_argument(
-            "--workers",
-            type=positive_int,
-            default=None,
-            metavar="N",
-            help="CPU workers (with --device cpu), or at most N GPUs",
-        )
-        j = parser.add_argument_group("jobs")
-        j.add_argument(
-            "--backend",
-            choices=("recipes", "llm", "auto"),
-            default="recipes",
-            help="optimize backend (default recipes)",
-        )
-        j.add_argument(
-            "--iterations",
-            type=positive_int,
-            default=3,
-            metavar="N",
-            help="optimize rounds per entry (default 3)",
-        )
-        j.add_argument(
-            "--runs", type=positive_int, default=50, metavar="N", help="bench rounds per entry (default 50)"
-        )
-        j.add_argument(
-            "--seeds", type=positive_int, default=3, metavar="N", help="verify seeds per entry (default 3)"
-        )
-        j.add_argument(
-            "--entry-timeout",
-            type=positive_float,
-            default=TIMEOUTS.suite_entry_s,
-            metavar="S",
-            help=f"limit per entry, s (default {TIMEOUTS.suite_entry_s:g})",
-        )
-        j.add_argument(
-            "--cooldown",
-            type=float,
-            default=0.0,
-            metavar="S",
-            help="pause after each timed entry, s (default 0)",
-        )
-        j.add_argument(
-            "--format", choices=("text", "json"), default="text", help="summary on stdout (default text)"
-        )
+        _add_worker_args(parser.add_argument_group("workers"))
+        _add_job_args(parser.add_argument_group("jobs"))
 
     def run(self, args: argparse.Namespace) -> int:
         if args.cooldown < 0:
@@ -182,3 +118,73 @@ class SuiteCommand:
         else:
             sys.stdout.write(render_text(ResultsLog(args.out.resolve()).read(), summary))
         return ExitCode.OK
+
+
+def _add_worker_args(g: argparse._ArgumentGroup) -> None:
+    """Where the entries run: local processes or Ray, which device, how many workers."""
+    g.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local processes (default) or a Ray cluster",
+    )
+    g.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="Ray cluster address (default: start a local instance)",
+    )
+    g.add_argument("--allow-mixed", action="store_true", help="allow a Ray pool with different GPU models")
+    g.add_argument(
+        "--device",
+        choices=DEVICES,
+        default="auto",
+        help="default auto: every visible GPU, else CPU",
+    )
+    g.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="CPU workers (with --device cpu), or at most N GPUs",
+    )
+
+
+def _add_job_args(j: argparse._ArgumentGroup) -> None:
+    """How each job runs: the optimize backend and rounds, bench runs, verify seeds, limits, output."""
+    j.add_argument(
+        "--backend",
+        choices=("recipes", "llm", "auto"),
+        default="recipes",
+        help="optimize backend (default recipes)",
+    )
+    j.add_argument(
+        "--iterations",
+        type=positive_int,
+        default=3,
+        metavar="N",
+        help="optimize rounds per entry (default 3)",
+    )
+    j.add_argument(
+        "--runs", type=positive_int, default=50, metavar="N", help="bench rounds per entry (default 50)"
+    )
+    j.add_argument(
+        "--seeds", type=positive_int, default=3, metavar="N", help="verify seeds per entry (default 3)"
+    )
+    j.add_argument(
+        "--entry-timeout",
+        type=positive_float,
+        default=TIMEOUTS.suite_entry_s,
+        metavar="S",
+        help=f"limit per entry, s (default {TIMEOUTS.suite_entry_s:g})",
+    )
+    j.add_argument(
+        "--cooldown",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="pause after each timed entry, s (default 0)",
+    )
+    j.add_argument(
+        "--format", choices=("text", "json"), default="text", help="summary on stdout (default text)"
+    )

@@ -32,7 +32,7 @@ from perfagent.timing.bench import bench
 from perfagent.timing.models import BenchResult
 from perfagent.verify.api import verify
 from perfagent.verify.models import VerificationResult
-from perfagent.workloads.targets import SavedRun, resolve_target
+from perfagent.workloads.targets import resolve_target
 from profilers.core_errors import BadInput
 from profilers.model import Frozen, Profile
 
@@ -80,8 +80,7 @@ class CompareReply(Frozen):
 
 def is_recorded(path: Path) -> bool:
     """A recorded report or a saved run (reading it runs nothing)."""
-    tgt = resolve_target(str(path), ())
-    return isinstance(tgt, SavedRun) or tgt.is_recorded
+    return resolve_target(str(path), ()).is_recorded
 
 
 def diagnose_target(
@@ -89,13 +88,14 @@ def diagnose_target(
 ) -> tuple[RunRecord, Path | None]:
     """The record of ``target`` and its run folder: a report is read in place (nothing saved), a saved
     run is re-read, anything else is profiled into a new run folder under the root."""
-    if isinstance(resolve_target(str(target), ()), SavedRun):
-        return diagnose(str(target), kernel=kernel, profiler=profiler, progress=progress), target
-    if is_recorded(target):
-        return diagnose(str(target), kernel=kernel, profiler=profiler, save=False, progress=progress), None
+    tgt = resolve_target(str(target), ())  # once: ``diagnose`` is handed the resolved target
+    if tgt.is_saved_run:
+        return diagnose(tgt, kernel=kernel, profiler=profiler, progress=progress), target
+    if tgt.is_recorded:
+        return diagnose(tgt, kernel=kernel, profiler=profiler, save=False, progress=progress), None
     run = root.fresh_run()
     record = diagnose(
-        str(target), kernel=kernel, profiler=profiler, run_dir=run, progress=progress, launcher=CANDIDATE_CODE
+        tgt, kernel=kernel, profiler=profiler, run_dir=run, progress=progress, launcher=CANDIDATE_CODE
     )
     return record, run
 

@@ -2,9 +2,11 @@
 
 ``perfagent.optimize(target, ...)`` (``perfagent.optimize.api``) returns a ``RunRecord`` of kind
 'optimize'. Modules: ``settings`` holds every option once, ``plan`` ranks (finding, transform) pairs,
-``loop`` runs the iterations and reports ``events``, ``outcome`` holds the accept rule, ``baseline``
-measures the original, ``measure`` runs the three workload kinds (``perfagent.workloads.optimizable``),
-``run_writer`` writes the run folder. The saved
+``loop`` runs the iterations and reports ``events`` (given its parts: a ``context``, a rewriter, an
+evaluate step — ``evaluate``, or ``phase_steps`` across two machines — and the run writer), ``outcome``
+holds the accept rule, ``baseline`` measures the original, ``measure`` runs the three workload kinds
+(``perfagent.workloads.optimizable``), reached through the ``services`` handed to the loop, ``run_writer``
+writes the run folder. The saved
 models are in ``perfagent.records``.
 
 This package's ``__init__`` imports nothing: importing one of its modules stays light.

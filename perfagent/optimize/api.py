@@ -21,14 +21,14 @@ from typing import Any, Literal
 
 from perfagent._version import __version__
 from perfagent.llm_client import LLMConfig
-from perfagent.optimize import measure
 from perfagent.optimize.baseline import Baseline, loop_hardware, measure_baseline
 from perfagent.optimize.events import Info, ProgressCallback, ignore_progress
-from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop import one_machine_loop
 from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter, conversation_seed
 from perfagent.optimize.run_writer import RunWriter, shown_path
+from perfagent.optimize.services import Services, current
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import (
     RunRecord,
@@ -51,6 +51,7 @@ def optimize(
     settings: OptimizeSettings | None = None,
     progress: Progress | None = None,
     llm_config: LLMConfig | None = None,
+    services: Services | None = None,
     **options: Any,
 ) -> RunRecord:
     """Optimize the kernel in ``target`` and return the run's record (kind 'optimize').
@@ -62,6 +63,8 @@ def optimize(
             defaults.
         progress: receives every ``LoopEvent`` (may raise to cancel).
         llm_config: LLM endpoint settings (default: from the environment and the ``llm_*`` settings).
+        services: what reaches the GPU, the compilers and the profiler (``perfagent.optimize.services``;
+            default: the real ones, or those ``services.using`` put in place).
         **options: ``OptimizeSettings`` fields over ``settings`` (``backend='recipes'``, ``iterations=2``,
             ``transforms=[...]`` or ``transform='id'``, ``max_candidates``, ``device``, ``out``, ``apply`` ...).
 
@@ -76,7 +79,7 @@ def optimize(
     """
     chosen = OptimizeSettings.build(settings, **options)
     emit = progress or ignore_progress
-    setup = _set_up(target, chosen, llm_config, emit)
+    setup = _set_up(target, chosen, llm_config, emit, current(services))
     run = RunWriter(
         setup.run_dir,
         setup.wl,
@@ -117,17 +120,20 @@ def _measure_and_loop(
             run_dir=setup.run_dir,
             settings=setup.settings,
             emit=emit,
+            services=setup.services,
         )
         run.baseline(base.summary, base.profile, base.kernels)
-        loop = OptimizeLoop(
+        loop = one_machine_loop(
             setup.wl,
             setup.rewriter,
             setup.run_dir,
             gpu=setup.gpu,
             baseline=base.state,
             settings=setup.settings,
+            services=setup.services,
             hardware=loop_hardware(base, settings.gpu, run.notes, emit),
             progress=run.watch(progress),
+            writer=run,
             write_kernel=setup.write_kernel,
         )
         if setup.wl.is_plain_pytorch:  # the reference is the file: its profile is what to beat
@@ -135,7 +141,6 @@ def _measure_and_loop(
                 f"the recorded report {settings.report}" if settings.report and not setup.gpu else "ncu here"
             )
             loop.reference_profile = reference_profile_lines(base.kernels, where)
-        run.loop = loop
         return base, loop.run()
     except BaseException as exc:
         run.save_partial(exc)
@@ -158,17 +163,22 @@ class _Setup:
     write_kernel: Literal["cuda", "triton"] | None
     plain_pytorch: list[str]
     notes: list[str]
+    services: Services
 
 
 def _set_up(
-    target: str | Path, settings: OptimizeSettings, llm_config: LLMConfig | None, emit: Progress
+    target: str | Path,
+    settings: OptimizeSettings,
+    llm_config: LLMConfig | None,
+    emit: Progress,
+    services: Services,
 ) -> _Setup:
     """Resolve the workload, choose the rewriter, probe the GPU, make the run folder (a copy of the original)."""
     wl = resolve(target, problem=settings.problem, spec=settings.spec)
     if settings.gpu is not None:
         gpu_device(settings.gpu)  # an unknown --gpu is exit 2 before anything is measured
     chosen = choose_rewriter(settings, llm_config, emit)
-    gpu, device_label = measure.probe_gpu(settings.device)
+    gpu, device_label = services.probe_gpu(settings.device)
     run_dir = _run_dir(settings.out, settings.force)
     emit(
         Info(
@@ -208,6 +218,7 @@ def _set_up(
         write_kernel=write_kernel,
         plain_pytorch=plain_pytorch,
         notes=notes,
+        services=services,
     )
 
 

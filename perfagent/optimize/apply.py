@@ -155,25 +155,7 @@ def apply_rewrite(
         notes.append(
             f"{file.name}.orig already held an earlier original: this write's backup is {backup.name if backup else '-'}"
         )
-    spec_written: Path | None = None
-    spec_backup: Path | None = None
-    if spec_data is not None:
-        header = (
-            f"# perfagent: launch spec for {file.name} as candidate {candidate} was measured ({settings})\n"
-        )
-        spec_backup = write_with_backup(spec_target, header + dump_launch_spec(spec_data))
-        spec_written = spec_target
-        load_launch_spec(spec_target)  # it must read back
-        notes.append(
-            f"the win needs {settings}: written into {spec_target.name}"
-            + (f" (previous one kept as {spec_backup.name})" if spec_backup else " (new file)")
-            + f"; perfagent launches {file.name} with it from now on"
-        )
-    elif settings:
-        notes.append(
-            f"the win needs {settings}, which no spec holds yet: set them in {file.name}'s launch spec "
-            "(its [defines] / grid / block) or it will not run the way it was measured"
-        )
+    spec_written, spec_backup = _write_spec(file, spec_target, spec_data, candidate, settings, notes)
     return AppliedChange(
         path=str(file),
         backup=str(backup) if backup else "",
@@ -182,6 +164,33 @@ def apply_rewrite(
         spec=str(spec_written) if spec_written else None,
         spec_backup=str(spec_backup) if spec_backup else None,
     )
+
+
+def _write_spec(
+    file: Path,
+    spec_target: Path,
+    spec_data: dict[str, Any] | None,
+    candidate: str,
+    settings: str,
+    notes: list[str],
+) -> tuple[Path | None, Path | None]:
+    """Write the launch spec the win needs beside ``file`` (said in ``notes``); (written, its backup)."""
+    if spec_data is None:
+        if settings:
+            notes.append(
+                f"the win needs {settings}, which no spec holds yet: set them in {file.name}'s launch spec "
+                "(its [defines] / grid / block) or it will not run the way it was measured"
+            )
+        return None, None
+    header = f"# perfagent: launch spec for {file.name} as candidate {candidate} was measured ({settings})\n"
+    spec_backup = write_with_backup(spec_target, header + dump_launch_spec(spec_data))
+    load_launch_spec(spec_target)  # it must read back
+    notes.append(
+        f"the win needs {settings}: written into {spec_target.name}"
+        + (f" (previous one kept as {spec_backup.name})" if spec_backup else " (new file)")
+        + f"; perfagent launches {file.name} with it from now on"
+    )
+    return spec_target, spec_backup
 
 
 def apply_candidate(best: CandidateOutcome) -> AppliedChange:

@@ -15,12 +15,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import profilers
 from perfagent.api import diagnose, profile
 from perfagent.classifier import classify
-from perfagent.optimize import measure, reprofile
+from perfagent.optimize import measure
 from perfagent.optimize.events import Info, ProgressCallback
 from perfagent.optimize.loop_state import BaselineState, profile_pcts
+from perfagent.optimize.services import Services, current
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import FindingSummary, OptimizeBaseline, ProfileSummary
 from perfagent.rewrite.hardware import prompt_hardware
@@ -80,6 +80,7 @@ def measure_baseline(
     run_dir: Path,
     settings: OptimizeSettings,
     emit: Progress,
+    services: Services | None = None,
 ) -> Baseline:
     """Profile and diagnose the original, and time it on a GPU.
 
@@ -91,6 +92,7 @@ def measure_baseline(
         run_dir: the run folder (``baseline/`` is written under it).
         settings: the loop's settings (arch, limits, timing rounds).
         emit: receives progress events.
+        services: what reaches the GPU and the profiler (default: ``services.current()``).
 
     Raises:
         BadInput: ``kernel`` matches no kernel of the diagnosis.
@@ -98,9 +100,10 @@ def measure_baseline(
     notes: list[str] = []
     work = run_dir / "baseline"
     work.mkdir(parents=True, exist_ok=True)
+    svc = current(services)
     clock = time.monotonic()
     seen = _diagnose_original(
-        wl, gpu=gpu, report=report, work=work, settings=settings, emit=emit, notes=notes
+        wl, gpu=gpu, report=report, work=work, settings=settings, emit=emit, notes=notes, services=svc
     )
     stages = {"profile": round(time.monotonic() - clock, 3)}
     target = target_kernel(seen.kernels, wl, kernel)
@@ -112,21 +115,11 @@ def measure_baseline(
         profile_note=seen.profile_note,
         kernel_name=target.profile.base_name if target else None,
     )
-    timed = _Timed()
     clock = time.monotonic()
-    if gpu and wl.timed_by == "cuda-events":
-        timed = _time_with_events(wl, work, settings, emit, notes)
-    elif (
-        gpu and wl.timed_by == "ncu" and target is not None and target.profile.metrics.duration_s is not None
-    ):
-        timed = _time_with_ncu(wl, target, state, work, settings, emit)
-    if timed.pct is None and measured and target is not None and target.roofline is not None:
-        if target.roofline.fraction_of_sol is not None:
-            timed.pct = target.roofline.fraction_of_sol * 100.0
+    timed = _time_original(wl, gpu, target, state, work, settings, emit, notes, svc)
     if timed.timer is not None:
         stages["time"] = round(time.monotonic() - clock, 3)
-    state.time_s, state.start_speedup = timed.time_s, timed.start
-    state.spent_s = round(sum(stages.values()), 3)
+    state.time_s, state.start_speedup, state.spent_s = timed.time_s, timed.start, sum(stages.values())
     summary = _summary(wl, seen.profile, target, timed, notes).model_copy(update={"stage_s": stages})
     if timed.time_s is not None:
         emit(
@@ -140,6 +133,32 @@ def measure_baseline(
     )
 
 
+def _time_original(
+    wl: OptimizeWorkload,
+    gpu: bool,
+    target: KernelDiagnosis | None,
+    state: BaselineState,
+    work: Path,
+    settings: OptimizeSettings,
+    emit: Progress,
+    notes: list[str],
+    services: Services,
+) -> _Timed:
+    """The original's time on a GPU: CUDA events, or (a Triton script) ncu kernel durations; its share of
+    the roofline from the profile when the timing did not say."""
+    timed = _Timed()
+    if gpu and wl.timed_by == "cuda-events":
+        timed = _time_with_events(wl, work, settings, emit, notes, services)
+    elif (
+        gpu and wl.timed_by == "ncu" and target is not None and target.profile.metrics.duration_s is not None
+    ):
+        timed = _time_with_ncu(wl, target, state, work, settings, emit, services)
+    roofline = target.roofline if target is not None and state.measured else None
+    if timed.pct is None and roofline is not None and roofline.fraction_of_sol is not None:
+        timed.pct = roofline.fraction_of_sol * 100.0
+    return timed
+
+
 def _diagnose_original(
     wl: OptimizeWorkload,
     *,
@@ -149,9 +168,10 @@ def _diagnose_original(
     settings: OptimizeSettings,
     emit: Progress,
     notes: list[str],
+    services: Services,
 ) -> _Diagnosed:
     """ncu on a GPU, else the recorded report, else static analysis, else nothing (said in ``notes``)."""
-    ncu_reason = profilers.get_profiler("ncu").availability() if gpu else "no GPU"
+    ncu_reason = services.ncu_availability() if gpu else "no GPU"
     out = _Diagnosed(can_profile=gpu and ncu_reason is None)
     if not out.can_profile:
         out.profile_note = (
@@ -163,7 +183,7 @@ def _diagnose_original(
                 f"--report {report} was not used: the original was profiled here, on the GPU the candidates run on"
             )
         emit(Info(message="profiling the original with ncu …"))
-        rp = reprofile.reprofile(
+        rp = services.reprofile(
             wl,
             wl.file,
             wl.spec_path,
@@ -207,12 +227,17 @@ def _static_analysis(
 
 
 def _time_with_events(
-    wl: OptimizeWorkload, work: Path, settings: OptimizeSettings, emit: Progress, notes: list[str]
+    wl: OptimizeWorkload,
+    work: Path,
+    settings: OptimizeSettings,
+    emit: Progress,
+    notes: list[str],
+    services: Services,
 ) -> _Timed:
     """CUDA-event timing of the oracle (and of a starting ModelNew, whose speed-up candidates must beat)."""
     emit(Info(message=f"timing the original ({settings.runs} rounds, CUDA events) …"))
     start_file = wl.start_file
-    t = measure.bench_timing(
+    t = services.time(
         wl,
         start_file,
         wl.spec_path,
@@ -264,12 +289,13 @@ def _time_with_ncu(
     work: Path,
     settings: OptimizeSettings,
     emit: Progress,
+    services: Services,
 ) -> _Timed:
     """ncu kernel durations of two profiled runs: their mean is the time, their disagreement the noise."""
     assert target.profile.metrics.duration_s is not None
     durations = [target.profile.metrics.duration_s]
     emit(Info(message="profiling the original again (baseline noise for ncu-timed Triton scripts) …"))
-    again = reprofile.reprofile(
+    again = services.reprofile(
         wl,
         wl.file,
         None,

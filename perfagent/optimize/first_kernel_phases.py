@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from perfagent.optimize import measure, reprofile
+from perfagent.optimize import measure
+from perfagent.optimize.context import RunContext
 from perfagent.optimize.first_kernel import KernelLanguage, target_file
 from perfagent.optimize.loop_state import diagnose_one
 from perfagent.optimize.phase_files import candidate_profile, relocated_candidates
@@ -24,9 +24,6 @@ from perfagent.workloads.kernelbench import inspect_python
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import BadInput
 from profilers.model import KernelDiagnosis
-
-if TYPE_CHECKING:
-    from perfagent.optimize.evaluate import CandidateEvaluator
 
 __all__ = [
     "adopt_recorded",
@@ -118,26 +115,26 @@ def adopt_recorded(
     return adopted, cand, diagnose_one(kernel) if kernel is not None else None
 
 
-def profile_first_kernel(loop: CandidateEvaluator) -> None:
+def profile_first_kernel(ctx: RunContext) -> None:
     """Re-profile the correct first kernel ``--evaluate`` did not (not faster than the reference), so
     that ``--from RUN`` plans from its profile as the one-machine loop does when it adopts it."""
-    if not loop.baseline.can_profile:
+    if not ctx.baseline.can_profile:
         return
     outcomes = [
-        o for o in loop.state.outcomes if o.transform == WRITE_KERNEL and o.verification.verdict == "pass"
+        o for o in ctx.state.outcomes if o.transform == WRITE_KERNEL and o.verification.verdict == "pass"
     ]
     chosen = max(outcomes, key=lambda c: (c.accepted, c.speedup or 0.0), default=None)
     if chosen is None or chosen.metrics_after or chosen.source_path is None:
         return
     source = Path(chosen.source_path)
-    rp = reprofile.reprofile(
-        loop.wl,
+    rp = ctx.services.reprofile(
+        ctx.wl,
         source,
         None,
         workdir=source.parent / "profile",
         target_kernel=None,
-        arch=loop.settings.arch,
-        timeout_s=loop.settings.profile_timeout_s,
+        arch=ctx.settings.arch,
+        timeout_s=ctx.settings.profile_timeout_s,
         candidate=True,
     )
     if rp.profile is not None:

@@ -3,7 +3,7 @@
 The catalog's ``preconditions`` are prose ("a tiled kernel whose K loop loads a tile ..."); the planner
 ranks by measured indicators, which say a kernel *has a problem* a transform fixes, not that the code has
 the *shape* the transform needs. Proposals that did not fit their kernel were seen with a real model:
-fast-math on an integer-modulo bottleneck, async-copy with no tiled loop, smem-tiling of an element-wise
+fast-math on an integer bottleneck with no remainder by a runtime size, async-copy with no tiled loop, smem-tiling of an element-wise
 op. Each check here reads the source (comments and strings of prose stripped) and, where measured, the
 profile, and answers with the contradiction in plain words, or None when nothing contradicts the entry.
 A transform the user named (``--transform``) is never dropped: the checks apply to planned ones.
@@ -26,6 +26,8 @@ _TRANSCENDENTAL = re.compile(
     r"powf?|sqrtf?|rsqrtf?|cbrtf?|erff?|erfcf?|atanf?|atan2f?|asinf?|acosf?|fdividef|sigmoid|softplus|gelu)\s*\("
 )
 _FLOAT_DIV = re.compile(r"\b(?:float|double|half|__half|bfloat16)\b[^;\n]*/|/\s*\(?\s*(?:float|double)\b")
+_RUNTIME_REMAINDER = re.compile(r"%\s*\(?\s*[A-Za-z_]")
+"""``i % W``: a remainder by a size known at run time (modulo-to-select's; a literal divisor is a multiply)."""
 _SHARED = re.compile(r"__shared__|extern\s+__shared__|tl\.dot\b")
 _SYNC_IN_LOOP = re.compile(r"\bfor\s*\([^)]*\)\s*\{[^{}]*(?:\{[^{}]*\}[^{}]*)*__syncthreads\(\)", re.S)
 _REUSE = re.compile(r"\btl\.(?:dot|sum|max|min|reduce|cumsum|associative_scan)\b|\batomic\w*\(|__shfl")
@@ -44,10 +46,10 @@ def _fast_math(code: str, profile: KernelProfile | None) -> str | None:
         return None  # fp64 work (promotions of float data, demote-double's) is fast math's too
     if xu is not None and xu < 10.0:
         return f"fast math speeds up transcendentals, and the XU pipe is idle ({xu:.3g} % busy)"
-    if not _TRANSCENDENTAL.search(code) and not _FLOAT_DIV.search(code):
+    if not (_TRANSCENDENTAL.search(code) or _FLOAT_DIV.search(code) or _RUNTIME_REMAINDER.search(code)):
         return (
-            "fast math speeds up transcendentals and float division, and the source has none "
-            "(an integer or memory bottleneck is not helped)"
+            "fast math speeds up transcendentals, float division and integer remainders by a runtime size, "
+            "and the source has none (a memory bottleneck is not helped)"
         )
     return None
 

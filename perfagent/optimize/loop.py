@@ -9,22 +9,24 @@ with them before the loop moves on (recipes are deterministic: the same request 
 same candidates). An accepted candidate becomes the source of later requests, and its profile the
 diagnosis that re-plans them. LLM failures are recorded; two in a row stop the loop.
 
-This module plans and proposes; the evaluate and decide steps are ``CandidateEvaluator``
-(``perfagent.optimize.evaluate``), which ``OptimizeLoop`` extends.
+The loop is given its parts: a ``RunContext`` (what every part reads and updates), the proposal source
+(a ``Rewriter``: a backend, the stored proposals of a replay, or a recording one that writes proposals),
+the evaluate step (``Measure``, or a two-machine step of ``phase_steps``) and optionally the run writer,
+which it attaches to what it keeps. ``one_machine_loop`` assembles the one-machine loop.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from perfagent.optimize import first_kernel, measure, repair
+from perfagent.optimize.context import RunContext, new_context
 from perfagent.optimize.cost import CompileMeter
-from perfagent.optimize.evaluate import CandidateEvaluator
+from perfagent.optimize.evaluate import Measure
 from perfagent.optimize.events import Info, Planned, ProgressCallback, Proposed
 from perfagent.optimize.fits import contradiction
 from perfagent.optimize.loop_state import (
@@ -32,29 +34,36 @@ from perfagent.optimize.loop_state import (
     MAX_FEEDBACK,
     BaselineState,
     LoopResult,
+    LoopState,
     Origin,
     candidate_key,
-    changed_lines,
     merged,
 )
 from perfagent.optimize.plan import PlannedTransform, make_plan
+from perfagent.optimize.plan_log import PlanLog
+from perfagent.optimize.services import Services
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.optimize.step_winner import step_winner
-from perfagent.records import CandidateOutcome, IterationCost, PlanStep
+from perfagent.records import CandidateOutcome, IterationCost
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import (
-    RETUNED,
     Candidate,
     LaunchContext,
     Rewriter,
     RewriteRequest,
     launch_context,
 )
-from perfagent.workloads.optimizable import LaunchSpecTarget, OptimizeWorkload
+from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import LLMError
 from profilers.model import DeviceInfo, Finding, KernelDiagnosis
 
-__all__ = ["LLM_ATTEMPTS_PER_TRANSFORM", "LLM_ERRORS_TO_STOP", "OptimizeLoop"]
+__all__ = [
+    "LLM_ATTEMPTS_PER_TRANSFORM",
+    "LLM_ERRORS_TO_STOP",
+    "EvaluateStep",
+    "OptimizeLoop",
+    "RunWriterPart",
+    "one_machine_loop",
+]
 
 LLM_ATTEMPTS_PER_TRANSFORM = 2
 LLM_ERRORS_TO_STOP = 2
@@ -70,7 +79,33 @@ class _Batch:
     """Some rejection is worth another try of the same transform (llm backend)."""
 
 
-class OptimizeLoop(CandidateEvaluator):
+class EvaluateStep(Protocol):
+    """What the loop asks of its evaluate step (``Measure``, ``ProposalWriter``, ``Replay``)."""
+
+    def evaluate(
+        self,
+        cand: Candidate,
+        step: PlannedTransform,
+        origin: Origin | None = None,
+        *,
+        repairs: int = 0,
+        repair_of: str | None = None,
+    ) -> CandidateOutcome: ...
+
+    def verify_ahead(self, candidates: list[Candidate], step: PlannedTransform, origin: Origin) -> None: ...
+
+    def settle_ahead(self) -> None: ...
+
+    def order_first_plan(self, queue: list[int], plan: PlanLog) -> list[int]: ...
+
+
+class RunWriterPart(Protocol):
+    """The run writer as the loop sees it: told what to read once the loop exists."""
+
+    def attach(self, ctx: RunContext, plan: PlanLog, rewriter: Rewriter) -> None: ...
+
+
+class OptimizeLoop:
     """Runs the iterations for one workload; ``run()`` returns a ``LoopResult``.
 
     ``settings.transforms`` (ids to try instead of the diagnosis' plan) and ``settings.finding`` (only plan
@@ -81,66 +116,60 @@ class OptimizeLoop(CandidateEvaluator):
 
     def __init__(
         self,
-        wl: OptimizeWorkload,
+        ctx: RunContext,
         rewriter: Rewriter,
-        run_dir: Path,
+        evaluator: EvaluateStep,
         *,
-        gpu: bool,
-        baseline: BaselineState,
-        settings: OptimizeSettings,
+        writer: RunWriterPart | None = None,
         hardware: DeviceInfo | None = None,
-        progress: ProgressCallback | None = None,
         write_kernel: Literal["cuda", "triton"] | None = None,
     ) -> None:
-        super().__init__(wl, run_dir, gpu=gpu, baseline=baseline, settings=settings, progress=progress)
-        self.write_kernel = write_kernel
+        self.ctx = ctx
         self.rewriter = rewriter
+        self.evaluator = evaluator
+        self.write_kernel = write_kernel
         self.hardware = hardware
-        self.plan_log: list[PlannedTransform] = []
+        self.plan = PlanLog()
         self._spec_data: dict[str, object] | None = None
-        self.tried: set[int] = set()
-        self.tried_notes: dict[int, list[str]] = {}
-        """Plan-log index -> what each try of it produced ('c1 (accepted): rewrites lines 9-13')."""
-        self.dropped: dict[int, str] = {}
-        """Plan-log index -> why a runnable step left the queue untried (a re-plan dropped it)."""
         self.reference_profile: list[str] = []
         """KernelBench: the reference Model's profile as prompt lines (``reference_profile_lines``)."""
+        if writer is not None:
+            writer.attach(ctx, self.plan, rewriter)
+
+    @property
+    def state(self) -> LoopState:
+        """The loop's state (``ctx.state``): the working source, the best, the outcomes so far."""
+        return self.ctx.state
 
     # ------------------------------------------------------------------ requests and plans
 
-    def display_path(self) -> str:
-        try:
-            return os.path.relpath(self.wl.file)
-        except ValueError:
-            return str(self.wl.file)
-
     def request_for(self, transform: str, finding: Finding | None) -> RewriteRequest:
         return RewriteRequest(
-            source=self.state.source,
-            path=self.display_path(),
-            language=self.wl.language,
+            source=self.ctx.state.source,
+            path=self.ctx.display_path(),
+            language=self.ctx.wl.language,
             transform=transform,
             finding=finding,
             hardware=self.hardware,
-            kernel=self.wl.entry,
-            failed_attempts=self.state.failed[-MAX_FEEDBACK:],
-            history=repair.history(self.state.outcomes),
-            hot_lines=list(self.state.before.source_lines) if self.state.before else [],
+            kernel=self.ctx.wl.entry,
+            failed_attempts=self.ctx.state.failed[-MAX_FEEDBACK:],
+            history=repair.history(self.ctx.state.outcomes),
+            hot_lines=list(self.ctx.state.before.source_lines) if self.ctx.state.before else [],
             launch=self.launch_context(),
             reference_profile=self.reference_profile,
-            max_candidates=self.settings.max_candidates,
+            max_candidates=self.ctx.settings.max_candidates,
         )
 
     def launch_context(self) -> LaunchContext | None:
         """The oracle spec's launch geometry with the current best's overrides (cuda-kernel only)."""
-        if not isinstance(self.wl, LaunchSpecTarget) or self.wl.spec_path is None:
+        if self.ctx.wl.spec_path is None:
             return None
         if self._spec_data is None:
-            self._spec_data = measure.oracle_spec_data(self.wl)
-        return launch_context({**self._spec_data, **self.state.launch})
+            self._spec_data = measure.oracle_spec_data(self.ctx.wl)
+        return launch_context({**self._spec_data, **self.ctx.state.launch})
 
     def make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
-        with self.clock.stage("plan"):
+        with self.ctx.clock.stage("plan"):
             return self._make_plan(diagnosis, measured)
 
     def _make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
@@ -148,8 +177,8 @@ class OptimizeLoop(CandidateEvaluator):
             diagnosis,
             rewriter=self.rewriter,
             request_for=self.request_for,
-            transforms=list(self.settings.transforms),
-            finding=self.settings.finding,
+            transforms=list(self.ctx.settings.transforms),
+            finding=self.ctx.settings.finding,
             measured=measured,
             recipe_check=get_rewriter("recipes"),
         )
@@ -161,42 +190,29 @@ class OptimizeLoop(CandidateEvaluator):
         if step.skipped is not None or step.origin == "requested":
             return step
         why = contradiction(
-            step.transform.id, self.state.source, self.wl.language, diagnosis.profile if diagnosis else None
+            step.transform.id,
+            self.ctx.state.source,
+            self.ctx.wl.language,
+            diagnosis.profile if diagnosis else None,
         )
         return step if why is None else replace(step, skipped=f"does not fit: {why}")
-
-    def log_plan(self, steps: list[PlannedTransform]) -> list[int]:
-        """Add steps to the plan log (new transform ids only); their log indexes."""
-        known = {s.transform.id: i for i, s in enumerate(self.plan_log)}
-        idx = []
-        for s in steps:
-            if s.transform.id in known and self.plan_log[known[s.transform.id]].skipped is None:
-                idx.append(known[s.transform.id])
-                continue
-            if s.transform.id in known:
-                self.plan_log[known[s.transform.id]] = s
-                idx.append(known[s.transform.id])
-                continue
-            self.plan_log.append(s)
-            known[s.transform.id] = len(self.plan_log) - 1
-            idx.append(len(self.plan_log) - 1)
-        return idx
 
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> LoopResult:
-        measured = self.baseline.measured
+        measured = self.ctx.baseline.measured
         if self.write_kernel is not None:
-            failed = first_kernel.write(self, self.write_kernel)
+            ask = first_kernel.Ask(self.request_for, self.rewriter.propose, self.evaluate_and_repair)
+            failed = first_kernel.write(self.ctx, self.plan, ask, self.write_kernel, self.reference_profile)
             if failed is not None:
                 return self._result(failed)
-            measured = self.state.diagnosis is not None
+            measured = self.ctx.state.diagnosis is not None
         queue = self._first_plan(measured)
         attempts: Counter[str] = Counter()
         llm_in_a_row = 0
         while (stopped := self._why_stop(queue)) is None:
             index = queue.pop(0)
-            step = self.plan_log[index]
+            step = self.plan[index]
             request = self.request_for(step.transform.id, step.finding)
             if not self._runnable(index, request):
                 continue
@@ -207,7 +223,7 @@ class OptimizeLoop(CandidateEvaluator):
             if candidates is None:
                 llm_in_a_row += 1
                 if llm_in_a_row >= LLM_ERRORS_TO_STOP:
-                    stopped = f"the LLM failed {llm_in_a_row} times in a row: {self.state.llm_errors[-1]}"
+                    stopped = f"the LLM failed {llm_in_a_row} times in a row: {self.ctx.state.llm_errors[-1]}"
                     break
                 continue
             llm_in_a_row = 0
@@ -221,46 +237,46 @@ class OptimizeLoop(CandidateEvaluator):
 
     def _first_plan(self, measured: bool) -> list[int]:
         """Plan from the diagnosis (or the requested transforms); the queue of plan-log indexes to try."""
-        steps = self.make_plan(self.state.diagnosis, measured)
-        queue = [i for i, s in zip(self.log_plan(steps), steps, strict=True) if s.skipped is None]
-        order = [self.plan_log[i].transform.id for i in queue]
+        steps = self.make_plan(self.ctx.state.diagnosis, measured)
+        queue = self.plan.runnable(steps)
+        order = [self.plan[i].transform.id for i in queue]
         skipped = [s for s in steps if s.skipped]
         said = "; ".join(f"{s.transform.id}: {s.skipped}" for s in skipped[:3])
-        self.tell(
+        self.ctx.tell(
             Planned,
             f"plan: {', '.join(order) or 'nothing to try'}"
             + (f" ({len(skipped)} skipped: {said})" if skipped else ""),
             steps=order,
         )
-        return queue
+        return self.evaluator.order_first_plan(queue, self.plan)
 
     def _why_stop(self, queue: list[int]) -> str | None:
         """Why the loop ends before the next step (None: go on)."""
-        if self.step >= self.settings.iterations:
-            return f"iteration budget spent ({self.settings.iterations})"
-        if queue and (over := self.budget.why_stop([c.wall_s for c in self.iteration_costs])):
+        if self.ctx.step >= self.ctx.settings.iterations:
+            return f"iteration budget spent ({self.ctx.settings.iterations})"
+        if queue and (over := self.ctx.budget.why_stop(self.ctx.iteration_walls())):
             return over
         if not queue:
-            if self.plan_log:
+            if self.plan:
                 return "plan exhausted: no further transform this backend can apply"
             return "nothing to try: the diagnosis names no transform this backend can apply"
         return None
 
     def _runnable(self, index: int, request: RewriteRequest) -> bool:
         """Start an iteration for plan step ``index``, or skip it (the rewriter cannot apply it here)."""
-        step = self.plan_log[index]
-        with self.clock.stage("plan"):
+        step = self.plan[index]
+        with self.ctx.clock.stage("plan"):
             why = self.rewriter.applies(request)
         if why is not None:
-            self.plan_log[index] = replace(step, skipped=f"{self.rewriter.name}: {why}")
-            self.tell(Info, f"skip {step.transform.id}: {why}", transform=step.transform.id)
+            self.plan[index] = replace(step, skipped=f"{self.rewriter.name}: {why}")
+            self.ctx.tell(Info, f"skip {step.transform.id}: {why}", transform=step.transform.id)
             return False
-        self.step += 1
-        self.budget.start_iteration()
-        self.tried.add(index)
-        self.tell(
+        self.ctx.step += 1
+        self.ctx.budget.start_iteration()
+        self.plan.tried.add(index)
+        self.ctx.tell(
             Info,
-            f"iteration {self.step}: {step.transform.id} ({self.rewriter.name})",
+            f"iteration {self.ctx.step}: {step.transform.id} ({self.rewriter.name})",
             transform=step.transform.id,
         )
         return True
@@ -269,21 +285,21 @@ class OptimizeLoop(CandidateEvaluator):
         """The propose step: the rewriter's candidates, unseen first (None: the LLM failed)."""
         meter = CompileMeter()
         try:
-            with self.clock.stage("propose"):
+            with self.ctx.clock.stage("propose"):
                 candidates = self.rewriter.propose(request)
         except LLMError as exc:
-            self.state.llm_errors.append(str(exc))
-            self.tell(Info, f"LLM error: {exc}", transform=step.transform.id)
+            self.ctx.state.llm_errors.append(str(exc))
+            self.ctx.tell(Info, f"LLM error: {exc}", transform=step.transform.id)
             return None
         finally:
-            self.clock.move(meter.stop().wait_s, "propose", "compile-check")
+            self.ctx.clock.move(meter.stop().wait_s, "propose", "compile-check")
             self._take_llm_errors(step.transform.id)
         # new proposals first: a recipe re-asked after an acceptance repeats what was measured, and a
         # repeat within the batch would only be recorded as a duplicate; neither takes a new one's slot
         repeats = self._measured_or_repeated(candidates)
         candidates = [c for _, c in sorted(zip(repeats, candidates, strict=True), key=lambda rc: rc[0])]
-        candidates = candidates[: self.settings.max_candidates]
-        self.tell(
+        candidates = candidates[: self.ctx.settings.max_candidates]
+        self.ctx.tell(
             Proposed,
             f"{len(candidates)} candidate(s) for {step.transform.id}",
             count=len(candidates),
@@ -295,14 +311,14 @@ class OptimizeLoop(CandidateEvaluator):
         """Per candidate, whether it would not be measured: it repeats (comments and layout aside) one
         measured before or an earlier one of its batch."""
         keys = [self._candidate_key(c) for c in candidates]
-        return [k in self.state.seen or k in keys[:i] for i, k in enumerate(keys)]
+        return [k in self.ctx.state.seen or k in keys[:i] for i, k in enumerate(keys)]
 
     def _take_llm_errors(self, transform: str) -> None:
         """Keep the model's errors that ``auto`` swallowed while a recipe's candidates went on."""
         take = getattr(self.rewriter, "take_errors", None)
         for error in take() if take is not None else []:
-            self.state.llm_errors.append(error)
-            self.tell(Info, f"LLM error (the recipes' candidates go on): {error}", transform=transform)
+            self.ctx.state.llm_errors.append(error)
+            self.ctx.tell(Info, f"LLM error (the recipes' candidates go on): {error}", transform=transform)
 
     def _evaluate_batch(
         self, index: int, step: PlannedTransform, request: RewriteRequest, candidates: list[Candidate]
@@ -310,20 +326,20 @@ class OptimizeLoop(CandidateEvaluator):
         """Evaluate and decide every candidate of one iteration (repairs included)."""
         # every candidate of a batch runs with the macros, geometry and parent it was proposed from,
         # even when an earlier one of the batch was accepted meanwhile
-        origin = self.state.origin()
-        self.verify_ahead(candidates, step, origin)
+        origin = self.ctx.state.origin()
+        self.evaluator.verify_ahead(candidates, step, origin)
         try:
             outcomes = [
                 o for cand in candidates for o in self.evaluate_and_repair(cand, step, origin, request)
             ]
         finally:
-            self.settle_ahead()
-        self._note_try(index, outcomes)
+            self.evaluator.settle_ahead()
+        self.plan.note_try(index, outcomes, self.rewriter.name)
         accepted = next((o for o in reversed(outcomes) if o.accepted), None)
         feedback = any(not o.accepted and o.verdict in FEEDBACK_VERDICTS for o in outcomes)
         if outcomes and all(o.verdict == "duplicate" for o in outcomes):
-            self.step -= 1  # nothing new was measured: the iteration budget is for new candidates
-            self.tell(
+            self.ctx.step -= 1  # nothing new was measured: the iteration budget is for new candidates
+            self.ctx.tell(
                 Info, f"{step.transform.id}: only already-measured candidates; not counted as an iteration"
             )
         return _Batch(outcomes, accepted, feedback)
@@ -332,9 +348,9 @@ class OptimizeLoop(CandidateEvaluator):
         self, step: PlannedTransform, started: float, propose_s: float, meter: CompileMeter, count: int
     ) -> None:
         """Keep where this iteration's wall time went (``RunCost.iterations``)."""
-        self.iteration_costs.append(
+        self.ctx.iteration_costs.append(
             IterationCost(
-                iteration=self.step,
+                iteration=self.ctx.step,
                 transform=step.transform.id,
                 wall_s=round(time.monotonic() - started, 3),
                 propose_s=round(propose_s, 3),
@@ -351,62 +367,38 @@ class OptimizeLoop(CandidateEvaluator):
         return from_model and batch.feedback and attempts[step.transform.id] < LLM_ATTEMPTS_PER_TRANSFORM
 
     def _result(self, stopped: str) -> LoopResult:
-        st = self.state
+        st = self.ctx.state
         best = st.best()
         return LoopResult(
             candidates=list(st.outcomes),
-            plan=self._plan_record(stopped),
+            plan=self.plan.record(stopped, self.ctx.state.outcomes),
             best=st.best_id,
             best_speedup=best.speedup if best else None,
-            iterations_used=self.step,
+            iterations_used=self.ctx.step,
             stopped=stopped,
             llm_errors=list(st.llm_errors),
         )
 
-    def _note_try(self, index: int, outcomes: list[CandidateOutcome]) -> None:
-        """Keep what a try of plan step ``index`` produced, for its ``PlanStep.reason``."""
-        notes = self.tried_notes.setdefault(index, [])
-        # one line per distinct result: three launch-geometry candidates read 'c2, c3, c4 (...)'
-        groups: dict[str, list[str]] = {}
-        for o in outcomes:
-            sweep = " at re-tuned launches" if RETUNED in o.parameters else ""
-            groups.setdefault(f"({o.verdict}): {changed_lines(o.diff)}{sweep}", []).append(o.id)
-        notes.extend(f"{', '.join(ids)} {what}" for what, ids in groups.items())
-        if not outcomes:
-            notes.append(f"{self.rewriter.name} proposed no candidate")
-
-    def _plan_record(self, stopped: str) -> list[PlanStep]:
-        """The plan log as saved, each step with why it was tried or not."""
-        return [
-            step_winner(
-                s.record(
-                    tried=i in self.tried,
-                    tried_note="; ".join(self.tried_notes.get(i, [])),
-                    unreached=self.dropped.get(i, stopped),
-                ),
-                self.state.outcomes,
-            )
-            for i, s in enumerate(self.plan_log)
-        ]
-
     def _candidate_key(self, cand: Candidate) -> str:
         """The identity ``evaluate`` uses to spot a candidate measured before (source, macros, launch)."""
-        return candidate_key(cand.source, *merged(cand, self.state.origin()), language=self.wl.language)
+        return candidate_key(
+            cand.source, *merged(cand, self.ctx.state.origin()), language=self.ctx.wl.language
+        )
 
     def _replan(self, accepted: CandidateOutcome, queue: list[int]) -> list[int]:
         """After an acceptance: re-plan from the new best's profile when there is one."""
-        diagnosis = self.state.diagnosis
-        if diagnosis is None or not self.baseline.measured:
+        diagnosis = self.ctx.state.diagnosis
+        if diagnosis is None or not self.ctx.baseline.measured:
             return queue
         steps = self.make_plan(diagnosis, True)
-        fresh = [i for i, s in zip(self.log_plan(steps), steps, strict=True) if s.skipped is None]
+        fresh = self.plan.runnable(steps)
         # every planned transform gets one try before any is revisited (stable within each group)
-        fresh.sort(key=lambda i: i in self.tried)
+        fresh.sort(key=lambda i: i in self.plan.tried)
         for i in queue:
-            if i not in fresh and i not in self.tried:
-                self.dropped[i] = f"dropped when re-planned from {accepted.id}'s profile"
-        ids = [self.plan_log[i].transform.id for i in fresh]
-        self.tell(
+            if i not in fresh and i not in self.plan.tried:
+                self.plan.dropped[i] = f"dropped when re-planned from {accepted.id}'s profile"
+        ids = [self.plan[i].transform.id for i in fresh]
+        self.ctx.tell(
             Planned, f"re-planned from {accepted.id}'s profile: {', '.join(ids) or 'nothing'}", steps=ids
         )
         return fresh
@@ -417,31 +409,54 @@ class OptimizeLoop(CandidateEvaluator):
         self, cand: Candidate, step: PlannedTransform, origin: Origin, request: RewriteRequest
     ) -> list[CandidateOutcome]:
         """``evaluate``, then up to ``settings.repairs`` repair requests while it fails to compile or verify."""
-        out = [self.evaluate(cand, step, origin)]
+        out = [self.evaluator.evaluate(cand, step, origin)]
         fix = getattr(self.rewriter, "repair", None)
         if fix is None or cand.backend != "llm":  # only the model repairs; a recipe would repeat itself
             return out
-        for round_ in range(1, self.settings.repairs + 1):
+        for round_ in range(1, self.ctx.settings.repairs + 1):
             last = out[-1]
             feedback = repair.feedback(last)
-            why_not = repair.machine_failure(last, cand.source, gpu=self.gpu, wl=self.wl)
+            why_not = repair.machine_failure(last, cand.source, gpu=self.ctx.gpu, wl=self.ctx.wl)
             if feedback is None:
                 break
             if why_not is not None:
-                self.tell(Info, f"{last.id} is not sent back for a repair: {why_not}", candidate=last.id)
+                self.ctx.tell(Info, f"{last.id} is not sent back for a repair: {why_not}", candidate=last.id)
                 break
-            self.tell(
+            self.ctx.tell(
                 Info,
-                f"{last.id} {last.verdict}: asking for a repair ({round_} of {self.settings.repairs})",
+                f"{last.id} {last.verdict}: asking for a repair ({round_} of {self.ctx.settings.repairs})",
                 candidate=last.id,
                 transform=cand.transform,
             )
             try:
-                with self.clock.stage("propose"):
+                with self.ctx.clock.stage("propose"):
                     cand = fix(request, cand, feedback, round_=round_)
             except LLMError as exc:
-                self.state.llm_errors.append(str(exc))
-                self.tell(Info, f"LLM error during a repair: {exc}", transform=cand.transform)
+                self.ctx.state.llm_errors.append(str(exc))
+                self.ctx.tell(Info, f"LLM error during a repair: {exc}", transform=cand.transform)
                 break
-            out.append(self.evaluate(cand, step, origin, repairs=round_, repair_of=last.id))
+            out.append(self.evaluator.evaluate(cand, step, origin, repairs=round_, repair_of=last.id))
         return out
+
+
+def one_machine_loop(
+    wl: OptimizeWorkload,
+    rewriter: Rewriter,
+    run_dir: Path,
+    *,
+    gpu: bool,
+    baseline: BaselineState,
+    settings: OptimizeSettings,
+    services: Services | None = None,
+    hardware: DeviceInfo | None = None,
+    progress: ProgressCallback | None = None,
+    writer: RunWriterPart | None = None,
+    write_kernel: Literal["cuda", "triton"] | None = None,
+) -> OptimizeLoop:
+    """The one-machine loop: ``rewriter``'s candidates measured (``Measure``) with ``services``."""
+    ctx = new_context(
+        wl, run_dir, gpu=gpu, baseline=baseline, settings=settings, services=services, progress=progress
+    )
+    return OptimizeLoop(
+        ctx, rewriter, Measure(ctx), writer=writer, hardware=hardware, write_kernel=write_kernel
+    )

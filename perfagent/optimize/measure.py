@@ -18,19 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perfagent.timing import bench, bench_batch
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
+from perfagent.verify import verify
 from perfagent.verify.models import VerificationResult
-from perfagent.workloads.launch_spec import (
-    LaunchSpec,
-    dump_launch_spec,
-    load_launch_spec,
-    override_for,
-    resolve_launch,
-)
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import LaunchSpec, dump_launch_spec, load_launch_spec, override_for
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.build import compile_cubin
 from profilers.core_errors import BadInput, InternalError, PerfAgentError
 from profilers.errors import ProfilerError, ProfilerUnavailable
+from profilers.process import run_command
 from profilers.settings import DEVICES
 
 Progress = Callable[[str], None]
@@ -67,7 +66,7 @@ def probe_gpu(device: str) -> tuple[bool, str]:
         BadInput: ``device`` is 'cuda' but no GPU is usable, or an unknown device name.
     """
     if device not in DEVICES:
-        raise BadInput(f"unknown device '{device}'", hint="use auto, cpu or cuda")
+        raise BadInput(f"unknown device '{device}'", hint=f"use one of: {', '.join(DEVICES)}")
     if device == "cpu":
         return False, "cpu"
     name = _torch_cuda_name() if shutil.which("nvidia-smi") else None
@@ -80,16 +79,24 @@ def probe_gpu(device: str) -> tuple[bool, str]:
     return False, "cpu"
 
 
-def _torch_cuda_name() -> str | None:
-    from profilers.process import run_command
+DEVICE_PROBE_TIMEOUT_S = 120.0
+"""The device child imports torch and initialises CUDA, which takes tens of seconds on a cold machine."""
 
-    code = "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
+
+def _torch_cuda_name() -> str | None:
+    """The CUDA device's name as the device child resolves 'auto' (``perfagent.sandbox.device``, the same
+    resolution every worker makes), or None when it resolves to the CPU."""
+    argv = [sys.executable, "-m", "perfagent.sandbox.device", "auto"]
     try:
-        done = run_command([sys.executable, "-c", code], timeout_s=120)
+        done = run_command(argv, timeout_s=DEVICE_PROBE_TIMEOUT_S)
     except ProfilerError:
         return None
-    out = done.stdout.strip().splitlines()
-    return out[-1].strip() if done.ok and out and out[-1].strip() else None
+    lines = done.stdout.strip().splitlines()
+    try:
+        answer = json.loads(lines[-1]) if done.ok and lines else {}
+    except json.JSONDecodeError:
+        return None
+    return str(answer["name"]) if answer.get("device") == "cuda" and answer.get("name") else None
 
 
 # --------------------------------------------------------------------------------------------- spec copies
@@ -176,11 +183,9 @@ def build_check(
             compile(text, str(source), "exec", dont_inherit=True)
         except SyntaxError as exc:
             return BuildOutcome(False, f"does not parse as Python (line {exc.lineno}: {exc.msg})")
-        return BuildOutcome(True, "parses as Python")
+        return extension_build(source, timeout_s) if gpu else BuildOutcome(True, "parses as Python")
     if gpu:
         return BuildOutcome(None, "built by NVRTC during verification")
-    from profilers.build import compile_cubin
-
     assert spec is not None
     try:
         resolved = resolve_launch(load_launch_spec(spec), spec, source=source)
@@ -197,6 +202,22 @@ def build_check(
         " ".join(["nvcc", *flags]) + "\n" + done.stderr, encoding="utf-8"
     )
     return BuildOutcome(True, f"nvcc -cubin -arch={arch} {' '.join(flags)}".strip())
+
+
+def extension_build(source: Path, timeout_s: float) -> BuildOutcome:
+    """A Python candidate's JIT extensions, built once by the confined build step (``load_inline``: the
+    verification, timing and profiled runs then load that build); a build failure is the build's."""
+    from perfagent.sandbox.extension_build import prebuild
+
+    steps = prebuild([source], timeout_s=timeout_s)
+    if not steps:
+        return BuildOutcome(True, "parses as Python")
+    step = steps[0]
+    if step.state == "failed":
+        return BuildOutcome(False, step.detail)
+    if step.state == "not-built":
+        return BuildOutcome(None, f"extension not built here: {step.detail}")
+    return BuildOutcome(True, f"extension {step.state} once ({step.seconds:.1f} s), loaded read-only after")
 
 
 # --------------------------------------------------------------------------------------------- verify
@@ -223,8 +244,6 @@ def verify_candidate(
     progress: Progress = _quiet,
 ) -> VerificationResult | None:
     """The verifier's verdict, or None when the workload cannot run here (launch-spec kernel, no GPU)."""
-    from perfagent.verify import verify
-
     if not (gpu or wl.runs_on_cpu):
         return None
     if wl.verified_by == "check-command":
@@ -293,8 +312,6 @@ def bench_timing(
 
     KernelBench: the baseline is the problem's ``Model`` (speed-ups are against it).
     """
-    from perfagent.timing import bench
-
     ref = wl.reference(spec)
     cand = wl.candidate(candidate, spec) if candidate is not None else None
     try:
@@ -330,8 +347,6 @@ def bench_timings(
     Returns one ``Timing`` per pair, in order, or why the batch has no timings (a candidate failed or
     hung in it: time each alone to learn which).
     """
-    from perfagent.timing import bench_batch
-
     ref = wl.reference(candidates[0][1])  # as bench_timing reads it for the first pair
     cands = [wl.candidate(file, spec) for file, spec in candidates]
     try:

@@ -12,17 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from perfagent._version import __version__
-from perfagent.optimize import measure
 from perfagent.optimize.api import (
     NO_GPU_NOTE,
     Progress,
 )
 from perfagent.optimize.baseline import Baseline, measure_baseline, target_kernel
+from perfagent.optimize.context import new_context
 from perfagent.optimize.events import Info, ignore_progress
 from perfagent.optimize.first_kernel_phases import (
     profile_first_kernel,
     replay_workload,
 )
+from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState, LoopResult
 from perfagent.optimize.phase_files import (
     check_unchanged,
@@ -34,10 +35,11 @@ from perfagent.optimize.phase_files import (
     run_target,
     stored_settings,
 )
-from perfagent.optimize.phase_loops import ReplayLoop
+from perfagent.optimize.phase_steps import Replay
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
 from perfagent.optimize.run_writer import shown_path
+from perfagent.optimize.services import Services, current
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import PhasesInfo, RunRecord
 from perfagent.rewrite.proposals import ProposalsRewriter
@@ -53,6 +55,7 @@ def evaluate(
     target: str | Path | None = None,
     settings: OptimizeSettings | None = None,
     progress: Progress | None = None,
+    services: Services | None = None,
     **options: Any,
 ) -> RunRecord:
     """Build, verify, time, re-profile and decide every proposal waiting in ``run``.
@@ -65,6 +68,7 @@ def evaluate(
             ``device``, ``out`` (write the evaluated run here, ``run`` copied first), ``force`` and ``apply``
             are used: the verification and timing settings are the run's.
         progress: receives every ``LoopEvent``.
+        services: as ``perfagent.optimize``.
 
     Returns:
         The run's record, as a one-machine run writes it (every proposal a candidate with its verdict).
@@ -83,7 +87,8 @@ def evaluate(
     notes = check_unchanged(wl, info, src)
     run_dir = continue_into(src, chosen.out, chosen.force)
     replay = ProposalsRewriter([load_proposal(run_dir, c) for c in waiting])
-    gpu, device_label = measure.probe_gpu(chosen.device)
+    svc = current(services)
+    gpu, device_label = svc.probe_gpu(chosen.device)
     loop_settings = stored_settings(
         info.settings, iterations=len(replay.transforms), max_candidates=replay.largest_batch
     ).with_changes(transforms=replay.transforms)
@@ -95,27 +100,41 @@ def evaluate(
             f"device {device_label}, run folder {shown_path(run_dir)}"
         )
     )
-    writer = PhasedWriter(
+    writer = _evaluation_writer(record, run_dir, wl, device_label, gpu, loop_settings.iterations, notes)
+    base, outcome = _replay(record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress, svc)
+    result = conclude(writer, outcome, base.summary, base.diagnosis, apply=chosen.apply)
+    saved = writer.save(result)
+    emit(Info(message=f"run saved to {shown_path(run_dir)}"))
+    return saved
+
+
+def _evaluation_writer(
+    record: RunRecord,
+    run_dir: Path,
+    wl: OptimizeWorkload,
+    device_label: str,
+    gpu: bool,
+    iterations: int,
+    notes: list[str],
+) -> PhasedWriter:
+    """The writer of the evaluated run: the proposals run's record, its waiting proposals measured here."""
+    assert record.optimize is not None and record.optimize.phases is not None
+    return PhasedWriter(
         run_dir,
         wl,
-        info=info,
+        info=record.optimize.phases,
         earlier=relocated_candidates(record, run_dir, wl),
         prior_best=record.best,
-        waiting=waiting,
+        waiting=[c for c in record.candidates if c.verdict == "proposed"],
         target=record.optimize.target,
         backend=record.optimize.backend,
         backend_reason=record.optimize.backend_reason,
         device=device_label,
         gpu=gpu,
-        iterations=loop_settings.iterations,
+        iterations=iterations,
         notes=notes,
         version=__version__,
     )
-    base, outcome = _replay(record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress)
-    result = conclude(writer, outcome, base.summary, base.diagnosis, apply=chosen.apply)
-    saved = writer.save(result)
-    emit(Info(message=f"run saved to {shown_path(run_dir)}"))
-    return saved
 
 
 def _waiting_run(src: Path) -> tuple[RunRecord, PhasesInfo]:
@@ -146,32 +165,40 @@ def _replay(
     kernel: str | None,
     emit: Progress,
     progress: Progress | None,
+    services: Services,
 ) -> tuple[Baseline, LoopResult]:
     """Measure the original (or take the run's diagnosis without a GPU), then every proposal."""
     try:
         if gpu:
             base = measure_baseline(
-                wl, gpu=True, report=None, kernel=kernel, run_dir=writer.run_dir, settings=settings, emit=emit
+                wl,
+                gpu=True,
+                report=None,
+                kernel=kernel,
+                run_dir=writer.run_dir,
+                settings=settings,
+                emit=emit,
+                services=services,
             )
         else:
             base = _recorded_baseline(record, wl, kernel)
         writer.baseline(base.summary, base.profile, base.kernels)
-        loop = ReplayLoop(
+        ctx = new_context(
             wl,
-            replay,
             writer.run_dir,
             gpu=gpu,
             baseline=base.state,
             settings=settings,
-            hardware=base.diagnosis.profile.device if base.diagnosis else None,
+            services=services,
             progress=writer.watch(progress),
         )
         # first-kernel proposals: the problem stays the oracle, the file they would be applied to is beside it
-        loop.wl = replay_workload(wl, [p.candidate.source for p in replay.pending()])
-        restore(loop, record, writer.run_dir, wl)
-        writer.loop = loop
+        ctx.wl = replay_workload(wl, [p.candidate.source for p in replay.pending()])
+        hardware = base.diagnosis.profile.device if base.diagnosis else None
+        loop = OptimizeLoop(ctx, replay, Replay(ctx, replay), writer=writer, hardware=hardware)
+        restore(ctx, record, writer.run_dir, wl)
         outcome = loop.run()
-        profile_first_kernel(loop)
+        profile_first_kernel(ctx)
         return base, outcome
     except BaseException as exc:
         writer.save_partial(exc)

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from perfagent.optimize import reprofile
-from perfagent.optimize.evaluate import CandidateEvaluator
+from perfagent.optimize.context import RunContext
 from perfagent.optimize.loop_state import candidate_key, diagnose_one
 from perfagent.optimize.repair import NOT_RUN
 from perfagent.optimize.run_writer import shown_path
@@ -225,11 +225,11 @@ def best_kernel(
 
 
 def restore(
-    loop: CandidateEvaluator, record: RunRecord, run_dir: Path, wl: OptimizeWorkload
+    ctx: RunContext, record: RunRecord, run_dir: Path, wl: OptimizeWorkload
 ) -> KernelDiagnosis | None:
-    """Give ``loop`` what the run measured before: candidates (numbering, duplicates), rejections (fed
+    """Give the loop of ``ctx`` what the run measured before: candidates (numbering, duplicates), rejections (fed
     back), the best (source, macros, launch, profile). Returns the best's diagnosis when it was profiled."""
-    st = loop.state
+    st = ctx.state
     earlier = relocated_candidates(record, run_dir, wl)
     st.outcomes = list(earlier)
     for c in earlier:
@@ -247,7 +247,7 @@ def restore(
     st.best_id, st.best_speedup = best.id, best.speedup
     st.source, st.source_file = best.source, Path(best.source_path)
     st.defines, st.launch, st.parent = dict(best.defines), dict(best.launch), best.id
-    kernel = candidate_profile(best, loop.baseline.kernel_name)
+    kernel = candidate_profile(best, ctx.baseline.kernel_name)
     if kernel is None:
         return None
     st.before = kernel

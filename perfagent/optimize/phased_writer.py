@@ -44,13 +44,13 @@ class PhasedWriter(RunWriter):
 
     def save_now(self) -> None:
         """Rewrite the record (after each proposal: an interrupted round keeps what it wrote)."""
-        loop = self.loop
-        done = sum(1 for c in loop.state.outcomes if c.verdict == "proposed") if loop is not None else 0
+        ctx = self.ctx
+        done = sum(1 for c in ctx.state.outcomes if c.verdict == "proposed") if ctx is not None else 0
         self.save(self.result(self._so_far(f"running: {done} proposal(s) written"), []))
 
     def result(self, outcome: LoopResult, table: list[TableRow]) -> OptimizeResult:
         base = super().result(outcome, table)
-        if self.loop is None:  # before the loop: what the run held
+        if self.ctx is None:  # before the loop: what the run held
             candidates, best = list(self.earlier), self.prior_best
         else:
             candidates, best = list(base.candidates), base.best

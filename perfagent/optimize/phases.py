@@ -37,6 +37,7 @@ from perfagent.optimize.api import (
     _run_dir,
 )
 from perfagent.optimize.baseline import measure_baseline, target_kernel
+from perfagent.optimize.context import RunContext, new_context
 from perfagent.optimize.events import Info, ignore_progress
 from perfagent.optimize.first_kernel import KernelLanguage
 from perfagent.optimize.first_kernel_phases import (
@@ -44,6 +45,7 @@ from perfagent.optimize.first_kernel_phases import (
     no_first_kernel_writer,
     proposal_language,
 )
+from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState, LoopResult, diagnose_one
 from perfagent.optimize.phase_evaluate import evaluate  # the GPU half, re-exported
 from perfagent.optimize.phase_files import (
@@ -61,18 +63,19 @@ from perfagent.optimize.phase_files import (
     run_target,
     sha256_file,
 )
-from perfagent.optimize.phase_loops import ProposeLoop, RecordingRewriter
+from perfagent.optimize.phase_steps import ProposalWriter, RecordingRewriter
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter
 from perfagent.optimize.run_writer import shown_path
+from perfagent.optimize.services import Services, current
 from perfagent.optimize.settings import OptimizeSettings
-from perfagent.records import OptimizeBaseline, PhasesInfo, ProposalRound, RunRecord
+from perfagent.records import OptimizeBaseline, OptimizeResult, PhasesInfo, ProposalRound, RunRecord
 from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.hardware import gpu_device, prompt_hardware
 from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.workloads.detect import resolve
-from perfagent.workloads.launch_spec import preflight_files
+from perfagent.workloads.launch_resolve import preflight_files
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import BadInput
 from profilers.model import DeviceInfo, KernelDiagnosis, Profile
@@ -90,6 +93,7 @@ def propose(
     settings: OptimizeSettings | None = None,
     progress: Progress | None = None,
     llm_config: LLMConfig | None = None,
+    services: Services | None = None,
     **options: Any,
 ) -> RunRecord:
     """Propose candidates for ``target`` (or for RUN's best, ``from_run``) without building or running any.
@@ -103,7 +107,7 @@ def propose(
             diagnose from; ``iterations``, ``max_candidates``: transforms to ask for, candidates kept per
             transform; the verification, timing and profiling settings are stored for ``evaluate`` (a
             ``from_run`` round keeps the run's own).
-        progress, llm_config: as ``perfagent.optimize``.
+        progress, llm_config, services: as ``perfagent.optimize``.
 
     Returns:
         The run's record: earlier candidates (``from_run``) and the new proposals (verdict 'proposed').
@@ -125,43 +129,66 @@ def propose(
         run_dir = continue_into(start.prior_dir, chosen.out, chosen.force)
     else:
         run_dir = _run_dir(chosen.out, chosen.force)
-    loop_settings = rewriter.settings.with_changes(
-        transforms=tuple(t for t in chosen.transforms if t != WRITE_KERNEL)
+    loop_settings = _round_settings(rewriter.settings, chosen, start.info)
+    plain_pytorch = _open_round(
+        start.wl, run_dir, rewriter.name, bool(chosen.transforms or write_kernel), emit
     )
-    if start.info is not None:  # a later round keeps the run's verification and timing settings
-        loop_settings = loop_settings.with_changes(
-            **{k: v for k, v in start.info.settings.items() if k in SETTING_KEYS}
+    found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, write_kernel is not None)
+    writer = _proposal_writer(start, found, chosen, loop_settings, rewriter.name, rewriter.reason, run_dir)
+    recorder, svc = RecordingRewriter(rewriter.rewriter), current(services)
+    outcome = _run_proposals(start, found, writer, loop_settings, recorder, progress, write_kernel, svc)
+    result = conclude(writer, outcome, found.summary, found.diagnosis, apply=False)
+    record = writer.save(
+        result.model_copy(
+            update={"notes": [*result.notes, *_closing(result, outcome, plain_pytorch, run_dir)]}
         )
-    wl = start.wl
+    )
+    emit(Info(message=f"run saved to {shown_path(run_dir)}"))
+    return record
+
+
+def _open_round(
+    wl: OptimizeWorkload, run_dir: Path, backend: str, has_work: bool, emit: Progress
+) -> list[str]:
+    """Say what the round does, keep a copy of the original; why a plain-PyTorch problem has nothing to try."""
     emit(
         Info(
-            message=f"{wl.describe()}: proposals only (backend {rewriter.name}; nothing is built or run here), "
+            message=f"{wl.describe()}: proposals only (backend {backend}; nothing is built or run here), "
             f"run folder {shown_path(run_dir)}"
         )
     )
-    plain_pytorch = [] if (chosen.transforms or write_kernel) else _nothing_to_try(wl, rewriter.name)
+    plain_pytorch = [] if has_work else _nothing_to_try(wl, backend)
     for line in plain_pytorch:
         emit(Info(message=line))
     snapshot = run_dir / "original"
     snapshot.mkdir(parents=True, exist_ok=True)
     if not (snapshot / wl.file.name).exists():
         shutil.copy2(wl.file, snapshot / wl.file.name)
-    found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, write_kernel is not None)
-    writer = _proposal_writer(start, found, chosen, loop_settings, rewriter.name, rewriter.reason, run_dir)
-    outcome = _run_proposals(
-        start, found, writer, loop_settings, RecordingRewriter(rewriter.rewriter), progress, write_kernel
-    )
-    result = conclude(writer, outcome, found.summary, found.diagnosis, apply=False)
+    return plain_pytorch
+
+
+def _round_settings(
+    settings: OptimizeSettings, chosen: OptimizeSettings, info: PhasesInfo | None
+) -> OptimizeSettings:
+    """The settings the round's loop runs with: the transforms asked for (write-kernel is its own step);
+    a later round keeps the run's verification and timing settings."""
+    out = settings.with_changes(transforms=tuple(t for t in chosen.transforms if t != WRITE_KERNEL))
+    if info is not None:
+        out = out.with_changes(**{k: v for k, v in info.settings.items() if k in SETTING_KEYS})
+    return out
+
+
+def _closing(
+    result: OptimizeResult, outcome: LoopResult, plain_pytorch: list[str], run_dir: Path
+) -> list[str]:
+    """The record's last notes: what to run next on the GPU machine, or why nothing was proposed."""
     proposed = [c for c in result.candidates if c.verdict == "proposed"]
     line = (
         f"{len(proposed)} proposal(s) written; run `{evaluate_command(run_dir)}` on the GPU machine"
         if proposed
         else f"no proposal was written ({outcome.stopped})"
     )
-    extra = [line, *plain_pytorch] if plain_pytorch and not proposed else [line]
-    record = writer.save(result.model_copy(update={"notes": [*result.notes, *extra]}))
-    emit(Info(message=f"run saved to {shown_path(run_dir)}"))
-    return record
+    return [line, *plain_pytorch] if plain_pytorch and not proposed else [line]
 
 
 @dataclass(frozen=True)
@@ -382,6 +409,7 @@ def _run_proposals(
     rewriter: RecordingRewriter,
     progress: Progress | None,
     write_kernel: KernelLanguage | None = None,
+    services: Services | None = None,
 ) -> LoopResult:
     """The loop that writes proposals; the record keeps what was written when it ends early."""
     diagnosis = found.diagnosis
@@ -395,43 +423,50 @@ def _run_proposals(
     earlier_rounds = writer.info.rounds[:-1]
     try:
         writer.baseline(found.summary, found.profile, found.kernels)
-        loop = ProposeLoop(
+        ctx = new_context(
             start.wl,
-            rewriter,
             writer.run_dir,
+            gpu=False,
             baseline=state,
             settings=settings,
-            hardware=_proposal_hardware(found, writer, progress),
+            services=services,
             progress=writer.watch(progress),
+        )
+        hardware = _proposal_hardware(found, writer, progress)
+        proposals = ProposalWriter(
+            ctx,
+            rewriter,
             round_no=len(earlier_rounds) + 1,
             first_number=1 + sum(len(r.proposals) for r in earlier_rounds),
             target_sha256=start.digest,
-            write_kernel=write_kernel,
+            hardware=hardware,
+            saved=writer.save_now,
         )
-        loop.on_proposal = writer.save_now
+        loop = OptimizeLoop(
+            ctx, rewriter, proposals, writer=writer, hardware=hardware, write_kernel=write_kernel
+        )
         if start.wl.is_plain_pytorch:
             loop.reference_profile = reference_profile_lines(found.kernels, found.where)
         if start.prior is not None:
-            restore(loop, start.prior, writer.run_dir, start.wl)
-            loop.state.diagnosis = diagnosis
-            _continue_first_kernel(loop, start, writer)
-        writer.round_update(parent=loop.state.parent)
-        writer.loop = loop
+            restore(ctx, start.prior, writer.run_dir, start.wl)
+            ctx.state.diagnosis = diagnosis
+            _continue_first_kernel(ctx, start, writer)
+        writer.round_update(parent=ctx.state.parent)
         return loop.run()
     except BaseException as exc:
         writer.save_partial(exc)
         raise
 
 
-def _continue_first_kernel(loop: ProposeLoop, start: _Start, writer: PhasedWriter) -> None:
+def _continue_first_kernel(ctx: RunContext, start: _Start, writer: PhasedWriter) -> None:
     """A ``--from`` round on a plain-PyTorch problem starts from RUN's first kernel (its source, its profile)."""
     assert start.prior is not None
-    adopted = adopt_recorded(start.prior, writer.run_dir, start.wl, loop.baseline.kernel_name)
+    adopted = adopt_recorded(start.prior, writer.run_dir, start.wl, ctx.baseline.kernel_name)
     if adopted is None:
         return
     wl, cand, diagnosis = adopted
-    st = loop.state
-    loop.wl = wl
+    st = ctx.state
+    ctx.wl = wl
     st.source, st.source_file, st.parent = cand.source or "", Path(cand.source_path or ""), cand.id
     if diagnosis is not None:
         st.before, st.diagnosis = diagnosis.profile, diagnosis

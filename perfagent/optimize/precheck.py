@@ -15,19 +15,18 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from perfagent.optimize.context import RunContext
 from perfagent.optimize.events import Info
 from perfagent.optimize.loop_state import Origin, merged
-from perfagent.rewrite.base import Candidate
+from perfagent.rewrite.base import Candidate, RewriteRequest
 from perfagent.rewrite.prompt import first_lines
-from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import load_launch_spec
 from perfagent.workloads.optimizable import OptimizeWorkload
+from profilers.build import compile_cubin
 from profilers.core_errors import BadInput, LLMError
 from profilers.errors import ProfilerError, ProfilerUnavailable
-
-if TYPE_CHECKING:
-    from perfagent.optimize.phase_loops import ProposeLoop
 
 __all__ = ["Checked", "Precheck", "check_and_repair", "precheck"]
 
@@ -55,8 +54,6 @@ def precheck(
         return Precheck(None, "not compiled here: no launch spec")
     if shutil.which("nvcc") is None:
         return Precheck(None, "not compiled here: nvcc is not on PATH")
-    from profilers.build import compile_cubin
-
     with tempfile.TemporaryDirectory(prefix="perfagent-precheck-") as tmp:
         path = Path(tmp) / "candidate.cu"
         path.write_text(source, encoding="utf-8")
@@ -101,18 +98,24 @@ class Checked:
 
 
 def check_and_repair(
-    loop: ProposeLoop, cand: Candidate, origin: Origin, *, arch: str, repair: RepairFn | None
+    ctx: RunContext,
+    request: RewriteRequest | None,
+    cand: Candidate,
+    origin: Origin,
+    *,
+    arch: str,
+    repair: RepairFn | None,
 ) -> Checked:
     """Compile ``cand`` here; while it does not build, ask ``repair`` (the llm's) with the compiler's first
-    lines, at most ``settings.repairs`` times. Notes on the candidate say what was checked."""
-    request = getattr(loop.rewriter, "last", None)
+    lines, at most ``settings.repairs`` times, as a repair of ``request``. Notes on the candidate say what
+    was checked."""
     limit = (
-        loop.settings.repairs if repair is not None and request is not None and cand.backend == "llm" else 0
+        ctx.settings.repairs if repair is not None and request is not None and cand.backend == "llm" else 0
     )
     spent = cand.tokens
     for round_ in range(limit + 1):
         defines, _ = merged(cand, origin)
-        check = precheck(loop.wl, cand.source, defines, arch=arch, timeout_s=loop.settings.compile_timeout_s)
+        check = precheck(ctx.wl, cand.source, defines, arch=arch, timeout_s=ctx.settings.compile_timeout_s)
         if check.ok is not False or round_ == limit:
             note = (
                 check.detail
@@ -123,7 +126,7 @@ def check_and_repair(
                 note += f" (after {round_} repair(s) of compile errors here)"
             cand = cand.model_copy(update={"notes": [*cand.notes, note], "tokens": spent})
             return Checked(cand, check.ok, check.detail, round_)
-        loop.tell(
+        ctx.tell(
             Info,
             f"{cand.transform}: does not compile here; asking for a repair ({round_ + 1} of {limit}) before "
             "it is written",
@@ -134,7 +137,7 @@ def check_and_repair(
         try:
             cand = repair(request, cand, feedback, round_=round_ + 1)
         except LLMError as exc:
-            loop.state.llm_errors.append(str(exc))
+            ctx.state.llm_errors.append(str(exc))
             note = f"does not compile here, and the repair failed: {exc}"
             return Checked(
                 cand.model_copy(update={"notes": [*cand.notes, note]}), False, check.detail, round_

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfagent.optimize.apply import needs_settings_note
-from perfagent.records import CandidateOutcome, OptimizeResult, TableRow
+from perfagent.records import CandidateOutcome, OptimizeBaseline, OptimizeResult, TableRow
 from perfagent.render.units import fmt_number, fmt_pct, fmt_seconds, fmt_speedup
 
 NA = "n/a"
@@ -114,15 +114,7 @@ def render_text(result: OptimizeResult) -> str:
             else " — no GPU: candidates are verified where possible, never timed"
         ),
     ]
-    base = f"  baseline {fmt_seconds(b.time_s)}" + (f" ({b.timer})" if b.timer else " (not timed)")
-    if b.pct_of_roofline is not None:
-        base += f", {fmt_pct(b.pct_of_roofline)} of roofline"
-    if b.kernel:
-        base += f", kernel {b.kernel}"
-    lines.append(base)
-    if b.findings:
-        f = b.findings[0]
-        lines.append(f"  finding  [{f.severity}] {f.category}: {f.title}")
+    lines += _baseline_lines(b)
     lines += ["", "before / after (original → best):"]
     lines += _table_lines(result.table)
     lines += [
@@ -135,16 +127,7 @@ def render_text(result: OptimizeResult) -> str:
     if settings:
         lines.append(f"  {settings}" + ("" if result.applied else " (--apply)"))
     lines += _winner_lines(result)
-    skipped = [p for p in result.plan if p.skipped]
-    if skipped:
-        lines.append("not tried:")
-        no_recipe = [p.transform for p in skipped if "no deterministic recipe" in (p.skipped or "")]
-        others = [p for p in skipped if p.transform not in no_recipe]
-        lines += [f"  {p.transform}: {p.skipped}" for p in others[:8]]
-        if len(others) > 8:
-            lines.append(f"  … {len(others) - 8} more in the record")
-        if no_recipe:
-            lines.append(f"  no deterministic recipe (the llm backend can try them): {', '.join(no_recipe)}")
+    lines += _not_tried_lines(result)
     if result.stopped:
         lines.append(f"stopped: {result.stopped}")
     if result.samples and result.samples > 1:
@@ -165,6 +148,37 @@ def render_text(result: OptimizeResult) -> str:
         lines.append(f"run folder: {result.run_dir}")
     lines += [f"note: {n}" for n in [*b.notes, *result.notes]]
     return "\n".join(lines)
+
+
+def _baseline_lines(b: OptimizeBaseline) -> list[str]:
+    """The original's time and its first finding."""
+    lines: list[str] = []
+    base = f"  baseline {fmt_seconds(b.time_s)}" + (f" ({b.timer})" if b.timer else " (not timed)")
+    if b.pct_of_roofline is not None:
+        base += f", {fmt_pct(b.pct_of_roofline)} of roofline"
+    if b.kernel:
+        base += f", kernel {b.kernel}"
+    lines.append(base)
+    if b.findings:
+        f = b.findings[0]
+        lines.append(f"  finding  [{f.severity}] {f.category}: {f.title}")
+    return lines
+
+
+def _not_tried_lines(result: OptimizeResult) -> list[str]:
+    """The plan steps that were skipped, and why (those with no recipe in one line)."""
+    lines: list[str] = []
+    skipped = [p for p in result.plan if p.skipped]
+    if skipped:
+        lines.append("not tried:")
+        no_recipe = [p.transform for p in skipped if "no deterministic recipe" in (p.skipped or "")]
+        others = [p for p in skipped if p.transform not in no_recipe]
+        lines += [f"  {p.transform}: {p.skipped}" for p in others[:8]]
+        if len(others) > 8:
+            lines.append(f"  … {len(others) - 8} more in the record")
+        if no_recipe:
+            lines.append(f"  no deterministic recipe (the llm backend can try them): {', '.join(no_recipe)}")
+    return lines
 
 
 def cost_line(result: OptimizeResult) -> str | None:
@@ -239,18 +253,22 @@ def render_markdown(result: OptimizeResult) -> str:
         "| id | transform | backend | verification | verdict | time | speed-up | targeted metric | reason |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for c in result.candidates:
-        metric = NA
-        if c.metric and (c.metric_before is not None or c.metric_after is not None):
-            metric = f"{c.metric}: {fmt_number(c.metric_before)} → {fmt_number(c.metric_after)}"
-            if c.route == "another":
-                metric += " (did not move as expected)"
-        lines.append(
-            f"| {c.id} | {c.transform} | {c.backend} | {c.verification.verdict} | {verdict_label(c)} | {fmt_seconds(c.time_s)} "
-            f"| {fmt_speedup(c.speedup)} | {_md_escape(metric)} | {_md_escape(c.reason + _repair(c))} |"
-        )
+    lines += [_candidate_row(c) for c in result.candidates]
     if not result.candidates:
         lines.append("| – | – | – | – | – | – | – | – | no candidate |")
+    lines += _plan_markdown(result)
+    if result.llm_errors:
+        lines += ["", "## LLM errors", "", *[f"- {_md_escape(e)}" for e in result.llm_errors]]
+    lines += _cost_markdown(result)
+    notes = list(b.notes) + list(result.notes)
+    if notes:
+        lines += ["", "## Notes", "", *[f"- {_md_escape(n)}" for n in notes]]
+    return "\n".join(lines) + "\n"
+
+
+def _plan_markdown(result: OptimizeResult) -> list[str]:
+    """summary.md's plan table: every step, whether it was tried, and why."""
+    lines: list[str] = []
     lines += [
         "",
         "## Plan",
@@ -263,13 +281,20 @@ def render_markdown(result: OptimizeResult) -> str:
         lines.append(
             f"| {p.transform} | {p.kind or '–'} | {p.finding or '–'} | {p.origin} | {'yes' if p.tried else 'no'} | {_md_escape(why)} |"
         )
-    if result.llm_errors:
-        lines += ["", "## LLM errors", "", *[f"- {_md_escape(e)}" for e in result.llm_errors]]
-    lines += _cost_markdown(result)
-    notes = list(b.notes) + list(result.notes)
-    if notes:
-        lines += ["", "## Notes", "", *[f"- {_md_escape(n)}" for n in notes]]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _candidate_row(c: CandidateOutcome) -> str:
+    """One candidate's row of summary.md's table."""
+    metric = NA
+    if c.metric and (c.metric_before is not None or c.metric_after is not None):
+        metric = f"{c.metric}: {fmt_number(c.metric_before)} → {fmt_number(c.metric_after)}"
+        if c.route == "another":
+            metric += " (did not move as expected)"
+    return (
+        f"| {c.id} | {c.transform} | {c.backend} | {c.verification.verdict} | {verdict_label(c)} | {fmt_seconds(c.time_s)} "
+        f"| {fmt_speedup(c.speedup)} | {_md_escape(metric)} | {_md_escape(c.reason + _repair(c))} |"
+    )
 
 
 def _winner_lines(result: OptimizeResult) -> list[str]:

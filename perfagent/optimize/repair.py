@@ -16,7 +16,7 @@ from pathlib import Path
 from perfagent.records import CandidateOutcome
 from perfagent.rewrite.base import EarlierAttempt
 from perfagent.rewrite.prompt import first_lines
-from perfagent.workloads.optimizable import KernelBenchTarget, OptimizeWorkload
+from perfagent.workloads.optimizable import OptimizeWorkload
 
 REPAIRABLE = frozenset({"build-failed", "incorrect"})
 """Verdicts a repair request can fix (the code, not the machine or the timing)."""
@@ -83,6 +83,6 @@ def _local(text: str, outcome: CandidateOutcome) -> str:
 
 def machine_failure(outcome: CandidateOutcome, source: str, *, gpu: bool, wl: OptimizeWorkload) -> str | None:
     """Why a failure is the machine's rather than the code's (not worth a repair), else None."""
-    if not gpu and isinstance(wl, KernelBenchTarget) and "load_inline" in source:
+    if not gpu and wl.candidate_may_build_extension and "load_inline" in source:
         return "a CUDA ModelNew (load_inline) cannot be built or run without a GPU"
     return None

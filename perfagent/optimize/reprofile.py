@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perfagent.api import profile
 from perfagent.optimize.reprofile_tiers import tiers_needing_b, with_tier_b_merged
+from perfagent.sandbox.extension_build import prebuild
 from perfagent.sandbox.profiled import CANDIDATE_CODE
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import PerfAgentError
@@ -101,9 +103,11 @@ def reprofile(
     when tier B was left out but the kernel's tier-A evidence calls for it, a second run adds it
     (``perfagent.optimize.reprofile_tiers``).
     """
-    from perfagent.api import profile
-
     workdir.mkdir(parents=True, exist_ok=True)
+    try:  # the profiled run loads the extension the confined build step made (one build per source)
+        prebuild([file], timeout_s=timeout_s)
+    except PerfAgentError as exc:
+        return Reprofile(note=f"not re-profiled: {exc.message}")
     options = profile_options(
         wl, file, spec, arch=arch, timeout_s=timeout_s, candidate=candidate, progress=progress
     )

@@ -92,19 +92,22 @@ def before_after(
             )
         )
     if best is not None and best.metric:
-        before = metric_value(diagnosis.profile, best.metric) if diagnosis is not None else None
-        if before is None:
-            before = best.metrics_before.get(best.metric)
-        unit = "%" if best.metric.endswith("_pct") else ""
-        rows.append(
-            TableRow(
-                quantity=best.metric,
-                before=before,
-                after=best.metric_after,
-                unit=unit,
-                note=f"targeted by {best.transform} (expected {best.metric_direction})"
-                + ("" if best.metric_after is not None else "; not re-profiled")
-                + ("; did not move: won by another route" if best.route == "another" else ""),
-            )
-        )
+        rows.append(_metric_row(best, diagnosis))
     return rows
+
+
+def _metric_row(best: CandidateOutcome, diagnosis: KernelDiagnosis | None) -> TableRow:
+    """The best's targeted metric, before (the original's profile) and after (its re-profile)."""
+    assert best.metric is not None
+    before = metric_value(diagnosis.profile, best.metric) if diagnosis is not None else None
+    if before is None:
+        before = best.metrics_before.get(best.metric)
+    return TableRow(
+        quantity=best.metric,
+        before=before,
+        after=best.metric_after,
+        unit="%" if best.metric.endswith("_pct") else "",
+        note=f"targeted by {best.transform} (expected {best.metric_direction})"
+        + ("" if best.metric_after is not None else "; not re-profiled")
+        + ("; did not move: won by another route" if best.route == "another" else ""),
+    )

@@ -13,13 +13,14 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from perfagent.optimize.context import RunContext
 from perfagent.optimize.cost import StageClock, run_cost
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
-from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import LoopResult
+from perfagent.optimize.plan_log import PlanLog
 from perfagent.optimize.render import render_markdown
 from perfagent.records import CandidateOutcome, OptimizeBaseline, OptimizeResult, RunRecord, TableRow
-from perfagent.rewrite.base import TokenUsage
+from perfagent.rewrite.base import Rewriter, TokenUsage
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.session import save_record
 from perfagent.workloads.optimizable import OptimizeWorkload
@@ -74,11 +75,18 @@ class RunWriter:
         self.iterations = iterations
         self.notes = notes
         self.version = version
-        self.loop: OptimizeLoop | None = None
+        self.ctx: RunContext | None = None
+        """The loop's context, once the loop is given this writer (``attach``)."""
+        self._plan = PlanLog()
+        self._rewriter: Rewriter | None = None
         self._started = time.monotonic()
         self._summary = OptimizeBaseline(file=str(wl.file))
         self._profile: Profile | None = None
         self._kernels: list[KernelDiagnosis] = []
+
+    def attach(self, ctx: RunContext, plan: PlanLog, rewriter: Rewriter) -> None:
+        """The loop this writer is handed to: its context, plan log and rewriter are what it records."""
+        self.ctx, self._plan, self._rewriter = ctx, plan, rewriter
 
     def baseline(
         self, summary: OptimizeBaseline, profile: Profile | None, kernels: list[KernelDiagnosis]
@@ -91,8 +99,8 @@ class RunWriter:
         """``progress`` wrapped so that every candidate verdict also rewrites the record."""
 
         def forward(event: LoopEvent) -> None:
-            if isinstance(event, Accepted | Rejected) and self.loop is not None:
-                done = len(self.loop.state.outcomes)
+            if isinstance(event, Accepted | Rejected) and self.ctx is not None:
+                done = len(self.ctx.state.outcomes)
                 self.save(self.result(self._so_far(f"running: {done} candidate(s) finished"), []))
             if progress is not None:
                 progress(event)
@@ -126,8 +134,8 @@ class RunWriter:
             notes=list(self.notes),
             wall_s=wall_s,
             cost=run_cost(
-                self.loop.clock if self.loop is not None else StageClock(),
-                list(self.loop.iteration_costs) if self.loop is not None else [],
+                self.ctx.clock if self.ctx is not None else StageClock(),
+                list(self.ctx.iteration_costs) if self.ctx is not None else [],
                 self._summary.stage_s,
                 wall_s,
             ),
@@ -135,7 +143,7 @@ class RunWriter:
 
     def _sampling(self) -> dict[str, int]:
         """``samples`` and ``duplicates_dropped`` of an llm run (nothing for recipes)."""
-        rewriter = self.loop.rewriter if self.loop is not None else None
+        rewriter = self._rewriter
         if not isinstance(rewriter, LLMRewriter):
             return {}
         config = rewriter.config
@@ -173,15 +181,15 @@ class RunWriter:
             self.save(self.result(self._so_far(stop_reason(exc)), []))
         except Exception:  # noqa: BLE001 - the original error is the one to report
             return
-        done = len(self.loop.state.outcomes) if self.loop is not None else 0
+        done = len(self.ctx.state.outcomes) if self.ctx is not None else 0
         exc.add_note(
             f"{NOTE_PREFIX}{done} finished candidate(s) saved: perfagent report {shown_path(self.run_dir)}"
         )
 
     def _so_far(self, stopped: str) -> LoopResult:
         """The loop's state as a ``LoopResult`` (empty before the loop started)."""
-        loop = self.loop
-        if loop is None:
+        ctx = self.ctx
+        if ctx is None:
             return LoopResult(
                 candidates=[],
                 plan=[],
@@ -191,14 +199,14 @@ class RunWriter:
                 stopped=stopped,
                 llm_errors=[],
             )
-        st = loop.state
+        st = ctx.state
         best = next((c for c in st.outcomes if c.id == st.best_id), None)
         return LoopResult(
             candidates=list(st.outcomes),
-            plan=[s.record(tried=i in loop.tried) for i, s in enumerate(loop.plan_log)],
+            plan=self._plan.so_far(),
             best=st.best_id,
             best_speedup=best.speedup if best else None,
-            iterations_used=loop.step,
+            iterations_used=ctx.step,
             stopped=stopped,
             llm_errors=list(st.llm_errors),
         )

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from perfagent.records import RunRecord
+from perfagent.render.roofline_text import level_rates, pick_point
 from perfagent.render.units import fmt_bandwidth, fmt_flops, fmt_pct, fmt_share
-from perfagent.render.view import level_rates, pick_point
 from profilers.model import DevicePeaks, KernelDiagnosis
 from profilers.ncu.tensor import uncounted_tensor_work
 

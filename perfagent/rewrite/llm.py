@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from knowledge.transforms import catalog
-from perfagent.llm_client import ENV_API_KEY, ENV_BASE_URL, ENV_TIMEOUT, LLMConfig, make_client
+from perfagent.llm_client import ENV_BASE_URL, LLMConfig, make_client
 from perfagent.rewrite import launch_reply, prompt
 from perfagent.rewrite.base import (
     WRITE_KERNEL,
@@ -37,7 +37,16 @@ from perfagent.rewrite.base import (
     TokenUsage,
     make_candidate,
 )
-from perfagent.rewrite.llm_reply import ParsedReply, launch_key, normalised, parse_full, reply_schema
+from perfagent.rewrite.llm_errors import RETRY_STATUS, llm_error, not_an_api, retry_after
+from perfagent.rewrite.llm_reply import (
+    ParsedReply,
+    launch_key,
+    normalised,
+    parse_full,
+    reply_schema,
+    response_choices,
+    response_usage,
+)
 from perfagent.workloads.base import Language
 from profilers.core_errors import LLMError
 
@@ -47,27 +56,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 WAIT_TICK_S = 15.0
 """How often a request in flight reports that it is still waiting, s."""
-RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-
-MAX_RETRY_AFTER_S = 60.0
-"""Longest ``Retry-After`` honoured, s (a server asking for more is retried after this)."""
 
 
-def _retry_after(exc: Exception) -> float | None:
-    """The server's ``Retry-After`` (or ``retry-after-ms``) in seconds, capped; None when it sent none."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return min(max(float(value) * scale, 0.0), MAX_RETRY_AFTER_S)
-        except ValueError:
-            continue  # an HTTP date: fall back to the backoff
-    return None
+_Sample = tuple[ParsedReply, TokenUsage, dict[str, ParamValue]]
+"""A usable sample: the parsed reply, the tokens it alone cost, and its params (sample index, temperature)."""
 
 
 class _Default:
@@ -165,47 +157,11 @@ class LLMRewriter:
         return round(min(start + 0.25 * index, max(1.2, start)), 2)
 
     def _samples(self, request: RewriteRequest, count: int) -> list[Candidate]:
-        entry = catalog()[request.transform]
-        found: list[tuple[ParsedReply, TokenUsage, dict[str, ParamValue]]] = []
-        spent = TokenUsage()
+        found: list[_Sample] = []
+        spent, done = TokenUsage(), 0
         if self._n_supported is not False:
-            messages = prompt.build_messages(request, entry, structured=self._structured)
-            choices, used, _ = self._complete(request, entry, messages, n=count)
-            spent = spent + used
-            if len(choices) < count and self._n_supported is None:
-                log.info(
-                    "the endpoint answered %d of n=%d choices: sampling by separate requests",
-                    len(choices),
-                    count,
-                )
-                self._n_supported = False
-            elif len(choices) >= count:
-                self._n_supported = True
-            for index, (content, finish) in enumerate(choices[:count]):
-                parsed = parse_full(
-                    content, request.language, request.source, request.launch, request.kernel_language
-                )
-                if isinstance(parsed, str):
-                    cut = " (cut off at the token limit)" if finish == "length" else ""
-                    log.warning("unusable LLM sample %d of %d%s: %s", index + 1, count, cut, parsed)
-                    continue
-                found.append((parsed, TokenUsage(), {"sample": index + 1, "samples": count, "n": count}))
-            done = len(choices[:count])
-        else:
-            done = 0
-        error: LLMError | None = None
-        for index in range(done, count):
-            temperature = self.sample_temperature(index)
-            try:
-                cand = self._one(request, temperature=temperature)
-            except LLMError as exc:
-                error = exc
-                log.warning("LLM sample %d of %d failed: %s", index + 1, count, exc)
-                break  # a failing endpoint is not asked again for this batch
-            extra: dict[str, ParamValue] = {"sample": index + 1, "samples": count, "temperature": temperature}
-            found.append(
-                (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), extra)
-            )
+            done, spent = self._n_choices(request, count, found)
+        error = self._one_by_one(request, range(done, count), count, found)
         if not found and error is not None:
             raise error
         if not found:  # n samples, none usable: one request with its repair conversation
@@ -213,6 +169,58 @@ class LLMRewriter:
             found.append(
                 (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), {})
             )
+        return self._distinct(request, found, spent, count)
+
+    def _n_choices(self, request: RewriteRequest, count: int, found: list[_Sample]) -> tuple[int, TokenUsage]:
+        """One request for ``count`` choices (``n``); the usable ones go into ``found``.
+
+        Returns (the choices answered, the tokens spent). An endpoint that answers fewer choices than asked
+        is asked one sample a request from then on.
+        """
+        entry = catalog()[request.transform]
+        messages = prompt.build_messages(request, entry, structured=self._structured)
+        choices, used, _ = self._complete(request, entry, messages, n=count)
+        if len(choices) < count and self._n_supported is None:
+            log.info(
+                "the endpoint answered %d of n=%d choices: sampling by separate requests", len(choices), count
+            )
+            self._n_supported = False
+        elif len(choices) >= count:
+            self._n_supported = True
+        for index, (content, finish) in enumerate(choices[:count]):
+            parsed = parse_full(
+                content, request.language, request.source, request.launch, request.kernel_language
+            )
+            if isinstance(parsed, str):
+                cut = " (cut off at the token limit)" if finish == "length" else ""
+                log.warning("unusable LLM sample %d of %d%s: %s", index + 1, count, cut, parsed)
+                continue
+            found.append((parsed, TokenUsage(), {"sample": index + 1, "samples": count, "n": count}))
+        return len(choices[:count]), used
+
+    def _one_by_one(
+        self, request: RewriteRequest, indices: range, count: int, found: list[_Sample]
+    ) -> LLMError | None:
+        """The samples ``indices`` by separate requests (each at its own temperature) into ``found``; the
+        error that stopped them (a failing endpoint is not asked again for this batch), else None."""
+        for index in indices:
+            temperature = self.sample_temperature(index)
+            try:
+                cand = self._one(request, temperature=temperature)
+            except LLMError as exc:
+                log.warning("LLM sample %d of %d failed: %s", index + 1, count, exc)
+                return exc
+            extra: dict[str, ParamValue] = {"sample": index + 1, "samples": count, "temperature": temperature}
+            found.append(
+                (ParsedReply(cand.source, cand.description, cand.launch), cand.tokens or TokenUsage(), extra)
+            )
+        return None
+
+    def _distinct(
+        self, request: RewriteRequest, found: list[_Sample], spent: TokenUsage, count: int
+    ) -> list[Candidate]:
+        """The samples whose source differs from the current one and from each other, as candidates; the
+        first carries the tokens of the request and of the samples dropped."""
         out: list[Candidate] = []
         keys = {normalised(request.source, request.language)}
         for parsed, usage, extra in found:
@@ -238,8 +246,7 @@ class LLMRewriter:
             )
         if spent.requests or spent.total_tokens:
             first = out[0]
-            tokens = (first.tokens or TokenUsage()) + spent
-            out[0] = first.model_copy(update={"tokens": tokens})
+            out[0] = first.model_copy(update={"tokens": (first.tokens or TokenUsage()) + spent})
         return out
 
     def _candidate(
@@ -341,7 +348,7 @@ class LLMRewriter:
                     if status is not None
                     else "connection failed"
                 )
-                delay = _retry_after(exc)
+                delay = retry_after(exc)
                 if delay is None:
                     delay = self.config.backoff_s * 2**attempt
                 self._say(f"the LLM endpoint: {what}; retrying ({attempt + 1} of {retries}) in {delay:g} s")
@@ -481,77 +488,12 @@ class LLMRewriter:
                     fresh = prompt.build_messages(request, entry, structured=False)
                     messages = [*fresh, *messages[len(fresh) :]]
                     continue
-                raise self._error(exc) from None
+                raise llm_error(self.config, exc) from None
             except openai.APIError as exc:
-                raise self._error(exc) from None
+                raise llm_error(self.config, exc) from None
             except (ValueError, TypeError, AttributeError) as exc:  # json.JSONDecodeError is a ValueError
-                raise self._not_an_api(exc) from None
+                raise not_an_api(self.config, exc) from None
             if not isinstance(getattr(response, "choices", None), list):
-                raise self._not_an_api(TypeError(f"a {type(response).__name__} without choices"))
-            usage = TokenUsage(requests=1, wall_s=time.monotonic() - started)
-            if response.usage is not None:
-                usage = usage.model_copy(
-                    update={
-                        "prompt_tokens": response.usage.prompt_tokens or 0,
-                        "completion_tokens": response.usage.completion_tokens or 0,
-                    }
-                )
-            usage = usage.priced(self.config.price_per_million)
-            choices: list[tuple[str | None, str | None]] = []
-            for choice in response.choices:
-                refusal = getattr(choice.message, "refusal", None)
-                if refusal and not choice.message.content:
-                    choices.append((f"I'm sorry: {refusal}", "refusal"))
-                else:
-                    choices.append((choice.message.content, choice.finish_reason))
-            return choices, usage, messages
-
-    def _not_an_api(self, exc: Exception) -> LLMError:
-        cfg = self.config
-        return LLMError(
-            cfg.redact(
-                f"the LLM endpoint {cfg.endpoint} did not answer with an OpenAI chat-completions response "
-                f"({type(exc).__name__}: {str(exc)[:120]})"
-            ),
-            hint=f"check that {ENV_BASE_URL} points at an OpenAI-compatible API (it usually ends in /v1)",
-        )
-
-    def _error(self, exc: Exception) -> LLMError:
-        import openai
-
-        cfg = self.config
-        where = cfg.describe()
-        if isinstance(exc, openai.APITimeoutError):
-            return LLMError(
-                f"the LLM endpoint did not answer within {cfg.timeout_s:g} s ({where}, {cfg.max_retries} retries)",
-                hint=f"raise the timeout ({ENV_TIMEOUT} or --llm-timeout), use a faster model, or check the server",
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            return LLMError(
-                f"cannot reach the LLM endpoint {cfg.endpoint}",
-                hint=f"start the server or fix {ENV_BASE_URL} (it usually ends in /v1)",
-            )
-        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            return LLMError(
-                f"the LLM endpoint rejected the API key (HTTP {exc.status_code}, {where})",
-                hint=f"set {ENV_API_KEY} (or OPENAI_API_KEY) to a valid key",
-            )
-        if isinstance(exc, openai.NotFoundError):
-            return LLMError(
-                f"the LLM endpoint answered 404 ({where})",
-                hint=f"check the model name and that {ENV_BASE_URL} includes the API prefix (/v1)",
-            )
-        if isinstance(exc, openai.RateLimitError):
-            return LLMError(
-                f"the LLM endpoint kept rate-limiting after {cfg.max_retries} retries ({where})",
-                hint="wait, or raise PERFAGENT_LLM_MAX_RETRIES",
-            )
-        if isinstance(exc, openai.APIStatusError):
-            body = cfg.redact(str(exc.message))[:200]
-            return LLMError(
-                f"the LLM endpoint answered HTTP {exc.status_code}: {body} ({where})",
-                hint="check the server's log",
-            )
-        return LLMError(
-            cfg.redact(f"LLM request failed: {type(exc).__name__} ({where})"), hint="check the endpoint"
-        )
+                raise not_an_api(self.config, TypeError(f"a {type(response).__name__} without choices"))
+            usage = response_usage(response, time.monotonic() - started).priced(self.config.price_per_million)
+            return response_choices(response), usage, messages

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from perfagent.rewrite import launch_reply, prompt
-from perfagent.rewrite.base import LaunchContext
+from perfagent.rewrite.base import LaunchContext, TokenUsage
 from perfagent.workloads.base import Language
 from perfagent.workloads.launch_spec import LaunchOverride
 
@@ -268,3 +268,28 @@ def _python_without_comments(source: str) -> str:
 def launch_key(launch: LaunchOverride | None) -> str:
     """What a launch change adds to a sample's identity (same source, other launch: another candidate)."""
     return "" if launch is None else "\0" + launch.model_dump_json(exclude_none=True)
+
+
+def response_usage(response: Any, wall_s: float) -> TokenUsage:
+    """The tokens a chat-completions ``response`` reports (none when the server sends no usage), unpriced."""
+    usage = TokenUsage(requests=1, wall_s=wall_s)
+    if response.usage is None:
+        return usage
+    return usage.model_copy(
+        update={
+            "prompt_tokens": response.usage.prompt_tokens or 0,
+            "completion_tokens": response.usage.completion_tokens or 0,
+        }
+    )
+
+
+def response_choices(response: Any) -> list[tuple[str | None, str | None]]:
+    """Each choice as (content, finish reason); a refusal with no content reads as a short apology."""
+    choices: list[tuple[str | None, str | None]] = []
+    for choice in response.choices:
+        refusal = getattr(choice.message, "refusal", None)
+        if refusal and not choice.message.content:
+            choices.append((f"I'm sorry: {refusal}", "refusal"))
+        else:
+            choices.append((choice.message.content, choice.finish_reason))
+    return choices

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfagent.sandbox.wire import WorkerRequest, WorkerWatch
+from perfagent.workloads.extension_builds import BUILDS_ENV, builds_root
 from profilers.confine import Confinement, hidden_secrets, probe, scrub_env
 from profilers.core_errors import BadInput
 
@@ -101,9 +102,11 @@ def _python_paths() -> list[str]:
 
 
 def readable_home(request: WorkerRequest, home: str) -> list[str]:
-    """What the worker may read inside the user's home: Python, the project, the workload files' folders."""
+    """What the worker may read inside the user's home: Python, the project, the workload files' folders,
+    the JIT extension builds."""
     files = [request.reference.path, *(c.path for c in request.candidates())]
     folders = {str(Path(f).resolve().parent) for f in files} | set(_python_paths())
+    folders.add(str(builds_root().absolute()))  # the extensions the build step made, read-only
     return sorted(f for f in folders if f == home or f.startswith(home.rstrip("/") + "/"))
 
 
@@ -111,6 +114,7 @@ def worker_env(base: dict[str, str], work: Path) -> dict[str, str]:
     """The worker's environment: no secrets, a private ``$HOME`` and ``$TMPDIR`` in its folder, the caches."""
     env = scrub_env(base)
     env.update(cache_dirs(base))
+    env[BUILDS_ENV] = str(builds_root(base))  # read-only here: not one of the writable caches
     for sub in ("home", "tmp"):
         (work / sub).mkdir(exist_ok=True)
     env["HOME"], env["TMPDIR"] = str(work / "home"), str(work / "tmp")

@@ -27,6 +27,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from perfagent.sandbox.confinement import Status, plan, require, worker_env
+from perfagent.sandbox.extension_build import prebuild
 from perfagent.sandbox.jobs import Job, job_of, registered
 from perfagent.sandbox.wire import Check, WorkerCall, WorkerRequest, WorkerResult
 from profilers.confine import bwrap_argv, scrub_env
@@ -154,6 +155,8 @@ def run_worker(
             compute-sanitizer was requested but is not installed.
     """
     sandbox = require()
+    # JIT extensions are built once per distinct file by the confined build step; this worker reads them
+    prebuild(_request_files(request), timeout_s=backstop_s)
     gpu_bwrap_only = gpu_confined_by_bubblewrap_alone(sandbox.confined, request.device)
     warm = warm_start(sanitizer) and not gpu_bwrap_only
     # A warm server is confined once, with one folder writable for all its workers; each worker
@@ -174,6 +177,11 @@ def run_worker(
     finally:
         if not os.environ.get("PERFAGENT_KEEP_WORKDIR"):
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _request_files(request: WorkerRequest) -> list[str]:
+    """The workload files a worker will import (the reference and every candidate)."""
+    return [str(r.path) for r in (request.reference, *request.candidates())]
 
 
 def _run(

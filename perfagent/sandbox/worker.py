@@ -12,32 +12,15 @@ from __future__ import annotations
 
 import importlib
 import os
-import platform
 import sys
 import traceback
 from pathlib import Path
 
+from perfagent.sandbox.device import NoCudaDevice, resolve_device
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure, write_result
 from perfagent.sandbox.jobs import entry_point, job_for
 from perfagent.sandbox.watch import install, restrict
 from perfagent.sandbox.wire import WorkerCall, WorkerRequest, WorkerResult
-
-
-def resolve_device(requested: str) -> tuple[str, str | None]:
-    """('cpu' | 'cuda', device name). CPU runs Triton through its interpreter."""
-    if requested == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"
-        return "cpu", platform.processor() or platform.machine()
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda", torch.cuda.get_device_name(0)
-    if requested == "cuda":
-        raise ReferenceFailure(
-            "--device cuda was asked for but torch sees no CUDA device (CPU-only torch build, or no GPU)"
-        )
-    os.environ["TRITON_INTERPRET"] = "1"
-    return "cpu", platform.processor() or platform.machine()
 
 
 def _run_job(h: Harness[WorkerRequest]) -> WorkerResult:
@@ -80,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     h.start()
     watch = install(call.watch, phase=lambda: h.last_progress)
     try:
-        h.device, h.device_name = resolve_device(request.device)
+        try:
+            h.device, h.device_name = resolve_device(request.device)
+        except NoCudaDevice as exc:
+            raise ReferenceFailure(str(exc)) from None
         if request.device != "cpu" and h.device == "cpu":
             h.notes.append("no CUDA device visible to torch: ran on the CPU (Triton through its interpreter)")
         import torch  # noqa: F401 - imported before any user code, so user code cannot shadow it

@@ -25,6 +25,7 @@ from perfagent.suite.hygiene import host
 from perfagent.suite.manifest import SuiteEntry
 from perfagent.suite.models import EntryResult, FailureCause, SuiteSettings
 from perfagent.suite.worker import PARENT_ENV, WorkerRequest
+from perfagent.workloads.extension_builds import BUILDS_ENV
 from profilers.core_errors import BadInput
 from profilers.errors import ProfilerError, ToolTimeout
 from profilers.live_groups import stop_all
@@ -62,6 +63,7 @@ def slot_env(out: Path, slot: str, gpu: str | None) -> dict[str, str]:
         "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
         "TRITON_CACHE_DIR": str(cache / "triton"),
         "PERFAGENT_CACHE_DIR": str(cache / "perfagent"),
+        BUILDS_ENV: str(cache / "extension_builds"),  # read-only in confined workers
         "PYTHONUNBUFFERED": "1",
         PARENT_ENV: str(os.getpid()),
     }

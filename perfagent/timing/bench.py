@@ -15,8 +15,9 @@ from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, T
 from perfagent.timing.plausibility import flags_for, impossible, roofline, speedup_flags
 from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
-from perfagent.workloads.launch_spec import load_launch_spec, preflight_launch_spec
-from perfagent.workloads.model import LaunchSpecKernel, RunnableWorkload
+from perfagent.workloads.launch_resolve import preflight_launch_spec
+from perfagent.workloads.launch_spec import load_launch_spec
+from perfagent.workloads.model import RunnableWorkload
 from profilers.core_errors import BadInput, NotOnThisMachine, VerificationFailed
 from profilers.model import DevicePeaks
 from profilers.settings import TIMEOUTS, Device
@@ -312,7 +313,7 @@ def _workloads(
     Raises:
         BadInput: a kind that cannot be timed, a launch-spec kernel on the CPU, or a bad spec.
     """
-    ref = target if isinstance(target, RunnableWorkload) else detect_reference(target, spec=spec)
+    ref = detect_reference(target, spec=spec) if isinstance(target, (str, Path)) else target
     if ref.timed_by != "cuda-events":
         raise BadInput(
             f"cannot time a {ref.kind} itself",
@@ -321,11 +322,11 @@ def _workloads(
     cand = None
     if candidate is not None:
         cand = (
-            candidate
-            if isinstance(candidate, RunnableWorkload)
-            else detect_candidate(candidate, ref, kernel=kernel)
+            detect_candidate(candidate, ref, kernel=kernel)
+            if isinstance(candidate, (str, Path))
+            else candidate
         )
-    if isinstance(ref, LaunchSpecKernel):
+    if ref.runner == "launch-spec":
         preflight_launch_spec(ref, cand)  # a bad spec is said first, as verify says it (on any machine)
     if not ref.runs_on_cpu and device == "cpu":
         raise NotOnThisMachine(
@@ -335,7 +336,7 @@ def _workloads(
 
 
 def _precision(ref: RunnableWorkload) -> str:
-    if isinstance(ref, LaunchSpecKernel) and ref.spec_path:
+    if ref.runner == "launch-spec" and ref.spec_path:
         try:
             return load_launch_spec(ref.spec_path).flops_precision
         except BadInput:

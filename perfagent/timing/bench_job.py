@@ -38,7 +38,6 @@ from perfagent.sandbox.wire import WORK_AFTER_END, BatchSeries, Check, TimingSam
 from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.runners import Runner, cuda_kernel_runner, kernelbench_runner
 from perfagent.workloads.inputs import disable_uninitialized_fill
-from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel
 
 MIN_FLUSH_BYTES = 128 * 1024 * 1024
 OVERHANG_SLACK_S = 50e-6
@@ -107,7 +106,7 @@ def _runners(h: Harness[BenchRequest]) -> dict[str, Runner]:
     candidates = ([req.candidate] if req.candidate is not None else []) + list(req.batch)
     keys = ["candidate", *(f"batch{i}" for i in range(1, len(candidates)))]
     runners: dict[str, Runner] = {}
-    if isinstance(req.reference, KernelBenchModel):
+    if req.reference.runner == "kernelbench":
         modules: dict[str, Any] = {}
         runners["baseline"] = kernelbench_runner(
             h, req.reference, module_name="perfagent_reference", who="reference", modules=modules
@@ -116,7 +115,7 @@ def _runners(h: Harness[BenchRequest]) -> dict[str, Runner]:
             runners[key] = kernelbench_runner(
                 h, cand, module_name=f"perfagent_{key}", who="candidate", modules=modules
             )
-    elif isinstance(req.reference, LaunchSpecKernel):
+    elif req.reference.runner == "launch-spec":
         if not h.device.startswith("cuda"):
             raise ReferenceFailure("launch-spec kernels need a CUDA device and torch sees none")
         runners["baseline"] = cuda_kernel_runner(h, req.reference, who="reference")

@@ -15,8 +15,8 @@ from perfagent.verify.models import Check, ErrorSummary, Tolerance, Verification
 from perfagent.verify.static_checks import static_checks
 from perfagent.verify.verdict import decide
 from perfagent.workloads.detect import detect_candidate, detect_reference
-from perfagent.workloads.launch_spec import preflight_launch_spec
-from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, RunnableWorkload
+from perfagent.workloads.launch_resolve import preflight_launch_spec
+from perfagent.workloads.model import RunnableWorkload
 from profilers.core_errors import BadInput, NotOnThisMachine
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import run_command
@@ -98,7 +98,7 @@ def verify(
         cand,
         device=_device_label(worker.device if worker else device, worker.device_name if worker else None),
         # Only a PyTorch reference can be rerun in float64; a launch-spec kernel is compiled for its dtypes.
-        tolerance=tol.describe(accuracy_rule=isinstance(ref, KernelBenchModel)),
+        tolerance=tol.describe(accuracy_rule=ref.reruns_in_float64),
         started=started,
         worker=worker,
         sanitizer=sanitizer,
@@ -137,7 +137,7 @@ def _request(
 ) -> VerifyRequest:
     """The worker request for verifying ``cand`` against ``ref``."""
     return VerifyRequest(
-        job="verify-cuda-kernel" if isinstance(ref, LaunchSpecKernel) else "verify-kernelbench",
+        job="verify-cuda-kernel" if ref.runner == "launch-spec" else "verify-kernelbench",
         reference=ref,
         candidate=cand,
         device=device,
@@ -161,10 +161,10 @@ def _workloads(
     Raises:
         BadInput: as ``detect_reference`` / ``detect_candidate``.
     """
-    ref = reference if isinstance(reference, RunnableWorkload) else detect_reference(reference, spec=spec)
-    if isinstance(candidate, RunnableWorkload):
-        return ref, candidate
-    return ref, detect_candidate(candidate, ref, kernel=kernel)
+    ref = detect_reference(reference, spec=spec) if isinstance(reference, (str, Path)) else reference
+    if candidate is None or isinstance(candidate, (str, Path)):
+        return ref, detect_candidate(candidate, ref, kernel=kernel)
+    return ref, candidate
 
 
 def _check_limits(seeds: int, timeout_s: float) -> None:
@@ -182,7 +182,7 @@ def _check_device(ref: RunnableWorkload, cand: RunnableWorkload, device: Device,
     Raises:
         BadInput: either needs CUDA but ``device`` is the CPU, or the spec does not resolve.
     """
-    if isinstance(ref, LaunchSpecKernel):
+    if ref.runner == "launch-spec":
         preflight_launch_spec(ref, cand)
         if device == "cpu":
             raise NotOnThisMachine(

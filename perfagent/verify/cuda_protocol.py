@@ -39,14 +39,8 @@ from perfagent.workloads.launch_prep import (
     prepare_launch,
     seeded_inputs,
 )
-from perfagent.workloads.launch_spec import (
-    LaunchSpec,
-    ResolvedArg,
-    ResolvedLaunch,
-    load_launch_spec,
-    param_sets,
-    resolve_launch,
-)
+from perfagent.workloads.launch_resolve import ResolvedArg, ResolvedLaunch, param_sets, resolve_launch
+from perfagent.workloads.launch_spec import LaunchSpec, load_launch_spec
 from perfagent.workloads.model import RunnableWorkload
 from profilers.core_errors import BadInput
 

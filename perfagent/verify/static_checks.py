@@ -22,7 +22,7 @@ from perfagent.verify.library_standin import library_stand_in_check
 from perfagent.verify.models import Check
 from perfagent.workloads.kernelbench import inspect_python
 from perfagent.workloads.launch_spec import kernels_in_source
-from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, RunnableWorkload
+from perfagent.workloads.model import RunnableWorkload
 from perfagent.workloads.triton_script import jit_kernels, launched_kernels
 
 _REFERENCE_PARTS = {"Model", "get_inputs", "get_init_inputs"}
@@ -107,9 +107,9 @@ _LOW_PRECISION_TOKENS = (
 
 def static_checks(candidate: RunnableWorkload, reference: RunnableWorkload) -> list[Check]:
     """Every static check for ``candidate`` (names start with ``static:``)."""
-    if isinstance(candidate, KernelBenchModel):
+    if candidate.runner == "kernelbench":
         return _python_checks(candidate, reference)
-    if isinstance(candidate, LaunchSpecKernel):
+    if candidate.runner == "launch-spec":
         return _cuda_file_checks(Path(candidate.path))
     return []
 

@@ -9,8 +9,8 @@
 - ``optimizable`` — what the optimize loop rewrites (``LaunchSpecTarget``, ``KernelBenchTarget``,
   ``TritonScriptTarget``) with its oracle and candidates.
 - ``detect`` — paths → reference / candidate workloads and optimize targets (or ``BadInput`` with the next step).
-- ``launch_spec`` — the TOML launch contract of a bare ``__global__`` kernel; ``expr`` evaluates
-  its expressions safely.
+- ``launch_spec`` — the TOML launch contract of a bare ``__global__`` kernel; ``launch_resolve`` evaluates
+  it for one kernel file and parameter set (``expr`` evaluates its expressions safely).
 - ``kernelbench`` / ``triton_script`` — static inspection of Python sources.
 - ``inputs`` — seeded inputs (seeds, distributions, clones, allocator poisoning).
 - ``cuda_launch`` — NVRTC compile + launch through ``cuda.core``; ``launch_prep`` — the launch preparation

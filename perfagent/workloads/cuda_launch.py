@@ -21,7 +21,8 @@ import torch
 
 from perfagent.workloads import nvcc_ptx
 from perfagent.workloads.inputs import draw
-from perfagent.workloads.launch_spec import FLOAT_DTYPES, ResolvedArg, ResolvedLaunch
+from perfagent.workloads.launch_resolve import ResolvedArg, ResolvedLaunch
+from perfagent.workloads.launch_spec import FLOAT_DTYPES
 
 STATIC_SHARED_LIMIT = 48 * 1024
 """Dynamic shared memory above this needs the kernel's max-dynamic-shared-size attribute raised."""

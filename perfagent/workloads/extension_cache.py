@@ -14,20 +14,51 @@ build depends on (sources, functions, flags, torch and CUDA versions, the target
 same source then builds once per machine, however many processes load it, and concurrent verifications
 of different candidates cannot see each other's modules. A call that names its own folder is left as
 written.
+
+While ``loading(path)`` is open (``kernelbench.load_module``), builds go to ``path``'s own folder
+(``extension_builds``): a folder the build step filled is read (the ``.so`` imported directly: no lock,
+no ninja, nothing written, so it works read-only), a recorded build failure is raised again without a
+rebuild, and a worker that finds no build of its own file builds as before.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["build_digest", "cached_build_directory", "install"]
+from perfagent.workloads import extension_builds
+
+__all__ = ["ExtensionBuildFailed", "build_digest", "cached_build_directory", "install", "loading"]
+
+BUILT = ".perfagent-built"
+"""Marker in an extension's folder: its build finished (written after torch returned the module)."""
+
+_LOADING: contextvars.ContextVar[Path | None] = contextvars.ContextVar("perfagent_loading", default=None)
+"""The Python file being imported (``loading``), whose build folder its extensions use."""
+
+
+class ExtensionBuildFailed(RuntimeError):
+    """The build step could not build this file's extension; the recorded failure, not a rebuild."""
+
+
+@contextlib.contextmanager
+def loading(path: Path) -> Iterator[None]:
+    """Build the extensions of ``path`` (being imported now) in its own folder (``extension_builds``)."""
+    token = _LOADING.set(Path(path))
+    try:
+        yield
+    finally:
+        _LOADING.reset(token)
+
 
 _INSTALLED = "_perfagent_build_cache"
 """Attribute marking a patched function (``install`` is idempotent)."""
@@ -92,11 +123,43 @@ def _with_cached_folder(original: Callable[..., Any], files_arg: str | None) -> 
         if files_arg is not None:
             hashed[files_arg] = files  # torch takes one path or a list of them: the same build
         digest = build_digest(hashed, source_files=files)
-        bound.arguments["build_directory"] = cached_build_directory(str(bound.arguments["name"]), digest)
+        name = str(bound.arguments["name"])
+        loaded = _LOADING.get()
+        if loaded is not None:
+            return _through_file_folder(original, bound, name, digest, extension_builds.file_folder(loaded))
+        bound.arguments["build_directory"] = cached_build_directory(name, digest)
         return original(*bound.args, **bound.kwargs)
 
     setattr(build, _INSTALLED, True)
     return build
+
+
+def _through_file_folder(
+    original: Callable[..., Any], bound: inspect.BoundArguments, name: str, digest: str, folder: Path
+) -> Any:
+    """Load ``name`` from the file's build folder, build it there (the build step, the one process that
+    may write it), or, where no build step ran, build it in the worker's own cache as before.
+
+    Raises:
+        ExtensionBuildFailed: the build step recorded this file's build as failed.
+    """
+    failure = extension_builds.recorded_failure(folder)
+    if failure is not None:
+        raise ExtensionBuildFailed(failure.splitlines()[0] if failure else "the build failed")
+    build_dir = folder / f"{name}-{digest[:16]}"
+    is_module = bool(bound.arguments.get("is_python_module", True))
+    if (build_dir / BUILT).is_file():
+        import torch.utils.cpp_extension as cpp
+
+        return cpp._import_module_from_library(name, str(build_dir), is_module)  # type: ignore[no-untyped-call]
+    if folder.is_dir() and os.access(folder, os.W_OK):
+        build_dir.mkdir(exist_ok=True)
+        bound.arguments["build_directory"] = str(build_dir)
+        module = original(*bound.args, **bound.kwargs)
+        (build_dir / BUILT).write_text(datetime.now(UTC).isoformat(timespec="seconds") + "\n")
+        return module
+    bound.arguments["build_directory"] = cached_build_directory(name, digest)
+    return original(*bound.args, **bound.kwargs)
 
 
 def install() -> bool:

@@ -102,7 +102,8 @@ def load_module(path: str | Path, module_name: str) -> ModuleType:
     """Import a Python file under ``module_name`` (registered in ``sys.modules``; worker side only).
 
     Its ``load_inline``/``load`` extensions build in folders keyed by their content
-    (``extension_cache``): built once per source, never mixed up with another candidate's build.
+    (``extension_cache``): built once per source, never mixed up with another candidate's build; a
+    build the confined build step made for this file (``extension_builds``) is loaded, read-only.
     """
     extension_cache.install()
     p = Path(path).resolve()
@@ -111,7 +112,8 @@ def load_module(path: str | Path, module_name: str) -> ModuleType:
         raise ImportError(f"cannot import {p}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    with extension_cache.loading(p):  # its extensions come from its own build folder (extension_builds)
+        spec.loader.exec_module(module)
     return module
 
 

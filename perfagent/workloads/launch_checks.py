@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from knowledge.gpus import all_gpus
-from perfagent.workloads.launch_spec import ResolvedLaunch
+from perfagent.workloads.launch_resolve import ResolvedLaunch
 from profilers.core_errors import BadInput
 
 _ITEM_BYTES = {"bool": 1, "bfloat16": 2}

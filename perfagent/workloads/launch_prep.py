@@ -17,7 +17,8 @@ from typing import Any
 
 from perfagent.workloads import cuda_launch
 from perfagent.workloads.cuda_launch import CompiledKernel
-from perfagent.workloads.launch_spec import ResolvedLaunch, load_launch_spec, resolve_launch
+from perfagent.workloads.launch_resolve import ResolvedLaunch, resolve_launch
+from perfagent.workloads.launch_spec import load_launch_spec
 
 Build = Callable[[str, Callable[[], CompiledKernel]], CompiledKernel]
 """How the compile step runs, given its label: the worker passes its guard (a failure becomes the

@@ -18,6 +18,9 @@ from profilers.model import Frozen
 
 WorkloadKind = Literal["kernelbench", "cuda-kernel", "cuda-program", "triton-script", "python-script"]
 Backend = Literal["cuda", "triton", "pytorch", "unknown"]
+Runner = Literal["kernelbench", "launch-spec"]
+"""How perfagent's own worker runs a workload: 'kernelbench' imports the module and calls ``Model``/``ModelNew``
+on seeded inputs; 'launch-spec' compiles the kernel and launches it as its spec says."""
 
 
 def absolute(path: str) -> str:
@@ -48,6 +51,12 @@ class RunnableWorkload(Frozen, Workload):
     backend: Backend = "unknown"
     """How the code computes: CUDA (``__global__``/``load_inline``), Triton (``@triton.jit``), plain PyTorch."""
 
+    runner: ClassVar[Runner | None] = None
+    """How perfagent's worker runs it (None: it cannot; a check command judges it)."""
+    reruns_in_float64: ClassVar[bool] = False
+    """The oracle can be rerun in float64 to measure its own rounding (a PyTorch ``Model`` can; a compiled
+    kernel is built for its dtypes)."""
+
     def describe(self) -> str:
         """Short label for messages: the file name."""
         return Path(self.path).name
@@ -67,6 +76,8 @@ class KernelBenchModel(RunnableWorkload):
     kind: Literal["kernelbench"] = "kernelbench"
     verified_by: ClassVar[Verification | None] = "oracle"
     timed_by: ClassVar[Timer | None] = "cuda-events"
+    runner: ClassVar[Runner | None] = "kernelbench"
+    reruns_in_float64: ClassVar[bool] = True
 
     def describe(self) -> str:
         """'file.py:ModelNew'."""
@@ -81,6 +92,7 @@ class LaunchSpecKernel(RunnableWorkload):
     runs_on_cpu: ClassVar[bool] = False
     verified_by: ClassVar[Verification | None] = "oracle"
     timed_by: ClassVar[Timer | None] = "cuda-events"
+    runner: ClassVar[Runner | None] = "launch-spec"
 
     def describe(self) -> str:
         """'fixed.cu:entry (spec t.launch.toml)'."""

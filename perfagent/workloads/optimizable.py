@@ -56,7 +56,7 @@ class OptimizeWorkload(Workload):
     """The user's file the loop rewrites (absolute). ``--apply`` writes here, nowhere else."""
     language: Language
     spec_path: Path | None = None
-    """cuda-kernel: the launch spec (the oracle's launch contract)."""
+    """cuda-kernel: the launch spec (the oracle's launch contract); None for every other kind."""
     problem: Path | None = None
     """kernelbench: the problem file whose ``Model`` is the oracle."""
     entry: str | None = None
@@ -74,6 +74,9 @@ class OptimizeWorkload(Workload):
     """Candidates may be timed together in one process: they carry device code only, no host code that
     could patch what times the others. Python candidates (a ``ModelNew``, a Triton script) run their
     module at import, so each is timed in a fresh process."""
+    candidate_may_build_extension: ClassVar[bool] = False
+    """A candidate may build a CUDA extension (``load_inline``) when its module is imported: without a GPU
+    it can be neither built nor run, which is the machine's failure, not the code's."""
 
     @property
     def suffix(self) -> str:
@@ -172,6 +175,7 @@ class KernelBenchTarget(OptimizeWorkload):
     verified_by: ClassVar[Verification | None] = "oracle"
     timed_by: ClassVar[Timer | None] = "cuda-events"
     kernels_in_candidate: ClassVar[bool] = True
+    candidate_may_build_extension: ClassVar[bool] = True
 
     @property
     def is_plain_pytorch(self) -> bool:

@@ -36,6 +36,10 @@ class ProfileTarget(Workload):
     """``path`` is a source file the profiler gets (builds, static analysis, source correlation)."""
     is_built: ClassVar[bool] = False
     """``path`` is built into a program (nvcc) before it is run."""
+    is_saved_run: ClassVar[bool] = False
+    """A perfagent run: its record is loaded as it was saved (nothing is profiled, nothing saved again)."""
+    tool: ClassVar[Literal["ncu", "rocprof"] | None] = None
+    """A recorded report: the profiler that wrote (and reads) it."""
 
     @property
     def source(self) -> Path | None:
@@ -55,6 +59,7 @@ class SavedRun(ProfileTarget):
 
     kind: ClassVar[str] = "run-record"
     is_recorded: ClassVar[bool] = True
+    is_saved_run: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -62,8 +67,6 @@ class RecordedReport(ProfileTarget):
     """A report written by a profiler: read by the tool that wrote it, never run."""
 
     is_recorded: ClassVar[bool] = True
-    tool: ClassVar[Literal["ncu", "rocprof"]]
-    """The profiler that wrote (and reads) it."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ class NcuReport(RecordedReport):
     """An Nsight Compute report (``.ncu-rep``)."""
 
     kind: ClassVar[str] = "ncu-report"
-    tool: ClassVar[Literal["ncu", "rocprof"]] = "ncu"
+    tool: ClassVar[Literal["ncu", "rocprof"] | None] = "ncu"
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ class NcuCsv(RecordedReport):
     """``ncu --csv`` output (raw or details page)."""
 
     kind: ClassVar[str] = "ncu-csv"
-    tool: ClassVar[Literal["ncu", "rocprof"]] = "ncu"
+    tool: ClassVar[Literal["ncu", "rocprof"] | None] = "ncu"
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ class RocprofOutput(RecordedReport):
     """rocprof output: a CSV, a rocpd database or a rocprof-compute workload folder."""
 
     kind: ClassVar[str] = "rocprof-output"
-    tool: ClassVar[Literal["ncu", "rocprof"]] = "rocprof"
+    tool: ClassVar[Literal["ncu", "rocprof"] | None] = "rocprof"
     default_profiler: ClassVar[Literal["ncu", "rocprof", "static"]] = "rocprof"
 
 
@@ -132,12 +135,15 @@ class CommandLine(ProfileTarget):
     kind: ClassVar[str] = "command"
 
 
-def resolve_target(target: str | Path | None, command: Sequence[str] = ()) -> ProfileTarget:
-    """Classify ``target`` (a path) or ``command`` (argv after ``--``).
+def resolve_target(target: str | Path | ProfileTarget | None, command: Sequence[str] = ()) -> ProfileTarget:
+    """Classify ``target`` (a path) or ``command`` (argv after ``--``); a ``ProfileTarget`` is already resolved
+    (a command resolves its target once and hands the result down).
 
     Raises:
         BadInput: nothing given, the path does not exist, or its type is not supported.
     """
+    if isinstance(target, ProfileTarget):
+        return target
     if target is None or str(target) == "":
         if command:
             return CommandLine(command=list(command))

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 import perfagent
+from perfagent.classifier.bound_rules import at_roofline_bound
 from perfagent.classifier.context import RuleContext, Skip
-from perfagent.classifier.execution_rules import at_roofline_bound, latency_bound, warp_divergence
+from perfagent.classifier.execution_rules import latency_bound, warp_divergence
 from perfagent.classifier.launch_rules import (
     block_size_not_warp_multiple,
     low_occupancy,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import perfagent
-from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop import one_machine_loop
 from perfagent.optimize.loop_state import BaselineState
 from perfagent.optimize.render import render_text
 from perfagent.optimize.settings import OptimizeSettings
@@ -150,7 +150,7 @@ class _WrongTranspose:
 
 def test_an_incorrect_rewrite_is_never_accepted(tmp_path: Path) -> None:
     wl = resolve(CUDA / "02_transpose_bank_conflicts" / "slow.cu")
-    loop = OptimizeLoop(
+    loop = one_machine_loop(
         wl,
         _WrongTranspose(),
         tmp_path / "run",

@@ -1,19 +1,20 @@
 """Fixtures for the optimize tests: a simulated GPU (stubbed timing and verification verdicts, real
-recorded ncu profiles) for the parts of the loop that only run on a GPU."""
+recorded ncu profiles) for the parts of the loop that only run on a GPU, handed to the loop as its
+``Services`` (``services.using``: also for runs started from the CLI)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import perfagent
-import profilers
 from perfagent.optimize import measure, together
-from perfagent.optimize import reprofile as reprofile_module
 from perfagent.optimize.measure import Timing
 from perfagent.optimize.reprofile import Reprofile
+from perfagent.optimize.services import Services, using
 from perfagent.verify.models import Check, VerificationResult
 from profilers.model import KernelProfile, Profile
 
@@ -29,17 +30,11 @@ def recorded_kernels() -> dict[str, KernelProfile]:
     return {k.profile.base_name: k.profile for k in record.kernels}
 
 
-class _Ncu:
-    name = "ncu"
-
-    def availability(self) -> str | None:
-        return None
-
-
 @pytest.fixture
-def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def simulated_gpu() -> Iterator[dict[str, Any]]:
     """Stub the GPU: probe, verification verdicts, CUDA-event timings (alone and batched); profiles come from
-    the recording."""
+    the recording. ``knobs["services"]`` is the simulated ``Services`` (``dataclasses.replace`` one field
+    of it to substitute another stand-in)."""
     kernels = recorded_kernels()
     slow, fixed = kernels["transpose_smem_conflicts"], kernels["transpose_smem_padded"]
     knobs: dict[str, Any] = {"speedup": 1.6, "padded_profile": fixed, "calls": [], "profiled": []}
@@ -103,12 +98,16 @@ def simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         timed = [timing(c) for c, _ in pairs] if all(v.verdict == "pass" for v in verdicts) else None
         return together.Together(verdicts, timed, [0.0] * len(pairs), 0.0, 1)
 
-    monkeypatch.setattr(measure, "probe_gpu", probe)
-    monkeypatch.setattr(together, "verify_and_time", verify_and_time)
-    monkeypatch.setattr(measure, "verify_candidate", verify)
-    monkeypatch.setattr(measure, "bench_timing", bench)
-    monkeypatch.setattr(measure, "bench_timings", bench_many)
-    monkeypatch.setattr(reprofile_module, "reprofile", reprofile)
-    real_get = profilers.get_profiler
-    monkeypatch.setattr(profilers, "get_profiler", lambda name: _Ncu() if name == "ncu" else real_get(name))
-    return knobs
+    services = Services(
+        probe_gpu=probe,
+        ncu_availability=lambda: None,
+        build_check=measure.build_check,
+        verify=verify,
+        time=bench,
+        time_batch=bench_many,
+        reprofile=reprofile,
+        verify_and_time=verify_and_time,
+    )
+    knobs["services"] = services
+    with using(services):
+        yield knobs

@@ -16,7 +16,8 @@ from perfagent.optimize.measure import candidate_spec
 from perfagent.optimize.render import render_markdown, render_text
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.workloads.detect import find_spec_for, resolve
-from perfagent.workloads.launch_spec import LaunchOverride, load_launch_spec, resolve_launch
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import LaunchOverride, load_launch_spec
 from profilers.core_errors import BadInput
 from tui.candidate_view import outcome_of, settings_note
 from tui.optimize_bridge import OptimizeBridge

@@ -8,16 +8,18 @@ recorded report. The real worker side of ``bench_batch`` is tested in ``tests/ti
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from perfagent.optimize import measure, together
+from perfagent.optimize import together
 from perfagent.optimize.events import LoopEvent
-from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop import OptimizeLoop, one_machine_loop
 from perfagent.optimize.loop_state import BaselineState
 from perfagent.optimize.measure import Timing
+from perfagent.optimize.services import Services
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import KernelBenchTarget, LaunchSpecTarget, OptimizeWorkload
@@ -55,13 +57,13 @@ def _timing(text: str, flags: list[str] | None = None) -> Timing:
 
 
 def _run(
-    tmp_path: Path, sources: list[str], *, name: str = "run", **settings: Any
+    tmp_path: Path, sources: list[str], services: Services, *, name: str = "run", **settings: Any
 ) -> tuple[list[tuple[str, str, bool]], list[LoopEvent], OptimizeLoop]:
     """One iteration of ``sources`` as one batch; ``settings`` over the defaults (the final winner is
     re-profiled, as a winner a later iteration plans from is: ``profile_best``)."""
     wl = resolve(tmp_path / TRANSPOSE.name / "slow.cu")
     events: list[LoopEvent] = []
-    loop = OptimizeLoop(
+    loop = one_machine_loop(
         wl,
         ScriptedRewriter(sources, transform="smem-padding", per_call=len(sources)),
         tmp_path / name,
@@ -74,6 +76,7 @@ def _run(
             verify_jobs=2,
             profile_best=True,
         ).with_changes(**settings),
+        services=services,
         progress=events.append,
     )
     result = loop.run()
@@ -90,9 +93,9 @@ def sources(tmp_path: Path) -> list[str]:
     return [slower, padded, FASTER + "\n" + padded]
 
 
-def _stub_timing(
-    monkeypatch: pytest.MonkeyPatch, knobs: dict[str, Any], *, batch_fails: bool = False
-) -> None:
+def _stub_timing(knobs: dict[str, Any], *, batch_fails: bool = False) -> Services:
+    """The simulated GPU's services with these timings (alone and batched)."""
+
     def one(wl: Any, candidate: Path | None, spec: Any, **_: Any) -> Timing:
         knobs["calls"].append(("bench", candidate.parent.name if candidate else None))
         return _timing(candidate.read_text() if candidate else "")
@@ -103,15 +106,14 @@ def _stub_timing(
             return "timing failed: candidate-runs: illegal memory access"
         return [_timing(c.read_text()) for c, _ in candidates]
 
-    monkeypatch.setattr(measure, "bench_timing", one)
-    monkeypatch.setattr(measure, "bench_timings", many)
+    return replace(knobs["services"], time=one, time_batch=many)
 
 
 def test_a_batch_is_timed_once_and_only_its_winner_is_reprofiled(
     tmp_path: Path, sources: list[str], monkeypatch: pytest.MonkeyPatch, simulated_gpu: dict[str, Any]
 ) -> None:
-    _stub_timing(monkeypatch, simulated_gpu)
-    outcomes, events, loop = _run(tmp_path, sources)
+    services = _stub_timing(simulated_gpu)
+    outcomes, events, loop = _run(tmp_path, sources, services)
     calls = simulated_gpu["calls"]
     timed = [c for c in calls if c[0].startswith("bench")]
     assert timed == [
@@ -132,11 +134,11 @@ def test_a_batch_is_timed_once_and_only_its_winner_is_reprofiled(
 def test_the_outcomes_match_timing_one_at_a_time(
     tmp_path: Path, sources: list[str], monkeypatch: pytest.MonkeyPatch, simulated_gpu: dict[str, Any]
 ) -> None:
-    _stub_timing(monkeypatch, simulated_gpu)
-    batched, _, _ = _run(tmp_path, sources, name="batched")
+    services = _stub_timing(simulated_gpu)
+    batched, _, _ = _run(tmp_path, sources, services, name="batched")
     monkeypatch.setattr(LaunchSpecTarget, "shares_timing_worker", False)
     simulated_gpu["calls"].clear()
-    alone, _, _ = _run(tmp_path, sources, name="alone")
+    alone, _, _ = _run(tmp_path, sources, services, name="alone")
     assert [c for c in simulated_gpu["calls"] if c[0].startswith("bench")] == [
         ("bench", FOLDER[1]),
         ("bench", FOLDER[2]),
@@ -150,8 +152,8 @@ def test_the_outcomes_match_timing_one_at_a_time(
 def test_a_failed_batch_is_timed_one_at_a_time(
     tmp_path: Path, sources: list[str], monkeypatch: pytest.MonkeyPatch, simulated_gpu: dict[str, Any]
 ) -> None:
-    _stub_timing(monkeypatch, simulated_gpu, batch_fails=True)
-    outcomes, events, loop = _run(tmp_path, sources)
+    services = _stub_timing(simulated_gpu, batch_fails=True)
+    outcomes, events, loop = _run(tmp_path, sources, services)
     timed = [c for c in simulated_gpu["calls"] if c[0].startswith("bench")]
     assert timed[0][0] == "bench-batch" and timed[1:] == [("bench", FOLDER[i]) for i in (1, 2, 3)]
     assert [o[2] for o in outcomes] == [False, True, True]
@@ -173,9 +175,8 @@ def test_an_excessive_speedup_is_reprofiled_and_its_profile_planned_from(
             t.speedup, t.flags = 21.0, ["excessive-speedup"]
         return t
 
-    monkeypatch.setattr(measure, "bench_timing", one)
     monkeypatch.setattr(LaunchSpecTarget, "shares_timing_worker", False)
-    outcomes, _, loop = _run(tmp_path, sources[1:2])
+    outcomes, _, loop = _run(tmp_path, sources[1:2], replace(simulated_gpu["services"], time=one))
     assert outcomes == [("c1", "accepted", True)]
     assert [c for c in simulated_gpu["calls"] if c[0] == "profile"]
     assert loop.state.before is simulated_gpu["padded_profile"]

@@ -13,13 +13,14 @@ import pytest
 
 import perfagent
 from perfagent.optimize import loop as loop_module
-from perfagent.optimize.loop import OptimizeLoop
-from perfagent.optimize.loop_state import BaselineState
+from perfagent.optimize.loop import one_machine_loop
+from perfagent.optimize.loop_state import BaselineState, changed_lines
 from perfagent.optimize.measure import candidate_spec
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.workloads.detect import resolve
-from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import load_launch_spec
 
 from .helpers import EXAMPLES, TRANSPOSE, ScriptedRewriter, copy_example
 
@@ -120,7 +121,7 @@ def test_build_failure_is_rejected_and_fed_back_to_the_next_request(
     rewriter = ScriptedRewriter([broken, fine])
     monkeypatch.setattr(loop_module, "LLM_ATTEMPTS_PER_TRANSFORM", 2)
     rewriter.name = "llm"  # retries the same transform with the reason, as the llm backend does
-    loop = OptimizeLoop(
+    loop = one_machine_loop(
         wl,
         rewriter,
         tmp_path / "run",
@@ -144,7 +145,7 @@ def test_duplicates_are_not_measured_twice_and_not_timed_is_not_retried(tmp_path
     same = wl.file.read_text().replace("__syncthreads();", "__syncthreads(); __syncthreads();")
     rewriter = ScriptedRewriter([same, same, "never asked for"], per_call=2)
     rewriter.name = "llm"
-    loop = OptimizeLoop(
+    loop = one_machine_loop(
         wl,
         rewriter,
         tmp_path / "run",
@@ -170,7 +171,7 @@ def test_an_iteration_of_only_duplicates_does_not_spend_the_budget(tmp_path: Pat
 
     # loop-unroll proposes `first`; restrict-pointers proposes `first` again: nothing new measured
     rewriter = TwoTransforms([first, first], per_call=1)
-    loop = OptimizeLoop(
+    loop = one_machine_loop(
         wl,
         rewriter,
         tmp_path / "run",
@@ -225,5 +226,5 @@ def test_changed_lines_name_the_lines_of_the_source_a_diff_rewrites() -> None:
     after = ["a\n", "B\n", "c\n", "d\n", "e\n", "f\n"]
     diff = "".join(difflib.unified_diff(before, after, "x", "y"))
     # line 2 replaced, a line inserted after line 5
-    assert loop_module.changed_lines(diff) == "rewrites lines 2, 5"
-    assert loop_module.changed_lines("").startswith("no source line changed")
+    assert changed_lines(diff) == "rewrites lines 2, 5"
+    assert changed_lines("").startswith("no source line changed")

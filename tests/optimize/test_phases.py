@@ -21,8 +21,8 @@ from rewrite.llm_server import MODEL, ReplayServer, Reply, fenced
 import perfagent
 from perfagent.cli import main
 from perfagent.llm_client import LLMConfig
-from perfagent.optimize import measure, reprofile
 from perfagent.optimize.phases import evaluate, propose
+from perfagent.optimize.services import Services, using
 from perfagent.records import RunRecord
 from perfagent.rewrite.proposals import StoredProposal
 
@@ -56,15 +56,20 @@ def _torch() -> None:
     pytest.importorskip("triton")
 
 
-def _nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any build, verification, timing, profile or GPU probe fails the test."""
+def _boom(*_: Any, **__: Any) -> Any:
+    raise AssertionError("--propose-only must not build, run, time or profile anything")
 
-    def boom(*_: Any, **__: Any) -> Any:
-        raise AssertionError("--propose-only must not build, run, time or profile anything")
 
-    for name in ("build_check", "verify_candidate", "bench_timing", "probe_gpu"):
-        monkeypatch.setattr(measure, name, boom)
-    monkeypatch.setattr(reprofile, "reprofile", boom)
+NOTHING_RUNS = Services(
+    probe_gpu=_boom,
+    ncu_availability=_boom,
+    build_check=_boom,
+    verify=_boom,
+    time=_boom,
+    time_batch=_boom,
+    reprofile=_boom,
+)
+"""Any build, verification, timing, profile or GPU probe fails the test."""
 
 
 def _files(run: Path) -> set[str]:
@@ -93,11 +98,10 @@ def _config(server: ReplayServer, **kw: Any) -> LLMConfig:
 
 
 def test_propose_only_with_recipes_writes_proposals_and_runs_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = copy_example(TRANSPOSE, tmp_path)
     before = (folder / "slow.cu").read_text()
-    _nothing_runs(monkeypatch)
     run = tmp_path / "run"
     argv = [
         "optimize",
@@ -108,7 +112,8 @@ def test_propose_only_with_recipes_writes_proposals_and_runs_nothing(
         "--backend",
         "recipes",
     ]
-    assert main([*argv, "--out", str(run)]) == 0
+    with using(NOTHING_RUNS):
+        assert main([*argv, "--out", str(run)]) == 0
     out = capsys.readouterr()
     assert "3 proposal(s) written" in out.err and f"perfagent optimize --evaluate {run}" in out.err
     assert "3 proposal(s) waiting" in out.out and "Traceback" not in out.err

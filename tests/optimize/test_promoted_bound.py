@@ -11,8 +11,8 @@ import textwrap
 from collections.abc import Callable
 
 import perfagent
+from perfagent.classifier.bound_rules import at_roofline_bound
 from perfagent.classifier.context import RuleContext
-from perfagent.classifier.execution_rules import at_roofline_bound
 from perfagent.optimize.fits import contradiction
 from perfagent.optimize.plan import make_plan, runnable
 from perfagent.optimize.promoted_bound import needless_bound

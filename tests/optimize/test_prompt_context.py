@@ -5,6 +5,7 @@ The loop runs with the GPU simulated (tests/optimize/conftest.py) against the lo
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import perfagent
 from knowledge.transforms import catalog
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize import reprofile
+from perfagent.optimize.services import Services
 from perfagent.rewrite.base import EarlierAttempt, RewriteRequest
 from perfagent.rewrite.prompt import format_hardware, user_message
 from profilers.model import DeviceInfo, SourceLine
@@ -95,10 +97,9 @@ def test_user_message_lists_hot_lines_and_measured_history() -> None:
     assert "Transform `smem-padding`" in text and "If it worked:" in text  # the catalog entry
 
 
-def test_the_loop_tells_the_model_what_was_measured(
-    tmp_path: Path, simulated_gpu: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    stubbed = reprofile.reprofile
+def test_the_loop_tells_the_model_what_was_measured(tmp_path: Path, simulated_gpu: dict[str, Any]) -> None:
+    simulated: Services = simulated_gpu["services"]
+    stubbed = simulated.reprofile
 
     def with_source_counters(*args: Any, **kwargs: Any) -> reprofile.Reprofile:
         rp = stubbed(*args, **kwargs)
@@ -108,7 +109,6 @@ def test_the_loop_tells_the_model_what_was_measured(
         profile = rp.profile.model_copy(update={"kernels": [kernel]}) if rp.profile else None
         return reprofile.Reprofile(profile=profile, kernel=kernel, note=rp.note)
 
-    monkeypatch.setattr(reprofile, "reprofile", with_source_counters)
     folder = copy_example(TRANSPOSE, tmp_path)
     source = (folder / "slow.cu").read_text()
     padded = source.replace("tile[TILE_DIM][TILE_DIM];", f"tile[TILE_DIM][{PADDED}];")
@@ -127,6 +127,7 @@ def test_the_loop_tells_the_model_what_was_measured(
             iterations=2,
             out=tmp_path / "run",
             llm_config=config,
+            services=replace(simulated, reprofile=with_source_counters),
         )
         first, second = (r.prompt_text for r in server.completions)
     c1 = record.candidates[0]

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import perfagent
-from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop import one_machine_loop
 from perfagent.optimize.loop_state import BaselineState, candidate_key, normalised_source
 from perfagent.optimize.render import render_text
 from perfagent.optimize.settings import OptimizeSettings
@@ -108,7 +108,7 @@ def test_a_repeat_in_comments_and_layout_is_not_measured_again(
     wl = resolve(folder / "slow.cu")
     padded = wl.file.read_text().replace("[TILE_DIM][TILE_DIM]", f"[TILE_DIM][{PADDED}]", 1)
     reformatted = "// padded by hand\n" + padded.replace("    ", "\t").replace(";", ";  /* done */")
-    loop = OptimizeLoop(
+    loop = one_machine_loop(
         wl,
         ScriptedRewriter([padded, reformatted], transform="smem-padding", per_call=2),
         tmp_path / "run",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,9 @@ import pytest
 
 from perfagent.optimize import measure, together
 from perfagent.optimize.events import LoopEvent, Verified
-from perfagent.optimize.loop import OptimizeLoop
+from perfagent.optimize.loop import one_machine_loop
 from perfagent.optimize.loop_state import BaselineState
+from perfagent.optimize.services import Services
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.workloads.detect import resolve
 
@@ -41,9 +43,11 @@ class _Meter:
         self.timed_while_busy = False
 
 
-def _instrument(monkeypatch: pytest.MonkeyPatch, knobs: dict[str, Any]) -> _Meter:
+def _instrument(knobs: dict[str, Any]) -> tuple[_Meter, Services]:
+    """The simulated GPU's services, verification slowed so that overlap shows, and what the meter saw."""
     meter = _Meter()
-    verify, bench = measure.verify_candidate, measure.bench_timing
+    simulated: Services = knobs["services"]
+    verify, bench = simulated.verify, simulated.time
 
     def build(*_: Any, **__: Any) -> measure.BuildOutcome:
         return measure.BuildOutcome(ok=None, detail="not built (simulated)")
@@ -64,13 +68,12 @@ def _instrument(monkeypatch: pytest.MonkeyPatch, knobs: dict[str, Any]) -> _Mete
             meter.timed_while_busy |= meter.verifying > 0
         return bench(*args, **kwargs)
 
-    monkeypatch.setattr(measure, "build_check", build)
-    monkeypatch.setattr(measure, "verify_candidate", slow_verify)
-    monkeypatch.setattr(measure, "bench_timing", quiet_bench)
-    return meter
+    return meter, replace(simulated, build_check=build, verify=slow_verify, time=quiet_bench)
 
 
-def _run(tmp_path: Path, name: str, jobs: int) -> tuple[list[tuple[Any, ...]], list[LoopEvent]]:
+def _run(
+    tmp_path: Path, name: str, jobs: int, services: Services
+) -> tuple[list[tuple[Any, ...]], list[LoopEvent]]:
     folder = copy_example(TRANSPOSE, tmp_path / name)
     wl = resolve(folder / "slow.cu")
     original = wl.file.read_text()
@@ -80,7 +83,7 @@ def _run(tmp_path: Path, name: str, jobs: int) -> tuple[list[tuple[Any, ...]], l
     # four proposals in one batch: a slower rewrite, the padded fix, a repeat of it, an untouched copy
     rewriter = ScriptedRewriter([slower, padded, padded, original], transform="smem-padding", per_call=4)
     events: list[LoopEvent] = []
-    loop = OptimizeLoop(
+    loop = one_machine_loop(
         wl,
         rewriter,
         tmp_path / name / "run",
@@ -89,6 +92,7 @@ def _run(tmp_path: Path, name: str, jobs: int) -> tuple[list[tuple[Any, ...]], l
         settings=OptimizeSettings(
             iterations=1, transforms=("smem-padding",), max_candidates=4, verify_jobs=jobs
         ),
+        services=services,
         progress=events.append,
     )
     result = loop.run()
@@ -99,13 +103,11 @@ def _run(tmp_path: Path, name: str, jobs: int) -> tuple[list[tuple[Any, ...]], l
     return summary, events
 
 
-def test_outcomes_do_not_depend_on_the_number_of_jobs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulated_gpu: dict[str, Any]
-) -> None:
-    meter = _instrument(monkeypatch, simulated_gpu)
-    one, _ = _run(tmp_path, "serial", 1)
+def test_outcomes_do_not_depend_on_the_number_of_jobs(tmp_path: Path, simulated_gpu: dict[str, Any]) -> None:
+    meter, services = _instrument(simulated_gpu)
+    one, _ = _run(tmp_path, "serial", 1, services)
     assert meter.most_verifying == 1
-    three, events = _run(tmp_path, "ahead", 3)
+    three, events = _run(tmp_path, "ahead", 3, services)
     assert meter.most_verifying >= 2  # verifications overlapped
     assert not meter.timed_while_busy  # no timing ran while anything was being verified
     assert three == one
@@ -118,21 +120,20 @@ def test_outcomes_do_not_depend_on_the_number_of_jobs(
     assert verified == ["c1", "c2"] and said.index(next(m for m in said if m.startswith("c1: pass"))) > notice
 
 
-def test_one_new_candidate_is_not_verified_ahead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulated_gpu: dict[str, Any]
-) -> None:
-    _instrument(monkeypatch, simulated_gpu)
+def test_one_new_candidate_is_not_verified_ahead(tmp_path: Path, simulated_gpu: dict[str, Any]) -> None:
+    _, services = _instrument(simulated_gpu)
     folder = copy_example(TRANSPOSE, tmp_path)
     wl = resolve(folder / "slow.cu")
     padded = wl.file.read_text().replace("[TILE_DIM][TILE_DIM]", f"[TILE_DIM][{PADDED}]", 1)
     events: list[LoopEvent] = []
-    loop = OptimizeLoop(
+    loop = one_machine_loop(
         wl,
         ScriptedRewriter([padded, padded], transform="smem-padding", per_call=2),
         tmp_path / "run",
         gpu=True,
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False, profile_note="simulated"),
         settings=OptimizeSettings(iterations=1, transforms=("smem-padding",), verify_jobs=4),
+        services=services,
         progress=events.append,
     )
     result = loop.run()

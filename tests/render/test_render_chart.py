@@ -10,8 +10,8 @@ import perfagent
 from knowledge.gpus import spec_for
 from perfagent.records import RunRecord
 from perfagent.render.chart import DPI, FIGSIZE, MAX_POINTS, chart_plan, roofline_png, summarize_not_plotted
+from perfagent.render.roofline_text import roofline_summary
 from perfagent.render.units import fmt_share
-from perfagent.render.view import roofline_summary
 from profilers.model import DeviceInfo
 from tests.conftest import EXAMPLE_REPORTS
 

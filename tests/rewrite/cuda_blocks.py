@@ -58,6 +58,7 @@ using std::fma; using std::fmaf; using std::fmaxf; using std::fminf;
 #define __log10f(x) log10f(x)
 #endif
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+template <class T> static inline T __ldg(const T *p) { return *p; }  // the read-only cache path: a load
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 // fibers switch only at __syncthreads(), so a plain read-modify-write is atomic here
 template <class T, class U> static inline T atomicAdd(T *p, U v) { T old = *p; *p = (T)(*p + v); return old; }

@@ -67,6 +67,8 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "block-aggregate-atomics",
         "warp-shuffle-scan",
         "register-streaming",
+        "modulo-to-select",
+        "permute-tile",
     }
     for recipe in RECIPES.values():
         assert recipe.transforms and all(t in catalog() for t in recipe.transforms)

@@ -21,6 +21,7 @@ from tui.optimize_bridge import (
     kernel_regex,
     source_reason,
 )
+from tui.source_viewmodel import source_view
 from tui.viewmodels import (
     bar,
     finding_items,
@@ -30,7 +31,6 @@ from tui.viewmodels import (
     run_summary,
     short_name,
     sol_rows,
-    source_view,
 )
 
 

@@ -94,6 +94,7 @@ TIMEOUT_NUMBER = re.compile(r"""(?i)\b(\w*timeout_s)\b\s*(:[^=]+)?\s=\s*\d""")
 """A timeout defined as a number (``timeout_s: float = 60.0``, ``PROBE_TIMEOUT_S = 20.0``); a call's
 ``timeout_s=...`` uses a limit, it does not define a default."""
 OWN_LIMITS = {
+    "DEVICE_PROBE_TIMEOUT_S",
     "DESCRIBE_TIMEOUT_S",
     "DEMANGLE_TIMEOUT_S",
     "NVCC_TIMEOUT_S",
@@ -103,7 +104,7 @@ OWN_LIMITS = {
     "VERSION_TIMEOUT_S",
     "_TIMEOUT_S",
 }
-"""Named limits of one internal tool call each (a meta-device input description, a demangler run, an nvcc
+"""Named limits of one internal tool call each (optimize's device child, a meta-device input description, a demangler run, an nvcc
 PTX build, the LLM endpoint's reachability probe, a report read, a SASS scan, ``ncu --version``, the recipes'
 compile check): constants beside their one use, not defaults anyone chooses."""
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from perfagent.suite.manifest import discover
-from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import load_launch_spec
 from profilers.process import run_command
 
 UNSEEN2 = Path(__file__).resolve().parents[2] / "benchmarks" / "unseen2"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.workloads.launch_spec import load_launch_spec, resolve_launch
+from perfagent.workloads.launch_resolve import resolve_launch
+from perfagent.workloads.launch_spec import load_launch_spec
 
 UNSEEN = Path(__file__).resolve().parents[2] / "examples" / "unseen"
 ENTRIES = sorted(p for p in UNSEEN.iterdir() if p.is_dir() and (p / "slow.cu").is_file())

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import perfagent
 from perfagent.verify.jobs import VerifyRequest
 from perfagent.workloads import Workload, detect_candidate, detect_reference, resolve, resolve_target
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, TritonScript
@@ -115,3 +116,36 @@ def test_profile_targets_are_workloads_too(tmp_path: Path) -> None:
     assert isinstance(resolve_target(SCRIPT), ScriptRun) and resolve_target(SCRIPT).source is None
     command = resolve_target(None, ["./app", "--n", "3"])
     assert isinstance(command, CommandLine) and command.describe() == "./app --n 3"
+
+
+def test_stages_ask_a_workload_what_it_can_do_instead_of_testing_its_class(tmp_path: Path) -> None:
+    """Issue 28: the capabilities that replaced the isinstance tests outside ``perfagent/workloads``."""
+    kb = detect_reference(KB / "01_vector_add.py")
+    spec = detect_reference(TRANSPOSE / "slow.cu")
+    script = detect_reference(SCRIPT)
+    assert (kb.runner, kb.reruns_in_float64) == ("kernelbench", True)
+    assert (spec.runner, spec.reruns_in_float64) == ("launch-spec", False)
+    assert (script.runner, script.reruns_in_float64) == (None, False)
+    assert resolve(KB / "01_vector_add.py").candidate_may_build_extension
+    assert not resolve(TRANSPOSE / "slow.cu").candidate_may_build_extension
+    assert not resolve(SCRIPT).candidate_may_build_extension
+    report = resolve_target(
+        REPO / "tests" / "data" / "ncu_csv" / "a10g_sgemm_4kernels_ncu2023.1.1_roofline.raw.csv"
+    )
+    assert (report.is_recorded, report.is_saved_run, report.tool) == (True, False, "ncu")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "record.json").write_text("{}")
+    saved = resolve_target(tmp_path / "run")
+    assert (saved.is_recorded, saved.is_saved_run, saved.tool) == (True, True, None)
+    assert (resolve_target(SCRIPT).is_recorded, resolve_target(SCRIPT).tool) == (False, None)
+
+
+def test_a_resolved_target_is_handed_down_as_it_is() -> None:
+    """``diagnose`` resolves once and gives ``profile`` the result: resolving it again returns it unchanged."""
+    report = REPO / "tests" / "data" / "ncu_csv" / "a10g_sgemm_4kernels_ncu2023.1.1_roofline.raw.csv"
+    target = resolve_target(report)
+    assert resolve_target(target) is target
+    by_path = perfagent.diagnose(report, save=False)
+    by_target = perfagent.diagnose(target, save=False)
+    assert by_target.model_dump() == by_path.model_dump()
+    assert by_target.kernels and by_target.target == str(report)

@@ -9,14 +9,8 @@ import torch
 
 from perfagent.workloads.cuda_launch import is_poison, kernel_args, make_arg_tensor, poison_
 from perfagent.workloads.detect import detect_candidate, detect_reference, find_spec_for
-from perfagent.workloads.launch_spec import (
-    LaunchSpec,
-    choose_entry,
-    kernels_in_source,
-    load_launch_spec,
-    param_sets,
-    resolve_launch,
-)
+from perfagent.workloads.launch_resolve import param_sets, resolve_launch
+from perfagent.workloads.launch_spec import LaunchSpec, choose_entry, kernels_in_source, load_launch_spec
 from profilers.core_errors import BadInput
 
 REPO = Path(__file__).resolve().parents[2]

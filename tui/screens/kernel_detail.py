@@ -14,6 +14,7 @@ from perfagent.render.chart import chart_plan
 from perfagent.render.view import tool_label
 from tui.chart import shows_bandwidth
 from tui.screens.walkthrough import WalkthroughScreen
+from tui.source_viewmodel import source_view
 from tui.viewmodels import (
     SOL_NOTE,
     FindingItem,
@@ -23,7 +24,6 @@ from tui.viewmodels import (
     occupancy_rows,
     short_name,
     sol_rows,
-    source_view,
 )
 from tui.widgets import BarPanel, FindingDetail, FindingsList, RooflineChart, SourcePane
 

@@ -9,7 +9,8 @@ from textual.containers import ScrollableContainer
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.viewmodels import SourceView, bar, samples_text
+from tui.source_viewmodel import SourceView
+from tui.viewmodels import bar, samples_text
 
 
 def _wrapped(text: str, width: int | None, indent: str = "", first: str = "") -> str:

@@ -1,36 +1,36 @@
-"""The loops of a two-machine run: ``ProposeLoop`` writes proposals, ``ReplayLoop`` measures them.
+"""The evaluate steps of a two-machine run: ``ProposalWriter`` writes proposals, ``Replay`` measures them.
 
-Both are ``OptimizeLoop``: planning, proposing, the iteration budget and the feedback are the one-machine
-loop's. ``ProposeLoop`` replaces the evaluate step by writing the proposal (nothing is built or run);
-``ReplayLoop`` evaluates each stored proposal with the origin it was proposed from (its parent's macros,
-launch geometry and profile), with the loop's own evaluate and decide steps.
+Both are handed to the one ``OptimizeLoop``: planning, proposing, the iteration budget and the feedback
+are the one-machine loop's. ``ProposalWriter`` writes each proposal (nothing is built or run), with a
+``RecordingRewriter`` as the loop's proposal source so that the request is stored beside it; ``Replay``
+measures each stored proposal (a ``ProposalsRewriter`` hands them back) with the origin it was proposed
+from (its parent's macros, launch geometry and profile), through the one-machine ``Measure``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from knowledge.transforms import catalog
+from perfagent.optimize.context import RunContext
+from perfagent.optimize.evaluate import Measure
 from perfagent.optimize.events import Info
-from perfagent.optimize.loop import OptimizeLoop
-from perfagent.optimize.loop_state import BaselineState, Origin, candidate_fields, candidate_key
+from perfagent.optimize.loop_state import Origin, candidate_fields, candidate_key
 from perfagent.optimize.measure import CANDIDATE_CU
 from perfagent.optimize.phase_files import PROPOSALS, candidate_profile, proposed_reason
 from perfagent.optimize.plan import PlannedTransform
+from perfagent.optimize.plan_log import PlanLog
 from perfagent.optimize.precheck import Checked, check_and_repair
 from perfagent.optimize.repair import NOT_RUN
-from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, VerificationSummary
 from perfagent.rewrite.base import Candidate, Rewriter, RewriteRequest
 from perfagent.rewrite.prompt import build_messages, first_lines
 from perfagent.rewrite.proposals import PROPOSAL_FILE, REQUEST_FILE, ProposalsRewriter, StoredProposal
-from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import LLMError
-from profilers.model import KernelProfile
+from profilers.model import DeviceInfo, KernelProfile
 
-__all__ = ["ProposeLoop", "RecordingRewriter", "ReplayLoop"]
+__all__ = ["ProposalWriter", "RecordingRewriter", "Replay"]
 
 
 class RecordingRewriter:
@@ -67,41 +67,45 @@ class RecordingRewriter:
         return take() if take is not None else []
 
 
-class ProposeLoop(OptimizeLoop):
-    """The optimize loop with ``evaluate`` replaced by writing the proposal: nothing is built or run."""
-
-    verifies_ahead = False
+class ProposalWriter:
+    """The evaluate step of ``--propose-only``: each candidate is written as a proposal; nothing is built
+    or run (a CUDA proposal is compiled here first, ``precheck``)."""
 
     def __init__(
         self,
-        wl: OptimizeWorkload,
-        rewriter: RecordingRewriter,
-        run_dir: Path,
+        ctx: RunContext,
+        recorder: RecordingRewriter,
         *,
-        baseline: BaselineState,
-        settings: OptimizeSettings,
         round_no: int,
         first_number: int,
         target_sha256: str,
-        **kw: Any,
+        hardware: DeviceInfo | None = None,
+        saved: Callable[[], None] | None = None,
     ) -> None:
-        super().__init__(wl, rewriter, run_dir, gpu=False, baseline=baseline, settings=settings, **kw)
-        self.recorder = rewriter
+        self.ctx = ctx
+        self.recorder = recorder
         self.round_no = round_no
         self.number = first_number
         self.target_sha256 = target_sha256
-        self.on_proposal: Callable[[], None] | None = None
+        self.hardware = hardware
+        self.saved = saved
+        """Called after each proposal is recorded (the writer saves the record)."""
 
-    def _first_plan(self, measured: bool) -> list[int]:
+    def order_first_plan(self, queue: list[int], plan: PlanLog) -> list[int]:
         """The plan, transforms already proposed (earlier iterations or rounds) last: nothing is measured
         between iterations here, so asking again for the same transform would repeat the same answer."""
-        queue = super()._first_plan(measured)
-        done = {o.transform for o in self.state.outcomes if not o.accepted}
-        again = [i for i in queue if self.plan_log[i].transform.id in done]
+        done = {o.transform for o in self.ctx.state.outcomes if not o.accepted}
+        again = [i for i in queue if plan[i].transform.id in done]
         if again and len(again) < len(queue):
-            names = ", ".join(self.plan_log[i].transform.id for i in again)
-            self.tell(Info, f"proposed before, asked for last: {names}")
+            names = ", ".join(plan[i].transform.id for i in again)
+            self.ctx.tell(Info, f"proposed before, asked for last: {names}")
         return [i for i in queue if i not in again] + again
+
+    def verify_ahead(self, candidates: list[Candidate], step: PlannedTransform, origin: Origin) -> None:
+        """Nothing runs here: nothing to start ahead."""
+
+    def settle_ahead(self) -> None:
+        """Nothing was started ahead."""
 
     def evaluate(
         self,
@@ -113,18 +117,20 @@ class ProposeLoop(OptimizeLoop):
         repair_of: str | None = None,
     ) -> CandidateOutcome:
         # a proposal is only written here; what cannot build here goes back to the model first
-        st = self.state
+        st = self.ctx.state
         origin = origin or st.origin()
-        checked = check_and_repair(self, cand, origin, arch=self._arch(), repair=self.recorder.repair)
+        checked = check_and_repair(
+            self.ctx, self.recorder.last, cand, origin, arch=self._arch(), repair=self.recorder.repair
+        )
         cand = checked.candidate
-        fields = candidate_fields(cand, step, origin, iteration=self.step, file=self.wl.file)
+        fields = candidate_fields(cand, step, origin, iteration=self.ctx.step, file=self.ctx.wl.file)
         fields.update(
             verification=VerificationSummary(verdict="not-verified", reason=NOT_RUN), accepted=False
         )
-        key = candidate_key(cand.source, fields["defines"], fields["launch"], language=self.wl.language)
+        key = candidate_key(cand.source, fields["defines"], fields["launch"], language=self.ctx.wl.language)
         if key in st.seen:  # told, not recorded: the loop counts an all-duplicate batch as no iteration
             reason = f"same source, macros and launch as {st.seen[key]}: not proposed again"
-            self.tell(Info, f"{cand.transform}: {reason}", transform=cand.transform)
+            self.ctx.tell(Info, f"{cand.transform}: {reason}", transform=cand.transform)
             return CandidateOutcome(id="-", verdict="duplicate", reason=reason, **fields)
         stored = self._write(cand, step, origin, fields)
         st.seen[key] = stored.id
@@ -133,22 +139,22 @@ class ProposeLoop(OptimizeLoop):
         outcome = CandidateOutcome(
             id=stored.id,
             verdict="proposed",
-            reason=proposed_reason(self.run_dir),
-            source_path=str(self.run_dir / stored.folder / stored.source_file),
-            diff_path=str(self.run_dir / stored.folder / "diff.patch"),
+            reason=proposed_reason(self.ctx.run_dir),
+            source_path=str(self.ctx.run_dir / stored.folder / stored.source_file),
+            diff_path=str(self.ctx.run_dir / stored.folder / "diff.patch"),
             proposal=stored.id,
             proposal_dir=stored.folder,
             **fields,
         )
         st.outcomes.append(outcome)
-        self.tell(
+        self.ctx.tell(
             Info,
             f"{stored.id}: {cand.transform} proposal written ({stored.folder})",
             candidate=stored.id,
             transform=cand.transform,
         )
-        if self.on_proposal is not None:
-            self.on_proposal()
+        if self.saved is not None:
+            self.saved()
         return outcome
 
     def _arch(self) -> str:
@@ -156,13 +162,13 @@ class ProposeLoop(OptimizeLoop):
         hw = self.hardware
         if hw is not None and hw.name and hw.arch and hw.arch.startswith("sm_"):
             return hw.arch
-        return self.settings.arch
+        return self.ctx.settings.arch
 
     def _build_failed(
         self, stored: StoredProposal, checked: Checked, fields: dict[str, Any]
     ) -> CandidateOutcome:
         """A proposal that did not compile here (its repairs neither): recorded, not sent to the GPU."""
-        folder = self.run_dir / stored.folder
+        folder = self.ctx.run_dir / stored.folder
         (folder / "build.log").write_text(checked.detail, encoding="utf-8")
         reason = f"build failed here (nvcc, {checked.repairs} repair(s)): {first_lines(checked.detail, 1)}"
         outcome = CandidateOutcome(
@@ -174,11 +180,11 @@ class ProposeLoop(OptimizeLoop):
             proposal_dir=stored.folder,
             **{**fields, "verification": VerificationSummary(verdict="not-verified", reason=reason)},
         )
-        self.state.outcomes.append(outcome)
-        self.state.remember_rejection(outcome)
-        self.tell(Info, f"{stored.id}: {reason}", candidate=stored.id, transform=outcome.transform)
-        if self.on_proposal is not None:
-            self.on_proposal()
+        self.ctx.state.outcomes.append(outcome)
+        self.ctx.state.remember_rejection(outcome)
+        self.ctx.tell(Info, f"{stored.id}: {reason}", candidate=stored.id, transform=outcome.transform)
+        if self.saved is not None:
+            self.saved()
         return outcome
 
     def _write(
@@ -188,9 +194,9 @@ class ProposeLoop(OptimizeLoop):
         n = self.number
         self.number += 1
         rel = f"{PROPOSALS}/{n:02d}_{cand.transform}"
-        folder = self.run_dir / rel
+        folder = self.ctx.run_dir / rel
         folder.mkdir(parents=True, exist_ok=True)
-        source_name = CANDIDATE_CU if self.wl.language == "cuda" else f"source{self.wl.suffix}"
+        source_name = CANDIDATE_CU if self.ctx.wl.language == "cuda" else f"source{self.ctx.wl.suffix}"
         (folder / source_name).write_text(cand.source, encoding="utf-8")
         (folder / "diff.patch").write_text(cand.diff, encoding="utf-8")
         request = self.recorder.last
@@ -205,7 +211,7 @@ class ProposeLoop(OptimizeLoop):
             candidate=cand,
             finding=step.finding,
             plan_origin=step.origin,
-            iteration=self.step,
+            iteration=self.ctx.step,
             parent=origin.parent,
             origin_defines=dict(origin.defines),
             origin_launch=dict(origin.launch),
@@ -219,8 +225,8 @@ class ProposeLoop(OptimizeLoop):
         return stored
 
 
-class ReplayLoop(OptimizeLoop):
-    """The optimize loop over stored proposals: each runs with what it was proposed from.
+class Replay:
+    """The evaluate step of ``--evaluate``: each stored proposal measured with what it was proposed from.
 
     The proposal's parent, macros and launch geometry are its origin (not the best of this evaluation:
     its source was written against its parent), and its targeted metric is compared with the parent's
@@ -229,14 +235,21 @@ class ReplayLoop(OptimizeLoop):
     is kept even at the end of the budget: the next ``--propose-only --from`` round plans from it.
     """
 
-    verifies_ahead = False
-    plans_past_budget = True
-
-    def __init__(self, wl: OptimizeWorkload, replay: ProposalsRewriter, run_dir: Path, **kw: Any) -> None:
-        super().__init__(wl, replay, run_dir, **kw)
+    def __init__(self, ctx: RunContext, replay: ProposalsRewriter) -> None:
+        self.ctx = ctx
         self.replay = replay
+        self.measure = Measure(ctx, verifies_ahead=False, plans_past_budget=True, annotate=self._annotate)
         self.current: StoredProposal | None = None
         self._profiles: dict[str | None, KernelProfile | None] = {}
+
+    def order_first_plan(self, queue: list[int], plan: PlanLog) -> list[int]:
+        return queue
+
+    def verify_ahead(self, candidates: list[Candidate], step: PlannedTransform, origin: Origin) -> None:
+        """Each proposal runs from its own origin: nothing is started ahead."""
+
+    def settle_ahead(self) -> None:
+        self.measure.settle_ahead()
 
     def evaluate(
         self,
@@ -249,13 +262,13 @@ class ReplayLoop(OptimizeLoop):
     ) -> CandidateOutcome:
         stored = self.replay.stored(cand)
         if stored is None:
-            return super().evaluate(cand, step, origin, repairs=repairs, repair_of=repair_of)
-        st = self.state
+            return self.measure.evaluate(cand, step, origin, repairs=repairs, repair_of=repair_of)
+        st = self.ctx.state
         before = st.before
         st.before = self._profile_of(stored.parent, before)
         self.current = stored
         try:
-            outcome = super().evaluate(
+            outcome = self.measure.evaluate(
                 cand,
                 step,
                 Origin(dict(stored.origin_defines), dict(stored.origin_launch), stored.parent),
@@ -268,20 +281,20 @@ class ReplayLoop(OptimizeLoop):
             st.before = before
         return outcome
 
-    def finish(self, outcome: CandidateOutcome, folder: Path) -> CandidateOutcome:
-        if self.current is not None:
-            outcome = outcome.model_copy(
-                update={"proposal": self.current.id, "proposal_dir": self.current.folder}
-            )
-        return super().finish(outcome, folder)
+    def _annotate(self, outcome: CandidateOutcome) -> CandidateOutcome:
+        """The outcome of a stored proposal names it."""
+        if self.current is None:
+            return outcome
+        return outcome.model_copy(update={"proposal": self.current.id, "proposal_dir": self.current.folder})
 
     def _profile_of(self, parent: str | None, fallback: KernelProfile | None) -> KernelProfile | None:
         """The profile a proposal's targeted metric is compared with: its parent's."""
+        base, st = self.ctx.baseline, self.ctx.state
         if parent not in self._profiles:
             if parent is None:
-                found = self.baseline.diagnosis.profile if self.baseline.diagnosis else None
+                found = base.diagnosis.profile if base.diagnosis else None
             else:
-                cand = next((c for c in self.state.outcomes if c.id == parent), None)
-                found = candidate_profile(cand, self.baseline.kernel_name) if cand else None
+                cand = next((c for c in st.outcomes if c.id == parent), None)
+                found = candidate_profile(cand, base.kernel_name) if cand else None
             self._profiles[parent] = found
         return self._profiles[parent] or fallback

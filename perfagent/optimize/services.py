@@ -1,0 +1,62 @@
+"""What the optimize loop asks of the machine, as one value handed to it: probe, build, verify, time, profile.
+
+The loop, the baseline and the two-machine phases call these through a ``Services`` they are given
+(``RunContext.services``), never through module attributes, so a test substitutes a simulated GPU by
+passing one (``perfagent.optimize(..., services=...)``) or, for a run started from the CLI, by
+``using(services)`` around it. ``DEFAULT`` is the real thing: ``perfagent.optimize.measure`` and
+``perfagent.optimize.reprofile``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+import profilers
+from perfagent.optimize import measure, reprofile, together
+from perfagent.verify.models import VerificationResult
+
+__all__ = ["DEFAULT", "Services", "current", "using"]
+
+
+def _ncu_availability() -> str | None:
+    return profilers.get_profiler("ncu").availability()
+
+
+@dataclass(frozen=True)
+class Services:
+    """The calls that touch the GPU, the compilers or the profiler (signatures as the ``DEFAULT`` ones)."""
+
+    probe_gpu: Callable[[str], tuple[bool, str]] = measure.probe_gpu
+    """``--device`` -> (a GPU is usable, its label)."""
+    ncu_availability: Callable[[], str | None] = _ncu_availability
+    """Why ncu cannot run here (None: it can)."""
+    build_check: Callable[..., measure.BuildOutcome] = measure.build_check
+    verify: Callable[..., VerificationResult | None] = measure.verify_candidate
+    """``verify_candidate``: the verifier's result, or None where the workload cannot run here."""
+    time: Callable[..., measure.Timing] = measure.bench_timing
+    time_batch: Callable[..., list[measure.Timing] | str] = measure.bench_timings
+    reprofile: Callable[..., reprofile.Reprofile] = reprofile.reprofile
+    verify_and_time: Callable[..., together.Together] = together.verify_and_time
+    """An iteration's launch-spec candidates verified, then (all passed) timed, in one worker."""
+
+
+DEFAULT = Services()
+_CURRENT: ContextVar[Services] = ContextVar("perfagent_optimize_services", default=DEFAULT)
+
+
+def current(given: Services | None = None) -> Services:
+    """``given``, else the services ``using`` put in place, else ``DEFAULT``."""
+    return given if given is not None else _CURRENT.get()
+
+
+@contextmanager
+def using(services: Services) -> Iterator[Services]:
+    """Run what is inside (a CLI command, say) with ``services`` wherever none is passed explicitly."""
+    token = _CURRENT.set(services)
+    try:
+        yield services
+    finally:
+        _CURRENT.reset(token)
