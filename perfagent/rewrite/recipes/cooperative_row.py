@@ -54,14 +54,18 @@ second loop). The arithmetic per element is unchanged; only the summation order 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tree_sitter import Node
 
 from perfagent.rewrite.base import LaunchContext
-from perfagent.rewrite.recipes import _coop_row_emit, _launch
+from perfagent.rewrite.recipes import _coop_row_emit, _cuda, _launch
 from perfagent.rewrite.recipes._coop_row_analysis import analyse
 from perfagent.rewrite.recipes._coop_row_nest import expand_loop_macros
 from perfagent.rewrite.recipes._coop_row_syntax import Plan
+from perfagent.rewrite.recipes._lane_vector_emit import vectorize_lanes
 from perfagent.rewrite.recipes.framework import CudaRecipe, Retune, Source, Variant, register
+from perfagent.rewrite.recipes.vectorize_access import ALIGN_NOTE
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "cooperative-row"
@@ -157,7 +161,32 @@ class _CooperativeRow(CudaRecipe[Plan]):
                     retune=Retune(per="block", max_block=_coop_row_emit.MAX_BLOCK),
                 )
             )
-        return out
+        return _with_vector_lanes(out, plan)
+
+
+def _with_vector_lanes(scalar: list[Variant], plan: Plan) -> list[Variant]:
+    """Each variant again with its lane-strided loops moving 16 bytes per lane (``_lane_vector``), first:
+    the sharing this recipe proved lets a lane take ``V`` consecutive elements as well as one. The
+    scalar variants follow (the batch keeps the vectorised ones and their launch sweeps)."""
+    name = _cuda.function_name(plan.kernel) if plan.kernel is not None else None
+    shares = [(_coop_row_emit.WARP.me, _coop_row_emit.WARP.width), (_coop_row_emit.TID, "blockDim.x")]
+    vectorised = []
+    for variant, (me, step) in zip(scalar, shares, strict=False):
+        assert variant.source is not None
+        done = vectorize_lanes(variant.source, name, me, step)
+        if isinstance(done, str):
+            continue
+        text, notes = done
+        vectorised.append(
+            replace(
+                variant,
+                source=text,
+                description=variant.description + "; lanes move 16 bytes per access (" + "; ".join(notes) + ")",
+                notes=[*variant.notes, ALIGN_NOTE],
+                parameters={**variant.parameters, "vector_lanes": True},
+            )
+        )
+    return vectorised + scalar
 
 
 RECIPE = register(_CooperativeRow())
