@@ -7,7 +7,7 @@ from typing import Protocol
 
 from tree_sitter import Node, Tree
 
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes import _cuda, _vector_divide
 from perfagent.rewrite.recipes._vector_body import Site
 from perfagent.rewrite.recipes._vector_shape import Pointer, statements
 from perfagent.rewrite.recipes._vector_types import Layout
@@ -141,6 +141,8 @@ def _condition(plan: Plan) -> str:
     """Every accessed pointer 16-byte aligned, and the order-sensitive pairs distinct."""
     aligned = " | ".join(f"(unsigned long long){p.name}" for p in plan.pointers)
     cond = f"(({aligned}) & 15ull) == 0ull"
+    div = _vector_divide.divisions(plan.fn, plan.body, plan.index) if plan.index_values else None
+    cond += _vector_divide.guard(div) if div is not None else ""
     return cond + "".join(f" && (const void *){a} != (const void *){b}" for a, b in plan.distinct)
 
 
@@ -166,6 +168,9 @@ def _vector_path(data: bytes, tree: Tree, plan: Plan, i2: str, unit: str) -> lis
     ]
     for p in plan.pointers:
         lines += [i3 + line for line in load(plan, p, var[p.name], view[p.name])]
+    div = _vector_divide.divisions(plan.fn, plan.body, plan.index) if plan.index_values else None
+    if div is not None:
+        lines += [i3 + line for line in _vector_divide.setup(div, plan.index_type, f"perfagent_q * {w}")]
     for k in range(w):
         repl = {
             s.node.start_byte: (
@@ -174,6 +179,8 @@ def _vector_path(data: bytes, tree: Tree, plan: Plan, i2: str, unit: str) -> lis
             )
             for s in plan.sites
         }
+        if div is not None:
+            repl.update(_vector_divide.replacements(div))
         block = braced(data, plan.body, repl, i3 + (unit if plan.index_values else ""), unit)
         if plan.index_values:  # the lane's own index, in the original type
             block = (
@@ -181,6 +188,8 @@ def _vector_path(data: bytes, tree: Tree, plan: Plan, i2: str, unit: str) -> lis
                 f"\n{i3 + unit}{block}\n{i3}}}"
             )
         lines.append(i3 + block)
+        if div is not None and k + 1 < w:
+            lines.append(i3 + _vector_divide.step(div))
     for name in plan.stored:
         lines += [i3 + line for line in store(plan, name, var[name])]
     return [*lines, f"{i2}}}", f"{i2}perfagent_done = perfagent_groups * {w};"]
