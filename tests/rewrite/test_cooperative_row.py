@@ -573,7 +573,9 @@ BLOCK_LAUNCH = LaunchContext(grid=["ceil_div(rows, 64)"], block=[64], params={"r
 
 def _block_variant(source: str) -> Candidate:
     cands = cooperative_row.propose(_request(source, BLOCK_LAUNCH))
-    [blocked] = [c for c in cands if c.parameters.get("rows_per_block") == 1 and not c.parameters.get("vector_lanes")]
+    [blocked] = [
+        c for c in cands if c.parameters.get("rows_per_block") == 1 and not c.parameters.get("vector_lanes")
+    ]
     return blocked
 
 

@@ -126,7 +126,11 @@ def _header(loop: Node, me: str, step: str) -> tuple[str, str, Node, Node] | str
     if flat != "".join(me.split()):
         return f"its counter starts at '{one_line(value)}', not at {me}"
     var = _cuda.text(name)
-    if cond is None or cond.type != "binary_expression" or _cuda.text(cond.child_by_field_name("operator") or cond) != "<":
+    if (
+        cond is None
+        or cond.type != "binary_expression"
+        or _cuda.text(cond.child_by_field_name("operator") or cond) != "<"
+    ):
         return f"its condition is not '{var} < n'"
     left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
     if left is None or right is None or _cuda.text(strip(left)) != var or var in _cuda.identifiers_in(right):
@@ -192,7 +196,11 @@ def _sites(body: Node, var: str, pointers: dict[str, Pointer], taken: set[str]) 
         if node.type != "identifier":
             continue
         name, parent = _cuda.text(node), node.parent
-        is_array = parent is not None and parent.type == "subscript_expression" and parent.child_by_field_name("argument") == node
+        is_array = (
+            parent is not None
+            and parent.type == "subscript_expression"
+            and parent.child_by_field_name("argument") == node
+        )
         if name in pointers and is_array and parent is not None:
             key = _stream_key(parent, var, own)
             if key is None:  # a broadcast or gather read stays a scalar load; a write there would reorder
@@ -209,7 +217,9 @@ def _sites(body: Node, var: str, pointers: dict[str, Pointer], taken: set[str]) 
                 base = _fresh(f"{name}_vb", taken)
                 address = name if not key else f"{name} + ({key})"
                 p = pointers[name]
-                stream = Stream(base, address, Pointer(base, p.const, p.restrict, p.element, p.where, p.spelling))
+                stream = Stream(
+                    base, address, Pointer(base, p.const, p.restrict, p.element, p.where, p.spelling)
+                )
                 found.streams[(name, key)] = stream
             if how[0] != "read" and pointers[name].const:
                 return f"line {_cuda.line_of(node)} writes {name}, a pointer to const"
@@ -236,7 +246,11 @@ def _fresh(name: str, taken: set[str]) -> str:
 
 def _pragma(loop: Node) -> Node | None:
     prev = loop.prev_named_sibling
-    if prev is not None and prev.type == "preproc_call" and "".join(_cuda.text(prev).split()).startswith("#pragmaunroll"):
+    if (
+        prev is not None
+        and prev.type == "preproc_call"
+        and "".join(_cuda.text(prev).split()).startswith("#pragmaunroll")
+    ):
         return prev
     return None
 
@@ -265,11 +279,15 @@ def analyse(loop: Node, kernel: Node, me: str, step: str, taken: set[str]) -> La
     return _plan(loop, var, typ, _cuda.text(bound), body, start, found)
 
 
-def _plan(loop: Node, var: str, typ: str, bound: str, body: Node, start: Node, found: _Found) -> LaneLoop | str:
+def _plan(
+    loop: Node, var: str, typ: str, bound: str, body: Node, start: Node, found: _Found
+) -> LaneLoop | str:
     streams = list(found.streams.values())
     elements = [s.pointer.element for s in streams if s.pointer.element is not None]
     width = group_width(elements)
-    layouts = {s.base: Layout(e, width * e.size // VECTOR_BYTES) for s, e in zip(streams, elements, strict=True)}
+    layouts = {
+        s.base: Layout(e, width * e.size // VECTOR_BYTES) for s, e in zip(streams, elements, strict=True)
+    }
     if any(layout.vectors > MAX_VECTORS for layout in layouts.values()):
         return f"loop at line {_cuda.line_of(loop)}: mixed element sizes need more than {MAX_VECTORS} vectors of one array per group"
     if len(_cuda.text(body)) * width > MAX_BODY_CHARS:
@@ -282,8 +300,12 @@ def _plan(loop: Node, var: str, typ: str, bound: str, body: Node, start: Node, f
         for b in found.sites:
             pair = (a.pointer, b.pointer)
             if (
-                a.kind != "read" and a.pointer != b.pointer and not set(pair) <= restrict
-                and pair not in distinct and pair[::-1] not in distinct and order_sensitive(a, b, body)
+                a.kind != "read"
+                and a.pointer != b.pointer
+                and not set(pair) <= restrict
+                and pair not in distinct
+                and pair[::-1] not in distinct
+                and order_sensitive(a, b, body)
             ):
                 distinct.append(pair)
     return LaneLoop(

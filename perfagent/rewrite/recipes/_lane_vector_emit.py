@@ -50,7 +50,10 @@ def _lanes(data: bytes, plan: LaneLoop, var: dict[str, str], view: dict[str, str
     out = []
     for k in range(plan.width):
         repl = {
-            s.node.start_byte: (s.node.end_byte, plan.layouts[s.pointer].lane(var[s.pointer], view[s.pointer], k))
+            s.node.start_byte: (
+                s.node.end_byte,
+                plan.layouts[s.pointer].lane(var[s.pointer], view[s.pointer], k),
+            )
             for s in plan.sites
         }
         inner = indent + (UNIT if plan.index_values else "")
@@ -70,7 +73,9 @@ def _scalar_loop(data: bytes, plan: LaneLoop, indent: str) -> list[str]:
     return [*pragma, indent + text]
 
 
-def loop_text(source: str, plan: LaneLoop, me: str, step: str, names: tuple[dict[str, str], dict[str, str]]) -> str:
+def loop_text(
+    source: str, plan: LaneLoop, me: str, step: str, names: tuple[dict[str, str], dict[str, str]]
+) -> str:
     """The braced statement that replaces ``plan.node`` (``names``: vector and view names by base)."""
     data = source.encode("utf-8")
     i0 = indent_of(data, plan.node.start_byte)

@@ -181,7 +181,10 @@ def _with_vector_lanes(scalar: list[Variant], plan: Plan) -> list[Variant]:
             replace(
                 variant,
                 source=text,
-                description=variant.description + "; lanes move 16 bytes per access (" + "; ".join(notes) + ")",
+                description=variant.description
+                + "; lanes move 16 bytes per access ("
+                + "; ".join(notes)
+                + ")",
                 notes=[*variant.notes, ALIGN_NOTE],
                 parameters={**variant.parameters, "vector_lanes": True},
             )
