@@ -187,6 +187,13 @@ def _with_vector_lanes(scalar: list[Variant], plan: Plan) -> list[Variant]:
                 + ")",
                 notes=[*variant.notes, ALIGN_NOTE],
                 parameters={**variant.parameters, "vector_lanes": True},
+                # V elements per thread and step: a row needs V times fewer threads, so the sweep tries
+                # the blocks next to the current one (128 and 512 around 256) before the largest
+                retune=(
+                    replace(variant.retune, per="thread")
+                    if variant.retune is not None and variant.retune.per == "block"
+                    else variant.retune
+                ),
             )
         )
     return vectorised + scalar
