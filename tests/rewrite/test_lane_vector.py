@@ -187,6 +187,10 @@ REFUSED = {
     "written-two-ways": (f"{LOOP_HEAD} out[i] = out[i + 1] + x[i];", "written and also read"),
     "bound-assigned": (f"{LOOP_HEAD} {{ out[i] = x[i]; n--; }}", "assigns n"),
     "other-step": ("for (int i = coop_lane; i < n; i += 64) out[i] = x[i];", "does not step by"),
+    "local-pointer-and-a-store": (
+        f"{LOOP_HEAD} {{ const float *p = nullptr; out[i] = x[i]; if (p) out[i] += p[i]; }}",
+        "declares a pointer",
+    ),
     "no-vector-form": ("for (int i = coop_lane; i < n; i += 32) bits[i] = 0;", "no 16-byte vector form"),
 }
 
@@ -200,3 +204,18 @@ def test_refused_loops_say_why(name: str) -> None:
     )
     why = vectorize_lanes(source, None, "coop_lane", "32")
     assert isinstance(why, str) and reason in why, why
+
+
+def test_a_pointer_the_body_declares_or_a_shadowed_name_is_not_streamed() -> None:
+    """The streams' bases are taken before the loop: a pointer declared in the body is not in scope
+    there, and a name declared twice could be another element type (4 or 2 bytes per element)."""
+    head = "__global__ void k(const float *x, float *out, int n) {\n    const int coop_lane = threadIdx.x % 32;\n    float s = 0.f;\n"
+    local = head + "    for (int i = coop_lane; i < n; i += 32) { const float *p = nullptr; s += p ? p[i] : x[i]; }\n}\n"
+    done = vectorize_lanes(local, None, "coop_lane", "32")
+    assert not isinstance(done, str) and "p_vb" not in done[0] and "x_vb" in done[0] and "p[i]" in done[0]
+    shadowed = head + (
+        "    { const __half *y = 0; (void)y; }\n    const float *y = x;\n"
+        "    for (int i = coop_lane; i < n; i += 32) out[i] = y[i];\n}\n"
+    )
+    done = vectorize_lanes(shadowed, None, "coop_lane", "32")
+    assert isinstance(done, str) or "y_vb" not in done[0]

@@ -80,8 +80,10 @@ class LaneLoop:
 
 
 def pointers_of(kernel: Node) -> dict[str, Pointer]:
-    """Single-level pointers the kernel declares (parameters and locals), by name; volatile ones left out."""
+    """Single-level pointers the kernel declares (parameters and locals), by name; volatile ones and names
+    declared more than once (a shadowed name could be another element type) left out."""
     out: dict[str, Pointer] = {}
+    seen: set[str] = set()
     for decl in _cuda.walk(kernel):
         if decl.type not in ("parameter_declaration", "declaration"):
             continue
@@ -96,6 +98,10 @@ def pointers_of(kernel: Node) -> dict[str, Pointer]:
             if "volatile" in quals | outer:
                 continue
             name = _cuda.text(inner)
+            if name in seen:
+                out.pop(name, None)
+                continue
+            seen.add(name)
             restrict = bool(quals & {"__restrict__", "__restrict", "restrict"})
             where = f"'{name}' ({typ} *, line {_cuda.line_of(d)})"
             out[name] = Pointer(name, "const" in outer, restrict, element(typ), where, typ)
@@ -103,12 +109,15 @@ def pointers_of(kernel: Node) -> dict[str, Pointer]:
 
 
 def _declared_in(body: Node) -> set[str]:
+    """Names the body declares (plain, pointer and array declarators)."""
+    kinds = ("init_declarator", "declaration", "pointer_declarator", "array_declarator")
     return {
-        _cuda.text(d)
+        _cuda.text(n)
         for n in _cuda.walk(body)
-        if n.type in ("init_declarator", "declaration")
-        for d in [n.child_by_field_name("declarator") or n]
-        if d.type == "identifier"
+        if n.type == "identifier"
+        and n.parent is not None
+        and n.parent.type in kinds
+        and any(d.start_byte == n.start_byte for d in n.parent.children_by_field_name("declarator"))
     }
 
 
@@ -262,12 +271,16 @@ def analyse(loop: Node, kernel: Node, me: str, step: str, taken: set[str]) -> La
     if isinstance(head, str) or body is None:
         return f"loop at line {_cuda.line_of(loop)}: {head if isinstance(head, str) else 'no body'}"
     var, typ, bound, start = head
-    pointers = pointers_of(kernel)
+    # a pointer the body declares is not in scope before the loop, where the streams' bases are taken
+    pointers = {n: p for n, p in pointers_of(kernel).items() if n not in _declared_in(body)}
     why = _body_refusal(body, var, me, bound, pointers)
     found = _sites(body, var, pointers, taken) if why is None else why
     if isinstance(found, str):
         return f"loop at line {_cuda.line_of(loop)}: {found}"
     written = {s.pointer for s in found.sites if s.kind != "read"}
+    local = next((n for n in _cuda.walk(body) if n.type == "pointer_declarator"), None)
+    if written and local is not None:  # its reads could see a store the vector path defers
+        return f"loop at line {_cuda.line_of(loop)}: the body declares a pointer (line {_cuda.line_of(local)}) and writes memory"
     for (name, _), stream in found.streams.items():
         several = sum(1 for (n, _) in found.streams if n == name) > 1
         if stream.base in written and (several or name in found.other):
