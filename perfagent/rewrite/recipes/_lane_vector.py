@@ -71,12 +71,19 @@ class LaneLoop:
     """The initialiser's value (``me``): the scalar loop starts after the vector groups instead."""
     streams: list[Stream]
     layouts: dict[str, Layout]
+    """Each stream's vectors per group, by base."""
     width: int
+    """Elements per group: one 16-byte vector of the smallest element type."""
     sites: list[Site]
+    """Every ``p[i]`` / ``p[E + i]`` of the body (``pointer``: its stream's base)."""
     loaded: list[str]
+    """Bases loaded before the elements: read ones, and written ones an element might leave unset."""
     stored: list[str]
+    """Bases stored after the elements."""
     distinct: list[tuple[str, str]]
+    """Base pairs that must differ for the vector path (in place, a read would follow a deferred store)."""
     index_values: bool
+    """The body reads the counter as a value: each element re-declares it."""
 
 
 def pointers_of(kernel: Node) -> dict[str, Pointer]:
