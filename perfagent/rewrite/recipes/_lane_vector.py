@@ -70,16 +70,16 @@ class LaneLoop:
     start: Node
     """The initialiser's value (``me``): the scalar loop starts after the vector groups instead."""
     streams: list[Stream]
-    layouts: dict[str, Layout]
-    """Each stream's vectors per group, by base."""
     width: int
     """Elements per group: one 16-byte vector of the smallest element type."""
+    layouts: dict[str, Layout]
+    """Each stream's vectors per group, by base."""
     sites: list[Site]
     """Every ``p[i]`` / ``p[E + i]`` of the body (``pointer``: its stream's base)."""
-    loaded: list[str]
-    """Bases loaded before the elements: read ones, and written ones an element might leave unset."""
     stored: list[str]
     """Bases stored after the elements."""
+    loaded: list[str]
+    """Bases loaded before the elements: read ones, and written ones an element might leave unset."""
     distinct: list[tuple[str, str]]
     """Base pairs that must differ for the vector path (in place, a read would follow a deferred store)."""
     index_values: bool
@@ -330,7 +330,7 @@ def _plan(
                 distinct.append(pair)
     return LaneLoop(
         node=loop, var=var, var_type=" ".join(t for t in typ.split() if t != "const"), bound=bound, body=body,
-        pragma=_pragma(loop), start=start, streams=streams, layouts=layouts, width=width, sites=found.sites,
+        pragma=_pragma(loop), start=start, streams=streams, width=width, layouts=layouts, sites=found.sites,
         loaded=[s.base for s in streams if s.base in read or not _written_everywhere(body, s)],
         stored=[s.base for s in streams if s.base in written], distinct=distinct, index_values=found.index_values,
     )  # fmt: skip
