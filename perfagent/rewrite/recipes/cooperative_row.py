@@ -50,6 +50,11 @@ once: unless the accumulator is declared with a literal zero and untouched until
 than 0 set it to zero first (``float s = v[0]; for (c = 1; ...) s += v[c]``, or a sum continued by a
 second loop). The arithmetic per element is unchanged; only the summation order of reductions changes
 (the verifier judges that with its tolerance). Distinct pointer parameters are taken not to overlap.
+
+Each variant comes first again with vectorised lanes (``_lane_vector``): the sharing proven here lets a
+lane take 16 bytes of consecutive elements per step as well as one element, so the loops whose arrays
+are ``p[i]`` / ``p[E + i]`` of a type with a 16-byte form move ``uint4`` / ``float4`` per lane behind a
+run-time alignment test, the scalar loop taking the tail (the textbook row kernels' ``x8`` packs).
 """
 
 from __future__ import annotations
