@@ -210,7 +210,10 @@ def test_a_pointer_the_body_declares_or_a_shadowed_name_is_not_streamed() -> Non
     """The streams' bases are taken before the loop: a pointer declared in the body is not in scope
     there, and a name declared twice could be another element type (4 or 2 bytes per element)."""
     head = "__global__ void k(const float *x, float *out, int n) {\n    const int coop_lane = threadIdx.x % 32;\n    float s = 0.f;\n"
-    local = head + "    for (int i = coop_lane; i < n; i += 32) { const float *p = nullptr; s += p ? p[i] : x[i]; }\n}\n"
+    local = (
+        head
+        + "    for (int i = coop_lane; i < n; i += 32) { const float *p = nullptr; s += p ? p[i] : x[i]; }\n}\n"
+    )
     done = vectorize_lanes(local, None, "coop_lane", "32")
     assert not isinstance(done, str) and "p_vb" not in done[0] and "x_vb" in done[0] and "p[i]" in done[0]
     shadowed = head + (
