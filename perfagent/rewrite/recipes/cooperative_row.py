@@ -174,10 +174,10 @@ def _with_vector_lanes(scalar: list[Variant], plan: Plan) -> list[Variant]:
     the sharing this recipe proved lets a lane take ``V`` consecutive elements as well as one. The
     scalar variants follow (the batch keeps the vectorised ones and their launch sweeps)."""
     name = _cuda.function_name(plan.kernel) if plan.kernel is not None else None
-    shares = [(_coop_row_emit.WARP.me, _coop_row_emit.WARP.width), (_coop_row_emit.TID, "blockDim.x")]
     vectorised = []
-    for variant, (me, step) in zip(scalar, shares, strict=False):
+    for variant in scalar:
         assert variant.source is not None
+        me, step = _sharer(variant)
         done = vectorize_lanes(variant.source, name, me, step)
         if isinstance(done, str):
             continue
@@ -202,6 +202,14 @@ def _with_vector_lanes(scalar: list[Variant], plan: Plan) -> list[Variant]:
             )
         )
     return vectorised + scalar
+
+
+def _sharer(variant: Variant) -> tuple[str, str]:
+    """(sharer index, loop step) of a variant: a block's threads, or lanes of a (part of a) warp."""
+    rows = str(variant.parameters.get("rows_per_block"))
+    if rows == "1":
+        return _coop_row_emit.TID, "blockDim.x"
+    return _coop_row_emit.WARP.me, rows.removeprefix("block / ")
 
 
 RECIPE = register(_CooperativeRow())
