@@ -33,11 +33,12 @@ from perfagent.workloads.cuda_toolkit import load_inline_gap
 from profilers.confine import Confinement, bwrap_argv, hidden_secrets
 from profilers.errors import ProfilerError, ToolTimeout
 from profilers.process import run_command
+from profilers.settings import TIMEOUTS
 
 BUILD_WORKER = "perfagent.sandbox.extension_build_worker"
-DEFAULT_BUILD_TIMEOUT_S = 600.0
+DEFAULT_BUILD_TIMEOUT_S = TIMEOUTS.compile_s
 """A ``load_inline`` build of a torch extension takes 20-60 s; ten times that is a hung compiler."""
-ARCH_QUERY_TIMEOUT_S = 20.0
+ARCH_QUERY_TIMEOUT_S = TIMEOUTS.probe_s
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _FOLDER_LOCKS: dict[Path, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()

@@ -303,3 +303,26 @@ def test_unmeasured_plans_put_structural_recipes_before_nudges(example: str, str
     kinds = [s.transform.kind for s in tried]
     assert kinds == sorted(kinds), kinds  # every structural step before every tuning one
     assert {"launch-config", "restrict-pointers"} <= {s.transform.id for s in tried}
+
+
+def test_vectorize_access_is_indicated_by_dram_far_below_peak() -> None:
+    """A 1-byte-per-thread dequantiser (unseen2 31) had coalesced loads, no LSU queue stalls and a quiet
+    LSU pipe, so vectorize-access was skipped as 'indicators do not hold' while DRAM idled: few bytes in
+    flight per load instruction is the indicator that held."""
+    from knowledge.transforms import catalog
+    from perfagent.optimize.plan import indicator_state
+
+    real = _kernel("08_vector_copy_near_peak.ncu-rep", "scale_copy_float4")
+    quiet = {"warp_stalls": {"lg_throttle": 0.1}, "pipe_utilization_pct": {"lsu": 10.0}}
+
+    def at(pct: float) -> list[str]:
+        metrics = real.profile.metrics.model_copy(
+            update={"dram_throughput_pct": pct, "global_load_bytes_per_sector": 20.0, **quiet}
+        )
+        kernel = real.model_copy(update={"profile": real.profile.model_copy(update={"metrics": metrics})})
+        holding, all_measured = indicator_state(catalog()["vectorize-access"], kernel)
+        assert all_measured
+        return holding
+
+    assert [h for h in at(25.0) if "DRAM runs below 60 %" in h]
+    assert at(75.0) == []

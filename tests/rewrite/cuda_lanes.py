@@ -40,6 +40,13 @@ PRELUDE = r"""
 #include <vector>
 
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
+// CUDA's 16-byte vector types (a vectorised rewrite loads and stores through them)
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct alignas(16) uint4 { unsigned int x, y, z, w; };
+struct alignas(16) longlong2 { long long x, y; };
+struct alignas(16) ulonglong2 { unsigned long long x, y; };
 static thread_local dim3 threadIdx, blockIdx;
 static dim3 blockDim, gridDim;
 #define __global__

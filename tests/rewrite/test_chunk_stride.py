@@ -126,9 +126,11 @@ def _request(source: str) -> RewriteRequest:
 def test_positive_forms_stride_by_the_block(name: str) -> None:
     req = _request(FORMS[name][0])
     assert chunk_stride.applies(req) is None, chunk_stride.applies(req)
-    [cand] = chunk_stride.propose(req)
-    assert "= threadIdx.x;" in cand.source and "+= blockDim.x)" in cand.source
-    assert cand.launch is None
+    vectorised, scalar = chunk_stride.propose(req)
+    assert "= threadIdx.x;" in scalar.source and "+= blockDim.x)" in scalar.source
+    assert scalar.launch is None and vectorised.launch is None
+    # the vectorised variant first: 16-byte groups dealt block-strided, the scalar loop for the tail
+    assert vectorised.parameters.get("vector_lanes") and "perfagent_q += blockDim.x" in vectorised.source
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -168,13 +170,14 @@ def _cases(name: str) -> list[Case]:
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_rewrite_folds_the_same_elements(name: str, tmp_path: Path) -> None:
     source, kernel = FORMS[name]
-    [cand] = chunk_stride.propose(_request(source))
-    assert_same(tmp_path, source, cand.source, kernel, _cases(name), rtol=1e-12, atol=1e-12)
+    for cand in chunk_stride.propose(_request(source)):  # vectorised lanes, then scalar
+        assert_same(tmp_path, source, cand.source, kernel, _cases(name), rtol=1e-12, atol=1e-12)
 
 
 def test_candidates_compile(tmp_path: Path) -> None:
     sources = {
-        name.replace("-", "_"): chunk_stride.propose(_request(src))[0].source
+        f"{name.replace('-', '_')}_{k}": cand.source
         for name, (src, _) in FORMS.items()
+        for k, cand in enumerate(chunk_stride.propose(_request(src)))
     }
     assert_compiled(nvcc_compile(sources, tmp_path))

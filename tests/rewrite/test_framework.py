@@ -237,7 +237,12 @@ def test_a_warp_per_row_is_swept_and_every_sweep_covers_the_rows_lane_by_lane(tm
     # one swept block for the warp variant (the block-per-item variant's larger blocks follow in the batch)
     assert [int(_block(c)) for c in sweeps] == [256]
     blocked = [c for c in batch if c.parameters.get("rows_per_block") == 1]
-    assert [int(_block(c)) for c in blocked] == [256, 1024, 512, 128]
+    vectorised = [int(_block(c)) for c in blocked if c.parameters.get("vector_lanes")]
+    scalar = [int(_block(c)) for c in blocked if not c.parameters.get("vector_lanes")]
+    assert scalar == [256, 1024, 512, 128]
+    # 16-byte lanes need fewer threads per row: the blocks next to the current one first
+    assert vectorised == [256, 128, 512, 1024]
+    assert warp.parameters.get("vector_lanes"), "the vectorised warp variant leads the batch"
 
     def rows_value(expr: Expr, rows: int) -> int:
         return evaluate_int(str(expr), {**DEFAULT_DEVICE_ATTRS, "rows": rows})

@@ -5,10 +5,11 @@ result is re-parsed (a tree with ERROR/MISSING nodes, or Python that does not co
 recipe and raises ``ParseError``); the compile check (``_compile_check``) drops a variant that does not
 compile where the original does (its reason goes to the log of the first candidate kept, as a note); the
 launch override is carried in ``Candidate.launch`` (the loop copies it into the candidate's launch spec);
-duplicates (same source and launch) are dropped; the list is cut at ``max_candidates``.
+duplicates (same source and launch) are dropped; the primaries are cut at ``max_candidates``.
 
 ``with_sweeps`` adds, after the primaries, one candidate per swept block size of every variant that
-declared a ``Retune`` (see ``framework.Retune``): same new source, block swept, grid re-derived.
+declared a ``Retune`` (see ``framework.Retune``): same new source, block swept, grid re-derived; at most
+``max_candidates`` of them (the backend's batch gives them up to half its slots).
 """
 
 from __future__ import annotations
@@ -33,14 +34,18 @@ def primaries(recipe: str, src: Source, variants: list[Variant]) -> list[Candida
 def with_sweeps(recipe: str, src: Source, variants: list[Variant]) -> list[Candidate]:
     """``primaries`` followed by the launch sweeps of the variants that changed the work per thread/block."""
     built = _built(recipe, src, variants)
-    out = [cand for cand, _ in built]
+    most = src.request.max_candidates
+    primary = [cand for cand, _ in built][:most]
+    sweeps: list[Candidate] = []
     for cand, variant in built:
         if variant.retune is not None and src.launch is not None:
-            out.extend(_sweeps(recipe, src, cand, variant.retune, src.launch))
+            sweeps.extend(_sweeps(recipe, src, cand, variant.retune, src.launch))
     first: dict[str, Candidate] = {}
-    for cand in out:
+    # up to ``most`` of each: the backend's batch shares the slots between them (``_batch``), so more
+    # primaries than half the batch (cooperative-row's vectorised and scalar variants) keep their sweeps
+    for cand in primary + sweeps[:most]:
         first.setdefault(cand.id, cand)
-    return list(first.values())[: src.request.max_candidates]
+    return list(first.values())
 
 
 def _built(recipe: str, src: Source, variants: list[Variant]) -> list[tuple[Candidate, Variant]]:

@@ -50,7 +50,7 @@ def _leaves_body(jump: Node, body: Node) -> bool:
     return True
 
 
-def _site_kind(sub: Node, pointer: Pointer) -> tuple[Kind, Node] | str:
+def site_kind(sub: Node, pointer: Pointer) -> tuple[Kind, Node] | str:
     """How the body uses ``p[i]``; a field of it (``p[i].x`` of a ``__half2``) counts as part of it."""
     node, parent, partial = sub, sub.parent, False
     while parent is not None and (
@@ -108,7 +108,7 @@ def _assigned_root(node: Node) -> Node | None:
     return target
 
 
-def _refused_statement(node: Node, body: Node) -> str | None:
+def refused_statement(node: Node, body: Node) -> str | None:
     """Why ``node`` (not an identifier) ties the body to its thread or leaves it, if it does."""
     at = f"at line {_cuda.line_of(node)}"
     kind = node.type
@@ -186,7 +186,7 @@ def _pointer_use(node: Node, index: str, pointer: Pointer) -> Site | str | None:
         and _cuda.text(indices).replace(" ", "") != f"[{index}]"
         and not _scaled(indices, index)
     ):
-        how = _site_kind(sub, pointer)
+        how = site_kind(sub, pointer)
         if not isinstance(how, str) and how[0] == "read":
             return None
     if (
@@ -200,7 +200,7 @@ def _pointer_use(node: Node, index: str, pointer: Pointer) -> Site | str | None:
             f"'{one_line(sub or node)}' {at} is not {name}[{index}] "
             f"(only {name}[{index}] maps onto the lanes of a vector)"
         )
-    how = _site_kind(sub, pointer)
+    how = site_kind(sub, pointer)
     if isinstance(how, str):
         return how
     if how[0] != "read" and pointer.const:
@@ -219,7 +219,7 @@ def sites(body: Node, index: str, pointers: list[Pointer], dropped: set[str]) ->
         # State carried from one element to the next (several lanes per thread would change it) is
         # reported last, so that 'z + i is not z[i]' wins for '*(z + i) = ...'.
         carried = carried or _carried(node, locals_, by_name)
-        why = _refused_statement(node, body)
+        why = refused_statement(node, body)
         if why is not None:
             return why
         if node.type != "identifier":

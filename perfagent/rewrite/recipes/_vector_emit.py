@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from tree_sitter import Node, Tree
 
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes import _cuda, _vector_divide
 from perfagent.rewrite.recipes._vector_body import Site
 from perfagent.rewrite.recipes._vector_shape import Pointer, statements
 from perfagent.rewrite.recipes._vector_types import Layout
 
 NAME = "vectorize-access"
+
+
+class Arrays(Protocol):
+    """What loading and storing a group needs (a ``Plan``, or the lane-strided loop's plan)."""
+
+    @property
+    def layouts(self) -> dict[str, Layout]: ...
+    @property
+    def loaded(self) -> list[str]: ...
+    @property
+    def stored(self) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -52,13 +64,13 @@ class Plan:
         return " and ".join(names)
 
 
-def _indent_of(data: bytes, offset: int) -> str:
+def indent_of(data: bytes, offset: int) -> str:
     start = _cuda.line_start(data, offset)
     line = data[start:offset].decode("utf-8")
     return line[: len(line) - len(line.lstrip())]
 
 
-def _render(data: bytes, node: Node, repl: dict[int, tuple[int, str]], indent: str) -> str:
+def render_moved(data: bytes, node: Node, repl: dict[int, tuple[int, str]], indent: str) -> str:
     """``node``'s text with byte ranges replaced, its later lines moved from its own indent to ``indent``."""
     out, pos = [], node.start_byte
     for start in sorted(repl):
@@ -66,7 +78,7 @@ def _render(data: bytes, node: Node, repl: dict[int, tuple[int, str]], indent: s
         out += [data[pos:start].decode("utf-8"), new]
         pos = end
     out.append(data[pos : node.end_byte].decode("utf-8"))
-    own = _indent_of(data, node.start_byte)
+    own = indent_of(data, node.start_byte)
     lines = "".join(out).split("\n")
     moved = [
         indent + (ln[len(own) :] if ln.startswith(own) else ln.lstrip()) if ln.strip() else ""
@@ -75,17 +87,17 @@ def _render(data: bytes, node: Node, repl: dict[int, tuple[int, str]], indent: s
     return "\n".join([lines[0], *moved])
 
 
-def _block(data: bytes, body: Node, repl: dict[int, tuple[int, str]], indent: str, unit: str) -> str:
+def braced(data: bytes, body: Node, repl: dict[int, tuple[int, str]], indent: str, unit: str) -> str:
     """The body as a braced block starting at ``indent`` (its own braces, or new ones)."""
     if body.type == "compound_statement":
-        return _render(data, body, repl, indent)
-    inner = _render(data, body, repl, indent + unit)
+        return render_moved(data, body, repl, indent)
+    inner = render_moved(data, body, repl, indent + unit)
     if "\n" not in inner:
         return "{ " + inner + " }"
     return "{\n" + indent + unit + inner + "\n" + indent + "}"
 
 
-def _names(tree: Tree, pointers: list[Pointer], suffix: str) -> dict[str, str]:
+def names_for(tree: Tree, pointers: list[Pointer], suffix: str) -> dict[str, str]:
     """A variable per array: ``x_v``, or ``perfagent_x_v`` when the file already uses that name."""
     taken = _cuda.identifiers_in(tree.root_node) | set(_cuda.constants(tree))
     return {
@@ -94,7 +106,7 @@ def _names(tree: Tree, pointers: list[Pointer], suffix: str) -> dict[str, str]:
     }
 
 
-def _load(plan: Plan, p: Pointer, var: str, view: str) -> list[str]:
+def load(plan: Arrays, p: Pointer, var: str, view: str) -> list[str]:
     """The declaration of ``p``'s vector (loaded or not) and of its typed view."""
     layout = plan.layouts[p.name]
     vec, count = layout.element.vector, layout.vectors
@@ -115,7 +127,7 @@ def _load(plan: Plan, p: Pointer, var: str, view: str) -> list[str]:
     return lines
 
 
-def _store(plan: Plan, p: str, var: str) -> list[str]:
+def store(plan: Arrays, p: str, var: str) -> list[str]:
     layout = plan.layouts[p]
     vec, count = layout.element.vector, layout.vectors
     if count == 1:
@@ -129,10 +141,12 @@ def _condition(plan: Plan) -> str:
     """Every accessed pointer 16-byte aligned, and the order-sensitive pairs distinct."""
     aligned = " | ".join(f"(unsigned long long){p.name}" for p in plan.pointers)
     cond = f"(({aligned}) & 15ull) == 0ull"
+    div = _vector_divide.divisions(plan.fn, plan.body, plan.index) if plan.index_values else None
+    cond += _vector_divide.guard(div) if div is not None else ""
     return cond + "".join(f" && (const void *){a} != (const void *){b}" for a, b in plan.distinct)
 
 
-def _static_asserts(plan: Plan) -> list[str]:
+def static_asserts(plan: Arrays) -> list[str]:
     """Sizes the vector path assumes for platform-dependent types (``long``: 8 bytes on LP64)."""
     elements = {o.element.spelling: o.element for o in plan.layouts.values() if o.element.platform}
     return [
@@ -144,16 +158,19 @@ def _static_asserts(plan: Plan) -> list[str]:
 def _vector_path(data: bytes, tree: Tree, plan: Plan, i2: str, unit: str) -> list[str]:
     """The aligned branch: a grid-stride loop over groups, each loaded, run lane by lane, stored."""
     i3 = i2 + unit
-    var, view = _names(tree, plan.pointers, "_v"), _names(tree, plan.pointers, "_e")
+    var, view = names_for(tree, plan.pointers, "_v"), names_for(tree, plan.pointers, "_e")
     w = plan.width
-    lines = [i2 + line for line in _static_asserts(plan)]
+    lines = [i2 + line for line in static_asserts(plan)]
     lines += [
         f"{i2}const size_t perfagent_groups = perfagent_n / {w};",
         f"{i2}for (size_t perfagent_q = perfagent_tid; perfagent_q < perfagent_groups; "
         "perfagent_q += perfagent_stride) {",
     ]
     for p in plan.pointers:
-        lines += [i3 + line for line in _load(plan, p, var[p.name], view[p.name])]
+        lines += [i3 + line for line in load(plan, p, var[p.name], view[p.name])]
+    div = _vector_divide.divisions(plan.fn, plan.body, plan.index) if plan.index_values else None
+    if div is not None:
+        lines += [i3 + line for line in _vector_divide.setup(div, plan.index_type, f"perfagent_q * {w}")]
     for k in range(w):
         repl = {
             s.node.start_byte: (
@@ -162,15 +179,19 @@ def _vector_path(data: bytes, tree: Tree, plan: Plan, i2: str, unit: str) -> lis
             )
             for s in plan.sites
         }
-        block = _block(data, plan.body, repl, i3 + (unit if plan.index_values else ""), unit)
+        if div is not None:
+            repl.update(_vector_divide.replacements(div))
+        block = braced(data, plan.body, repl, i3 + (unit if plan.index_values else ""), unit)
         if plan.index_values:  # the lane's own index, in the original type
             block = (
                 f"{{\n{i3 + unit}const {plan.index_type} {plan.index} = ({plan.index_type})(perfagent_q * {w} + {k});"
                 f"\n{i3 + unit}{block}\n{i3}}}"
             )
         lines.append(i3 + block)
+        if div is not None and k + 1 < w:
+            lines.append(i3 + _vector_divide.step(div))
     for name in plan.stored:
-        lines += [i3 + line for line in _store(plan, name, var[name])]
+        lines += [i3 + line for line in store(plan, name, var[name])]
     return [*lines, f"{i2}}}", f"{i2}perfagent_done = perfagent_groups * {w};"]
 
 
@@ -178,9 +199,9 @@ def kernel_body(source: str, plan: Plan) -> str:
     """The new kernel body: the vector path behind its run-time tests, then the scalar loop."""
     data = source.encode("utf-8")
     tree = _cuda.parse(data)
-    base = _indent_of(data, plan.fn.start_byte)
+    base = indent_of(data, plan.fn.start_byte)
     first = statements(plan.fn.child_by_field_name("body") or plan.fn)
-    unit = (_indent_of(data, first[0].start_byte)[len(base) :] if first else "") or "    "
+    unit = (indent_of(data, first[0].start_byte)[len(base) :] if first else "") or "    "
     i1, i2 = base + unit, base + unit * 2
     n = plan.bound
     lines = [
@@ -200,10 +221,10 @@ def kernel_body(source: str, plan: Plan) -> str:
     head = f"for (size_t {i} = perfagent_done + perfagent_tid; {i} < perfagent_n; {i} += perfagent_stride)"
     if plan.index_values:
         own = f"const {plan.index_type} {plan.index} = ({plan.index_type}){i};"
-        lines += [f"{i1}{head} {{", f"{i2}{own}", i2 + _render(data, plan.body, {}, i2), f"{i1}}}"]
+        lines += [f"{i1}{head} {{", f"{i2}{own}", i2 + render_moved(data, plan.body, {}, i2), f"{i1}}}"]
     elif plan.body.type == "compound_statement":
-        lines.append(f"{i1}{head} {_render(data, plan.body, {}, i1)}")
+        lines.append(f"{i1}{head} {render_moved(data, plan.body, {}, i1)}")
     else:
-        lines += [f"{i1}{head}", i2 + _render(data, plan.body, {}, i2)]
+        lines += [f"{i1}{head}", i2 + render_moved(data, plan.body, {}, i2)]
     lines.append(base + "}")
     return "\n".join(lines)

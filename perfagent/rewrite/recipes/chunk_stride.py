@@ -21,7 +21,9 @@ Precondition (proven on the tree-sitter parse tree of the kernel):
   ``if`` without ``else`` around folds allowed), declares loop-local temporaries, and writes no memory;
   ``e`` reads no accumulator; ``k`` is not assigned in the body.
 
-The rewrite changes the loop header only; the launch stays as it is.
+The rewrite changes the loop header only; the launch stays as it is. A first variant also moves 16
+bytes per thread and step (``_lane_vector``: groups of consecutive elements dealt block-strided, a
+scalar tail, a run-time alignment test), the scalar variant follows.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes._chunk_syntax import assigned, ident, local_inits, operator
+from perfagent.rewrite.recipes._lane_vector_emit import vectorize_lanes
 from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, at, collect, register
+from perfagent.rewrite.recipes.vectorize_access import ALIGN_NOTE
 
 NAME = "chunk-stride"
 _FOLDS = {"+=", "|=", "&=", "^="}
@@ -279,7 +283,28 @@ class _ChunkStride(CudaRecipe[list[_Chunked]]):
             )
             edits.append(_cuda.Edit(init.start_byte, update.end_byte, header))
         lines = ", ".join(str(_cuda.line_of(c.loop)) for c in m)
-        return [
+        scalar = _cuda.apply_edits(src.text, edits)
+        name = _cuda.function_name(src.kernel) if not isinstance(src.kernel, str) else None
+        # the block-strided loop deals its elements to the threads; dealing groups of 16 bytes is
+        # another such deal (``_lane_vector``): one vectorised variant first, the scalar one after
+        done = vectorize_lanes(scalar, name, "threadIdx.x", "blockDim.x")
+        vectorised = (
+            []
+            if isinstance(done, str)
+            else [
+                Variant(
+                    source=done[0],
+                    description=(
+                        f"chunk stride with 16-byte lanes: the per-thread chunk loop{'s' if len(m) > 1 else ''} "
+                        f"(line {lines}) visit the block's chunks block-strided, each thread a group of "
+                        f"consecutive elements per step ({'; '.join(done[1])}); same elements, same launch"
+                    ),
+                    parameters={"loops": len(m), "vector_lanes": True},
+                    notes=[ALIGN_NOTE],
+                )
+            ]
+        )
+        return vectorised + [
             Variant(
                 edits=edits,
                 description=(

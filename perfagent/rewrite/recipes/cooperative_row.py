@@ -50,18 +50,27 @@ once: unless the accumulator is declared with a literal zero and untouched until
 than 0 set it to zero first (``float s = v[0]; for (c = 1; ...) s += v[c]``, or a sum continued by a
 second loop). The arithmetic per element is unchanged; only the summation order of reductions changes
 (the verifier judges that with its tolerance). Distinct pointer parameters are taken not to overlap.
+
+Each variant comes first again with vectorised lanes (``_lane_vector``): the sharing proven here lets a
+lane take 16 bytes of consecutive elements per step as well as one element, so the loops whose arrays
+are ``p[i]`` / ``p[E + i]`` of a type with a 16-byte form move ``uint4`` / ``float4`` per lane behind a
+run-time alignment test, the scalar loop taking the tail (the textbook row kernels' ``x8`` packs).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tree_sitter import Node
 
 from perfagent.rewrite.base import LaunchContext
-from perfagent.rewrite.recipes import _coop_row_emit, _launch
+from perfagent.rewrite.recipes import _coop_row_emit, _cuda, _launch
 from perfagent.rewrite.recipes._coop_row_analysis import analyse
 from perfagent.rewrite.recipes._coop_row_nest import expand_loop_macros
 from perfagent.rewrite.recipes._coop_row_syntax import Plan
+from perfagent.rewrite.recipes._lane_vector_emit import vectorize_lanes
 from perfagent.rewrite.recipes.framework import CudaRecipe, Retune, Source, Variant, register
+from perfagent.rewrite.recipes.vectorize_access import ALIGN_NOTE
 from perfagent.workloads.launch_spec import LaunchOverride
 
 NAME = "cooperative-row"
@@ -157,7 +166,50 @@ class _CooperativeRow(CudaRecipe[Plan]):
                     retune=Retune(per="block", max_block=_coop_row_emit.MAX_BLOCK),
                 )
             )
-        return out
+        return _with_vector_lanes(out, plan)
+
+
+def _with_vector_lanes(scalar: list[Variant], plan: Plan) -> list[Variant]:
+    """Each variant again with its lane-strided loops moving 16 bytes per lane (``_lane_vector``), first:
+    the sharing this recipe proved lets a lane take ``V`` consecutive elements as well as one. The
+    scalar variants follow (the batch keeps the vectorised ones and their launch sweeps)."""
+    name = _cuda.function_name(plan.kernel) if plan.kernel is not None else None
+    vectorised = []
+    for variant in scalar:
+        assert variant.source is not None
+        me, step = _sharer(variant)
+        done = vectorize_lanes(variant.source, name, me, step)
+        if isinstance(done, str):
+            continue
+        text, notes = done
+        vectorised.append(
+            replace(
+                variant,
+                source=text,
+                description=variant.description
+                + "; lanes move 16 bytes per access ("
+                + "; ".join(notes)
+                + ")",
+                notes=[*variant.notes, ALIGN_NOTE],
+                parameters={**variant.parameters, "vector_lanes": True},
+                # V elements per thread and step: a row needs V times fewer threads, so the sweep tries
+                # the blocks next to the current one (128 and 512 around 256) before the largest
+                retune=(
+                    replace(variant.retune, per="thread")
+                    if variant.retune is not None and variant.retune.per == "block"
+                    else variant.retune
+                ),
+            )
+        )
+    return vectorised + scalar
+
+
+def _sharer(variant: Variant) -> tuple[str, str]:
+    """(sharer index, loop step) of a variant: a block's threads, or lanes of a (part of a) warp."""
+    rows = str(variant.parameters.get("rows_per_block"))
+    if rows == "1":
+        return _coop_row_emit.TID, "blockDim.x"
+    return _coop_row_emit.WARP.me, rows.removeprefix("block / ")
 
 
 RECIPE = register(_CooperativeRow())

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <cmath>
 #include <type_traits>
 
 #define __global__
@@ -92,6 +93,8 @@ static inline float __half2float(__half h) { return (float)h; }
 static inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
 static inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
 static inline float __bfloat162float(__nv_bfloat16 h) { return (float)h; }
+// round to nearest even, as the device's cvt.rni (the host's default rounding mode)
+static inline int __float2int_rn(float f) { return (int)std::nearbyintf(f); }
 static inline __half __hadd(__half a, __half b) { return __half((float)a + (float)b); }
 static inline __half __hmul(__half a, __half b) { return __half((float)a * (float)b); }
 static inline __half __hfma(__half a, __half b, __half c) { return __half((float)a * (float)b + (float)c); }
