@@ -24,6 +24,7 @@ from typing import Any, Literal
 from profilers.base import workload_nvtx_include
 from profilers.errors import BadReport, ProfilerError
 from profilers.model import Profile, SourceLine, ToolFinding
+from profilers.ncu import report_isolation
 from profilers.ncu.locate import import_ncu_report
 from profilers.ncu.mapping import (
     LaunchRecord,
@@ -70,6 +71,8 @@ def read_ncu_rep(path: Path, *, kernel_regex: str | None = None, ncu_path: str |
     path = Path(path)
     if not path.is_file():
         raise BadReport(f"{path} does not exist", hint="give the path of a report written by `ncu --export`")
+    if report_isolation.needs_isolation():  # ncu_report crashes in a process that loaded torch (measured)
+        return report_isolation.read_in_child(path, kernel_regex=kernel_regex, ncu_path=ncu_path)
     module = import_ncu_report(ncu_path)
     try:
         context = module.load_report(str(path))
