@@ -36,6 +36,16 @@ def test_fast_math_does_not_fit_an_integer_kernel_with_an_idle_xu_pipe() -> None
     assert contradiction("fast-math", softmaxish, "cuda", None) is None
 
 
+def test_fast_math_fits_a_remainder_by_a_runtime_size_even_with_an_idle_xu_pipe() -> None:
+    """Integer ``%`` by a runtime size is not XU work (modulo-to-select's, under fast-math): the idle XU
+    of a recorded integer kernel does not rule it out, and a literal divisor (a multiply) still does."""
+    histogram = perfagent.diagnose(REPORTS / "09_histogram_atomics.ncu-rep").kernels[0].profile
+    torus = "__global__ void k(int* o, const int* a, int W, int n) { int i = threadIdx.x; o[i] = a[(i + 1) % W]; }"
+    assert contradiction("fast-math", torus, "cuda", histogram) is None
+    literal = torus.replace("% W", "% 64")
+    assert "XU pipe is idle" in (contradiction("fast-math", literal, "cuda", histogram) or "")
+
+
 def test_async_copy_needs_a_tiled_loop() -> None:
     assert "no loop" in (contradiction("async-copy", _src("11_strided_access"), "cuda", None) or "")
     assert "tiled loop" in (contradiction("async-copy", _src("10_sgemm_naive"), "cuda", None) or "")
