@@ -19,7 +19,7 @@ is unchanged: k runs in order within each tile and tiles in order. Launch: block
 from __future__ import annotations
 
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES
+from perfagent.rewrite.recipes._matmul_syntax import ELEMENT_TYPES
 from perfagent.rewrite.recipes.smem_tiling import _fresh, _paren, _Plan, _subst
 
 TILE = 64
