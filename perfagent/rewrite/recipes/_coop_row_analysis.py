@@ -11,10 +11,10 @@ from tree_sitter import Node
 from perfagent.rewrite.recipes import _coop_row_atomics, _cuda
 from perfagent.rewrite.recipes._coop_row_nest import (
     FLAT,
+    check_store_index,
     gathered_written,
     item_loop,
     levels,
-    outer_counter_why,
     privates,
     shape,
     stores,
@@ -35,7 +35,6 @@ from perfagent.rewrite.recipes._coop_row_syntax import (
     store_statement,
     subscript_index,
     sum_resets,
-    unit_stride,
     unwrap,
 )
 
@@ -361,27 +360,7 @@ class Analysis:
                     f"{_cuda.line_of(lp.node)}, which start at {_cuda.text(first_loop.start)} and "
                     f"{_cuda.text(lp.start)}: its elements would change lanes between the passes"
                 )
-            self._check_store_index(n, lp)
-
-    def _check_store_index(self, n: Node, lp: Loop) -> None:
-        """The stored index is offset + counter, through no per-iteration name and no outer counter
-        that lanes would share."""
-        index = subscript_index(n)
-        assert index is not None
-        if not unit_stride(index, lp):
-            raise Refused(
-                f"{_cuda.text(n)} on line {_cuda.line_of(n)} is stored in a loop but its index is not "
-                f"offset + {lp.var}: lanes could store the same element"
-            )
-        private = names_read(index, lp) & lp.privates
-        if private:
-            raise Refused(
-                f"{_cuda.text(n)} on line {_cuda.line_of(n)} is reached through {', '.join(sorted(private))}, "
-                "which one iteration reassigns or counts: lanes could reach the same element"
-            )
-        why = outer_counter_why(index, lp, lp.locals)
-        if why is not None:
-            raise Refused(why)
+            check_store_index(n, lp)
 
     def _atomic_target(self, sub: Node) -> bool:
         return any(a.subscript is not None and a.subscript.id == sub.id for a in self.atomics)
