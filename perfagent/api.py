@@ -12,8 +12,8 @@ import shlex
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from perfagent._version import __version__
@@ -64,75 +64,83 @@ def profile(
 ) -> Profile:
     """Measure ``target`` (or read it, when it is a recorded report) into a canonical Profile.
 
-    Args:
-        target: a report (.ncu-rep, ncu/rocprof CSV, rocprof-compute folder), a .cu/.hip/.py file,
-            or None with ``command`` set; or a ``ProfileTarget`` already resolved (``command`` is then its own).
-        command: argv to profile (after ``--`` on the CLI); extra arguments for a script/program.
-        profiler: 'auto', 'ncu', 'rocprof' or 'static'.
-        kernel: regular expression selecting kernels by name.
-        launch_skip: matching launches to skip.
-        launch_count: matching launches to profile.
-        nvtx_include: NVTX range filters.
-        clock_control: ncu --clock-control ('none' keeps the GPU's clocks).
-        full_set: collect ncu's full set instead of perfagent's targeted metric list.
-        source_counters: collect per-source-line counters.
-        arch: target architecture for builds and static analysis.
-        timeout_s: limit for each external run, s.
-        workdir: folder for builds and reports (default: a temporary folder).
-        progress: callback for human-readable progress lines.
-        staged: under ncu, time every launch first and collect counters only for the kernels making 90 %
-            of GPU time, tier B only where tier A calls for it (``perfagent.staging``); off, or with
-            ``launch_skip``/``launch_count``/``full_set``, one targeted run profiles every matched launch.
-        all_kernels: staged, but every kernel in depth.
-        metric_tiers: counter tiers of an unstaged targeted run (``profilers.ncu.tiers``).
-        per_launch_config: apply ``launch_skip``/``launch_count`` per launch configuration.
-        launcher: how the profiler and the program under it are started, opened on ``workdir``
-            (candidate code: ``perfagent.sandbox.profiled.CANDIDATE_CODE``, the confinement a worker
-            gets); its note goes into the profile's notes. None: directly, with this process's
-            environment (the user's own program).
-
-    Raises:
-        BadInput: unusable target or option.
-        ProfilerError: the profiler is unavailable or failed (see profilers.errors).
+    ``target``: a report (.ncu-rep, ncu/rocprof CSV, rocprof-compute folder), a .cu/.hip/.py file, a
+    resolved ``ProfileTarget``, or None with ``command`` (argv; for a file: its extra arguments) set.
+    ``profiler``: 'auto', 'ncu', 'rocprof' or 'static'. ``kernel`` (a name regex), ``launch_skip``,
+    ``launch_count`` (per launch configuration with ``per_launch_config``), ``nvtx_include``,
+    ``clock_control``, ``full_set``, ``source_counters``, ``arch``: ncu's and the build's options.
+    ``staged``: time every launch, then collect counters only for the kernels making 90 % of GPU time
+    (``all_kernels``: every kernel; ``perfagent.staging``); off, or with ``launch_skip``/``launch_count``/
+    ``full_set``, one run collects ``metric_tiers``. ``timeout_s``: per external run. ``workdir``: builds
+    and reports (default: a temporary folder). ``progress``: gets progress lines. ``launcher`` starts the
+    profiler and the program (e.g. ``perfagent.sandbox.profiled.CANDIDATE_CODE``), its note joining the
+    profile's notes; None: directly, with this process's environment. Raises BadInput (unusable target
+    or option) or ProfilerError (the profiler is unavailable or failed: profilers.errors).
     """
-    if profiler not in PROFILERS:
-        raise BadInput(f"unknown profiler '{profiler}'", hint=f"use one of {', '.join(PROFILERS)}")
-    tgt = resolve_target(target, command)
+    tgt = _checked_target(target, command, profiler)
     if tgt.is_saved_run:
         return load_record(tgt.path or Path()).profile()
     if tgt.is_recorded:
         return _read_recorded(tgt, profiler, kernel, progress)
-    own_tmp = workdir is None
-    # absolute: the profiler and the profiled program may run in other folders than this process
+    with _work_folder(workdir) as work:
+        request = ProfileRequest(
+            command=list(tgt.command),
+            source=tgt.source,
+            workdir=work,
+            kernel_regex=kernel,
+            launch_skip=launch_skip,
+            launch_count=launch_count,
+            nvtx_include=list(nvtx_include),
+            clock_control=clock_control,
+            full_set=full_set,
+            source_counters=source_counters,
+            metric_tiers=metric_tiers,
+            per_launch_config=per_launch_config,
+            arch=arch,
+            timeout_s=timeout_s,
+        )
+        return _launched_run(tgt, request, profiler, progress, (staged, all_kernels), launcher)
+
+
+def _checked_target(
+    target: str | Path | ProfileTarget | None, command: Sequence[str], profiler: str
+) -> ProfileTarget:
+    """The resolved target, once the profiler's name is known to be one of ``PROFILERS``."""
+    if profiler not in PROFILERS:
+        raise BadInput(f"unknown profiler '{profiler}'", hint=f"use one of {', '.join(PROFILERS)}")
+    return resolve_target(target, command)
+
+
+@contextmanager
+def _work_folder(workdir: Path | None) -> Iterator[Path]:
+    """``workdir``, or a temporary folder removed afterwards; absolute, because the profiler and the
+    profiled program may run in other folders than this process."""
     work = (workdir or Path(tempfile.mkdtemp(prefix="perfagent-"))).absolute()
     work.mkdir(parents=True, exist_ok=True)
-    request = ProfileRequest(
-        command=list(tgt.command),
-        source=tgt.source,
-        workdir=work,
-        kernel_regex=kernel,
-        launch_skip=launch_skip,
-        launch_count=launch_count,
-        nvtx_include=list(nvtx_include),
-        clock_control=clock_control,
-        full_set=full_set,
-        source_counters=source_counters,
-        metric_tiers=metric_tiers,
-        per_launch_config=per_launch_config,
-        arch=arch,
-        timeout_s=timeout_s,
-    )
     try:
-        opens = launcher is not None and not _static_only(tgt, profiler)
-        with launcher.launch(work) if opens and launcher else nullcontext(None) as launch:
-            request = request.model_copy(update={"launch": launch})
-            prof = _run(tgt, request, profiler, progress, staging=(staged, all_kernels))
-        if launch is None or not launch.note:
-            return prof
-        return prof.model_copy(update={"notes": [launch.note, *prof.notes]})
+        yield work
     finally:
-        if own_tmp:
+        if workdir is None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _launched_run(
+    tgt: ProfileTarget,
+    request: ProfileRequest,
+    profiler: str,
+    progress: Progress,
+    staging: tuple[bool, bool],
+    launcher: Launcher | None,
+) -> Profile:
+    """Profile a program, started through ``launcher`` (its note first among the profile's notes) unless
+    the run only reads the source, which launches nothing to confine."""
+    opens = launcher is not None and not _static_only(tgt, profiler)
+    with launcher.launch(request.workdir) if opens and launcher else nullcontext(None) as launch:
+        request = request.model_copy(update={"launch": launch})
+        prof = _run(tgt, request, profiler, progress, staging=staging)
+    if launch is None or not launch.note:
+        return prof
+    return prof.model_copy(update={"notes": [launch.note, *prof.notes]})
 
 
 def _static_only(tgt: ProfileTarget, profiler: str) -> bool:

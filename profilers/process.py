@@ -77,23 +77,7 @@ def run_command(
     """
     args = [os.fspath(a) for a in argv]
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            args,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except FileNotFoundError as exc:
-        raise ProfilerUnavailable(
-            f"'{args[0]}' was not found",
-            hint=f"install it or put it on PATH (looked for {Path(args[0]).name})",
-        ) from exc
-    except PermissionError as exc:
-        raise ProfilerUnavailable(f"'{args[0]}' is not executable", hint="check its permissions") from exc
+    proc = _spawn(args, cwd, env, piped_stdin=stdin_text is not None)
     live_groups.track(proc.pid)  # an interrupted caller stops it (live_groups.stop_all)
     try:
         out, err = proc.communicate(
@@ -119,6 +103,37 @@ def run_command(
         stderr=err.decode(errors="replace"),
         elapsed_s=time.monotonic() - start,
     )
+
+
+def _spawn(
+    args: list[str],
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None,
+    *,
+    piped_stdin: bool,
+) -> subprocess.Popen[bytes]:
+    """Start ``args`` in its own session (so its whole group can be killed), stdout and stderr piped.
+
+    Raises:
+        ProfilerUnavailable: the program does not exist or is not executable.
+    """
+    try:
+        return subprocess.Popen(
+            args,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise ProfilerUnavailable(
+            f"'{args[0]}' was not found",
+            hint=f"install it or put it on PATH (looked for {Path(args[0]).name})",
+        ) from exc
+    except PermissionError as exc:
+        raise ProfilerUnavailable(f"'{args[0]}' is not executable", hint="check its permissions") from exc
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -192,45 +207,70 @@ def run_forked(
     start = time.monotonic()
     call: Call | None = None
     try:
-        # A server that ended before forking the child ran none of the caller's code: one fresh server
-        # is tried before the call is given up (a server can die between two calls).
-        for _ in range(2):
-            server = _server(
-                tuple(preload), tuple(wrapper), dict(server_env) if server_env is not None else None
-            )
-            call = server.start(
-                entry,
-                list(args),
-                os.fspath(cwd) if cwd is not None else os.getcwd(),
-                dict(env) if env is not None else dict(os.environ),
-                [str(p) for p in streams],
-            )
-            if call.pid is not None:
-                break
-        assert call is not None
-        if call.pid is None:
-            raise ProfilerUnavailable(
-                f"the fork server could not start '{entry}'", hint="it ended; the next call starts a new one"
-            )
-        if not call.ended.wait(timeout_s):
-            _kill_forked(call.pid)
-            call.ended.wait(10)
-            raise ToolTimeout(
-                f"'{entry}' ran past its {timeout_s:g} s limit and was killed",
-                hint="raise --timeout or make the workload smaller",
-            )
-        if call.returncode is None:  # the server ended (killed?) and can no longer report the child
-            _kill_forked(call.pid)
-            raise ProfilerUnavailable(
-                f"the fork server ended while '{entry}' ran", hint="the next call starts a new one"
-            )
-        out, err = (p.read_bytes().decode(errors="replace") if p.exists() else "" for p in streams[1:])
+        server_key = (tuple(preload), tuple(wrapper), dict(server_env) if server_env is not None else None)
+        call = _started_call(server_key, entry, args, cwd, env, streams)
+        _await_end(call, entry, timeout_s)
+        return _completed(call, entry, args, streams[1:], start)
     except BaseException:
         if call is not None and call.pid is not None and not call.ended.is_set():
             _kill_forked(call.pid)
         raise
     finally:
         shutil.rmtree(io_dir, ignore_errors=True)
+
+
+def _started_call(
+    server_key: tuple[tuple[str, ...], tuple[str, ...], dict[str, str] | None],
+    entry: str,
+    args: Sequence[str],
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None,
+    streams: list[Path],
+) -> Call:
+    """The call of ``entry`` in a child of the server for (preload, wrapper, server environment).
+
+    A server that ended before forking the child ran none of the caller's code: one fresh server is
+    tried before the call is given up (a server can die between two calls)."""
+    call: Call | None = None
+    for _ in range(2):
+        call = _server(*server_key).start(
+            entry,
+            list(args),
+            os.fspath(cwd) if cwd is not None else os.getcwd(),
+            dict(env) if env is not None else dict(os.environ),
+            [str(p) for p in streams],
+        )
+        if call.pid is not None:
+            return call
+    raise ProfilerUnavailable(
+        f"the fork server could not start '{entry}'", hint="it ended; the next call starts a new one"
+    )
+
+
+def _await_end(call: Call, entry: str, timeout_s: float) -> None:
+    """Wait for the forked child to end; kill its group and raise past ``timeout_s``, or when the server
+    ended and can no longer report the child."""
+    assert call.pid is not None
+    if not call.ended.wait(timeout_s):
+        _kill_forked(call.pid)
+        call.ended.wait(10)
+        raise ToolTimeout(
+            f"'{entry}' ran past its {timeout_s:g} s limit and was killed",
+            hint="raise --timeout or make the workload smaller",
+        )
+    if call.returncode is None:  # the server ended (killed?) and can no longer report the child
+        _kill_forked(call.pid)
+        raise ProfilerUnavailable(
+            f"the fork server ended while '{entry}' ran", hint="the next call starts a new one"
+        )
+
+
+def _completed(
+    call: Call, entry: str, args: Sequence[str], outputs: list[Path], start: float
+) -> CompletedCommand:
+    """The ended call as a ``CompletedCommand``, its stdout and stderr read from their files."""
+    assert call.returncode is not None  # _await_end saw the child's end
+    out, err = (p.read_bytes().decode(errors="replace") if p.exists() else "" for p in outputs)
     return CompletedCommand(
         argv=("forked", entry, *args),
         returncode=call.returncode,

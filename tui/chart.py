@@ -398,40 +398,16 @@ def draw_bandwidth(plan: ChartPlan, selected: int | None, width: int, height: in
     shown = bars[first : first + fits]
     top = max(max(b.achieved_bytes_per_s, b.peak_bytes_per_s or 0.0) for b in bars)
     span = width - 1  # the roof tick may sit in the last column
-
-    def text_row(text: str, role: str) -> list[Cell]:
-        row: list[Cell] = [(ch, role) for ch in text[:width]]
-        return row + [(" ", "")] * (width - len(row))
-
     grid: list[list[Cell]] = [
-        text_row("DRAM bandwidth vs DRAM roof (no FLOPs, so no arithmetic intensity)", "tick")
+        _text_row("DRAM bandwidth vs DRAM roof (no FLOPs, so no arithmetic intensity)", "tick", width)
     ]
     for i, bar in enumerate(shown, first):
         is_sel = i == chosen
         label = f"{bar.label}  {_bar_text(bar)}"
-        grid.append(text_row(label, "point-label" if is_sel else "point-other"))
-        exact = bar.achieved_bytes_per_s / top * span
-        fill, eighths = int(exact), round((exact - int(exact)) * 8)
-        if eighths == 8:
-            fill, eighths = fill + 1, 0
-        if fill == 0 and eighths == 0:
-            eighths = 1  # a measured bandwidth never draws as nothing
-        roof = round(bar.peak_bytes_per_s / top * span) if bar.peak_bytes_per_s else None
-        row: list[Cell] = []
-        for col in range(width):
-            if roof is not None and col == roof:
-                row.append(("┃", "memory-roof"))
-            elif col < fill:
-                row.append(("█", "point" if is_sel else "point-other"))
-            elif col == fill and eighths:
-                row.append((_EIGHTHS[eighths], "point" if is_sel else "point-other"))
-            elif roof is not None and col < roof:
-                row.append(("░", "memory-roof"))
-            else:
-                row.append((" ", ""))
-        grid.append(row)
+        grid.append(_text_row(label, "point-label" if is_sel else "point-other", width))
+        grid.append(_bar_row(bar, top, span, width, selected=is_sel))
     while len(grid) < height:
-        grid.append(text_row("", ""))
+        grid.append(_text_row("", "", width))
     message = None
     if len(shown) < len(bars):
         message = f"{len(bars) - len(shown)} more kernel(s) without FLOPs do not fit; enlarge the window."
@@ -439,3 +415,35 @@ def draw_bandwidth(plan: ChartPlan, selected: int | None, width: int, height: in
         reason = next((w for n, w in plan.not_plotted if n.startswith(tag)), "not placed")
         message = f"This kernel is not on the chart: {reason}."
     return ChartGrid(rows=tuple(tuple(r) for r in grid[:height]), message=message)
+
+
+def _text_row(text: str, role: str, width: int) -> list[Cell]:
+    """``text`` in ``role``, cut or padded to ``width`` cells."""
+    row: list[Cell] = [(ch, role) for ch in text[:width]]
+    return row + [(" ", "")] * (width - len(row))
+
+
+def _bar_row(bar: BandwidthBar, top: float, span: int, width: int, *, selected: bool) -> list[Cell]:
+    """One kernel's bar on a linear scale (``top`` at ``span`` cells): ``█`` achieved (in eighths),
+    ``░`` the rest of the way to the DRAM roof, ``┃`` the roof itself."""
+    role = "point" if selected else "point-other"
+    exact = bar.achieved_bytes_per_s / top * span
+    fill, eighths = int(exact), round((exact - int(exact)) * 8)
+    if eighths == 8:
+        fill, eighths = fill + 1, 0
+    if fill == 0 and eighths == 0:
+        eighths = 1  # a measured bandwidth never draws as nothing
+    roof = round(bar.peak_bytes_per_s / top * span) if bar.peak_bytes_per_s else None
+    row: list[Cell] = []
+    for col in range(width):
+        if roof is not None and col == roof:
+            row.append(("┃", "memory-roof"))
+        elif col < fill:
+            row.append(("█", role))
+        elif col == fill and eighths:
+            row.append((_EIGHTHS[eighths], role))
+        elif roof is not None and col < roof:
+            row.append(("░", "memory-roof"))
+        else:
+            row.append((" ", ""))
+    return row

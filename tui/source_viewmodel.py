@@ -93,34 +93,12 @@ def source_view(
     shown_files = 0
     missing = 0
     for file in dict.fromkeys(f for f, _ in marked):
-        hot_lines = sorted(line for f, line in marked if f == file)
         code = _code(file, bases, read)
-        rows.append(SourceRow(None, file, False, None, None, ""))
         missing += code is None
-        wanted = sorted(
-            {
-                n
-                for h in hot_lines
-                for n in range(h - context, h + context + 1)
-                if code is not None and 1 <= n <= len(code)
-            }
-            | set(hot_lines)
-        )
-        previous = None
-        for n in wanted:
-            if previous is not None and n > previous + 1:
-                rows.append(SourceRow(None, "⋮", False, None, None, ""))
-            previous = n
-            entry = marked.get((file, n))
-            if entry is None:
-                rows.append(SourceRow(n, code[n - 1] if code is not None else "", False, None, None, ""))
-                continue
-            text, samples, note = entry
-            shown = code[n - 1] if code is not None and n <= len(code) else (text or "")
-            share = samples / top if samples is not None and top else None
-            if (file, n) == hottest:
-                first_hot = len(rows)
-            rows.append(SourceRow(n, shown, True, samples, share, note))
+        file_rows, hot_at = _file_rows(file, code, marked, context, top, hottest)
+        if hot_at is not None:
+            first_hot = len(rows) + hot_at
+        rows += file_rows
         shown_files += 1
     caption = _source_caption(len(marked), shown_files, top, missing)
     return SourceView(caption=caption, rows=tuple(rows), first_hot=first_hot)
@@ -128,6 +106,47 @@ def source_view(
 
 Marked = dict[tuple[str, int], tuple[str | None, float | None, str]]
 """(file, line) -> (recorded text, samples, note) of every hot line."""
+
+
+def _file_rows(
+    file: str,
+    code: list[str] | None,
+    marked: Marked,
+    context: int,
+    top: float | None,
+    hottest: tuple[str, int],
+) -> tuple[list[SourceRow], int | None]:
+    """One file's rows: its name, then its hot lines with ``context`` lines of ``code`` (None: not
+    readable here, the recorded lines only) around each, a gap marker between runs; and the row of
+    ``hottest`` when it is in this file."""
+    hot_lines = sorted(line for f, line in marked if f == file)
+    rows = [SourceRow(None, file, False, None, None, "")]
+    hot_at: int | None = None
+    wanted = sorted(
+        {
+            n
+            for h in hot_lines
+            for n in range(h - context, h + context + 1)
+            if code is not None and 1 <= n <= len(code)
+        }
+        | set(hot_lines)
+    )
+    previous = None
+    for n in wanted:
+        if previous is not None and n > previous + 1:
+            rows.append(SourceRow(None, "⋮", False, None, None, ""))
+        previous = n
+        entry = marked.get((file, n))
+        if entry is None:
+            rows.append(SourceRow(n, code[n - 1] if code is not None else "", False, None, None, ""))
+            continue
+        text, samples, note = entry
+        shown = code[n - 1] if code is not None and n <= len(code) else (text or "")
+        share = samples / top if samples is not None and top else None
+        if (file, n) == hottest:
+            hot_at = len(rows)
+        rows.append(SourceRow(n, shown, True, samples, share, note))
+    return rows, hot_at
 
 
 def _marked_lines(kd: KernelDiagnosis) -> Marked:

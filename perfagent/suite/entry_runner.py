@@ -181,61 +181,18 @@ def machine_gap(job: Job, candidate: Path | None) -> str | None:
 def run_entry(entry: dict[str, object], settings: SuiteSettings, out: Path) -> EntryResult:
     """Run ``settings.jobs`` on one entry (a ``SuiteEntry`` dump) and return its row."""
     e = SuiteEntry.model_validate(entry)
-    o = e.options
     started = time.monotonic()
     probe = GpuProbe(pinned_gpu())
     probe.start()
-    actions: dict[Job, Callable[[], tuple[str, Figures]]] = {
-        "diagnose": lambda: _diagnose(
-            e.candidate or e.target if kind_class(e.kind).kernels_in_candidate else e.target,
-            settings,
-            o.kernel,
-        ),
-        "verify": lambda: _verify(e.target, e.candidate or e.target, settings, o.seeds or settings.seeds),
-        "bench": lambda: _bench(e.target, e.candidate, settings, o.runs or settings.runs),
-        "optimize": lambda: _optimize(
-            e.name,
-            e.target,
-            e.candidate,
-            settings,
-            out,
-            o.iterations or settings.iterations,
-            o.backend or settings.backend,
-            o.transform,
-        ),
-    }
+    actions = _actions(e, settings, out)
     outcomes: list[JobOutcome] = []
     planned = _plan(list(settings.jobs), e.kind, e.candidate is not None)
     figures: Figures = {"skipped": {j: _why_skipped(j, e.kind) for j in settings.jobs if j not in planned}}
     skipped: dict[str, str] = figures["skipped"]  # type: ignore[assignment]
     for job in planned:
-        t0 = time.monotonic()
-        try:
-            gap = machine_gap(job, e.candidate)
-            if gap is not None:
-                raise NotOnThisMachine(gap)
-            message, got = actions[job]()
-            figures |= got
-            outcomes.append(JobOutcome(job=job, ok=True, elapsed_s=time.monotonic() - t0, message=message))
-        except NotOnThisMachine as exc:  # work this machine cannot do: skipped (with why), not failed
-            skipped[job] = exc.message
-        except _JobFailed as exc:
-            figures |= exc.figures
-            outcomes.append(
-                JobOutcome(
-                    job=job, ok=False, elapsed_s=time.monotonic() - t0, failure=exc.cause, message=str(exc)
-                )
-            )
-        except Exception as exc:  # one job's failure is data; the other jobs still run
-            outcomes.append(
-                JobOutcome(
-                    job=job,
-                    ok=False,
-                    elapsed_s=time.monotonic() - t0,
-                    failure=_cause(exc),
-                    message=one_line(exc),
-                )
-            )
+        outcome = _run_job(job, actions[job], e.candidate, figures, skipped)
+        if outcome is not None:
+            outcomes.append(outcome)
     if "verify" not in settings.jobs and e.candidate is None and "optimize" in settings.jobs:
         figures.setdefault("correct", any(j.job == "optimize" and j.ok for j in outcomes))
     clock = probe.finish()
@@ -261,3 +218,60 @@ def run_entry(entry: dict[str, object], settings: SuiteSettings, out: Path) -> E
         finished=datetime.now(UTC).isoformat(timespec="seconds"),
         **figures,  # type: ignore[arg-type]
     )
+
+
+def _actions(
+    e: SuiteEntry, settings: SuiteSettings, out: Path
+) -> dict[Job, Callable[[], tuple[str, Figures]]]:
+    """What each job does on entry ``e``: its message and figures (the entry's options over the suite's)."""
+    o = e.options
+    return {
+        "diagnose": lambda: _diagnose(
+            e.candidate or e.target if kind_class(e.kind).kernels_in_candidate else e.target,
+            settings,
+            o.kernel,
+        ),
+        "verify": lambda: _verify(e.target, e.candidate or e.target, settings, o.seeds or settings.seeds),
+        "bench": lambda: _bench(e.target, e.candidate, settings, o.runs or settings.runs),
+        "optimize": lambda: _optimize(
+            e.name,
+            e.target,
+            e.candidate,
+            settings,
+            out,
+            o.iterations or settings.iterations,
+            o.backend or settings.backend,
+            o.transform,
+        ),
+    }
+
+
+def _run_job(
+    job: Job,
+    action: Callable[[], tuple[str, Figures]],
+    candidate: Path | None,
+    figures: Figures,
+    skipped: dict[str, str],
+) -> JobOutcome | None:
+    """Run one job, adding its figures to ``figures``: its outcome, or None when this machine cannot do
+    it (why goes into ``skipped``: skipped, not failed). A failure is data; the other jobs still run."""
+    t0 = time.monotonic()
+    try:
+        gap = machine_gap(job, candidate)
+        if gap is not None:
+            raise NotOnThisMachine(gap)
+        message, got = action()
+        figures |= got
+        return JobOutcome(job=job, ok=True, elapsed_s=time.monotonic() - t0, message=message)
+    except NotOnThisMachine as exc:
+        skipped[job] = exc.message
+        return None
+    except _JobFailed as exc:
+        figures |= exc.figures
+        return JobOutcome(
+            job=job, ok=False, elapsed_s=time.monotonic() - t0, failure=exc.cause, message=str(exc)
+        )
+    except Exception as exc:
+        return JobOutcome(
+            job=job, ok=False, elapsed_s=time.monotonic() - t0, failure=_cause(exc), message=one_line(exc)
+        )

@@ -11,10 +11,10 @@ from tree_sitter import Node
 from perfagent.rewrite.recipes import _coop_row_atomics, _cuda
 from perfagent.rewrite.recipes._coop_row_nest import (
     FLAT,
+    check_store_index,
     gathered_written,
     item_loop,
     levels,
-    outer_counter_why,
     privates,
     shape,
     stores,
@@ -35,7 +35,6 @@ from perfagent.rewrite.recipes._coop_row_syntax import (
     store_statement,
     subscript_index,
     sum_resets,
-    unit_stride,
     unwrap,
 )
 
@@ -199,6 +198,13 @@ class Analysis:
                 f"{where} holds a {stmt.type.replace('_', ' ')} (line {_cuda.line_of(stmt)}): only scalar "
                 "declarations, element stores, reductions and if/else are split among lanes"
             )
+        self._assignment(loop, stmt, updates, allowed)
+
+    def _assignment(self, loop: Loop, stmt: Node, updates: dict[str, Node], allowed: set[int]) -> None:
+        """An assignment or update in the loop body: an element store (checked by ``memory``), a private
+        value of one iteration, or an associative reduction (recorded in ``loop.reductions``, its
+        statement in ``updates``, its own reads of the accumulator in ``allowed``)."""
+        where = f"the loop on line {_cuda.line_of(loop.node)}"
         expr = stmt.named_children[0]
         target = expr.child_by_field_name("left") if expr.type == "assignment_expression" else None
         if expr.type == "update_expression":
@@ -273,25 +279,22 @@ class Analysis:
 
     def memory(self, loops: list[Loop]) -> None:
         """Every subscript: whose buffer, written or read, in which loop, at which index."""
+        for buffer, uses in self._accesses(loops).items():
+            if not any(w for _, _, w, _ in uses):
+                continue
+            if any(lp is None for _, lp, _, _ in uses):
+                self._scalar_buffer(buffer, uses)
+                continue
+            self._check_loop_stores(buffer, uses)
+
+    def _accesses(self, loops: list[Loop]) -> dict[str, list[tuple[Node, Loop | None, bool, str]]]:
+        """buffer -> its accesses: (subscript, its loop, written, the index's normal form)."""
         by_node = {lp.node.id: lp for lp in loops}
         accesses: dict[str, list[tuple[Node, Loop | None, bool, str]]] = {}
         for n in _cuda.walk(self.body):
             if n.type == "identifier" and _cuda.text(n) in self.pointers:
                 self._bare_pointer(n)
-            op = n.child_by_field_name("operator") if n.type == "pointer_expression" else None
-            if (
-                op is not None
-                and _cuda.text(op) == "&"
-                and not any(s <= n.start_byte < e for s, e in self.alias_values)
-                and not any(unwrap(a.target).id == n.id for a in self.atomics)
-            ):
-                raise Refused(
-                    f"{_cuda.text(n)} on line {_cuda.line_of(n)} takes an address: what is written through it is unknown"
-                )
-            if op is not None and _cuda.text(op) == "*":
-                raise Refused(
-                    f"{_cuda.text(n)} on line {_cuda.line_of(n)} dereferences a pointer: only subscripts are followed"
-                )
+            self._pointer_operator(n)
             if n.type != "subscript_expression":
                 continue
             base = n.child_by_field_name("argument")
@@ -308,54 +311,56 @@ class Analysis:
                 raise Refused(f"{_cuda.text(n)} on line {_cuda.line_of(n)} has no single index")
             pattern = f"{_cuda.text(base)}[{normal_form(index, loop)}]"
             accesses.setdefault(self.pointers[_cuda.text(base)], []).append((n, loop, is_written(n), pattern))
-        for buffer, uses in accesses.items():
-            if not any(w for _, _, w, _ in uses):
-                continue
-            if any(lp is None for _, lp, _, _ in uses):
-                self._scalar_buffer(buffer, uses)
-                continue
-            first, first_loop, _, pattern = uses[0]
-            assert first_loop is not None
-            for n, lp, _, other in uses:
-                assert lp is not None
-                for part, scope, what in (
-                    (n, lp, "the subscript"),
-                    (lp.start, None, "the start of its loop"),
-                ):
-                    for name in names_read(part, scope):
-                        if name in self.assigned or self.declared.get(name, 0) > 1:
-                            raise Refused(
-                                f"{buffer} is stored in a loop and {what} {_cuda.text(part)} (line {_cuda.line_of(part)}) "
-                                f"uses {name}, which is assigned or declared more than once: the same text "
-                                "may name other elements in another pass"
-                            )
-                if other != pattern:
-                    raise Refused(
-                        f"{buffer} is stored in a loop and reached as {_cuda.text(first)} (line {_cuda.line_of(first)}) "
-                        f"and {_cuda.text(n)} (line {_cuda.line_of(n)}): lanes would share its elements"
-                    )
-                if shape(lp) != shape(first_loop):
-                    raise Refused(
-                        f"{buffer} is stored in the loops on lines {_cuda.line_of(first_loop.node)} and "
-                        f"{_cuda.line_of(lp.node)}, which start at {_cuda.text(first_loop.start)} and "
-                        f"{_cuda.text(lp.start)}: its elements would change lanes between the passes"
-                    )
-                index = subscript_index(n)
-                assert index is not None
-                if not unit_stride(index, lp):
-                    raise Refused(
-                        f"{_cuda.text(n)} on line {_cuda.line_of(n)} is stored in a loop but its index is not "
-                        f"offset + {lp.var}: lanes could store the same element"
-                    )
-                private = names_read(index, lp) & lp.privates
-                if private:
-                    raise Refused(
-                        f"{_cuda.text(n)} on line {_cuda.line_of(n)} is reached through {', '.join(sorted(private))}, "
-                        "which one iteration reassigns or counts: lanes could reach the same element"
-                    )
-                why = outer_counter_why(index, lp, lp.locals)
-                if why is not None:
-                    raise Refused(why)
+        return accesses
+
+    def _pointer_operator(self, n: Node) -> None:
+        """Refuse ``&x`` (but a row pointer's value or an atomic's target) and ``*p``: only subscripts
+        are followed."""
+        op = n.child_by_field_name("operator") if n.type == "pointer_expression" else None
+        if (
+            op is not None
+            and _cuda.text(op) == "&"
+            and not any(s <= n.start_byte < e for s, e in self.alias_values)
+            and not any(unwrap(a.target).id == n.id for a in self.atomics)
+        ):
+            raise Refused(
+                f"{_cuda.text(n)} on line {_cuda.line_of(n)} takes an address: what is written through it is unknown"
+            )
+        if op is not None and _cuda.text(op) == "*":
+            raise Refused(
+                f"{_cuda.text(n)} on line {_cuda.line_of(n)} dereferences a pointer: only subscripts are followed"
+            )
+
+    def _check_loop_stores(self, buffer: str, uses: list[tuple[Node, Loop | None, bool, str]]) -> None:
+        """A buffer stored in loops: every access at one index pattern, in loops of one shape, through
+        names that mean the same in every pass, so that each lane owns its elements."""
+        first, first_loop, _, pattern = uses[0]
+        assert first_loop is not None
+        for n, lp, _, other in uses:
+            assert lp is not None
+            for part, scope, what in (
+                (n, lp, "the subscript"),
+                (lp.start, None, "the start of its loop"),
+            ):
+                for name in names_read(part, scope):
+                    if name in self.assigned or self.declared.get(name, 0) > 1:
+                        raise Refused(
+                            f"{buffer} is stored in a loop and {what} {_cuda.text(part)} (line {_cuda.line_of(part)}) "
+                            f"uses {name}, which is assigned or declared more than once: the same text "
+                            "may name other elements in another pass"
+                        )
+            if other != pattern:
+                raise Refused(
+                    f"{buffer} is stored in a loop and reached as {_cuda.text(first)} (line {_cuda.line_of(first)}) "
+                    f"and {_cuda.text(n)} (line {_cuda.line_of(n)}): lanes would share its elements"
+                )
+            if shape(lp) != shape(first_loop):
+                raise Refused(
+                    f"{buffer} is stored in the loops on lines {_cuda.line_of(first_loop.node)} and "
+                    f"{_cuda.line_of(lp.node)}, which start at {_cuda.text(first_loop.start)} and "
+                    f"{_cuda.text(lp.start)}: its elements would change lanes between the passes"
+                )
+            check_store_index(n, lp)
 
     def _atomic_target(self, sub: Node) -> bool:
         return any(a.subscript is not None and a.subscript.id == sub.id for a in self.atomics)

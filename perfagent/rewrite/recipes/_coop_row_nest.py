@@ -30,8 +30,11 @@ from perfagent.rewrite.recipes._coop_row_syntax import (
     bound_ok,
     is_written,
     loop_counter,
+    names_read,
     normal_form,
     statements,
+    subscript_index,
+    unit_stride,
     unwrap,
 )
 
@@ -191,6 +194,27 @@ def outer_counter_why(index: Node, loop: Loop, locals_: dict[str, Node]) -> str 
         return None
 
     return check(index, frozenset())  # a local's value is its own root: scaled() looks no further up
+
+
+def check_store_index(n: Node, lp: Loop) -> None:
+    """The stored index is offset + counter, through no per-iteration name and no outer counter
+    that lanes would share."""
+    index = subscript_index(n)
+    assert index is not None
+    if not unit_stride(index, lp):
+        raise Refused(
+            f"{_cuda.text(n)} on line {_cuda.line_of(n)} is stored in a loop but its index is not "
+            f"offset + {lp.var}: lanes could store the same element"
+        )
+    private = names_read(index, lp) & lp.privates
+    if private:
+        raise Refused(
+            f"{_cuda.text(n)} on line {_cuda.line_of(n)} is reached through {', '.join(sorted(private))}, "
+            "which one iteration reassigns or counts: lanes could reach the same element"
+        )
+    why = outer_counter_why(index, lp, lp.locals)
+    if why is not None:
+        raise Refused(why)
 
 
 def extent(level: Level) -> str:

@@ -18,8 +18,12 @@ is unchanged: k runs in order within each tile and tiles in order. Launch: block
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
 from perfagent.rewrite.recipes import _cuda
-from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES
+from perfagent.rewrite.recipes._matmul_syntax import ELEMENT_TYPES
 from perfagent.rewrite.recipes.smem_tiling import _fresh, _paren, _Plan, _subst
 
 TILE = 64
@@ -45,17 +49,74 @@ def applies(plan: _Plan) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Names:
+    """The identifiers the 4 x 4 code declares, each fresh in the kernel."""
+
+    tile_a: str
+    tile_b: str
+    k0: str
+    kk: str
+    i: str
+    j: str
+    h: str
+    row: str
+    col: str
+
+    @classmethod
+    def fresh(cls, kernel: Node) -> _Names:
+        return cls(
+            tile_a=_fresh(kernel, "pa_tile_a"),
+            tile_b=_fresh(kernel, "pa_tile_b"),
+            k0=_fresh(kernel, "pa_k0"),
+            kk=_fresh(kernel, "pa_kk"),
+            i=_fresh(kernel, "pa_i"),
+            j=_fresh(kernel, "pa_j"),
+            h=_fresh(kernel, "pa_h"),
+            row=_fresh(kernel, "pa_row"),
+            col=_fresh(kernel, "pa_col"),
+        )
+
+
 def lines(
     plan: _Plan, acc: str, acc_type: str, acc_init: str, body: str, post: str, in_range: str
 ) -> list[str]:
     """The statements replacing the nest. ``body``: the loop body with ``@A``, ``@B``, ``@ACC`` where A's and
     B's elements and the accumulator go; ``post``: the epilogue; ``in_range``: when the original stored."""
+    names = _Names.fresh(plan.nest.kernel)
+    i, j, kk = names.i, names.j, names.kk
+    inner = (
+        body.replace("@ACC", f"pa_acc[{i}][{j}]")  # before "@A", its prefix
+        .replace("@A", f"{names.tile_a}[threadIdx.y + {i} * {THREADS}][{kk}]")
+        .replace("@B", f"{names.tile_b}[{kk}][threadIdx.x + {j} * {THREADS}]")
+        .replace("\n", "\n                ")
+    )
+    # every loop that holds a #pragma gets braces: the parse tree (and nvcc) want the pragma as a statement
+    return [
+        *_accumulators(names, plan, acc_type, acc_init),
+        *_k_loop(names, plan, inner),
+        *_epilogue(names, plan, acc, acc_type, post.replace("\n", "\n                "), in_range),
+    ]
+
+
+def _accumulators(names: _Names, plan: _Plan, acc_type: str, acc_init: str) -> list[str]:
+    """The thread's 4 x 4 accumulators, each set to ``acc_init``."""
+    i, j, row, col = names.i, names.j, plan.nest.row, plan.nest.col
+    return [
+        f"{acc_type} pa_acc[{PER}][{PER}];  // register-tiling 4x4: rows {row} + {THREADS} * i, columns {col} + {THREADS} * j",
+        "#pragma unroll",
+        f"for (int {i} = 0; {i} < {PER}; ++{i}) {{",
+        "#pragma unroll",
+        f"    for (int {j} = 0; {j} < {PER}; ++{j}) pa_acc[{i}][{j}] = {acc_init};",
+        "}",
+    ]
+
+
+def _k_loop(names: _Names, plan: _Plan, inner: str) -> list[str]:
+    """The loop over k tiles: load A's 64 x 32 and B's 32 x 64 tiles (zero outside the matrices), then
+    ``inner`` for every k of the tile and every output of the thread."""
     nest = plan.nest
-    kernel = nest.kernel
-    ta, tb = _fresh(kernel, "pa_tile_a"), _fresh(kernel, "pa_tile_b")
-    t, kk = _fresh(kernel, "pa_k0"), _fresh(kernel, "pa_kk")
-    i, j, h = _fresh(kernel, "pa_i"), _fresh(kernel, "pa_j"), _fresh(kernel, "pa_h")
-    r, c = _fresh(kernel, "pa_row"), _fresh(kernel, "pa_col")
+    ta, tb, t, kk, i, j, h = names.tile_a, names.tile_b, names.k0, names.kk, names.i, names.j, names.h
     bound = _paren(_cuda.text(nest.k_bound))
     row, col = nest.row, nest.col
     a_row = f"({row} + {i} * {THREADS})"
@@ -65,21 +126,7 @@ def lines(
     a_load = _subst(nest.a.node, {nest.counter: a_k, row: a_row})
     b_load = _subst(nest.b.node, {nest.counter: b_k, col: b_col})
     zero_a, zero_b = ELEMENT_TYPES[nest.a_type], ELEMENT_TYPES[nest.b_type]
-    inner = (
-        body.replace("@ACC", f"pa_acc[{i}][{j}]")  # before "@A", its prefix
-        .replace("@A", f"{ta}[threadIdx.y + {i} * {THREADS}][{kk}]")
-        .replace("@B", f"{tb}[{kk}][threadIdx.x + {j} * {THREADS}]")
-        .replace("\n", "\n                ")
-    )
-    post = post.replace("\n", "\n                ")
-    # every loop that holds a #pragma gets braces: the parse tree (and nvcc) want the pragma as a statement
     return [
-        f"{acc_type} pa_acc[{PER}][{PER}];  // register-tiling 4x4: rows {row} + {THREADS} * i, columns {col} + {THREADS} * j",
-        "#pragma unroll",
-        f"for (int {i} = 0; {i} < {PER}; ++{i}) {{",
-        "#pragma unroll",
-        f"    for (int {j} = 0; {j} < {PER}; ++{j}) pa_acc[{i}][{j}] = {acc_init};",
-        "}",
         f"__shared__ {nest.a_type} {ta}[{TILE}][{DEPTH + 1}];  // padded: a warp reads two of its rows at one k",
         f"__shared__ {nest.b_type} {tb}[{DEPTH}][{TILE}];",
         f"for ({nest.counter_type} {t} = 0; {t} < {bound}; {t} += {DEPTH}) {{",
@@ -108,6 +155,14 @@ def lines(
         "    }",
         "    __syncthreads();",
         "}",
+    ]
+
+
+def _epilogue(names: _Names, plan: _Plan, acc: str, acc_type: str, post: str, in_range: str) -> list[str]:
+    """The original epilogue once per output, with ``row``, ``col`` and the accumulator shadowed by the
+    output's own."""
+    i, j, r, c, row, col = names.i, names.j, names.row, names.col, plan.nest.row, plan.nest.col
+    return [
         "#pragma unroll",
         f"for (int {i} = 0; {i} < {PER}; ++{i}) {{",
         "#pragma unroll",

@@ -206,31 +206,7 @@ class _Scan:
         assert init is not None
         counter_type = _cuda.element_type(init) or "int"
         shape = Loop(node=node, var=var, start=start)
-        body = node.child_by_field_name("body")
-        stmts = statements(body) if body is not None else []
-        found: list[tuple[Node, Node, Update]] = []
-        stores: list[Node] = []
-        decls: list[Node] = []
-        for stmt in stmts:
-            if stmt.type == "declaration":
-                decls.append(self._declaration(shape, stmt, where))
-                continue
-            update = self._update(stmt)
-            if update is not None and update[1].acc == var:
-                raise Refused(f"{where} assigns its counter {var} in its body (line {_cuda.line_of(stmt)})")
-            if update is not None:
-                found.append((stmt, *update))
-                continue
-            if self._store(stmt) is not None:
-                stores.append(stmt)
-                continue
-            raise Refused(
-                f"{where} holds {_cuda.text(stmt).splitlines()[0]} (line {_cuda.line_of(stmt)}): only scalar "
-                "declarations, one running-value update and element stores are scanned by a warp"
-            )
-        if len(found) != 1:
-            raise Refused(f"{where} has {len(found)} running-value updates: a warp scans exactly one")
-        stmt, expr, upd = found[0]
+        (stmt, expr, upd), stores, decls = self._body_statements(shape, where)
         acc, acc_nodes = upd.acc, upd.acc_nodes
         acc_type = self._acc_type(acc, node)
         if upd.combine not in ("+", "*") and acc_type not in ("float", "double"):
@@ -252,22 +228,7 @@ class _Scan:
             update_expr=expr,
             contribution=upd.contribution,
         )
-        for (
-            s
-        ) in stores:  # a store before the update reads the exclusive value; every other one, after the scan
-            exclusive = s.start_byte < stmt.start_byte and bool(mentions(s, acc))
-            (plan.stores_before if exclusive else plan.stores_after).append(s)
-        if not any(mentions(s, acc) for s in stores):
-            raise Refused(
-                f"{where} accumulates {acc} but stores no running value: a reduction (cooperative-row), not a scan"
-            )
-        allowed = {n.id for n in acc_nodes} | {n.id for s in stores for n in mentions(s, acc)}
-        for n in mentions(self.body, acc):
-            if n.id in allowed or n.start_byte < node.start_byte:
-                continue
-            raise Refused(
-                f"{acc} is read on line {_cuda.line_of(n)} outside its update and the stores of the running value"
-            )
+        self._running_value_stores(plan, stmt, stores, acc_nodes)
         for d in decls:
             if mentions(d, acc):
                 raise Refused(f"the declaration on line {_cuda.line_of(d)} reads the running value {acc}")
@@ -275,6 +236,61 @@ class _Scan:
                 plan.guarded.add(d.id)
         self._memory(shape, node, plan)
         return plan
+
+    def _body_statements(
+        self, shape: Loop, where: str
+    ) -> tuple[tuple[Node, Node, Update], list[Node], list[Node]]:
+        """The loop body's one running-value update (statement, expression, what it does), its element
+        stores and its scalar declarations; anything else is refused."""
+        body = shape.node.child_by_field_name("body")
+        stmts = statements(body) if body is not None else []
+        found: list[tuple[Node, Node, Update]] = []
+        stores: list[Node] = []
+        decls: list[Node] = []
+        for stmt in stmts:
+            if stmt.type == "declaration":
+                decls.append(self._declaration(shape, stmt, where))
+                continue
+            update = self._update(stmt)
+            if update is not None and update[1].acc == shape.var:
+                raise Refused(
+                    f"{where} assigns its counter {shape.var} in its body (line {_cuda.line_of(stmt)})"
+                )
+            if update is not None:
+                found.append((stmt, *update))
+                continue
+            if self._store(stmt) is not None:
+                stores.append(stmt)
+                continue
+            raise Refused(
+                f"{where} holds {_cuda.text(stmt).splitlines()[0]} (line {_cuda.line_of(stmt)}): only scalar "
+                "declarations, one running-value update and element stores are scanned by a warp"
+            )
+        if len(found) != 1:
+            raise Refused(f"{where} has {len(found)} running-value updates: a warp scans exactly one")
+        return found[0], stores, decls
+
+    def _running_value_stores(
+        self, plan: ScanPlan, update: Node, stores: list[Node], acc_nodes: list[Node]
+    ) -> None:
+        """Sort the stores into before (exclusive) and after (inclusive) the update; the running value
+        must be stored, and read nowhere else after the loop starts."""
+        where = f"the loop on line {_cuda.line_of(plan.loop)}"
+        # a store before the update reads the exclusive value; every other one, after the scan
+        for s in stores:
+            exclusive = s.start_byte < update.start_byte and bool(mentions(s, plan.acc))
+            (plan.stores_before if exclusive else plan.stores_after).append(s)
+        if not any(mentions(s, plan.acc) for s in stores):
+            raise Refused(
+                f"{where} accumulates {plan.acc} but stores no running value: a reduction (cooperative-row), not a scan"
+            )
+        allowed = {n.id for n in acc_nodes} | {n.id for s in stores for n in mentions(s, plan.acc)}
+        for n in mentions(self.body, plan.acc):
+            if n.id in allowed or n.start_byte < plan.loop.start_byte:
+                continue
+            raise Refused(
+                f"{plan.acc} is read on line {_cuda.line_of(n)} outside its update and the stores of the running value"
+            )
 
     def _declaration(self, shape: Loop, decl: Node, where: str) -> Node:
         inits = [c for c in decl.named_children if c.type == "init_declarator"]

@@ -38,14 +38,7 @@ def _rewritten(node: Node, replace: dict[int, str]) -> str:
 def rewrite(source: str, plan: ScanPlan, *, block: bool = False) -> str:
     """The source with the row's running value scanned by a warp (or, ``block``, by the whole block)."""
     me, width = (TID, "blockDim.x") if block else (LANE, "32")
-    edits: list[_cuda.Edit] = []
-    init = plan.row_init
-    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / {width}"))
-    decl = init.parent.parent if init.parent is not None else None
-    if decl is not None and decl.type == "declaration":
-        pad = " " * decl.start_point[1]
-        mine = "threadIdx.x" if block else "threadIdx.x % 32"
-        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {me} = {mine};"))
+    edits = _row_edits(plan, me, width, block=block)
     loop = plan.loop
     cond, init_node = loop.child_by_field_name("condition"), loop.child_by_field_name("initializer")
     start = (
@@ -60,7 +53,7 @@ def rewrite(source: str, plan: ScanPlan, *, block: bool = False) -> str:
         and plan.update is not None
         and plan.update_expr is not None
     )
-    t, acc, combine = plan.acc_type, plan.acc, plan.combine
+    t = plan.acc_type
     pad = " " * loop.start_point[1]
     inner = pad + "    "
     base_cond = _rewritten(cond, {n.id: BASE for n in mentions(cond, plan.var)})
@@ -72,6 +65,36 @@ def rewrite(source: str, plan: ScanPlan, *, block: bool = False) -> str:
         f"{inner}const {plan.counter_type} {plan.var} = {BASE} {sign} {me};",
         f"{inner}const bool {IN} = {_cuda.text(cond)};",
     ]
+    lines += _declarations(plan, inner)
+    update_text = _rewritten(plan.update, {plan.update_expr.id: f"{CONTRIB} = {plan.contribution}"})
+    lines += [
+        f"{inner}{t} {CONTRIB} = {identity(plan.combine, t)};  // this thread's element's contribution",
+        f"{inner}if ({IN}) {{ {update_text} }}",
+    ]
+    lines += _block_scan(plan, inner) if block else _warp_scan(plan, inner)
+    lines += _stores_and_carry(plan, inner, block=block)
+    lines.append(f"{pad}}}")
+    edits.append(_cuda.Edit(loop.start_byte, loop.end_byte, "\n".join(lines)))
+    return _cuda.apply_edits(source, edits)
+
+
+def _row_edits(plan: ScanPlan, me: str, width: str, *, block: bool) -> list[_cuda.Edit]:
+    """One row per warp (or block): the row index divided by ``width``, and the thread's place in it
+    (``me``) declared after the row's declaration."""
+    edits: list[_cuda.Edit] = []
+    init = plan.row_init
+    edits.append(_cuda.Edit(init.start_byte, init.end_byte, f"({_cuda.text(init)}) / {width}"))
+    decl = init.parent.parent if init.parent is not None else None
+    if decl is not None and decl.type == "declaration":
+        pad = " " * decl.start_point[1]
+        mine = "threadIdx.x" if block else "threadIdx.x % 32"
+        edits.append(_cuda.Edit(decl.end_byte, decl.end_byte, f"\n{pad}const int {me} = {mine};"))
+    return edits
+
+
+def _declarations(plan: ScanPlan, inner: str) -> list[str]:
+    """The loop body's declarations, those reading memory only within the bound (else zero)."""
+    lines: list[str] = []
     for d in plan.declarations:
         if d.id in plan.guarded:  # its value reads memory: only within the bound
             init_decl = next(c for c in d.named_children if c.type == "init_declarator")
@@ -83,12 +106,14 @@ def rewrite(source: str, plan: ScanPlan, *, block: bool = False) -> str:
             )
         else:
             lines.append(f"{inner}{_cuda.text(d)}")
-    update_text = _rewritten(plan.update, {plan.update_expr.id: f"{CONTRIB} = {plan.contribution}"})
-    lines += [
-        f"{inner}{t} {CONTRIB} = {identity(combine, t)};  // this thread's element's contribution",
-        f"{inner}if ({IN}) {{ {update_text} }}",
-    ]
-    lines += _block_scan(plan, inner) if block else _warp_scan(plan, inner)
+    return lines
+
+
+def _stores_and_carry(plan: ScanPlan, inner: str, *, block: bool) -> list[str]:
+    """The stores of the running value (exclusive before the update, inclusive after), in their order,
+    then the carry of the chunk's total into the next chunk."""
+    acc, combine = plan.acc, plan.combine
+    lines: list[str] = []
     stores = [(s, EXCL) for s in plan.stores_before] + [(s, INCL) for s in plan.stores_after]
     stores.sort(key=lambda pair: pair[0].start_byte)
     body = " ".join(_rewritten(s, {n.id: value for n in mentions(s, acc)}) for s, value in stores)
@@ -102,9 +127,7 @@ def rewrite(source: str, plan: ScanPlan, *, block: bool = False) -> str:
         lines.append(
             f"{inner}{acc} = __shfl_sync(0xffffffffu, {INCL}, 31);  // the carry into the next 32 elements"
         )
-    lines.append(f"{pad}}}")
-    edits.append(_cuda.Edit(loop.start_byte, loop.end_byte, "\n".join(lines)))
-    return _cuda.apply_edits(source, edits)
+    return lines
 
 
 def _warp_scan(plan: ScanPlan, inner: str) -> list[str]:

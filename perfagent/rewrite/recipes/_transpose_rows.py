@@ -117,6 +117,27 @@ def analyse(body: Node, launch: LaunchContext | None, env: dict[str, _cuda.Const
             "the indices are not 'blockIdx.x * K + threadIdx.x' and 'blockIdx.y * K + threadIdx.y' with one K"
         )
     loop = stmts[2]
+    header = _row_step(loop, kx)
+    if isinstance(header, str):
+        return header
+    j, j_type, r = header
+    why = _launch_covers(launch, kx, r, env)
+    if why is not None:
+        return why
+    loop_body = loop.child_by_field_name("body")
+    if loop_body is None:
+        return "the loop has no body"
+    if not (_only_in_sums(loop_body, dy[0], j) and _only_in_sums(loop_body, j, dy[0])):
+        return f"{dy[0]} and {j} are used other than as '{dy[0]} + {j}'"
+    copy = _guarded_copy(loop_body)
+    if isinstance(copy, str):
+        return copy
+    guard, dst, src = copy
+    return RowsCopy(dx[0], dx[1], dy[0], dy[1], j, j_type, kx, r, guard, dst, src, body)
+
+
+def _row_step(loop: Node, kx: str) -> tuple[str, str, str] | str:
+    """(counter, its type, step R) of ``for (j = 0; j < K; j += R)``, else why not."""
     init, cond, update = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update"))
     dj = _decl(init) if init is not None else None
     if dj is None or _cuda.text(dj[2]) != "0" or cond is None or update is None:
@@ -133,7 +154,14 @@ def analyse(body: Node, launch: LaunchContext | None, env: dict[str, _cuda.Const
     step = _cuda.text(update).replace(" ", "")
     if not step.startswith(f"{j}+="):
         return f"the loop does not step {j} by a constant"
-    r = step[len(j) + 2 :]
+    return j, dj[1], step[len(j) + 2 :]
+
+
+def _launch_covers(
+    launch: LaunchContext | None, kx: str, r: str, env: dict[str, _cuda.Constant | int]
+) -> str | None:
+    """Why the launch block is not (K, R) with K a known multiple of R (None: it is, so the loop covers
+    the K x K tile)."""
     if launch is None or len(launch.block) != 2:
         return "no 2-D launch block"
     if [str(b).replace(" ", "") for b in launch.block] != [kx, r]:
@@ -141,11 +169,12 @@ def analyse(body: Node, launch: LaunchContext | None, env: dict[str, _cuda.Const
     k_val, r_val = _cuda.evaluate(kx, env), _cuda.evaluate(r, env)
     if k_val is None or r_val is None or r_val <= 0 or k_val % r_val:
         return f"{kx} is not a known multiple of {r}"
-    loop_body = loop.child_by_field_name("body")
-    if loop_body is None:
-        return "the loop has no body"
-    if not (_only_in_sums(loop_body, dy[0], j) and _only_in_sums(loop_body, j, dy[0])):
-        return f"{dy[0]} and {j} are used other than as '{dy[0]} + {j}'"
+    return None
+
+
+def _guarded_copy(loop_body: Node) -> tuple[str | None, Node, Node] | str:
+    """(guard condition or None, dst, src) of a loop body that is one ``dst[...] = src[...]``, possibly
+    under an else-less ``if``; else why not."""
     inner = loop_body
     if inner.type == "compound_statement":
         kids = [c for c in inner.named_children if c.type != "comment"]
@@ -174,7 +203,7 @@ def analyse(body: Node, launch: LaunchContext | None, env: dict[str, _cuda.Const
     dst, src = expr.child_by_field_name("left"), _cuda.strip(expr.child_by_field_name("right") or expr)
     if dst is None or dst.type != "subscript_expression" or src.type != "subscript_expression":
         return "not a plain copy 'dst[...] = src[...]'"
-    return RowsCopy(dx[0], dx[1], dy[0], dy[1], j, dj[1], kx, r, guard, dst, src, body)
+    return guard, dst, src
 
 
 def emit(c: RowsCopy, element: str, w: str, r_index: str, d_arr: str, s_arr: str) -> str:

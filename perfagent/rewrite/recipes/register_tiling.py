@@ -20,7 +20,8 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda, _matmul_batch, _register_tile_2d
-from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest
+from perfagent.rewrite.recipes._matmul_nest import MatmulNest
+from perfagent.rewrite.recipes._matmul_syntax import ELEMENT_TYPES
 from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
 from perfagent.rewrite.recipes.smem_tiling import (
     _ceil,

@@ -44,7 +44,8 @@ from tree_sitter import Node
 from perfagent.rewrite.base import LaunchContext
 from perfagent.rewrite.recipes import _cuda, _launch, _matmul_batch
 from perfagent.rewrite.recipes._cuda import strip
-from perfagent.rewrite.recipes._matmul_nest import ELEMENT_TYPES, MatmulNest, analyse
+from perfagent.rewrite.recipes._matmul_nest import MatmulNest, analyse
+from perfagent.rewrite.recipes._matmul_syntax import ELEMENT_TYPES
 from perfagent.rewrite.recipes.framework import CudaRecipe, Source, Variant, register
 from perfagent.workloads.launch_spec import Expr, LaunchOverride
 
