@@ -33,7 +33,7 @@ from perfagent.verify.api import (
 )
 from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Tolerance, VerificationResult
-from perfagent.workloads.model import KernelBenchModel, RunnableWorkload
+from perfagent.workloads.model import RunnableWorkload
 from profilers.core_errors import BadInput, InternalError
 from profilers.settings import TIMEOUTS, Device
 
@@ -177,7 +177,7 @@ def _verdict(
         device=_device_label(
             worker.device if worker else request.device, worker.device_name if worker else None
         ),
-        tolerance=request.tolerance.describe(accuracy_rule=isinstance(ref, KernelBenchModel)),
+        tolerance=request.tolerance.describe(accuracy_rule=ref.reruns_in_float64),
         started=started,
         worker=worker,
     )
