@@ -358,7 +358,10 @@ def test_each_kernel_of_a_multi_kernel_unit_gets_its_own_launch(tmp_path: Path) 
     assert [p.inner.launch.block if p.inner.launch else None for p in parts] == [[128], [256]]
     rewriter = RecipesRewriter()
     assert rewriter.applies(_req(source, "cooperative-row")) is None
-    warp, block = rewriter.propose(_req(source, "cooperative-row"))  # a warp per row, then a block per row
+    # a warp per row, then a block per row: each with 16-byte lanes first, then the scalar form
+    candidates = rewriter.propose(_req(source, "cooperative-row"))
+    assert [c.parameters.get("vector_lanes", False) for c in candidates] == [True, True, False, False]
+    warp, block = candidates[0], candidates[1]
     text = find_inline_sources(warp.source)[0].cuda_text
     assert "row_sum<<<dim3((unsigned int)(32 * ((pa_x_size_0 + 127) / 128))), 128>>>" in text
     # the block-per-row variant's own block (256 threads per row), the grid one block per former thread
