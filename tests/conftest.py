@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -13,6 +14,15 @@ SHARED = REPO.parent / "shared"
 NCU_FIXTURES = SHARED / "fixtures" / "ncu-public"
 ROCPROF_FIXTURES = SHARED / "fixtures" / "rocprof"
 EXAMPLE_REPORTS = REPO / "examples" / "reports"
+
+
+def as_from_a_terminal() -> None:
+    """``preexec_fn`` for a child that a test signals as a terminal would: SIGINT, SIGHUP and SIGTERM at
+    their defaults. A test run started under ``nohup`` or as a background job of a non-interactive shell
+    (``cmd &``) has SIGHUP and SIGINT ignored, every child inherits that through ``exec``, and perfagent
+    rightly keeps a signal its user asked to ignore — so without this such a test would wait out the run."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def ncu_fixture(name: str) -> Path:

@@ -21,6 +21,7 @@ from perfagent.suite.executors import ResultSink
 from perfagent.suite.manifest import SuiteEntry
 from perfagent.suite.models import EntryResult, JobOutcome, SuiteSettings
 from perfagent.suite.results import RESULTS_FILE, SUMMARY_FILE, ResultsLog, summarize
+from tests.conftest import as_from_a_terminal
 
 REPO = Path(__file__).resolve().parents[2]
 KB = REPO / "examples" / "kernelbench"
@@ -141,11 +142,6 @@ def _slow_suite(tmp: Path) -> Path:
     return path
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open regression (2026-11-27 afternoon, closing note): under extra CPU load SIGINT/SIGHUP sent when "
-    "the worker folder appears were not acted on and the suite ran to its end (exit 0); passes when run alone",
-)
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP, signal.SIGTERM])
 def test_a_signal_stops_a_suite_at_once_and_leaves_no_temporary_folders(
     tmp_path: Path, sig: signal.Signals
@@ -163,6 +159,7 @@ def test_a_signal_stops_a_suite_at_once_and_leaves_no_temporary_folders(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=as_from_a_terminal,
     )
     # Wait until the candidate's verify worker runs (its folder exists: a warm-started worker's sits in
     # the process's perfagent-workers-* folder), or the suite ends (a failure).
