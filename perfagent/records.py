@@ -382,6 +382,12 @@ class RunCost(Frozen):
     """ncu re-profiles of candidates."""
     reprofiles_skipped: int = 0
     """Winners not re-profiled: replaced by a faster one of their batch, or the last iteration's."""
+    fresh_workers: int = 0
+    """Verification and timing workers started as new interpreters (confined GPU workers; forked ones
+    are not counted): each imports torch before its job (0 in records from before)."""
+    workers_ahead: int = 0
+    """Of ``fresh_workers``, those started ahead, their imports overlapping other stages
+    (``perfagent.sandbox.standby``)."""
 
 
 class OptimizeResult(Frozen):

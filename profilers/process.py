@@ -4,6 +4,9 @@ argv lists only (never a shell string), a mandatory timeout, the whole process g
 timeout so that a hung application under a profiler cannot outlive us, and a result that keeps
 argv, return code, stdout and stderr for error messages.
 
+``start_standby`` starts a command before its input is known (a worker that imports while the caller
+is busy elsewhere); its ``finish`` then runs as ``run_command`` would, from that moment's time limit.
+
 ``run_forked`` keeps that contract for a Python function run in a fresh child forked from a warm
 server that imported the heavy modules once (``profilers.fork_server``).
 """
@@ -79,6 +82,13 @@ def run_command(
     start = time.monotonic()
     proc = _spawn(args, cwd, env, piped_stdin=stdin_text is not None)
     live_groups.track(proc.pid)  # an interrupted caller stops it (live_groups.stop_all)
+    return _communicate(proc, args, start, stdin_text, timeout_s)
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes], args: list[str], start: float, stdin_text: str | None, timeout_s: float
+) -> CompletedCommand:
+    """Feed ``stdin_text``, wait at most ``timeout_s`` (then kill the group), collect the output."""
     try:
         out, err = proc.communicate(
             input=stdin_text.encode() if stdin_text is not None else None, timeout=timeout_s
@@ -103,6 +113,55 @@ def run_command(
         stderr=err.decode(errors="replace"),
         elapsed_s=time.monotonic() - start,
     )
+
+
+class Standby:
+    """A command started before its input exists (``start_standby``): it gets ready (a worker imports
+    its modules) and waits on stdin; ``finish`` gives it its input and waits as ``run_command`` does."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], args: list[str]) -> None:
+        self._proc, self.argv = proc, tuple(args)
+        self._taken = threading.Lock()
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def finish(self, stdin_text: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> CompletedCommand:
+        """Feed ``stdin_text`` and wait at most ``timeout_s`` from now (``run_command``'s result and errors).
+
+        Raises:
+            ToolTimeout: the command ran past ``timeout_s`` (its whole process group is killed).
+            RuntimeError: ``finish`` or ``cancel`` was called before.
+        """
+        if not self._taken.acquire(blocking=False):
+            raise RuntimeError("a standby command is finished once")
+        return _communicate(self._proc, list(self.argv), time.monotonic(), stdin_text, timeout_s)
+
+    def cancel(self) -> None:
+        """Kill the command's process group unless it was finished (idempotent)."""
+        if not self._taken.acquire(blocking=False):
+            return
+        _kill_group(self._proc)
+        self._proc.communicate()
+        live_groups.untrack(self._proc.pid)
+
+
+def start_standby(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Standby:
+    """Start ``argv`` now with stdin piped, its input and time limit given later (``Standby.finish``).
+
+    Raises:
+        ProfilerUnavailable: the program does not exist or is not executable.
+    """
+    args = [os.fspath(a) for a in argv]
+    proc = _spawn(args, cwd, env, piped_stdin=True)
+    live_groups.track(proc.pid)  # an interrupted caller stops it (live_groups.stop_all)
+    return Standby(proc, args)
 
 
 def _spawn(

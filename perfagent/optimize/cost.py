@@ -15,8 +15,9 @@ from contextlib import contextmanager
 
 from perfagent.records import IterationCost, RunCost
 from perfagent.rewrite.recipes import _compile_check
+from perfagent.sandbox import standby
 
-__all__ = ["BASELINE_STAGES", "STAGE_ORDER", "CompileMeter", "StageClock", "run_cost"]
+__all__ = ["BASELINE_STAGES", "STAGE_ORDER", "CompileMeter", "StageClock", "WorkerCount", "run_cost"]
 
 STAGE_ORDER = (
     "baseline-profile",
@@ -90,9 +91,14 @@ class CompileMeter:
 
 
 def run_cost(
-    clock: StageClock, iterations: list[IterationCost], baseline_s: dict[str, float], wall_s: float
+    clock: StageClock,
+    iterations: list[IterationCost],
+    baseline_s: dict[str, float],
+    wall_s: float,
+    workers: standby.Counts | None = None,
 ) -> RunCost:
-    """The record's ``RunCost``: the original's stages, the loop's, and ``other`` for the rest of ``wall_s``."""
+    """The record's ``RunCost``: the original's stages, the loop's, and ``other`` for the rest of ``wall_s``;
+    ``workers``: the run's fresh worker starts (``WorkerCount.since``)."""
     stages = {BASELINE_STAGES.get(k, f"baseline-{k}"): v for k, v in baseline_s.items()}
     for name, seconds in clock.totals.items():
         stages[name] = stages.get(name, 0.0) + seconds
@@ -104,4 +110,19 @@ def run_cost(
         iterations=iterations,
         reprofiles=clock.counts.get("reprofiles", 0),
         reprofiles_skipped=clock.counts.get("reprofiles-skipped", 0),
+        fresh_workers=workers.taken + workers.missed if workers else 0,
+        workers_ahead=workers.taken if workers else 0,
     )
+
+
+class WorkerCount:
+    """The fresh worker starts of one run: this process's counts since it was made."""
+
+    def __init__(self) -> None:
+        self._start = standby.counts()
+
+    def since(self) -> standby.Counts:
+        now, s = standby.counts(), self._start
+        return standby.Counts(
+            now.started - s.started, now.taken - s.taken, now.missed - s.missed, now.discarded - s.discarded
+        )

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from perfagent.optimize.context import RunContext
-from perfagent.optimize.cost import StageClock, run_cost
+from perfagent.optimize.cost import StageClock, WorkerCount, run_cost
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
 from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.plan_log import PlanLog
@@ -80,6 +80,7 @@ class RunWriter:
         self._plan = PlanLog()
         self._rewriter: Rewriter | None = None
         self._started = time.monotonic()
+        self._workers = WorkerCount()
         self._summary = OptimizeBaseline(file=str(wl.file))
         self._profile: Profile | None = None
         self._kernels: list[KernelDiagnosis] = []
@@ -138,6 +139,7 @@ class RunWriter:
                 list(self.ctx.iteration_costs) if self.ctx is not None else [],
                 self._summary.stage_s,
                 wall_s,
+                self._workers.since(),
             ),
         )
 

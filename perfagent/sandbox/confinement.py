@@ -128,11 +128,18 @@ def plan(
     the worker applies to itself (its own folder ``work`` only)."""
     home = os.path.abspath(base_env.get("HOME") or str(Path.home()))
     caches = sorted(set(cache_dirs(base_env).values()))
-    policy = Confinement(writable=(str(writable_root), *caches), hidden=hidden_secrets(home))
     watch = WorkerWatch(
         writable=[str(work), *caches],
         readable_home=readable_home(request, home),
         user_home=home,
         confined=status().confined,
     )
-    return policy, watch
+    return policy(writable_root, base_env), watch
+
+
+def policy(writable_root: Path, base_env: dict[str, str]) -> Confinement:
+    """The bubblewrap confinement of a worker whose folder is under ``writable_root`` (it does not depend
+    on the request: a worker can be started before its request exists, ``perfagent.sandbox.standby``)."""
+    home = os.path.abspath(base_env.get("HOME") or str(Path.home()))
+    caches = sorted(set(cache_dirs(base_env).values()))
+    return Confinement(writable=(str(writable_root), *caches), hidden=hidden_secrets(home))

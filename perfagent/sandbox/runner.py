@@ -20,20 +20,36 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from perfagent.sandbox.confinement import Status, plan, require, worker_env
+from perfagent.sandbox import standby
+from perfagent.sandbox.confinement import (
+    Status,
+    plan,
+    policy,
+    require,
+    status,
+    unconfined_accepted,
+    worker_env,
+)
 from perfagent.sandbox.extension_build import prebuild
 from perfagent.sandbox.jobs import Job, job_of, registered
 from perfagent.sandbox.wire import Check, WorkerCall, WorkerRequest, WorkerResult
 from profilers.confine import bwrap_argv, scrub_env
 from profilers.core_errors import BadInput, InternalError, ToolFailure
 from profilers.errors import ProfilerUnavailable, ToolTimeout
-from profilers.process import CompletedCommand, fork_server_available, run_command, run_forked
+from profilers.process import (
+    CompletedCommand,
+    Standby,
+    fork_server_available,
+    run_command,
+    run_forked,
+)
 
 SANITIZER_EXIT = 86
 WORKER_MODULE = "perfagent.sandbox.worker"
@@ -159,9 +175,15 @@ def run_worker(
     prebuild(_request_files(request), timeout_s=backstop_s)
     gpu_bwrap_only = gpu_confined_by_bubblewrap_alone(sandbox.confined, request.device)
     warm = warm_start(sanitizer) and not gpu_bwrap_only
+    # a fresh worker started ahead (``standby``), when one waits and it is what a fresh start would be
+    spare = None if warm or sanitizer else standby.take(_fresh_command(sandbox.confined, request.device))
     # A warm server is confined once, with one folder writable for all its workers; each worker
     # narrows itself to its own subfolder (Landlock, ``watch.restrict``).
-    work = Path(tempfile.mkdtemp(prefix="perfagent-worker-", dir=_workers_root() if warm else None))
+    work = (
+        spare.work
+        if spare
+        else Path(tempfile.mkdtemp(prefix="perfagent-worker-", dir=_workers_root() if warm else None))
+    )
     try:
         return _run(
             work,
@@ -173,6 +195,7 @@ def run_worker(
             landlock=sandbox.confined and not sanitizer and not gpu_bwrap_only,
             progress=progress,
             items=items,
+            spare=spare.process if spare else None,
         )
     finally:
         if not os.environ.get("PERFAGENT_KEEP_WORKDIR"):
@@ -195,6 +218,7 @@ def _run(
     landlock: bool,
     progress: Callable[[str], None] | None,
     items: int = 0,
+    spare: Standby | None = None,
 ) -> WorkerOutcome:
     job = job_of(request)
     result_path, progress_path = work / "result.json", work / "progress.log"
@@ -218,6 +242,8 @@ def _run(
     try:
         if warm:
             done = _start_forked(request_path, work, env, wrapper, nonce, backstop_s)
+        elif spare is not None:  # started ahead with this command line: it reads the request now
+            done = spare.finish(nonce + "\n", timeout_s=backstop_s)
         else:
             argv = [*wrapper, *_argv(request_path, sanitizer)]
             done = run_command(argv, timeout_s=backstop_s, cwd=work, env=env, stdin_text=nonce + "\n")
@@ -301,6 +327,39 @@ def _start_forked(
         server_env=scrub_env(dict(os.environ)),
         io_root=work,
     )
+
+
+def starts_fresh(device: str) -> bool:
+    """Whether a worker for ``device`` is a new interpreter (not forked from the warm server)."""
+    return not warm_start(False) or gpu_confined_by_bubblewrap_alone(status().confined, device)
+
+
+def _fresh_command(confined: bool, device: str) -> standby.Command:
+    """A worker folder -> the command line and environment of a fresh worker for ``device`` there."""
+
+    def command(work: Path) -> tuple[list[str], dict[str, str]]:
+        wrapper = bwrap_argv(policy(work, dict(os.environ))) if confined else []
+        return [*wrapper, *_argv(work / "request.json", False)], _env(work, device)
+
+    return command
+
+
+@contextmanager
+def workers_ahead(device: str, preload: tuple[str, ...] = ()) -> Iterator[None]:
+    """While inside, one fresh worker for ``device`` is kept started ahead (``standby``): where workers
+    start fresh (a confined GPU worker), and candidate code may run here at all. ``preload``: the job
+    modules it imports ahead (besides torch and the worker)."""
+    st = status()
+    if not starts_fresh(device) or not (st.confined or unconfined_accepted()):
+        yield
+        return
+    modules = tuple(dict.fromkeys([*worker_preload(), *preload, "cuda.core"]))
+
+    def new_work() -> Path:
+        return Path(tempfile.mkdtemp(prefix="perfagent-worker-"))
+
+    with standby.ahead(_fresh_command(st.confined, device), new_work, modules):
+        yield
 
 
 def _argv(request_path: Path, sanitizer: bool) -> list[str]:

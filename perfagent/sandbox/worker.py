@@ -47,13 +47,37 @@ def read_call(path: Path) -> tuple[WorkerCall, WorkerRequest]:
     return call, job.request_type.model_validate(call.request)
 
 
+STANDBY_FLAG = "--standby"
+"""``--standby MODULES REQUEST``: a worker started ahead (``perfagent.sandbox.standby``) imports MODULES
+(comma-separated) first, then waits for its nonce: the parent writes REQUEST before it sends the nonce."""
+_PRELOAD_OUTSIDE = ("torch", "cuda.core")
+"""What a standby worker may import ahead besides this package's modules."""
+
+
+def preload(modules: str) -> None:
+    """Import a standby worker's modules before its request exists (only this package's, torch, cuda.core:
+    the list comes from the command line, never from a file a candidate could write)."""
+    for name in filter(None, modules.split(",")):
+        if name.split(".")[0] != _OWN_PACKAGE and name not in _PRELOAD_OUTSIDE:
+            raise ValueError(f"a standby worker imports only {_OWN_PACKAGE} modules ahead, not {name}")
+        try:
+            importlib.import_module(name)
+        except ImportError:  # cuda.core missing: the job says so when it needs it, as without a standby
+            if name not in _PRELOAD_OUTSIDE:
+                raise
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     # No __pycache__ beside the problem or candidate: their folders are read-only to a confined worker,
     # and a forked worker inherits the warm server's flag, not PYTHONDONTWRITEBYTECODE from its request.
     sys.dont_write_bytecode = True
-    call, request = read_call(Path(args[0]))
+    if args[0] == STANDBY_FLAG:
+        preload(args[1])
+        args = args[2:]
+    # the nonce first: a standby worker's request is written only then (a fresh one's is there already)
     nonce = sys.stdin.readline().strip()
+    call, request = read_call(Path(args[0]))
     h = Harness(request=request, nonce=nonce, result_path=call.result_path, progress_path=call.progress_path)
     # Landlock binds the calling thread and those it starts later: apply it before the watchdog thread
     if call.watch.landlock:
