@@ -2,7 +2,8 @@
 
 Each candidate gets the whole protocol of ``verify`` (its own seeds, poisoning, launches and checks, its
 own compile), as its own step of one worker: one process start and one CUDA context for the batch
-instead of one each. A candidate that crashes, hangs, raises or hits a CUDA error is charged with it
+instead of one each (and one NVRTC build of the original for the batch and its timing:
+``cuda_launch.compile_kernel`` keeps what the process built, by file text and macros). A candidate that crashes, hangs, raises or hits a CUDA error is charged with it
 (the same checks ``verify`` would give it) and the candidates after it are verified in a new worker, so
 one candidate's crash never decides another's verdict. A reference that fails in a shared worker is
 tried again with each candidate alone (a candidate may have spoiled the process): only a failure there

@@ -212,8 +212,14 @@ def _include_paths(source: Path) -> list[str]:
     return paths
 
 
+_BUILT: dict[tuple[str, str, str, tuple[tuple[str, str], ...], int], CompiledKernel] = {}
+"""Kernels this process compiled, by (file, its text, entry, macros, device): a worker that verifies an
+iteration's candidates against the original, then times them, builds the original and each candidate
+once, not once per step (the same text gives the same code; a changed file is a new key)."""
+
+
 def compile_kernel(source: str, entry: str, defines: dict[str, str], device_index: int = 0) -> CompiledKernel:
-    """Compile ``source`` with NVRTC for the current GPU and load ``entry``.
+    """Compile ``source`` with NVRTC for the current GPU and load ``entry`` (once per process, ``_BUILT``).
 
     ``extern "C"`` entries are looked up by name; otherwise the entry is compiled as a name
     expression (C++ mangling resolved by NVRTC).
@@ -221,11 +227,21 @@ def compile_kernel(source: str, entry: str, defines: dict[str, str], device_inde
     Raises:
         RuntimeError: compilation failed (the message carries the compiler log) or no such entry.
     """
+    path = Path(source)
+    code = path.read_text()
+    key = (str(path.resolve()), code, entry, tuple(sorted(defines.items())), device_index)
+    built = _BUILT.get(key)
+    if built is None:
+        built = _BUILT[key] = _compile(path, code, entry, defines, device_index)
+    else:  # as a compile would: the launches that follow run on this device's context
+        _cuda_core().Device(device_index).set_current()
+    return built
+
+
+def _compile(path: Path, code: str, entry: str, defines: dict[str, str], device_index: int) -> CompiledKernel:
     cc = _cuda_core()
     dev = cc.Device(device_index)
     dev.set_current()
-    path = Path(source)
-    code = path.read_text()
     options = cc.ProgramOptions(
         arch=f"sm_{dev.arch}",
         std="c++17",
