@@ -4,7 +4,8 @@
 
 Each RUN_DIR holds a ``record.json`` (an optimize run folder); a ``wall_s`` file beside it (the process's
 wall seconds, written by the caller) adds the start-up the record cannot see. Writes a markdown table:
-per run the process and record wall times, seconds by stage, iterations, candidates and re-profiles; then
+per run the process and record wall times, seconds by stage, iterations, candidates, re-profiles and
+fresh worker starts (how many were started ahead, ``perfagent.sandbox.standby``); then
 per iteration the propose, compile-check and total seconds. A record from before ``cost`` existed shows
 its wall time and '–' for the stages.
 """
@@ -46,7 +47,16 @@ def _name(run: Path) -> str:
 
 
 def table(runs: list[Path]) -> str:
-    head = ["entry", "process s", "record s", *STAGES, "iterations", "candidates", "re-profiles (skipped)"]
+    head = [
+        "entry",
+        "process s",
+        "record s",
+        *STAGES,
+        "iterations",
+        "candidates",
+        "re-profiles (skipped)",
+        "fresh workers (started ahead)",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     details = [
         "| entry | iteration | transform | wall s | propose s | compile-check s (compiles) | candidates |"
@@ -64,7 +74,8 @@ def table(runs: list[Path]) -> str:
         lines.append(
             f"| {_name(run)} | {_secs(process)} | {_secs(result.get('wall_s'))} | {' | '.join(cells)} "
             f"| {result.get('iterations_used', '–')} | {len(result.get('candidates') or [])} "
-            f"| {cost.get('reprofiles', '–')} ({skipped}) |"
+            f"| {cost.get('reprofiles', '–')} ({skipped}) "
+            f"| {cost.get('fresh_workers', '–')} ({cost.get('workers_ahead', '–')}) |"
         )
         details.extend(
             f"| {_name(run)} | {it['iteration']} | {it['transform']} | {it['wall_s']:.1f} | {it['propose_s']:.2f} "

@@ -190,6 +190,8 @@ def cost_line(result: OptimizeResult) -> str | None:
     line = f"time: {result.wall_s:.1f} s — {', '.join(shown) or 'nothing measured'}"
     if cost.reprofiles or cost.reprofiles_skipped:
         line += f"; {cost.reprofiles} candidate re-profile(s), {cost.reprofiles_skipped} winner(s) not re-profiled"
+    if cost.fresh_workers:
+        line += f"; {cost.fresh_workers} fresh worker(s), {cost.workers_ahead} of them started ahead"
     return line
 
 
