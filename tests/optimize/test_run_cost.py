@@ -5,7 +5,9 @@
 - the last iteration's winner is not re-profiled (no later plan reads its profile) unless
   ``--profile-best``; a winner a later iteration plans from is;
 - candidates that differ from an earlier one only in comments and layout are not measured again;
-- verification starts one worker per candidate for all its seeds (CPU: a Triton ModelNew, really run).
+- verification starts one worker per candidate for all its seeds (CPU: a Triton ModelNew, really run);
+- the record counts the run's fresh workers (new interpreters, as confined GPU workers are) and how many
+  were started ahead (``perfagent.sandbox.standby``): with a worker kept started, each start takes it.
 
 The GPU is simulated where it must be (``simulated_gpu``: timing and verdicts stubbed, profiles recorded).
 """
@@ -21,9 +23,10 @@ import pytest
 import perfagent
 from perfagent.optimize.loop import one_machine_loop
 from perfagent.optimize.loop_state import BaselineState, candidate_key, normalised_source
-from perfagent.optimize.render import render_text
+from perfagent.optimize.render import cost_line, render_text
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import OptimizeResult, RunRecord
+from perfagent.sandbox import runner, standby
 from perfagent.verify import api as verify_api
 from perfagent.workloads.detect import resolve
 
@@ -186,3 +189,46 @@ def test_the_cost_table_script_reads_the_records(tmp_path: Path, simulated_gpu: 
     assert f"| {record.optimize.wall_s:.1f} |" in row
     assert "| missing | no record.json |" in text
     assert f"| {tmp_path.name} | 1 | smem-padding |" in text
+
+
+def test_a_run_counts_its_fresh_workers_and_each_takes_the_one_started_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real CPU run of a Triton ModelNew with every worker a new interpreter (as a confined GPU worker is):
+    each verification takes the worker started ahead, and the record counts them."""
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    monkeypatch.setenv(runner.WORKER_START_ENV, "fresh")
+    monkeypatch.delenv(standby.STANDBY_ENV, raising=False)
+    record = perfagent.optimize(
+        KB / "01_vector_add_triton.py",
+        problem=KB / "01_vector_add.py",
+        backend="recipes",
+        device="cpu",
+        iterations=1,
+        max_candidates=2,
+        seeds=1,
+        verify_jobs=1,
+        out=tmp_path / "run",
+    )
+    assert record.optimize is not None and record.optimize.cost is not None
+    cost = record.optimize.cost
+    verified = [c for c in record.candidates if c.verification.verdict in ("pass", "fail")]
+    assert verified and cost.fresh_workers == len(verified)
+    assert cost.workers_ahead == cost.fresh_workers  # none waited for an interpreter to start
+    line = cost_line(record.optimize)
+    assert line is not None and f"{len(verified)} fresh worker(s), {len(verified)} of them started ahead" in line
+    # a forked (warm) start is no fresh worker
+    monkeypatch.delenv(runner.WORKER_START_ENV)
+    again = perfagent.optimize(
+        KB / "01_vector_add_triton.py",
+        problem=KB / "01_vector_add.py",
+        backend="recipes",
+        device="cpu",
+        iterations=1,
+        max_candidates=1,
+        seeds=1,
+        out=tmp_path / "warm",
+    )
+    assert again.optimize is not None and again.optimize.cost is not None
+    assert (again.optimize.cost.fresh_workers, again.optimize.cost.workers_ahead) == (0, 0)
