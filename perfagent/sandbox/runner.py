@@ -345,8 +345,8 @@ def _fresh_command(confined: bool, device: str) -> standby.Command:
 
 
 @contextmanager
-def workers_ahead(device: str, preload: tuple[str, ...] = ()) -> Iterator[None]:
-    """While inside, one fresh worker for ``device`` is kept started ahead (``standby``): where workers
+def workers_ahead(device: str, preload: tuple[str, ...] = (), spares: int = standby.SPARES) -> Iterator[None]:
+    """While inside, ``spares`` fresh workers for ``device`` are kept started ahead (``standby``): where workers
     start fresh (a confined GPU worker), and candidate code may run here at all. ``preload``: the job
     modules it imports ahead (besides torch and the worker)."""
     st = status()
@@ -358,7 +358,7 @@ def workers_ahead(device: str, preload: tuple[str, ...] = ()) -> Iterator[None]:
     def new_work() -> Path:
         return Path(tempfile.mkdtemp(prefix="perfagent-worker-"))
 
-    with standby.ahead(_fresh_command(st.confined, device), new_work, modules):
+    with standby.ahead(_fresh_command(st.confined, device), new_work, modules, spares):
         yield
 
 

@@ -3,10 +3,11 @@
 A confined GPU worker cannot be forked from the warm server (``runner.gpu_confined_by_bubblewrap_alone``),
 so each one is a new interpreter that imports torch and perfagent's worker modules (3.3-5.1 s on the H200
 host, ``tests/gpu/h200x4_2026-11-26c/worker_startup.txt``) before it reads its request; an optimize run
-starts four or more (the original's timing, one per iteration). Within ``ahead``, one such worker is kept
-started: it imports and then waits on stdin for its nonce, and ``take`` hands it to the next fresh worker
-start, which writes the request and sends the nonce. So the imports run while ncu profiles the original
-or the last winner, or while the rewriter proposes, instead of in front of the verification.
+starts four or more (the original's timing, one per iteration). Within ``ahead``, such workers are kept
+started (``SPARES``): each imports, then waits on stdin for its nonce, and ``take`` hands the oldest to the
+next fresh worker start, which writes the request and sends the nonce. So the imports run while ncu
+profiles the original or the last winner, or while the rewriter proposes, not in front of the
+verification.
 
 Nothing about the worker changes: the same command line (bubblewrap, its own folder, the environment)
 that a fresh start would get now, checked when it is taken (a spare that differs, or died, is discarded and
@@ -61,17 +62,22 @@ class Counts:
 
 
 class _Pool:
-    """At most one spare; kept started while some ``ahead`` block is open (they may nest or overlap)."""
+    """The spares, oldest first; kept started while some ``ahead`` block is open (blocks may nest or
+    overlap: the last one's command and size hold)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.open = 0
-        self.spare: Spare | None = None
+        self.spares: list[Spare] = []
+        self.size = 0
         self.start: Callable[[], Spare | None] | None = None
         self.counts = Counts()
 
 
 _POOL = _Pool()
+SPARES = 2
+"""Workers kept started: an optimize run times the original and then, a second or two later, starts its
+first iteration's worker; both can find one ready (started while ncu profiled the original)."""
 
 
 def enabled() -> bool:
@@ -86,10 +92,12 @@ def counts() -> Counts:
 
 
 @contextmanager
-def ahead(command: Command, new_work: Callable[[], Path], preload: tuple[str, ...]) -> Iterator[None]:
-    """Keep one worker started ahead while inside (``command``: what a fresh worker gets; ``new_work``: a
-    new worker folder; ``preload``: the modules it imports before its request exists)."""
-    if not enabled():
+def ahead(
+    command: Command, new_work: Callable[[], Path], preload: tuple[str, ...], spares: int = SPARES
+) -> Iterator[None]:
+    """Keep ``spares`` workers started ahead while inside (``command``: what a fresh worker gets;
+    ``new_work``: a new worker folder; ``preload``: the modules it imports before its request exists)."""
+    if not enabled() or spares < 1:
         yield
         return
 
@@ -106,53 +114,61 @@ def ahead(command: Command, new_work: Callable[[], Path], preload: tuple[str, ..
 
     with _POOL.lock:
         _POOL.open += 1
-        _POOL.start = start
+        _POOL.start, _POOL.size = start, spares
     _refill()
     try:
         yield
     finally:
         with _POOL.lock:
             _POOL.open -= 1
-            spare = _POOL.spare if _POOL.open == 0 else None
-            if spare is not None:
-                _POOL.spare, _POOL.start = None, None
-        if spare is not None:
+            left, _POOL.spares = (_POOL.spares, []) if _POOL.open == 0 else ([], _POOL.spares)
+            if _POOL.open == 0:
+                _POOL.start = None
+        for spare in left:
             _discard(spare)
 
 
 def take(command: Command) -> Spare | None:
-    """The spare, when it is exactly what a fresh worker would be now (``command``) and still running;
-    another is started in its place while an ``ahead`` block is open."""
+    """The oldest spare that is exactly what a fresh worker would be now (``command``) and still running
+    (others are discarded); new ones are started in place of those gone while an ``ahead`` block is open."""
+    chosen = None
+    while chosen is None:
+        with _POOL.lock:
+            spare = _POOL.spares.pop(0) if _POOL.spares else None
+        if spare is None:
+            break
+        if spare.process.alive and (spare.argv, spare.env) == command(spare.work):
+            chosen = spare
+        else:
+            _discard(spare)
     with _POOL.lock:
-        spare, _POOL.spare = _POOL.spare, None
-    if spare is not None and (not spare.process.alive or (spare.argv, spare.env) != command(spare.work)):
-        _discard(spare)
-        spare = None
-    with _POOL.lock:
-        if spare is not None:
+        if chosen is not None:
             _POOL.counts.taken += 1
         else:
             _POOL.counts.missed += 1
     _refill()
-    return spare
+    return chosen
 
 
 def _refill() -> None:
-    """Start a spare when an ``ahead`` block is open and none is waiting."""
-    with _POOL.lock:
-        start = _POOL.start if _POOL.open and _POOL.spare is None else None
-    if start is None:
-        return
-    spare = start()
-    if spare is None:
-        return
-    with _POOL.lock:
-        if _POOL.open and _POOL.spare is None:
-            _POOL.spare, spare = spare, None
-            _POOL.counts.started += 1
-    if spare is not None:  # the block closed, or another thread refilled meanwhile
+    """Start spares until an open ``ahead`` block's size is reached."""
+    while True:
+        with _POOL.lock:
+            start = _POOL.start if _POOL.open and len(_POOL.spares) < _POOL.size else None
+        if start is None:
+            return
+        spare = start()
+        if spare is None:
+            return
+        with _POOL.lock:
+            if _POOL.open and len(_POOL.spares) < _POOL.size:
+                _POOL.spares.append(spare)
+                _POOL.counts.started += 1
+                continue
+        # the block closed, or another thread filled the pool meanwhile
         spare.process.cancel()
         shutil.rmtree(spare.work, ignore_errors=True)
+        return
 
 
 def _discard(spare: Spare) -> None:

@@ -49,16 +49,16 @@ def test_workers_started_ahead_are_taken_and_judge_as_fresh_ones() -> None:
     before = standby.counts()
     with runner.workers_ahead("cpu"):
         ahead = [_judged(c) for c in ("honest_add_block256.py", "cheat_exit.py")]
-        # one started on entry, one after each take; each worker start took the one waiting
-        assert _delta(before) == (3, 2, 0, 0)
+        # two started on entry, one after each take; each worker start took one waiting
+        assert _delta(before) == (2 + 2, 2, 0, 0)
     assert ahead == alone
-    assert _delta(before) == (3, 2, 0, 1)  # the spare left at the end is not kept
+    assert _delta(before) == (4, 2, 0, 2)  # the spares left at the end are not kept
 
 
 @pytest.mark.usefixtures("fresh")
 def test_a_spare_that_a_fresh_start_would_not_be_is_discarded(monkeypatch: pytest.MonkeyPatch) -> None:
     before = standby.counts()
-    with runner.workers_ahead("cpu"):
+    with runner.workers_ahead("cpu", spares=1):
         monkeypatch.setenv("PERFAGENT_TEST_CHANGED", "1")  # a fresh worker now gets another environment
         assert _judged("honest_add_block256.py")[0] == "pass"
         started, taken, missed, discarded = _delta(before)
