@@ -15,7 +15,6 @@ ever claimed that was not measured.
 from __future__ import annotations
 
 import shutil
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +28,7 @@ from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter, conversation_seed
 from perfagent.optimize.run_writer import RunWriter, shown_path
-from perfagent.optimize.services import DEFAULT, Services, current
+from perfagent.optimize.services import Services, current, workers_ahead_for
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import (
     RunRecord,
@@ -37,21 +36,12 @@ from perfagent.records import (
 from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
 from perfagent.rewrite.hardware import gpu_device
 from perfagent.rewrite.reference_profile import reference_profile_lines
-from perfagent.sandbox.runner import workers_ahead
 from perfagent.session import new_run_dir
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import BadInput
 
 Progress = ProgressCallback
-WORKER_MODULES = (
-    "perfagent.sandbox.sequence",
-    "perfagent.verify.jobs",
-    "perfagent.verify.cuda_protocol",
-    "perfagent.timing.jobs",
-    "perfagent.timing.bench_job",
-)
-"""What a worker started ahead imports besides torch (a launch-spec iteration's verify-and-time worker)."""
 NO_GPU_NOTE = "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"
 
 
@@ -120,54 +110,45 @@ def _measure_and_loop(
     setup: _Setup, settings: OptimizeSettings, run: RunWriter, emit: Progress, progress: Progress | None
 ) -> tuple[Baseline, LoopResult]:
     """Measure the original, then run the loop; on Ctrl-C, an LLM or internal failure the record keeps
-    what was measured. A fresh worker is kept started ahead meanwhile (``sandbox.standby``: where
+    what was measured. Fresh workers are kept started ahead meanwhile (``sandbox.standby``: where
     workers start fresh, as confined GPU workers do), unless the services are simulated."""
-    ahead = (
-        workers_ahead("cuda" if setup.gpu else "cpu", WORKER_MODULES)
-        if setup.services == DEFAULT
-        else nullcontext()
-    )
-    with ahead:
-        return _measure_and_loop_here(setup, settings, run, emit, progress)
-
-
-def _measure_and_loop_here(
-    setup: _Setup, settings: OptimizeSettings, run: RunWriter, emit: Progress, progress: Progress | None
-) -> tuple[Baseline, LoopResult]:
-    try:
-        base = measure_baseline(
-            setup.wl,
-            gpu=setup.gpu,
-            report=settings.report,
-            kernel=settings.kernel,
-            run_dir=setup.run_dir,
-            settings=setup.settings,
-            emit=emit,
-            services=setup.services,
-        )
-        run.baseline(base.summary, base.profile, base.kernels)
-        loop = one_machine_loop(
-            setup.wl,
-            setup.rewriter,
-            setup.run_dir,
-            gpu=setup.gpu,
-            baseline=base.state,
-            settings=setup.settings,
-            services=setup.services,
-            hardware=loop_hardware(base, settings.gpu, run.notes, emit),
-            progress=run.watch(progress),
-            writer=run,
-            write_kernel=setup.write_kernel,
-        )
-        if setup.wl.is_plain_pytorch:  # the reference is the file: its profile is what to beat
-            where = (
-                f"the recorded report {settings.report}" if settings.report and not setup.gpu else "ncu here"
+    with workers_ahead_for(setup.services, setup.gpu):
+        try:
+            base = measure_baseline(
+                setup.wl,
+                gpu=setup.gpu,
+                report=settings.report,
+                kernel=settings.kernel,
+                run_dir=setup.run_dir,
+                settings=setup.settings,
+                emit=emit,
+                services=setup.services,
             )
-            loop.reference_profile = reference_profile_lines(base.kernels, where)
-        return base, loop.run()
-    except BaseException as exc:
-        run.save_partial(exc)
-        raise
+            run.baseline(base.summary, base.profile, base.kernels)
+            loop = one_machine_loop(
+                setup.wl,
+                setup.rewriter,
+                setup.run_dir,
+                gpu=setup.gpu,
+                baseline=base.state,
+                settings=setup.settings,
+                services=setup.services,
+                hardware=loop_hardware(base, settings.gpu, run.notes, emit),
+                progress=run.watch(progress),
+                writer=run,
+                write_kernel=setup.write_kernel,
+            )
+            if setup.wl.is_plain_pytorch:  # the reference is the file: its profile is what to beat
+                where = (
+                    f"the recorded report {settings.report}"
+                    if settings.report and not setup.gpu
+                    else "ncu here"
+                )
+                loop.reference_profile = reference_profile_lines(base.kernels, where)
+            return base, loop.run()
+        except BaseException as exc:
+            run.save_partial(exc)
+            raise
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from perfagent.optimize.phase_steps import Replay
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
 from perfagent.optimize.run_writer import shown_path
-from perfagent.optimize.services import Services, current
+from perfagent.optimize.services import Services, current, workers_ahead_for
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import PhasesInfo, RunRecord
 from perfagent.rewrite.proposals import ProposalsRewriter
@@ -101,7 +101,10 @@ def evaluate(
         )
     )
     writer = _evaluation_writer(record, run_dir, wl, device_label, gpu, loop_settings.iterations, notes)
-    base, outcome = _replay(record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress, svc)
+    with workers_ahead_for(svc, gpu):
+        base, outcome = _replay(
+            record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress, svc
+        )
     result = conclude(writer, outcome, base.summary, base.diagnosis, apply=chosen.apply)
     saved = writer.save(result)
     emit(Info(message=f"run saved to {shown_path(run_dir)}"))

@@ -10,15 +10,25 @@ passing one (``perfagent.optimize(..., services=...)``) or, for a run started fr
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 import profilers
 from perfagent.optimize import measure, reprofile, together
+from perfagent.sandbox.runner import workers_ahead
 from perfagent.verify.models import VerificationResult
 
-__all__ = ["DEFAULT", "Services", "current", "using"]
+__all__ = ["DEFAULT", "WORKER_MODULES", "Services", "current", "using", "workers_ahead_for"]
+
+WORKER_MODULES = (
+    "perfagent.sandbox.sequence",
+    "perfagent.verify.jobs",
+    "perfagent.verify.cuda_protocol",
+    "perfagent.timing.jobs",
+    "perfagent.timing.bench_job",
+)
+"""What a worker started ahead imports besides torch (a launch-spec iteration's verify-and-time worker)."""
 
 
 def _ncu_availability() -> str | None:
@@ -60,3 +70,11 @@ def using(services: Services) -> Iterator[Services]:
         yield services
     finally:
         _CURRENT.reset(token)
+
+
+def workers_ahead_for(services: Services, gpu: bool) -> AbstractContextManager[None]:
+    """For a whole run: fresh workers kept started ahead (``sandbox.runner.workers_ahead``: where workers
+    start fresh, as confined GPU workers do), unless the services are simulated (nothing would take them)."""
+    if services != DEFAULT:
+        return nullcontext()
+    return workers_ahead("cuda" if gpu else "cpu", WORKER_MODULES)
