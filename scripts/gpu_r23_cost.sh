@@ -16,8 +16,10 @@
 # Knobs (env): ONLY (the regex above) AB (0; 1: the same entries again with PERFAGENT_WORKER_STANDBY=0 into
 #   $OUT/r23_cost/nostandby/, a second table in cost.md: the difference the workers started ahead make,
 #   on the same card; doubles the runtime) SUITE_TIMEOUT (420 per pass).
-# Expected runtime: about 4-5 minutes (five runs of 40-70 s, suite start-up); AB=1 about 9-10.
-# What to look for in cost.md: 'record s' <= 60 on every row (on an H100); 'fresh workers (started
+# Expected runtime: about 5 minutes (the GPU test ~30 s, five runs of 40-70 s, suite start-up); AB=1
+# about 9-10.
+# What to look for: gpu_test.log: 2 passed (its printed line: a fresh GPU worker's verification vs one
+# started ahead and ready, e.g. 9 s vs 4 s; the NVRTC build vs the second call); in cost.md: 'record s' <= 60 on every row (on an H100); 'fresh workers (started
 # ahead)' equal, e.g. 4 (4): every fresh worker found one started ahead (fewer ahead: it waited for one);
 # 'baseline-time' and 'verify' lower than the H200 after-table's (baseline-time ~5 s, verify 22-29 s on
 # 01/02/28): about 3-4 s less per fresh worker; 'profile' ~10 s per re-profile (unchanged: ncu's
@@ -67,6 +69,11 @@ print(script["table"](runs) if runs else "no record.json came back (see bench.lo
 PY
 }
 
+# the worker side on this GPU first (~30 s): a GPU worker started ahead is taken and judges as a fresh one,
+# and is faster when ready; a kernel file is built once per process
+timeout -k 10 240 python3 -m pytest -q -m gpu tests/gpu/test_worker_standby_gpu.py -s -p no:cacheprovider \
+  > "$ROOT/gpu_test.log" 2>&1
+echo "gpu test (tests/gpu/test_worker_standby_gpu.py): exit $?" >> "$ROOT/exit_codes.txt"
 one_pass "$ROOT/standby"
 if [ "${AB:-0}" = 1 ]; then
   export PERFAGENT_WORKER_STANDBY=0
