@@ -217,7 +217,9 @@ def test_a_run_counts_its_fresh_workers_and_each_takes_the_one_started_ahead(
     assert verified and cost.fresh_workers == len(verified)
     assert cost.workers_ahead == cost.fresh_workers  # none waited for an interpreter to start
     line = cost_line(record.optimize)
-    assert line is not None and f"{len(verified)} fresh worker(s), {len(verified)} of them started ahead" in line
+    assert (
+        line is not None and f"{len(verified)} fresh worker(s), {len(verified)} of them started ahead" in line
+    )
     # a forked (warm) start is no fresh worker
     monkeypatch.delenv(runner.WORKER_START_ENV)
     again = perfagent.optimize(
