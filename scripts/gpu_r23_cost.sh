@@ -19,10 +19,10 @@
 # Expected runtime: about 5 minutes (the GPU test ~30 s, five runs of 40-70 s, suite start-up); AB=1
 # about 9-10.
 # What to look for: gpu_test.log: 2 passed (its printed line: a fresh GPU worker's verification vs one
-# started ahead and ready, e.g. 9 s vs 4 s; the NVRTC build vs the second call); in cost.md: 'record s' <= 60 on every row (on an H100); 'fresh workers (started
+# started ahead and ready (a few seconds less); the NVRTC build vs the second call); in cost.md: 'record s' <= 60 on every row (on an H100); 'fresh workers (started
 # ahead)' equal, e.g. 4 (4): every fresh worker found one started ahead (fewer ahead: it waited for one);
 # 'baseline-time' and 'verify' lower than the H200 after-table's (baseline-time ~5 s, verify 22-29 s on
-# 01/02/28): about 3-4 s less per fresh worker; 'profile' ~10 s per re-profile (unchanged: ncu's
+# 01/02/28): about 2.5-3.5 s less per fresh worker; 'profile' ~10 s per re-profile (unchanged: ncu's
 # application start); best speed-ups as in BENCHMARKS.md (nothing about the measurements changed).
 set -u
 cd "$(dirname "$0")/.." || exit 1
