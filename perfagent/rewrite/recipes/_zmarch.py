@@ -109,7 +109,7 @@ def _straight(stmts: list[Node]) -> tuple[list[Node], Node | None, list[Node]] |
     return [s for s in stmts if s.type != "comment"], last_if, exits
 
 
-def _callee_uses_threads(kernel: Node) -> str | None:
+def callee_uses_threads(kernel: Node) -> str | None:
     """Why a function of the file that the kernel calls depends on the thread or block coordinates."""
     root = kernel
     while root.parent is not None:
@@ -133,7 +133,7 @@ def _callee_uses_threads(kernel: Node) -> str | None:
 
 def _axes_ok(kernel: Node, body: Node, z: GlobalIndex) -> str | None:
     """Why the block cannot be reshaped to (x, y, 1) with z marched (None: it can)."""
-    why = _thread_index.cooperation(kernel) or _callee_uses_threads(kernel)
+    why = _thread_index.cooperation(kernel) or callee_uses_threads(kernel)
     if why is not None:
         return why
     decls = {g.decl.id: g for g in _thread_index.global_indices(body)}
@@ -152,7 +152,7 @@ def _axes_ok(kernel: Node, body: Node, z: GlobalIndex) -> str | None:
     return _thread_index.assigns(kernel, z.name) and at(z.decl, f"{z.name} is assigned after its declaration")
 
 
-def _read_only(kernel: Node) -> dict[str, str]:
+def read_only(kernel: Node) -> dict[str, str]:
     """Pointer parameters only ever read through subscripts, and their element types (const dropped)."""
     out = {}
     for name, typ, pointer in _cuda.kernel_params(kernel):
@@ -173,7 +173,7 @@ def _read_only(kernel: Node) -> dict[str, str]:
     return out
 
 
-def _definitions(kernel: Node, z: str) -> dict[str, _poly.Poly]:
+def definitions(kernel: Node, z: str) -> dict[str, _poly.Poly]:
     """Polynomials of names declared once with a value and never assigned (their uses expand)."""
     env: dict[str, _poly.Poly] = {}
     for _decl, name, value in _cuda.initialisations(kernel):
@@ -201,7 +201,7 @@ def _conditional(sub: Node, stmt: Node) -> bool:
 
 def _chains(kernel: Node, stmts: list[Node], z: str, arrays: dict[str, str]) -> list[Chain]:
     """Chains of two or more consecutive planes, per read-only array (see the module docstring)."""
-    env = _definitions(kernel, z)
+    env = definitions(kernel, z)
     found: list[tuple[Chain, _poly.Poly, _poly.Poly]] = []  # chain, alpha, beta of its offset-0 plane
     for stmt in stmts:
         for sub in (n for n in _cuda.walk(stmt) if n.type == "subscript_expression"):
@@ -248,7 +248,7 @@ def analyse(kernel: Node) -> ZMarch | str:
     if isinstance(shape, str):
         return shape
     stmts, last_if, exits = shape
-    chains = _chains(kernel, stmts, z.name, _read_only(kernel))
+    chains = _chains(kernel, stmts, z.name, read_only(kernel))
     if not chains:
         return (
             "no read-only array is read at one (x, y) index on consecutive z planes "

@@ -1,0 +1,225 @@
+"""stencil-rows: a 2-D stencil's threads each compute K cells down a column, reusing the rows they share.
+
+The basic 2-D stencil (PMPP 4th ed. ch. 8; Game of Life, Jacobi, blurs, Laplacians) runs one thread per
+cell, often on a 1-D launch over the flattened grid (``r = i / W; c = i % W``), and each thread loads its
+whole (2R+1) x (2R+1) or cross-shaped neighbourhood: every input value is loaded by 2R+1 threads of a
+column. The textbook fix coarsens the threads along one direction (PMPP ch. 8.5 thread coarsening with
+register tiling; Micikevicius 2009): a thread walks K cells down a column and keeps the rows it shares with
+the cell above in registers, so each new cell costs one new row of loads; a 2-D launch gives x and y
+without a division.
+
+Precondition: ``_stencil_rows`` (a 2-D launch, a guarded flat index, or a grid-stride loop over a flat
+index, with the index algebra proven; read-only inputs; nothing cooperates).
+
+The rewrite: block (BX, BY) and grid (ceil(W / BX), ceil(R / (K * BY))) (from the old 2-D grid, or from the
+proven width W and row count R of a flat one); the cell's work runs in ``for (t = 0; t < K; ++t)`` with
+``y = y0 + t`` (flat forms: ``i = y * W + x``, ``i % W`` and ``i / W`` replaced by ``x`` and ``y``, ``x >=
+W`` ends the walk), ``return`` becoming ``continue``. Each paired read keeps its last (address, value) in
+registers and, for the next cell, takes the value of its partner read of the row before when the addresses
+are equal, compared at run time, and loads otherwise. The input is never written by the kernel, so a value
+kept for an address is the value a load would return: the pairing (``_stencil_eval``) is a guess that
+decides how many loads are saved, never what is computed. Results are bit-identical (same expressions over
+the same values, in the same order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from perfagent.rewrite.recipes import _cuda, _launch
+from perfagent.rewrite.recipes._stencil_rows import Cell, analyse
+from perfagent.rewrite.recipes._thread_index import Rewrites, render
+from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
+from perfagent.rewrite.recipes.modulo_to_select import top_level
+from perfagent.workloads.launch_spec import LaunchOverride
+
+NAME = "stencil-rows"
+P = "perfagent_sr_"
+FETCH = "perfagent_row_fetch"
+GEOMETRIES = ((32, 8, 4), (32, 8, 8), (64, 4, 4), (32, 4, 16))
+"""(block x, block y, cells per thread): 32 x 8 with 4 and 8 rows per thread first (a warp reads whole
+row pieces; enough blocks for an H100/H200 from 1024^2 cells up), a wider block, a longer walk."""
+_NONE = "(-0x7fffffffffffffffLL - 1)"
+"""No address yet (an index no read can have)."""
+
+_FETCH_TEXT = f"""// stencil-rows: a read of an input the kernel never writes; the value kept for the same address (the
+// partner read of the row before) is reused, compared at run time, so no load is repeated and none is wrong
+template <typename T, typename I>
+__device__ __forceinline__ T {FETCH}(const T *p, I idx, long long prev_at, T prev, long long &at, T &val)
+{{
+    at = (long long)idx;
+    val = at == prev_at ? prev : p[idx];
+    return val;
+}}
+
+"""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    cell: Cell
+    grid: tuple[str, str] | None
+    """(width, rows) in the launch spec's terms (flat forms), None for a 2-D launch."""
+
+
+def _kept(cell: Cell) -> list[int]:
+    """Sites that keep their (address, value): the paired ones and their partners."""
+    return sorted(set(cell.partner) | set(cell.partner.values()))
+
+
+def _rewrites(cell: Cell) -> Rewrites:
+    rewrites: Rewrites = {nid: (lambda _n, t=text: t) for nid, text in cell.subs.items()}
+    for k in _kept(cell):
+        site = cell.sites[k]
+        # a read with no partner passes its own register as the never-taken "value of the row before"
+        prev = (f"{P}pa{k}", f"{P}pv{k}") if k in cell.partner else (_NONE, f"{P}v{k}")
+        index = _cuda.text(site.index)
+        rewrites[site.node.id] = (
+            lambda _n, s=site, i=index, p=prev, k=k: f"{FETCH}({s.array}, {i}, {p[0]}, {p[1]}, {P}a{k}, {P}v{k})"
+        )
+    return rewrites
+
+
+def _window(cell: Cell, pad: str) -> tuple[str, str]:
+    """(declarations before the walk, the snapshot of the row before at the top of each step)."""
+    kept = _kept(cell)
+    decls = "".join(
+        f"{pad}long long {P}a{k} = {_NONE};\n{pad}{cell.sites[k].element} {P}v{k}{{}};\n" for k in kept
+    )
+    snap = "".join(
+        f"{pad}    const long long {P}pa{r} = {P}a{q};\n{pad}    const {cell.sites[r].element} {P}pv{r} = {P}v{q};\n"
+        for r, q in sorted(cell.partner.items())
+    )
+    return decls, snap
+
+
+def _coordinates(cell: Cell, cells: int, pad: str) -> tuple[str, str]:
+    """(the walk's set-up, the cell's coordinates at the top of each step)."""
+    y0 = f"{pad}const unsigned int {P}y0 = (blockIdx.y * blockDim.y + threadIdx.y) * {cells}u;\n"
+    if cell.row is not None:
+        y = cell.row
+        return y0, f"{pad}    {y.type} {y.name} = ({y.type})({P}y0 + {P}t);\n"
+    t, w = cell.flat_type, _cuda.text(cell.width) if cell.width is not None else ""
+    setup = f"{pad}const {t} {P}x = blockIdx.x * blockDim.x + threadIdx.x;\n" + y0
+    step = (
+        f"{pad}    const {t} {P}y = ({t})({P}y0 + {P}t);\n"
+        f"{pad}    if ({P}x >= ({w})) break;  // past the last column: no cell of this walk\n"
+        f"{pad}    {t} {cell.flat_name} = {P}y * ({w}) + {P}x;\n"
+    )
+    return setup, step
+
+
+def emit(cell: Cell, cells: int, pad: str) -> str:
+    """The row walk that replaces the cell's work."""
+    setup, step = _coordinates(cell, cells, pad)
+    decls, snap = _window(cell, pad)
+    rewrites = _rewrites(cell)
+    work = "".join(f"{pad}    {render(s, rewrites)}\n" for s in cell.stmts)
+    return (
+        f"// stencil-rows: {cells} cells down a column per thread; the reads shared with the row before come "
+        f"from registers\n{setup}{decls}"
+        f"#pragma unroll\n"
+        f"{pad}for (unsigned int {P}t = 0u; {P}t < {cells}u; ++{P}t) {{\n{step}{snap}{work}{pad}}}\n"
+    )
+
+
+def _grid(src: Source, m: _Plan, bx: int, by: int, cells: int) -> list[str]:
+    assert src.launch is not None
+    if m.grid is not None:
+        width, rows = m.grid
+        return [_launch.ceil_div(width, bx), _launch.ceil_div(_launch.ceil_div(rows, cells), by)]
+    g, b = src.launch.grid, src.launch.block
+    return [
+        _launch.ceil_div(_launch.threads_x(g[0], b[0]), bx),
+        _launch.ceil_div(_launch.ceil_div(_launch.threads_x(g[1], b[1]), cells), by),
+    ]
+
+
+class _StencilRows(CudaRecipe[_Plan]):
+    name = NAME
+    transforms = ("thread-coarsening", "register-tiling")
+    summary = (
+        "2-D stencils (2-D launch, flat index with i / W, i % W, or a grid-stride loop): a 2-D launch whose "
+        "threads walk K cells down a column, reads shared with the row before kept in registers; grid and "
+        "block re-tuned"
+    )
+    needs_launch = True
+    no_launch = "needs a launch spec: the launch becomes 2-D with K cells per thread"
+
+    def match(self, src: Source) -> _Plan | str:
+        assert src.launch is not None
+        if P in src.text or FETCH in src.text:
+            return f"the source already uses names starting with {P} (or {FETCH})"
+        dims = len(src.launch.grid)
+        if dims != len(src.launch.block) or dims not in (1, 2):
+            return "the launch spec's grid and block are not both 1-D or both 2-D"
+        cell = src.on_kernel(lambda k: analyse(k, dims))
+        if isinstance(cell, str):
+            return cell
+        if cell.row is not None:
+            return _Plan(cell, None)
+        spec = _spec_values(src)
+        width = _in_spec(_cuda.text(cell.width) if cell.width is not None else "", spec)
+        rows = _in_spec(_form_text(cell.rows), spec)
+        if width is None or rows is None:
+            return "the grid's width or row count has no value in the launch spec's arguments"
+        return _Plan(cell, (width, rows))
+
+    def plan(self, src: Source, m: _Plan) -> list[Variant]:
+        kernel = src.kernel
+        assert not isinstance(kernel, str)
+        pad = " " * _column(src, m.cell.start)
+        helper = [] if FETCH + "(" in src.text else [Edit(top_level(kernel).start_byte, top_level(kernel).start_byte, _FETCH_TEXT)]
+        kept = len(m.cell.partner)
+        out = []
+        for bx, by, cells in GEOMETRIES:
+            out.append(
+                Variant(
+                    edits=[*helper, Edit(m.cell.start, m.cell.end, emit(m.cell, cells, pad))],
+                    description=(
+                        f"stencil rows ({m.cell.form}): ({bx}, {by}) blocks, {cells} cells down a column per "
+                        f"thread; {kept} of {len(m.cell.sites)} reads take the row before's value when the "
+                        "address repeats (compared at run time); same arithmetic, bit-identical"
+                    ),
+                    parameters={"block_x": bx, "block_y": by, "cells_per_thread": cells},
+                    launch=LaunchOverride(grid=_grid(src, m, bx, by, cells), block=[bx, by]),
+                )
+            )
+        return out
+
+
+def _column(src: Source, offset: int) -> int:
+    data = src.text.encode("utf-8")
+    return offset - _cuda.line_start(data, offset)
+
+
+def _spec_values(src: Source) -> dict[str, str]:
+    """Kernel argument name -> its value in the launch spec's terms."""
+    assert src.launch is not None
+    kernel = src.kernel
+    assert not isinstance(kernel, str)
+    return {
+        name: _launch.paren(str(arg.value))
+        for (name, _t, _p), arg in zip(_cuda.kernel_params(kernel), src.launch.args, strict=False)
+        if arg.value is not None
+    }
+
+
+def _form_text(form: dict[tuple[str, ...], int]) -> str:
+    terms = [" * ".join([str(c)] * (c != 1) + list(m)) or str(c) for m, c in sorted(form.items())]
+    return " + ".join(terms) if terms else "0"
+
+
+def _in_spec(text: str, spec: dict[str, str]) -> str | None:
+    import re
+
+    names = set(re.findall(r"[A-Za-z_]\w*", text))
+    if not text or names - set(spec):
+        return None
+    return re.sub(r"[A-Za-z_]\w*", lambda mt: spec[mt.group(0)], text)
+
+
+RECIPE = register(_StencilRows())
+applies, propose = RECIPE.applies, RECIPE.propose
