@@ -42,6 +42,8 @@ _PURE_CALLS = ("min", "max", "umin", "umax", "abs")
 _SIZES = (53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 """Sample values of the kernel's integer arguments (distinct primes: interior cells of any stencil)."""
 _SAMPLES = ((7, 9), (13, 17), (5, 30))
+MAX_DISTANCE = 4
+"""Rows back a kept read may be found (2R for a radius-2 cross)."""
 """(x, y) sample cells at which the pairing is guessed (each against its row y + 1)."""
 
 
@@ -76,11 +78,13 @@ class Cell:
     """N / W (flat forms)."""
     row: GlobalIndex | None
     """y (2-D launch)."""
+    bound: Node | None
+    """N of a grid-stride loop's ``i < N`` (the loop's test becomes a ``continue``)."""
     subs: dict[int, str] = field(default_factory=dict)
     """Node id -> replacement text (``i % W``, ``i / W``, ``return``)."""
     sites: list[Site] = field(default_factory=list)
-    partner: dict[int, int] = field(default_factory=dict)
-    """Site k -> the site of the row before whose address it is guessed to repeat."""
+    partner: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Site r -> (site q, d): r is guessed to repeat the address q read d rows before."""
 
 
 def _builtin_uses_outside(kernel: Node, allowed: list[Node]) -> str | None:
@@ -132,7 +136,7 @@ def _two_d(kernel: Node, body: Node) -> Cell | str:
     subs, why = _flow(stmts, grid_stride=False)
     if why:
         return why
-    return Cell("2-D launch", y.decl.start_byte, body.end_byte - 1, stmts, None, "", "", None, {}, y, subs)
+    return Cell("2-D launch", y.decl.start_byte, body.end_byte - 1, stmts, None, "", "", None, {}, y, None, subs)
 
 
 def _stride_loop(stmt: Node) -> tuple[GlobalIndex, Node, list[Node]] | None:
@@ -227,11 +231,15 @@ def _width(
             f"the bound {_cuda.text(bound)} is not the width {_cuda.text(w_node)} times a row count of kernel "
             "arguments: the index algebra cannot be proven",
         )
+    w_type = next((t for name, t, _p in _cuda.kernel_params(kernel) if name == _cuda.text(_cuda.strip(w_node))), "")
+    same = " ".join(w for w in w_type.split() if w != "const") == g.type
     for n, op, _w in peel:
         coord = "perfagent_sr_x" if op == "%" else "perfagent_sr_y"
-        subs[n.id] = f"((decltype({_cuda.text(n)})){coord})"
+        # i % W has i's type when W's is the same; otherwise the conversions of the % are kept
+        subs[n.id] = coord if same else f"((decltype({_cuda.text(n)})){coord})"
     form, start, end = where
-    return Cell(form, start, end, stmts, g, g.name, g.type, w_node, rows, None, subs)
+    loop_bound = bound if form == "grid-stride loop" else None
+    return Cell(form, start, end, stmts, g, g.name, g.type, w_node, rows, None, loop_bound, subs)
 
 
 def _pointer_writes(kernel: Node) -> dict[str, Node]:
@@ -295,18 +303,25 @@ def _addresses(kernel: Node, cell: Cell, x: int, y: int) -> list[int | None]:
     return [_stencil_eval.value(s.index, env) for s in cell.sites]
 
 
-def pair(kernel: Node, cell: Cell) -> dict[int, int]:
-    """Site of row y + 1 -> the site of row y with the same address at every sample (the guess)."""
-    matches: dict[int, set[int]] | None = None
-    for x, y in _SAMPLES:
-        now, after = _addresses(kernel, cell, x, y), _addresses(kernel, cell, x, y + 1)
-        found = {
-            r: {q for q, a in enumerate(now) if a is not None and a == b and cell.sites[q].array == cell.sites[r].array}
-            for r, b in enumerate(after)
-            if b is not None
-        }
-        matches = found if matches is None else {r: matches.get(r, set()) & qs for r, qs in found.items()}
-    return {r: min(qs) for r, qs in (matches or {}).items() if qs}
+def pair(kernel: Node, cell: Cell) -> dict[int, tuple[int, int]]:
+    """Site r -> (site q, d): r at row y + d has q's address at row y at every sample (the guess), the
+    smallest d first (a radius-R column repeats a read 2R rows on)."""
+    rows = {(x, y + d): _addresses(kernel, cell, x, y + d) for x, y in _SAMPLES for d in range(MAX_DISTANCE + 1)}
+    out: dict[int, tuple[int, int]] = {}
+    for r, site in enumerate(cell.sites):
+        for d in range(1, MAX_DISTANCE + 1):
+            same = [
+                q
+                for q, other in enumerate(cell.sites)
+                if other.array == site.array
+                and all(
+                    (a := rows[(x, y)][q]) is not None and a == rows[(x, y + d)][r] for x, y in _SAMPLES
+                )
+            ]
+            if same:
+                out[r] = (same[0], d)
+                break
+    return out
 
 
 def analyse(kernel: Node, dims: int) -> Cell | str:

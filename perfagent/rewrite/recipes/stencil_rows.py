@@ -64,35 +64,47 @@ class _Plan:
     """(width, rows) in the launch spec's terms (flat forms), None for a 2-D launch."""
 
 
-def _kept(cell: Cell) -> list[int]:
-    """Sites that keep their (address, value): the paired ones and their partners."""
-    return sorted(set(cell.partner) | set(cell.partner.values()))
+def _depths(cell: Cell) -> dict[int, int]:
+    """Kept site -> how many rows of its (address, value) it keeps: 1 for the paired reads, d + 1 for a
+    read another one repeats d rows on."""
+    out = {r: 1 for r in cell.partner}
+    for q, d in cell.partner.values():
+        out[q] = max(out.get(q, 1), d + 1)
+    return out
+
+
+def _slot(k: int, j: int) -> tuple[str, str]:
+    return f"{P}a{k}_{j}", f"{P}v{k}_{j}"
 
 
 def _rewrites(cell: Cell) -> Rewrites:
     rewrites: Rewrites = {nid: (lambda _n, t=text: t) for nid, text in cell.subs.items()}
-    for k in _kept(cell):
+    for k in _depths(cell):
         site = cell.sites[k]
         # a read with no partner passes its own register as the never-taken "value of the row before"
-        prev = (f"{P}pa{k}", f"{P}pv{k}") if k in cell.partner else (_NONE, f"{P}v{k}")
+        prev = _slot(*cell.partner[k]) if k in cell.partner else (_NONE, _slot(k, 0)[1])
         index = _cuda.text(site.index)
+        at, val = _slot(k, 0)
         rewrites[site.node.id] = (
-            lambda _n, s=site, i=index, p=prev, k=k: f"{FETCH}({s.array}, {i}, {p[0]}, {p[1]}, {P}a{k}, {P}v{k})"
+            lambda _n, s=site, i=index, p=prev, a=at, v=val: f"{FETCH}({s.array}, {i}, {p[0]}, {p[1]}, {a}, {v})"
         )
     return rewrites
 
 
 def _window(cell: Cell, pad: str) -> tuple[str, str]:
-    """(declarations before the walk, the snapshot of the row before at the top of each step)."""
-    kept = _kept(cell)
+    """(declarations before the walk, the history shift at the top of each step)."""
+    depths = _depths(cell)
     decls = "".join(
-        f"{pad}long long {P}a{k} = {_NONE};\n{pad}{cell.sites[k].element} {P}v{k}{{}};\n" for k in kept
+        f"{pad}long long {_slot(k, j)[0]} = {_NONE};\n{pad}{cell.sites[k].element} {_slot(k, j)[1]}{{}};\n"
+        for k, n in sorted(depths.items())
+        for j in range(n)
     )
-    snap = "".join(
-        f"{pad}    const long long {P}pa{r} = {P}a{q};\n{pad}    const {cell.sites[r].element} {P}pv{r} = {P}v{q};\n"
-        for r, q in sorted(cell.partner.items())
+    shift = "".join(
+        f"{pad}    {_slot(k, j)[0]} = {_slot(k, j - 1)[0]}; {_slot(k, j)[1]} = {_slot(k, j - 1)[1]};\n"
+        for k, n in sorted(depths.items())
+        for j in range(n - 1, 0, -1)
     )
-    return decls, snap
+    return decls, shift
 
 
 def _coordinates(cell: Cell, cells: int, pad: str) -> tuple[str, str]:
@@ -105,9 +117,11 @@ def _coordinates(cell: Cell, cells: int, pad: str) -> tuple[str, str]:
     setup = f"{pad}const {t} {P}x = blockIdx.x * blockDim.x + threadIdx.x;\n" + y0
     step = (
         f"{pad}    const {t} {P}y = ({t})({P}y0 + {P}t);\n"
-        f"{pad}    if ({P}x >= ({w})) break;  // past the last column: no cell of this walk\n"
+        f"{pad}    if ({P}x >= ({w})) continue;  // past the last column: no cell of this walk\n"
         f"{pad}    {t} {cell.flat_name} = {P}y * ({w}) + {P}x;\n"
     )
+    if cell.bound is not None:  # the grid-stride loop's own test
+        step += f"{pad}    if ({cell.flat_name} >= ({_cuda.text(cell.bound)})) continue;\n"
     return setup, step
 
 
@@ -121,7 +135,7 @@ def emit(cell: Cell, cells: int, pad: str) -> str:
         f"// stencil-rows: {cells} cells down a column per thread; the reads shared with the row before come "
         f"from registers\n{setup}{decls}"
         f"#pragma unroll\n"
-        f"{pad}for (unsigned int {P}t = 0u; {P}t < {cells}u; ++{P}t) {{\n{step}{snap}{work}{pad}}}\n"
+        f"{pad}for (unsigned int {P}t = 0u; {P}t < {cells}u; ++{P}t) {{\n{snap}{step}{work}{pad}}}\n"
     )
 
 
