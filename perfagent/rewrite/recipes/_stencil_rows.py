@@ -270,6 +270,9 @@ def _sites(kernel: Node, cell: Cell) -> list[Site] | str:
             if name not in arrays or index is None or any(_within(_cuda.enclosing(n, k), cell.stmts) for k in _LOOPS):
                 continue
             impure = next((m for m in _cuda.walk(index) if _reads_memory(m)), None)
+            if impure is not None and impure.type == "call_expression":
+                fn = impure.child_by_field_name("function")
+                return at(impure, f"the index of {name} calls {_cuda.text(fn) if fn else 'a function'}: the neighbourhood cannot be proven")
             if impure is not None:
                 return at(impure, f"the index of {name} reads memory: the neighbourhood is data-dependent")
             sites.append(Site(n, name, arrays[name], index))
@@ -303,24 +306,32 @@ def _addresses(kernel: Node, cell: Cell, x: int, y: int) -> list[int | None]:
     return [_stencil_eval.value(s.index, env) for s in cell.sites]
 
 
+def _conditions(node: Node) -> int:
+    """How many ``if``s and ``?:`` the read sits under (a read made on fewer paths is a poorer partner)."""
+    count, parent = 0, node.parent
+    while parent is not None and parent.type != "function_definition":
+        count += parent.type in ("if_statement", "conditional_expression")
+        parent = parent.parent
+    return count
+
+
 def pair(kernel: Node, cell: Cell) -> dict[int, tuple[int, int]]:
-    """Site r -> (site q, d): r at row y + d has q's address at row y at every sample (the guess), the
-    smallest d first (a radius-R column repeats a read 2R rows on)."""
+    """Site r -> (site q, d): r at row y + d has q's address at row y at every sample (the guess). The
+    read made on the most paths wins (the interior read, not the border copy's), then the nearest row (a
+    radius-R column repeats a read 2R rows on)."""
     rows = {(x, y + d): _addresses(kernel, cell, x, y + d) for x, y in _SAMPLES for d in range(MAX_DISTANCE + 1)}
     out: dict[int, tuple[int, int]] = {}
     for r, site in enumerate(cell.sites):
-        for d in range(1, MAX_DISTANCE + 1):
-            same = [
-                q
-                for q, other in enumerate(cell.sites)
-                if other.array == site.array
-                and all(
-                    (a := rows[(x, y)][q]) is not None and a == rows[(x, y + d)][r] for x, y in _SAMPLES
-                )
-            ]
-            if same:
-                out[r] = (same[0], d)
-                break
+        same = [
+            (_conditions(other.node), d, q)
+            for d in range(1, MAX_DISTANCE + 1)
+            for q, other in enumerate(cell.sites)
+            if other.array == site.array
+            and all((a := rows[(x, y)][q]) is not None and a == rows[(x, y + d)][r] for x, y in _SAMPLES)
+        ]
+        if same:
+            _c, d, q = min(same)
+            out[r] = (q, d)
     return out
 
 
