@@ -7,6 +7,7 @@ refused with the reason and the line."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -207,20 +208,35 @@ def test_every_candidate_compiles_with_nvcc(tmp_path: Path) -> None:
     assert_compiled(nvcc_compile(sources, tmp_path))
 
 
-def test_the_emulation_catches_a_reuse_that_skips_the_address_check(tmp_path: Path) -> None:
-    # the check has teeth: taking the row before's value without comparing addresses reads wrong cells
-    cand = rec.propose(_request("count-torus-select-2d"))[0]
+_PREV = re.compile(r"perfagent_sr_a(\d+)_(\d+), perfagent_sr_v\1_\2(?=, perfagent_sr_a\d+_0, )")
+
+
+def _scrambled(source: str) -> str:
+    """Every kept read handed another read's row before (a wrong guess of the pairing)."""
+    prevs = [m.group(0) for m in _PREV.finditer(source)]
+    rotated = iter(prevs[1:] + prevs[:1])
+    return _PREV.sub(lambda _m: next(rotated), source)
+
+
+def test_a_wrong_pairing_is_caught_by_the_address_check_and_only_by_it(tmp_path: Path) -> None:
+    # the pairing is a guess: scrambled, the run-time address check still keeps every value right;
+    # without the check, the emulation sees the wrong cells (it has teeth)
+    source, kernel, _d, args, original, _p = FORMS["laplace9-zero-ghost-2d"]
+    cand = rec.propose(_request("laplace9-zero-ghost-2d"))[1]
     assert cand.source is not None and cand.launch is not None and cand.launch.grid is not None
-    broken = cand.source.replace("val = at == prev_at ? prev : p[idx];", "val = prev_at != (-0x7fffffffffffffffLL - 1) ? prev : p[idx];")
-    assert broken != cand.source
-    _src, kernel, _d, args, original, _p = FORMS["count-torus-select-2d"]
+    scrambled = _scrambled(cand.source)
+    unchecked = scrambled.replace("val = at == prev_at ? prev : p[idx];", f"val = prev_at != {rec._NONE} ? prev : p[idx];")
+    assert scrambled != cand.source and unchecked != scrambled
     params = {"W": 37, "H": 29}
     case = Case(
         args=args(37, 29),
         original=original(37, 29),
         rewritten=(_dims(cand.launch.grid, params), _dims(list(cand.launch.block or []), params)),
     )
-    ok, out = cuda_blocks.run(tmp_path, COUNT_TORUS, broken, kernel, [case], rtol=0.0, atol=0.0)
+    (tmp_path / "checked").mkdir()
+    (tmp_path / "unchecked").mkdir()
+    cuda_blocks.assert_same(tmp_path / "checked", source, scrambled, kernel, [case], rtol=0.0, atol=0.0)
+    ok, out = cuda_blocks.run(tmp_path / "unchecked", source, unchecked, kernel, [case], rtol=0.0, atol=0.0)
     assert not ok and "differs" in out
 
 
