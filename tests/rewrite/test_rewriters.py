@@ -69,6 +69,7 @@ def test_every_recipe_implements_catalogued_transforms() -> None:
         "register-streaming",
         "modulo-to-select",
         "permute-tile",
+        "stencil-rows",
     }
     for recipe in RECIPES.values():
         assert recipe.transforms and all(t in catalog() for t in recipe.transforms)
