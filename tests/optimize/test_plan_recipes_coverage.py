@@ -7,7 +7,7 @@ import perfagent
 from knowledge.transforms import catalog
 from perfagent.optimize.plan import make_plan, runnable
 from perfagent.rewrite import get_rewriter
-from perfagent.rewrite.base import LaunchContext, RewriteRequest
+from perfagent.rewrite.base import LaunchArg, LaunchContext, RewriteRequest
 from profilers.model import Finding, KernelDiagnosis
 
 from .helpers import REPORTS
@@ -88,3 +88,43 @@ def test_unmeasured_plans_offer_the_new_recipes_where_their_precondition_holds()
     refused = {s.transform.id: s.skipped for s in steps if s.skipped}
     assert "no __shared__ array" in (refused.get("smem-swizzle") or "")
     assert "no two consecutive kernel launches" in (refused.get("kernel-fusion") or "")
+
+
+LIFE_FLAT = """
+__global__ void life(const unsigned char *in, unsigned char *out, unsigned int w, unsigned int h)
+{
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < w * h; i += blockDim.x * gridDim.x) {
+        unsigned int c = i % w, r = i / w;
+        unsigned int up = (r + h - 1) % h, dn = (r + 1) % h, lf = (c + w - 1) % w, rt = (c + 1) % w;
+        unsigned int n = in[up * w + lf] + in[up * w + c] + in[up * w + rt] + in[r * w + lf] + in[r * w + rt]
+                       + in[dn * w + lf] + in[dn * w + c] + in[dn * w + rt];
+        out[i] = n == 3 || (n == 2 && in[r * w + c]);
+    }
+}
+"""
+
+
+def test_a_compute_bound_stencil_plans_coarsening_even_when_its_launch_indicators_do_not_hold() -> None:
+    # a torus stencil bound on integer math (unseen2/11's kind): thread-coarsening's own indicators (many
+    # short waves, idle schedulers) are about launches, so on a compute-bound finding its instruction-count
+    # effect decides and stencil-rows (several cells per thread) is tried before the fast-math nudge
+    recipes = get_rewriter("recipes")
+    kernel = _diagnosis("compute-bound", ["thread-coarsening", "fast-math"])
+    profile = kernel.profile  # as unseen2/11 measured: few waves of blocks, busy schedulers
+    busy = profile.metrics.model_copy(update={"issue_slot_utilization_pct": 71.0})
+    few = profile.launch.model_copy(update={"waves_per_sm": 2.0})
+    kernel = kernel.model_copy(update={"profile": profile.model_copy(update={"metrics": busy, "launch": few})})
+    entry = catalog()["thread-coarsening"]
+    assert all(c.evaluate(kernel.profile) is False for c in entry.applies_when)  # measured, and none holds
+    args = [LaunchArg(name="in"), LaunchArg(name="out"), LaunchArg(name="w", value="W"), LaunchArg(name="h", value="H")]
+    launch = LaunchContext(grid=["16 * sm_count"], block=[256], params={"W": 512, "H": 512}, args=args)
+
+    def build(transform: str, finding: Finding | None) -> RewriteRequest:
+        return RewriteRequest(
+            source=LIFE_FLAT, language="cuda", transform=transform, finding=finding, launch=launch
+        )
+
+    steps = make_plan(kernel, rewriter=recipes, request_for=build, measured=True, recipe_check=recipes)
+    order = [s.transform.id for s in runnable(steps)]
+    assert order[0] == "thread-coarsening", order  # the structural fix first
+    assert [c.recipe for c in recipes.propose(build("thread-coarsening", None))][:1] == ["stencil-rows"]
