@@ -113,10 +113,17 @@ def test_a_compute_bound_stencil_plans_coarsening_even_when_its_launch_indicator
     profile = kernel.profile  # as unseen2/11 measured: few waves of blocks, busy schedulers
     busy = profile.metrics.model_copy(update={"issue_slot_utilization_pct": 71.0})
     few = profile.launch.model_copy(update={"waves_per_sm": 2.0})
-    kernel = kernel.model_copy(update={"profile": profile.model_copy(update={"metrics": busy, "launch": few})})
+    kernel = kernel.model_copy(
+        update={"profile": profile.model_copy(update={"metrics": busy, "launch": few})}
+    )
     entry = catalog()["thread-coarsening"]
     assert all(c.evaluate(kernel.profile) is False for c in entry.applies_when)  # measured, and none holds
-    args = [LaunchArg(name="in"), LaunchArg(name="out"), LaunchArg(name="w", value="W"), LaunchArg(name="h", value="H")]
+    args = [
+        LaunchArg(name="in"),
+        LaunchArg(name="out"),
+        LaunchArg(name="w", value="W"),
+        LaunchArg(name="h", value="H"),
+    ]
     launch = LaunchContext(grid=["16 * sm_count"], block=[256], params={"W": 512, "H": 512}, args=args)
 
     def build(transform: str, finding: Finding | None) -> RewriteRequest:

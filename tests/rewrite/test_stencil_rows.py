@@ -146,8 +146,10 @@ SIZES = ((40, 36), (37, 29))
 def _launch(name: str) -> LaunchContext:
     _src, _k, dims, _args, _orig, _pairs = FORMS[name]
     if dims == 2:
-        return LaunchContext(grid=["ceil_div(W, 16)", "ceil_div(H, 8)"], block=[16, 8], params={"W": 40, "H": 36})
-    names = [p for p in ("src", "dst", "rows", "cols")] if name.startswith("jacobi") else ["a", "o", "width", "height"]
+        return LaunchContext(
+            grid=["ceil_div(W, 16)", "ceil_div(H, 8)"], block=[16, 8], params={"W": 40, "H": 36}
+        )
+    names = ["src", "dst", "rows", "cols"] if name.startswith("jacobi") else ["a", "o", "width", "height"]
     values = {"rows": "H", "cols": "W", "width": "W", "height": "H"}
     return LaunchContext(
         grid=["ceil_div(W * H, 64)"],
@@ -159,7 +161,9 @@ def _launch(name: str) -> LaunchContext:
 
 def _request(name: str) -> RewriteRequest:
     source, kernel, *_rest = FORMS[name]
-    return RewriteRequest(source=source, language="cuda", transform="thread-coarsening", kernel=kernel, launch=_launch(name))
+    return RewriteRequest(
+        source=source, language="cuda", transform="thread-coarsening", kernel=kernel, launch=_launch(name)
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FORMS))
@@ -190,7 +194,9 @@ def test_every_geometry_computes_what_the_original_does(name: str, tmp_path: Pat
         for w, h in SIZES:
             params = {"W": w, "H": h}
             rewritten = (_dims(cand.launch.grid, params), _dims(list(cand.launch.block or []), params))
-            cases.append((k, Case(args=args(w, h), original=original(w, h), rewritten=rewritten, name=f"{w}x{h}")))
+            cases.append(
+                (k, Case(args=args(w, h), original=original(w, h), rewritten=rewritten, name=f"{w}x{h}"))
+            )
     for k, cand in enumerate(rec.propose(_request(name))):
         assert cand.source is not None
         (tmp_path / str(k)).mkdir()
@@ -225,7 +231,9 @@ def test_a_wrong_pairing_is_caught_by_the_address_check_and_only_by_it(tmp_path:
     cand = rec.propose(_request("laplace9-zero-ghost-2d"))[1]
     assert cand.source is not None and cand.launch is not None and cand.launch.grid is not None
     scrambled = _scrambled(cand.source)
-    unchecked = scrambled.replace("val = at == prev_at ? prev : p[idx];", f"val = prev_at != {rec._NONE} ? prev : p[idx];")
+    unchecked = scrambled.replace(
+        "val = at == prev_at ? prev : p[idx];", f"val = prev_at != {rec._NONE} ? prev : p[idx];"
+    )
     assert scrambled != cand.source and unchecked != scrambled
     params = {"W": 37, "H": 29}
     case = Case(
@@ -248,14 +256,16 @@ REFUSED: dict[str, tuple[str, str, str]] = {
     ),
     "output-aliases-input": (
         "box3-uint8-clamp-2d",
-        BOX_BLUR_U8.replace("out[py * w + px] = (unsigned char)(s / 9);", "img[py * w + px] = (unsigned char)(s / 9);").replace(
-            "const unsigned char *img", "unsigned char *img"
-        ),
+        BOX_BLUR_U8.replace(
+            "out[py * w + px] = (unsigned char)(s / 9);", "img[py * w + px] = (unsigned char)(s / 9);"
+        ).replace("const unsigned char *img", "unsigned char *img"),
         "line 11: img is read and written (the output aliases the input)",
     ),
     "bound-not-width-times-rows": (
         "jacobi5-flat-float",
-        JACOBI5.replace("int rows, int cols)", "int rows, int cols, int n)").replace("if (i >= rows * cols)", "if (i >= n)"),
+        JACOBI5.replace("int rows, int cols)", "int rows, int cols, int n)").replace(
+            "if (i >= rows * cols)", "if (i >= n)"
+        ),
         "line 4: the bound n is not the width cols times a row count",
     ),
     "two-widths": (
@@ -265,7 +275,9 @@ REFUSED: dict[str, tuple[str, str, str]] = {
     ),
     "return-inside-a-loop": (
         "box3-uint8-clamp-2d",
-        BOX_BLUR_U8.replace("    out[py * w + px]", "    for (int k = 0; k < 2; ++k) if (s > k) return;\n    out[py * w + px]"),
+        BOX_BLUR_U8.replace(
+            "    out[py * w + px]", "    for (int k = 0; k < 2; ++k) if (s > k) return;\n    out[py * w + px]"
+        ),
         "a return inside a loop of the cell's work",
     ),
     "neighbourhood-only-in-a-loop": (
@@ -273,12 +285,16 @@ REFUSED: dict[str, tuple[str, str, str]] = {
         BOX_BLUR_U8.replace(
             "int s = img[ym * w + xm]",
             "int s = 0;\n    for (int dy = -1; dy <= 1; ++dy) s += img[min(max(py + dy, 0), h - 1) * w + px];\n    s += 0 * img[ym * w + xm]",
-        ).replace("+ img[ym * w + px] + img[ym * w + xp]\n          + img[py * w + xm] + img[py * w + px] + img[py * w + xp]\n          + img[yp * w + xm] + img[yp * w + px] + img[yp * w + xp]", ""),
+        ).replace(
+            "+ img[ym * w + px] + img[ym * w + xp]\n          + img[py * w + xm] + img[py * w + px] + img[py * w + xp]\n          + img[yp * w + xm] + img[yp * w + px] + img[yp * w + xp]",
+            "",
+        ),
         "nothing to keep in registers",
     ),
     "index-through-a-macro": (
         "laplace9-zero-ghost-2d",
-        "#define IDX(yy, xx) ((yy) * nx + (xx))\n" + LAPLACE9.replace("u[(y - 1) * nx + x]", "u[IDX(y - 1, x)]"),
+        "#define IDX(yy, xx) ((yy) * nx + (xx))\n"
+        + LAPLACE9.replace("u[(y - 1) * nx + x]", "u[IDX(y - 1, x)]"),
         "line 10: the index of u calls IDX",
     ),
     "shared-memory": (
@@ -288,7 +304,9 @@ REFUSED: dict[str, tuple[str, str, str]] = {
     ),
     "row-index-written": (
         "laplace9-zero-ghost-2d",
-        LAPLACE9.replace("const int y =", "int y =").replace("    v[y * nx + x] = s", "    y = 0;\n    v[y * nx + x] = s"),
+        LAPLACE9.replace("const int y =", "int y =").replace(
+            "    v[y * nx + x] = s", "    y = 0;\n    v[y * nx + x] = s"
+        ),
         "y is assigned after its declaration",
     ),
 }

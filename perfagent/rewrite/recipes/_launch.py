@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 
+from tree_sitter import Node
+
 from perfagent.rewrite.base import LaunchContext
+from perfagent.rewrite.recipes import _cuda
 from perfagent.workloads.expr import ExpressionError, evaluate, evaluate_int
 from perfagent.workloads.launch_spec import DEFAULT_DEVICE_ATTRS, Expr
 
@@ -87,3 +90,24 @@ def warp_multiple_block(launch: LaunchContext) -> str | None:
     if block is None:
         return f"the block size {launch.block[0]} cannot be evaluated from the spec's parameters"
     return None if block % 32 == 0 else f"the block ({block} threads) is not a multiple of 32"
+
+
+def arg_values(kernel: Node, launch: LaunchContext) -> dict[str, str]:
+    """Kernel argument name -> its value in the launch spec's terms (the arguments the spec gives one)."""
+    out = {}
+    for (name, _, _), arg in zip(_cuda.kernel_params(kernel), launch.args, strict=False):
+        if arg.value is not None:
+            out[name] = paren(str(arg.value))
+    return out
+
+
+def in_spec(text: str, values: dict[str, str]) -> str | None:
+    """``text`` (an expression of kernel arguments) in the launch spec's terms, or None when an argument
+    has no spec value (``ceil_div`` is the spec's own)."""
+    names = set(_NAME.findall(text)) - {"ceil_div"}
+    if not text or names - set(values):
+        return None
+    return _NAME.sub(lambda m: values.get(m.group(0), m.group(0)), text)
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")

@@ -21,8 +21,8 @@ becomes ``continue``), and ``i`` / ``y`` is never assigned.
 The reads worth keeping are those of a read-only pointer argument (only read through subscripts): one
 that is also written is refused (the output aliases the input: a kept value could be stale), and so is a
 read whose index reads memory (the neighbourhood is data-dependent). Reads inside a loop of the work are
-left as they are. ``_stencil_eval`` guesses which read of row ``y + 1`` repeats which read of row ``y``;
-with no such pair there is nothing to keep and the kernel is refused.
+left as they are. ``_stencil_pair`` then guesses which read of row ``y + 1`` repeats which read of row
+``y``; with no such pair there is nothing to keep and the kernel is refused.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node
 
-from perfagent.rewrite.recipes import _affine, _cuda, _poly, _stencil_eval, _thread_index
+from perfagent.rewrite.recipes import _affine, _cuda, _poly, _thread_index
 from perfagent.rewrite.recipes._coop_row_syntax import is_written, subscript_index
 from perfagent.rewrite.recipes._thread_index import GlobalIndex
 from perfagent.rewrite.recipes._variant import at
@@ -39,12 +39,6 @@ from perfagent.rewrite.recipes._zmarch import callee_uses_threads, definitions, 
 
 _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop", "switch_statement")
 _PURE_CALLS = ("min", "max", "umin", "umax", "abs")
-_SIZES = (53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
-"""Sample values of the kernel's integer arguments (distinct primes: interior cells of any stencil)."""
-_SAMPLES = ((7, 9), (13, 17), (5, 30))
-MAX_DISTANCE = 4
-"""Rows back a kept read may be found (2R for a radius-2 cross)."""
-"""(x, y) sample cells at which the pairing is guessed (each against its row y + 1)."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +88,9 @@ def _builtin_uses_outside(kernel: Node, allowed: list[Node]) -> str | None:
         for axis in "xyz":
             for use in _thread_index.builtin_uses(kernel, name, axis):
                 if not any(a <= use.start_byte and use.end_byte <= b for a, b in spans):
-                    return at(use, f"{name}.{axis} outside the cell's coordinates: the block cannot be reshaped")
+                    return at(
+                        use, f"{name}.{axis} outside the cell's coordinates: the block cannot be reshaped"
+                    )
     return None
 
 
@@ -110,7 +106,9 @@ def _flow(stmts: list[Node], grid_stride: bool) -> tuple[dict[int, str], str | N
                 if looped:
                     return subs, at(n, "a return inside a loop of the cell's work")
                 if grid_stride:
-                    return subs, at(n, "a return inside the grid-stride loop ends every later cell of the thread")
+                    return subs, at(
+                        n, "a return inside the grid-stride loop ends every later cell of the thread"
+                    )
                 subs[n.id] = "continue;"
             elif not looped and n.type == "break_statement":
                 return subs, at(n, "a break out of the grid-stride loop ends every later cell of the thread")
@@ -118,7 +116,9 @@ def _flow(stmts: list[Node], grid_stride: bool) -> tuple[dict[int, str], str | N
 
 
 def _within(node: Node | None, stmts: list[Node]) -> bool:
-    return node is not None and any(s.start_byte <= node.start_byte and node.end_byte <= s.end_byte for s in stmts)
+    return node is not None and any(
+        s.start_byte <= node.start_byte and node.end_byte <= s.end_byte for s in stmts
+    )
 
 
 def _two_d(kernel: Node, body: Node) -> Cell | str:
@@ -136,7 +136,9 @@ def _two_d(kernel: Node, body: Node) -> Cell | str:
     subs, why = _flow(stmts, grid_stride=False)
     if why:
         return why
-    return Cell("2-D launch", y.decl.start_byte, body.end_byte - 1, stmts, None, "", "", None, {}, y, None, subs)
+    return Cell(
+        "2-D launch", y.decl.start_byte, body.end_byte - 1, stmts, None, "", "", None, {}, y, None, subs
+    )
 
 
 def _stride_loop(stmt: Node) -> tuple[GlobalIndex, Node, list[Node]] | None:
@@ -177,7 +179,9 @@ def _flat(kernel: Node, body: Node) -> Cell | str:
     if loop is not None:
         g, bound, stmts = loop
         start, end, form = kids[-1].start_byte, kids[-1].end_byte, "grid-stride loop"
-        allowed = [c for c in (kids[-1].child_by_field_name(f) for f in ("initializer", "update")) if c is not None]
+        allowed = [
+            c for c in (kids[-1].child_by_field_name(f) for f in ("initializer", "update")) if c is not None
+        ]
     else:
         flats = [g for g in _thread_index.global_indices(body) if g.axis == "x" and g.scale is None]
         if len(flats) != 1:
@@ -186,10 +190,25 @@ def _flat(kernel: Node, body: Node) -> Cell | str:
         stmts = kids[kids.index(g.decl) + 1 :]
         guards = [gd for s in stmts if (gd := _thread_index.guard_of(s, g.name)) is not None]
         if not guards:
-            return at(g.decl, f"no guard bounds {g.name} (if ({g.name} >= N) return; / if ({g.name} < N) ...)")
-        bound, start, end, allowed, form = guards[0].bound, g.decl.start_byte, body.end_byte - 1, [g.decl], "flat index"
+            return at(
+                g.decl, f"no guard bounds {g.name} (if ({g.name} >= N) return; / if ({g.name} < N) ...)"
+            )
+        bound, start, end, allowed, form = (
+            guards[0].bound,
+            g.decl.start_byte,
+            body.end_byte - 1,
+            [g.decl],
+            "flat index",
+        )
     why = _builtin_uses_outside(kernel, allowed) or (
-        next((at(w, f"{g.name} is assigned in the cell's work") for s in stmts if (w := _thread_index.assigns(s, g.name))), None)
+        next(
+            (
+                at(w, f"{g.name} is assigned in the cell's work")
+                for s in stmts
+                if (w := _thread_index.assigns(s, g.name))
+            ),
+            None,
+        )
     )
     if why:
         return why
@@ -200,7 +219,12 @@ def _flat(kernel: Node, body: Node) -> Cell | str:
 
 
 def _width(
-    kernel: Node, g: GlobalIndex, bound: Node, stmts: list[Node], subs: dict[int, str], where: tuple[str, int, int]
+    kernel: Node,
+    g: GlobalIndex,
+    bound: Node,
+    stmts: list[Node],
+    subs: dict[int, str],
+    where: tuple[str, int, int],
 ) -> Cell | str:
     """The proof that ``i`` walks a W-wide grid: one divisor W of every ``i % W`` / ``i / W``, N = W * R."""
     peel: list[tuple[Node, str, Node]] = []
@@ -231,10 +255,12 @@ def _width(
             f"the bound {_cuda.text(bound)} is not the width {_cuda.text(w_node)} times a row count of kernel "
             "arguments: the index algebra cannot be proven",
         )
-    w_type = next((t for name, t, _p in _cuda.kernel_params(kernel) if name == _cuda.text(_cuda.strip(w_node))), "")
-    same = " ".join(w for w in w_type.split() if w != "const") == g.type
-    for n, op, _w in peel:
-        coord = "perfagent_sr_x" if op == "%" else "perfagent_sr_y"
+    w_type = next(
+        (t for name, t, _p in _cuda.kernel_params(kernel) if name == _cuda.text(_cuda.strip(w_node))), ""
+    )
+    same = " ".join(word for word in w_type.split() if word != "const") == g.type
+    for n, sign, _w in peel:
+        coord = "perfagent_sr_x" if sign == "%" else "perfagent_sr_y"
         # i % W has i's type when W's is the same; otherwise the conversions of the % are kept
         subs[n.id] = coord if same else f"((decltype({_cuda.text(n)})){coord})"
     form, start, end = where
@@ -266,13 +292,23 @@ def _sites(kernel: Node, cell: Cell) -> list[Site] | str:
             arg, index = n.child_by_field_name("argument"), subscript_index(n)
             name = _cuda.text(arg) if arg is not None else ""
             if name in written and not is_written(n):
-                return at(written[name], f"{name} is read and written (the output aliases the input): a kept value may be stale")
-            if name not in arrays or index is None or any(_within(_cuda.enclosing(n, k), cell.stmts) for k in _LOOPS):
+                return at(
+                    written[name],
+                    f"{name} is read and written (the output aliases the input): a kept value may be stale",
+                )
+            if (
+                name not in arrays
+                or index is None
+                or any(_within(_cuda.enclosing(n, k), cell.stmts) for k in _LOOPS)
+            ):
                 continue
             impure = next((m for m in _cuda.walk(index) if _reads_memory(m)), None)
             if impure is not None and impure.type == "call_expression":
                 fn = impure.child_by_field_name("function")
-                return at(impure, f"the index of {name} calls {_cuda.text(fn) if fn else 'a function'}: the neighbourhood cannot be proven")
+                return at(
+                    impure,
+                    f"the index of {name} calls {_cuda.text(fn) if fn else 'a function'}: the neighbourhood cannot be proven",
+                )
             if impure is not None:
                 return at(impure, f"the index of {name} reads memory: the neighbourhood is data-dependent")
             sites.append(Site(n, name, arrays[name], index))
@@ -286,53 +322,6 @@ def _reads_memory(node: Node) -> bool:
         fn = node.child_by_field_name("function")
         return fn is None or _cuda.text(fn).split("::")[-1] not in _PURE_CALLS
     return False
-
-
-def _addresses(kernel: Node, cell: Cell, x: int, y: int) -> list[int | None]:
-    """Every site's index at cell (x, y), the kernel's integer arguments set to sample sizes."""
-    ints = [n for n, t, p in _cuda.kernel_params(kernel) if not p and not any(w in t for w in ("float", "double", "half", "bool"))]
-    env: dict[str, int] = dict(zip(ints, _SIZES, strict=False))
-    if cell.row is not None:
-        xs = [g for g in _thread_index.global_indices(kernel.child_by_field_name("body") or kernel) if g.axis == "x"]
-        env.update({xs[0].name: x, cell.row.name: y} if xs else {})
-    else:
-        width = _stencil_eval.value(cell.width, env) if cell.width is not None else None
-        if width is None:
-            return [None] * len(cell.sites)
-        env.update({cell.flat_name: y * width + x, "perfagent_sr_x": x, "perfagent_sr_y": y})
-    body = kernel.child_by_field_name("body")
-    before = [s for s in (body.named_children if body is not None else []) if s.end_byte <= cell.start]
-    _stencil_eval.bind_locals(before + cell.stmts, env, lambda name: _thread_index.assigns(kernel, name) is not None)
-    return [_stencil_eval.value(s.index, env) for s in cell.sites]
-
-
-def _conditions(node: Node) -> int:
-    """How many ``if``s and ``?:`` the read sits under (a read made on fewer paths is a poorer partner)."""
-    count, parent = 0, node.parent
-    while parent is not None and parent.type != "function_definition":
-        count += parent.type in ("if_statement", "conditional_expression")
-        parent = parent.parent
-    return count
-
-
-def pair(kernel: Node, cell: Cell) -> dict[int, tuple[int, int]]:
-    """Site r -> (site q, d): r at row y + d has q's address at row y at every sample (the guess). The
-    read made on the most paths wins (the interior read, not the border copy's), then the nearest row (a
-    radius-R column repeats a read 2R rows on)."""
-    rows = {(x, y + d): _addresses(kernel, cell, x, y + d) for x, y in _SAMPLES for d in range(MAX_DISTANCE + 1)}
-    out: dict[int, tuple[int, int]] = {}
-    for r, site in enumerate(cell.sites):
-        same = [
-            (_conditions(other.node), d, q)
-            for d in range(1, MAX_DISTANCE + 1)
-            for q, other in enumerate(cell.sites)
-            if other.array == site.array
-            and all((a := rows[(x, y)][q]) is not None and a == rows[(x, y + d)][r] for x, y in _SAMPLES)
-        ]
-        if same:
-            _c, d, q = min(same)
-            out[r] = (q, d)
-    return out
 
 
 def analyse(kernel: Node, dims: int) -> Cell | str:
@@ -349,11 +338,4 @@ def analyse(kernel: Node, dims: int) -> Cell | str:
     sites = _sites(kernel, cell)
     if isinstance(sites, str):
         return sites
-    cell = replace(cell, sites=sites)
-    partner = pair(kernel, cell)
-    if not partner:
-        return (
-            "no read of a read-only input at row y + 1 repeats a read of row y (or the indices could not be "
-            "evaluated): nothing to keep in registers"
-        )
-    return replace(cell, partner=partner)
+    return replace(cell, sites=sites)

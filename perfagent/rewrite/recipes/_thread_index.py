@@ -231,6 +231,11 @@ Rewrites = dict[int, Callable[[Node], str]]
 """Node id -> the text that replaces that node (given the node)."""
 
 
+def put(text: str) -> Callable[[Node], str]:
+    """A rewrite that puts ``text`` where the node was."""
+    return lambda _node: text
+
+
 def render(node: Node, rewrites: Rewrites) -> str:
     """The text of ``node`` with every rewritten descendant replaced (a rewrite may render its own children)."""
     if node.id in rewrites:

@@ -21,13 +21,12 @@ row is honoured). The launch copy becomes that grid; a second candidate re-tunes
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from tree_sitter import Node
 
 from perfagent.rewrite.base import LaunchContext
-from perfagent.rewrite.recipes import _affine, _cuda, _launch
+from perfagent.rewrite.recipes import _affine, _launch
 from perfagent.rewrite.recipes._affine import FormDict
 from perfagent.rewrite.recipes._flat_index import chain, expand, stride, thaw
 from perfagent.rewrite.recipes._permute_eval import Copy, evaluate
@@ -94,29 +93,13 @@ def analyse(kernel: Node, launch: LaunchContext, requested: str | None) -> _Plan
     if any(s is None for s in strides):
         return "a stride of the decomposition is not a product of sizes"
     outer = f"({_text(copy.bound)} + {_text(strides[-1] or {})} - 1) / {_text(strides[-1] or {})}"
-    spec = _spec_names(kernel, launch)
+    spec = _launch.arg_values(kernel, launch)
     return _Plan(
         copy, len(exts) + 1, unit_r[0], unit_w[0],
         [_text(thaw(e)) for e in exts] + [f"({outer})"], [_text(s or {}) for s in strides],
         [_text(thaw(e)) for e in exts] + [f"ceil_div({_text(copy.bound)}, {_text(strides[-1] or {})})"],
         _linear(w), _linear(r), spec,
     )  # fmt: skip
-
-
-def _spec_names(kernel: Node, launch: LaunchContext) -> dict[str, str]:
-    out = {}
-    for (name, _, _), arg in zip(_cuda.kernel_params(kernel), launch.args, strict=False):
-        if arg.value is not None:
-            out[name] = _launch.paren(str(arg.value))
-    return out
-
-
-def _in_spec(text: str, spec: dict[str, str]) -> str | None:
-    """``text`` (kernel sizes) in the launch spec's terms, or None when a size has no spec value."""
-    names = set(re.findall(r"[A-Za-z_]\w*", text)) - {"ceil_div"}
-    if names - set(spec):
-        return None
-    return re.sub(r"[A-Za-z_]\w*", lambda m: spec.get(m.group(0), m.group(0)), text)
 
 
 def _pinned(c: Copy) -> str:
@@ -198,7 +181,7 @@ class _PermuteTile(CudaRecipe[_Plan]):
     def _grid(self, p: _Plan) -> list[str] | None:
         count = " * ".join(p.spec_extents[k] for k in _batch_digits(p)) or "1"
         texts = [p.spec_extents[p.read_digit], p.spec_extents[p.write_digit], count]
-        spec = [_in_spec(t, p.spec) for t in texts]
+        spec = [_launch.in_spec(t, p.spec) for t in texts]
         if any(s is None for s in spec):
             return None
         x, y, z = (str(s) for s in spec)

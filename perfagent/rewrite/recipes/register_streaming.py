@@ -25,13 +25,10 @@ order, reading the same values.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from tree_sitter import Node
-
 from perfagent.rewrite.recipes import _cuda, _launch
-from perfagent.rewrite.recipes._thread_index import Rewrites, render
+from perfagent.rewrite.recipes._thread_index import Rewrites, put, render
 from perfagent.rewrite.recipes._zmarch import Chain, ZMarch, analyse
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
 from perfagent.workloads.launch_spec import LaunchOverride
@@ -71,11 +68,6 @@ def _window(chains: list[Chain], pad: str) -> str:
     )
 
 
-def _as(text: str) -> Callable[[Node], str]:
-    """A rewrite that puts ``text`` where the node was."""
-    return lambda _node: text
-
-
 def _loop_body(m: ZMarch, pad: str) -> str:
     """The statements after the z index, exits as ``continue``, chain reads as registers."""
     slots = {
@@ -84,12 +76,12 @@ def _loop_body(m: ZMarch, pad: str) -> str:
         for d, reads in chain.reads.items()
         for r in reads
     }
-    rewrites: Rewrites = {rid: _as(name) for rid, name in slots.items()}
+    rewrites: Rewrites = {rid: put(name) for rid, name in slots.items()}
     first_read = m.stmts[m.load_at].start_byte
     for ret in m.exits:
         # an exit before the window loads leaves it cold; one after it, the window holds this plane
         cold = ret.start_byte < first_read
-        rewrites[ret.id] = _as(f"{{ {PREFIX}warm = false; continue; }}" if cold else "continue;")
+        rewrites[ret.id] = put(f"{{ {PREFIX}warm = false; continue; }}" if cold else "continue;")
     lines = []
     if_at = (
         None

@@ -18,19 +18,20 @@ W`` ends the walk), ``return`` becoming ``continue``. Each paired read keeps its
 registers and, for the next cell, takes the value of its partner read of the row before when the addresses
 are equal, compared at run time, and loads otherwise. The input is never written by the kernel, so a value
 kept for an address is the value a load would return: the pairing (``_stencil_eval``) is a guess that
-decides how many loads are saved, never what is computed. Results are bit-identical (same expressions over
+decides how many loads are saved, never what is computed (``_stencil_pair``). Results are bit-identical (same expressions over
 the same values, in the same order).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda, _launch
+from perfagent.rewrite.recipes._stencil_pair import pair
 from perfagent.rewrite.recipes._stencil_rows import Cell, analyse
-from perfagent.rewrite.recipes._thread_index import Rewrites, render
+from perfagent.rewrite.recipes._thread_index import Rewrites, put, render
 from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Variant, register
 from perfagent.rewrite.recipes.modulo_to_select import top_level
 from perfagent.workloads.launch_spec import LaunchOverride
@@ -67,7 +68,7 @@ class _Plan:
 def _depths(cell: Cell) -> dict[int, int]:
     """Kept site -> how many rows of its (address, value) it keeps: 1 for the paired reads, d + 1 for a
     read another one repeats d rows on."""
-    out = {r: 1 for r in cell.partner}
+    out = dict.fromkeys(cell.partner, 1)
     for q, d in cell.partner.values():
         out[q] = max(out.get(q, 1), d + 1)
     return out
@@ -78,16 +79,14 @@ def _slot(k: int, j: int) -> tuple[str, str]:
 
 
 def _rewrites(cell: Cell) -> Rewrites:
-    rewrites: Rewrites = {nid: (lambda _n, t=text: t) for nid, text in cell.subs.items()}
+    rewrites: Rewrites = {nid: put(text) for nid, text in cell.subs.items()}
     for k in _depths(cell):
         site = cell.sites[k]
         # a read with no partner passes its own register as the never-taken "value of the row before"
         prev = _slot(*cell.partner[k]) if k in cell.partner else (_NONE, _slot(k, 0)[1])
         index = _cuda.text(site.index)
         at, val = _slot(k, 0)
-        rewrites[site.node.id] = (
-            lambda _n, s=site, i=index, p=prev, a=at, v=val: f"{FETCH}({s.array}, {i}, {p[0]}, {p[1]}, {a}, {v})"
-        )
+        rewrites[site.node.id] = put(f"{FETCH}({site.array}, {index}, {prev[0]}, {prev[1]}, {at}, {val})")
     return rewrites
 
 
@@ -151,6 +150,19 @@ def _grid(src: Source, m: _Plan, bx: int, by: int, cells: int) -> list[str]:
     ]
 
 
+def _paired(kernel: Node, dims: int) -> Cell | str:
+    cell = analyse(kernel, dims)
+    if isinstance(cell, str):
+        return cell
+    partner = pair(kernel, cell)
+    if not partner:
+        return (
+            "no read of a read-only input at row y + 1 repeats a read of row y (or the indices could not be "
+            "evaluated): nothing to keep in registers"
+        )
+    return replace(cell, partner=partner)
+
+
 class _StencilRows(CudaRecipe[_Plan]):
     name = NAME
     transforms = ("thread-coarsening", "register-tiling")
@@ -169,14 +181,16 @@ class _StencilRows(CudaRecipe[_Plan]):
         dims = len(src.launch.grid)
         if dims != len(src.launch.block) or dims not in (1, 2):
             return "the launch spec's grid and block are not both 1-D or both 2-D"
-        cell = src.on_kernel(lambda k: analyse(k, dims))
+        cell = src.on_kernel(lambda k: _paired(k, dims))
         if isinstance(cell, str):
             return cell
         if cell.row is not None:
             return _Plan(cell, None)
-        spec = _spec_values(src)
-        width = _in_spec(_cuda.text(cell.width) if cell.width is not None else "", spec)
-        rows = _in_spec(_form_text(cell.rows), spec)
+        kernel = src.kernel
+        assert not isinstance(kernel, str)
+        spec = _launch.arg_values(kernel, src.launch)
+        width = _launch.in_spec(_cuda.text(cell.width) if cell.width is not None else "", spec)
+        rows = _launch.in_spec(_form_text(cell.rows), spec)
         if width is None or rows is None:
             return "the grid's width or row count has no value in the launch spec's arguments"
         return _Plan(cell, (width, rows))
@@ -185,7 +199,11 @@ class _StencilRows(CudaRecipe[_Plan]):
         kernel = src.kernel
         assert not isinstance(kernel, str)
         pad = " " * _column(src, m.cell.start)
-        helper = [] if FETCH + "(" in src.text else [Edit(top_level(kernel).start_byte, top_level(kernel).start_byte, _FETCH_TEXT)]
+        helper = (
+            []
+            if FETCH + "(" in src.text
+            else [Edit(top_level(kernel).start_byte, top_level(kernel).start_byte, _FETCH_TEXT)]
+        )
         kept = len(m.cell.partner)
         out = []
         for bx, by, cells in GEOMETRIES:
@@ -209,30 +227,9 @@ def _column(src: Source, offset: int) -> int:
     return offset - _cuda.line_start(data, offset)
 
 
-def _spec_values(src: Source) -> dict[str, str]:
-    """Kernel argument name -> its value in the launch spec's terms."""
-    assert src.launch is not None
-    kernel = src.kernel
-    assert not isinstance(kernel, str)
-    return {
-        name: _launch.paren(str(arg.value))
-        for (name, _t, _p), arg in zip(_cuda.kernel_params(kernel), src.launch.args, strict=False)
-        if arg.value is not None
-    }
-
-
 def _form_text(form: dict[tuple[str, ...], int]) -> str:
     terms = [" * ".join([str(c)] * (c != 1) + list(m)) or str(c) for m, c in sorted(form.items())]
     return " + ".join(terms) if terms else "0"
-
-
-def _in_spec(text: str, spec: dict[str, str]) -> str | None:
-    import re
-
-    names = set(re.findall(r"[A-Za-z_]\w*", text))
-    if not text or names - set(spec):
-        return None
-    return re.sub(r"[A-Za-z_]\w*", lambda mt: spec[mt.group(0)], text)
 
 
 RECIPE = register(_StencilRows())
