@@ -17,8 +17,8 @@ proven width W and row count R of a flat one); the cell's work runs in ``for (t 
 W`` ends the walk), ``return`` becoming ``continue``. Each paired read keeps its last (address, value) in
 registers and, for the next cell, takes the value of its partner read of the row before when the addresses
 are equal, compared at run time, and loads otherwise. The input is never written by the kernel, so a value
-kept for an address is the value a load would return: the pairing (``_stencil_eval``) is a guess that
-decides how many loads are saved, never what is computed (``_stencil_pair``). Results are bit-identical (same expressions over
+kept for an address is the value a load would return: the pairing (``_stencil_pair``) is a guess that
+decides how many loads are saved, never what is computed. Results are bit-identical (same expressions over
 the same values, in the same order).
 """
 
@@ -160,6 +160,10 @@ def _paired(kernel: Node, dims: int) -> Cell | str:
             "no read of a read-only input at row y + 1 repeats a read of row y (or the indices could not be "
             "evaluated): nothing to keep in registers"
         )
+    if all(q == r for r, (q, _d) in partner.items()):
+        # the same read at the same address row after row is a broadcast operand (a per-column scale),
+        # not a neighbourhood: thread-coarsening's plain forms handle it
+        return "reads repeat only their own address row after row (a broadcast, not a stencil neighbourhood)"
     return replace(cell, partner=partner)
 
 
