@@ -297,6 +297,11 @@ REFUSED: dict[str, tuple[str, str, str]] = {
         + LAPLACE9.replace("u[(y - 1) * nx + x]", "u[IDX(y - 1, x)]"),
         "line 10: the index of u calls IDX",
     ),
+    "no-row-guard": (
+        "laplace9-zero-ghost-2d",
+        LAPLACE9.replace("    if (y >= ny) return;\n", ""),
+        "line 4: no guard bounds y",
+    ),
     "shared-memory": (
         "box3-uint8-clamp-2d",
         BOX_BLUR_U8.replace("    int xm =", "    __shared__ int tile[32];\n    tile[0] = 0;\n    int xm ="),

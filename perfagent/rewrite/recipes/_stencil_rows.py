@@ -132,6 +132,11 @@ def _two_d(kernel: Node, body: Node) -> Cell | str:
     if _thread_index.assigns(kernel, y.name):
         return at(y.decl, f"{y.name} is assigned after its declaration")
     kids = list(body.named_children)
+    for g in (x, y):  # the new grid covers more threads than the old: its spare ones must exit as the old did
+        if not any(_thread_index.guard_of(s, g.name) for s in kids):
+            return at(
+                g.decl, f"no guard bounds {g.name} (if ({g.name} >= N) return; / if ({g.name} < N) ...)"
+            )
     stmts = kids[kids.index(y.decl) + 1 :]
     subs, why = _flow(stmts, grid_stride=False)
     if why:

@@ -112,16 +112,25 @@ def _coordinates(cell: Cell, cells: int, pad: str) -> tuple[str, str]:
     if cell.row is not None:
         y = cell.row
         return y0, f"{pad}    {y.type} {y.name} = ({y.type})({P}y0 + {P}t);\n"
-    t, w = cell.flat_type, _cuda.text(cell.width) if cell.width is not None else ""
+    t, w = cell.flat_type, _operand(cell.width)
     setup = f"{pad}const {t} {P}x = blockIdx.x * blockDim.x + threadIdx.x;\n" + y0
     step = (
         f"{pad}    const {t} {P}y = ({t})({P}y0 + {P}t);\n"
-        f"{pad}    if ({P}x >= ({w})) continue;  // past the last column: no cell of this walk\n"
-        f"{pad}    {t} {cell.flat_name} = {P}y * ({w}) + {P}x;\n"
+        f"{pad}    if ({P}x >= {w}) continue;  // past the last column: no cell of this walk\n"
+        f"{pad}    const {t} {cell.flat_name} = {P}y * {w} + {P}x;\n"
     )
     if cell.bound is not None:  # the grid-stride loop's own test
-        step += f"{pad}    if ({cell.flat_name} >= ({_cuda.text(cell.bound)})) continue;\n"
+        step += f"{pad}    if ({cell.flat_name} >= {_operand(cell.bound)}) continue;\n"
     return setup, step
+
+
+def _operand(node: Node | None) -> str:
+    """``node``'s text as an operand of ``*`` or ``>=`` (bare names stay bare: the range prover of
+    modulo-to-select reads ``i >= N`` guards, not ``i >= (N)``)."""
+    if node is None:
+        return ""
+    text = _cuda.text(node)
+    return f"({text})" if _cuda.needs_parentheses(node) else text
 
 
 def emit(cell: Cell, cells: int, pad: str) -> str:
