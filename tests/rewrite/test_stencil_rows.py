@@ -138,6 +138,14 @@ FORMS: dict[str, Form] = {
         lambda w, h: ((7,), (96,)),
         3,
     ),
+    "cross2-int-width-size_t-index": (
+        CROSS_R2.replace("size_t width, size_t height", "int width, int height"),
+        "cross2",
+        1,
+        lambda w, h: (Buf("double", w * h), Buf("double", w * h), str(w), str(h)),
+        lambda w, h: ((5,), (128,)),
+        3,
+    ),
 }
 SIZES = ((40, 36), (37, 29))
 """A square-ish and a ragged grid (neither a multiple of the blocks nor of the rows per thread)."""
