@@ -25,7 +25,7 @@ from typing import TypeVar
 
 from tree_sitter import Node
 
-from perfagent.rewrite.recipes import _cuda
+from perfagent.rewrite.recipes import _cuda, _matmul_remap
 from perfagent.rewrite.recipes._variant import Source, Variant
 from perfagent.workloads.launch_spec import Expr
 
@@ -105,8 +105,15 @@ def _alias(stmt: Node, params: dict[str, tuple[str, bool]], batch: str) -> tuple
     return name, _cuda.text(base), _cuda.text(offset)
 
 
-def _term_edits(body: Node, pointer: str, batch: str) -> tuple[list[_cuda.Edit], str] | str:
-    """Edits dropping the batch term from every subscript of ``pointer``, and that term."""
+def _term_edits(body: Node, pointer: str, batch: str) -> tuple[list[_cuda.Edit], str | None] | str:
+    """Edits dropping the batch term from every subscript of ``pointer``, and that term (None: no subscript
+    of ``pointer`` reads the batch, an operand every batch shares, ``torch.matmul``'s broadcast B)."""
+    if all(
+        batch not in _cuda.identifiers_in(n)
+        for n in _cuda.walk(body)
+        if n.type == "subscript_expression" and _cuda.text(n.child_by_field_name("argument") or n) == pointer
+    ):
+        return [], None
     edits: list[_cuda.Edit] = []
     seen: dict[str, str] = {}
     for n in _cuda.walk(body):
@@ -163,7 +170,8 @@ def normalise(src: Source) -> Batched | str | None:
         if isinstance(dropped, str):
             return dropped
         edits += dropped[0]
-        offsets.append((pointer, dropped[1]))
+        if dropped[1] is not None:
+            offsets.append((pointer, dropped[1]))
     text = _cuda.apply_edits(src.text, sorted(edits, key=lambda e: e.start))
     if batch in _cuda.identifiers_in(_cuda.require_clean(text).root_node):
         return f"{batch} (blockIdx.z) is used other than in the operands' batch offsets"
@@ -213,7 +221,15 @@ def match(src: Source, match_2d: Callable[[Source], M | str]) -> Found[M] | str:
         return None, src, direct
     batched = normalise(src)
     if batched is None:
-        return direct
+        remapped = _matmul_remap.normalise(src)
+        if remapped is None:
+            return direct
+        if isinstance(remapped, str):
+            return f"{direct}; not a flat or 3-D map of a 2-D problem either: {remapped}"
+        inner_found = match(remapped.source, match_2d)
+        if isinstance(inner_found, str):
+            return f"{direct}; with {remapped.form} given a 2-D thread map: {inner_found}"
+        return inner_found
     if isinstance(batched, str):
         return f"{direct}; not a batch of 2-D problems either: {batched}"
     inner = match_2d(batched.source)
