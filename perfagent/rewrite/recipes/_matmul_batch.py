@@ -105,7 +105,9 @@ def _alias(stmt: Node, params: dict[str, tuple[str, bool]], batch: str) -> tuple
     return name, _cuda.text(base), _cuda.text(offset)
 
 
-def _term_edits(body: Node, pointer: str, batch: str) -> tuple[list[_cuda.Edit], str | None] | str:
+def _term_edits(
+    body: Node, pointer: str, batch: str, locals_: set[str]
+) -> tuple[list[_cuda.Edit], str | None] | str:
     """Edits dropping the batch term from every subscript of ``pointer``, and that term (None: no subscript
     of ``pointer`` reads the batch, an operand every batch shares, ``torch.matmul``'s broadcast B)."""
     if all(
@@ -125,12 +127,28 @@ def _term_edits(body: Node, pointer: str, batch: str) -> tuple[list[_cuda.Edit],
         with_batch = [t for t in terms if batch in _cuda.identifiers_in(t)]
         if expr is None or len(with_batch) != 1 or len(terms) < 2:
             return f"line {_cuda.line_of(n)}: {pointer}[...] does not add one batch term to a 2-D index"
+        moving = (_cuda.identifiers_in(with_batch[0]) - {batch}) & locals_
+        if moving:
+            # `(b * S + i) * D`: the term also holds the row; hoisted as the batch offset it would drop it
+            return (
+                f"line {_cuda.line_of(n)}: the batch term {_cuda.text(with_batch[0])} of {pointer}[...] "
+                f"also reads {sorted(moving)[0]}: not a per-batch offset"
+            )
         seen[_cuda.text(with_batch[0]).replace(" ", "")] = _cuda.text(with_batch[0])
         rest = " + ".join(_cuda.text(t) for t in terms if t is not with_batch[0])
         edits.append(_cuda.Edit(expr.start_byte, expr.end_byte, rest))
     if len(seen) != 1:
         return f"the subscripts of {pointer} add different batch terms"
     return edits, next(iter(seen.values()))
+
+
+def _locals(body: Node) -> set[str]:
+    """Names the kernel body declares (thread-varying in general, unlike the parameters)."""
+    return {
+        _cuda.text(d)
+        for n in _cuda.walk(body)
+        if n.type == "init_declarator" and (d := n.child_by_field_name("declarator")) is not None
+    }
 
 
 def normalise(src: Source) -> Batched | str | None:
@@ -166,7 +184,7 @@ def normalise(src: Source) -> Batched | str | None:
         uses = [n for n in _cuda.walk(body) if n.type == "identifier" and _cuda.text(n) == pointer]
         if not uses:
             continue
-        dropped = _term_edits(body, pointer, batch)
+        dropped = _term_edits(body, pointer, batch, _locals(body))
         if isinstance(dropped, str):
             return dropped
         edits += dropped[0]
