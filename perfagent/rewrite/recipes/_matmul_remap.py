@@ -34,7 +34,7 @@ from tree_sitter import Node
 from perfagent.rewrite.recipes import _cuda, _matmul_decode, _poly
 from perfagent.rewrite.recipes._matmul_decode import Digit
 from perfagent.rewrite.recipes._poly import Poly
-from perfagent.rewrite.recipes._thread_index import GlobalIndex, global_indices, guard_of, render
+from perfagent.rewrite.recipes._thread_index import GlobalIndex, global_index, global_indices, guard_of, render
 from perfagent.rewrite.recipes._variant import Source
 from perfagent.workloads.launch_spec import Expr
 
@@ -105,7 +105,7 @@ def _spec(p: Poly, src: Source, params: list[str]) -> Expr | None:
 def _declared(stmt: Node) -> tuple[str, Node, str] | None:
     """(name, value, type) of a one-variable integer declaration ``T v = value;``."""
     inits = [c for c in stmt.named_children if c.type == "init_declarator"] if stmt.type == "declaration" else []
-    if len(inits) != 1 or len(stmt.named_children) != 2:
+    if len(inits) != 1 or len(list(stmt.children_by_field_name("declarator"))) != 1:
         return None
     ident, val = inits[0].child_by_field_name("declarator"), inits[0].child_by_field_name("value")
     if ident is None or val is None or ident.type != "identifier":
@@ -173,6 +173,10 @@ def _flat_shape(body: Node) -> _FlatShape | str | None:
     """The flat index's guard and per-output statements; None: not a 1-D flat kernel at all."""
     indices = global_indices(body)
     stmts = _stmts(body)
+    init = stmts[-1].child_by_field_name("initializer") if stmts and stmts[-1].type == "for_statement" else None
+    looped = global_index(init) if init is not None and not indices else None
+    if looped is not None:  # for (int t = blockIdx.x * blockDim.x + threadIdx.x; ...)
+        indices, stmts = [looped], [looped.decl, *stmts]
     if len(indices) != 1 or indices[0].axis != "x" or not stmts:
         return None
     index = indices[0]
