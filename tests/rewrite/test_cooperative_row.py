@@ -54,6 +54,21 @@ extern "C" __global__ void rowmax(const float* v, float* out, int R, int C)
     out[r] = best;
 }
 """,
+    "row-range-if-updates": """
+extern "C" __global__ void rowrange(const double* v, double* out, int R, int C)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= R) return;
+    double hi = -1e300;
+    double lo = 1e300;
+    for (int c = 0; c < C; ++c) {
+        double e = v[r * C + c];
+        if (e > hi) hi = e;
+        if (lo > e) { lo = e; }
+    }
+    out[r] = hi - lo;
+}
+""",
     "softmax-three-pass-pointer-offset": """
 extern "C" __global__ void softmax(const float* x, float* y, int rows, int cols)
 {
@@ -484,6 +499,7 @@ EMULATED: dict[str, tuple[str, Args, int]] = {
         64,
     ),
     "row-max-fmaxf": ("rowmax", lambda r, c: (Buf(F, r * c), Buf(F, r), f"{r}", f"{c}"), 64),
+    "row-range-if-updates": ("rowrange", lambda r, c: (Buf("double", r * c), Buf("double", r), f"{r}", f"{c}"), 64),
     "softmax-three-pass-pointer-offset": (
         "softmax",
         lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),

@@ -31,6 +31,7 @@ from perfagent.rewrite.recipes._coop_row_syntax import (
     normal_form,
     reduction,
     row_index,
+    select_update,
     statements,
     store_statement,
     subscript_index,
@@ -174,6 +175,14 @@ class Analysis:
         self, loop: Loop, stmt: Node, updates: dict[str, Node], allowed: set[int], serial: bool = False
     ) -> None:
         where = f"the loop on line {_cuda.line_of(loop.node)}"
+        picked = select_update(stmt, self.kernel) if stmt.type == "if_statement" and not serial else None
+        if picked is not None:  # if (v > mx) mx = v;
+            acc, combine, nodes = picked
+            if loop.reductions.setdefault(acc, combine) != combine:
+                raise Refused(f"{where} combines {acc} with both {loop.reductions[acc]} and {combine}")
+            updates.setdefault(acc, stmt)
+            allowed.update(n.id for n in nodes)
+            return
         if stmt.type in ("compound_statement", "if_statement", "else_clause"):
             for child in stmt.named_children:  # an if's condition is an expression, checked by the reads
                 if child.type not in ("comment", "condition_clause"):

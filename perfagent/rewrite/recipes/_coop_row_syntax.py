@@ -340,3 +340,50 @@ def _zero_before(body: Node, acc: str, loop: Node) -> bool:
         and decls[0].end_byte <= n.start_byte < loop.start_byte
         for n in _cuda.walk(body)
     )
+
+
+_SELECT = {">": "max", ">=": "max", "<": "min", "<=": "min"}
+"""``if (v OP acc) acc = v;`` keeps the max or the min of the values it sees (with acc on the left, flipped)."""
+_FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+_TYPED = {"float": "f{}f", "double": "f{}"}
+"""The combine call per accumulator type (fmaxf, fmax); integers use max/min."""
+
+
+def select_update(stmt: Node, kernel: Node) -> tuple[str, str, list[Node]] | None:
+    """(accumulator, combine, the nodes naming it) of ``if (v > acc) acc = v;`` (max; ``<``: min; either
+    operand order, braces allowed, no else): the running max of a row written as a compare-and-assign.
+    Like ``fmaxf`` it skips a NaN ``v``, so the lanes' partials combine with ``fmaxf`` / ``fminf``."""
+    cond, then = stmt.child_by_field_name("condition"), stmt.child_by_field_name("consequence")
+    if cond is None or then is None or stmt.child_by_field_name("alternative") is not None:
+        return None
+    test = unwrap(cond.named_children[-1] if cond.type == "condition_clause" else cond)
+    body = [c for c in then.named_children if c.type != "comment"] if then.type == "compound_statement" else [then]
+    expr = body[0].named_children[0] if len(body) == 1 and body[0].type == "expression_statement" else None
+    if test.type != "binary_expression" or expr is None or expr.type != "assignment_expression":
+        return None
+    op = _cuda.text(test.child_by_field_name("operator") or test)
+    left, right = test.child_by_field_name("left"), test.child_by_field_name("right")
+    target, value = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+    assigned = expr.child_by_field_name("operator")
+    if op not in _SELECT or None in (left, right, target, value, assigned) or _cuda.text(assigned) != "=":
+        return None
+    assert left is not None and right is not None and target is not None and value is not None
+    acc = _cuda.text(target)
+    if target.type != "identifier" or acc in _cuda.identifiers_in(value):
+        return None
+    if _cuda.text(unwrap(left)) == acc:
+        left, right, op = right, left, _FLIP[op]
+    same = _cuda.text(unwrap(left)).replace(" ", "") == _cuda.text(unwrap(value)).replace(" ", "")
+    if not same or _cuda.text(unwrap(right)) != acc:
+        return None
+    types = {
+        _cuda.element_type(d)
+        for d in _cuda.walk(kernel)
+        if d.type == "declaration" and acc in {_cuda.text(c.child_by_field_name("declarator") or c) for c in d.named_children}
+    }
+    if len(types) != 1:
+        return None
+    kind = _SELECT[op]
+    (typ,) = types
+    combine = _TYPED[typ].format(kind) if typ in _TYPED else kind
+    return (acc, combine, [unwrap(right), target]) if combine in COMBINE else None

@@ -266,11 +266,13 @@ def _decoded(shape: _FlatShape) -> tuple[dict[str, Digit], dict[str, str], list[
     return {n: d for n, d in env.items() if n in used}, types, rest
 
 
-def _flat_coords(shape: _FlatShape, kernel: Node) -> _Coords | str:
+def _flat_coords(shape: _FlatShape) -> _Coords | str | None:
     decoded = _decoded(shape)
     if isinstance(decoded, str):
         return decoded
     found, types, rest = decoded
+    if not found:
+        return None  # nothing decoded: a per-item kernel, not an output grid (other recipes' business)
     total: Poly | None
     if shape.total is not None:
         total = _poly.poly(shape.total, {}, frozenset({shape.flat, *found}))
@@ -383,7 +385,9 @@ def normalise(src: Source) -> Remapped | str | None:
         shape = _flat_shape(body)
         if shape is None:
             return None
-        coords = shape if isinstance(shape, str) else _flat_coords(shape, kernel)
+        coords = shape if isinstance(shape, str) else _flat_coords(shape)
+    if coords is None:
+        return None
     if isinstance(coords, str):
         return coords
     params = [p[0] for p in _cuda.kernel_params(kernel)]
