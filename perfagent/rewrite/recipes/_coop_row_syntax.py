@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from perfagent.rewrite.base import LaunchContext
 from perfagent.rewrite.recipes import _cuda
 
 COMBINE = {"fmaxf": "fmaxf", "max": "max", "fminf": "fminf", "min": "min", "fmax": "fmax", "fmin": "fmin"}
@@ -62,6 +63,8 @@ class Plan:
     kernel: Node | None = None
     item_loop: Node | None = None
     """The grid-stride loop over items (``for (r = tid; r < n; r += blockDim.x * gridDim.x)``), if any."""
+    launch: LaunchContext | None = None
+    """The launch of a kernel rewritten one thread per row first (``_row_hoist``); None: the request's."""
 
     @property
     def reductions(self) -> list[tuple[str, str]]:

@@ -38,7 +38,7 @@ from perfagent.rewrite.recipes._thread_index import GlobalIndex, global_index, g
 from perfagent.rewrite.recipes._variant import Source
 from perfagent.workloads.launch_spec import Expr
 
-__all__ = ["Remapped", "normalise"]
+__all__ = ["FlatShape", "Remapped", "decoded_digits", "flat_shape", "mono_text", "normalise", "spec_of", "statements"]
 
 _BLOCK = 16
 """The edge of the normalised launch's block (the recipes set their own; this one is only analysed)."""
@@ -67,12 +67,12 @@ class _Coords:
     form: str
 
 
-def _stmts(node: Node) -> list[Node]:
+def statements(node: Node) -> list[Node]:
     kids = node.named_children if node.type == "compound_statement" else [node]
     return [k for k in kids if k.type != "comment"]
 
 
-def _mono_text(p: Poly) -> str | None:
+def mono_text(p: Poly) -> str | None:
     """C text of a monomial (``M * N``), None for anything else."""
     if _matmul_decode.quotient(p, _matmul_decode.ONE) is None:
         return None
@@ -81,7 +81,7 @@ def _mono_text(p: Poly) -> str | None:
     return " * ".join(parts)
 
 
-def _spec(p: Poly, src: Source, params: list[str]) -> Expr | None:
+def spec_of(p: Poly, src: Source, params: list[str]) -> Expr | None:
     """A monomial of kernel parameters and constants as a launch-spec expression."""
     assert src.launch is not None
     if _matmul_decode.quotient(p, _matmul_decode.ONE) is None or len(params) != len(src.launch.args):
@@ -117,7 +117,7 @@ def _declared(stmt: Node) -> tuple[str, Node, str] | None:
 
 
 @dataclass(frozen=True)
-class _FlatShape:
+class FlatShape:
     index: GlobalIndex
     flat: str
     """The name the per-output statements read (the index, or the grid-stride loop's counter)."""
@@ -138,7 +138,7 @@ def _grid_step(node: Node, steps: set[str]) -> bool:
     return node.type == "binary_expression" and builtins == {("blockDim", "x"), ("gridDim", "x")}
 
 
-def _loop_shape(loop: Node, index: GlobalIndex, steps: set[str]) -> _FlatShape | str:
+def _loop_shape(loop: Node, index: GlobalIndex, steps: set[str]) -> FlatShape | str:
     """The grid-stride loop ``for (T i = index; i < E; i += step)`` as a flat shape."""
     init, cond, update = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update"))
     decl = _declared(init) if init is not None else None
@@ -166,13 +166,13 @@ def _loop_shape(loop: Node, index: GlobalIndex, steps: set[str]) -> _FlatShape |
         return f"line {_cuda.line_of(loop)}: not a grid-stride loop `for (i = index; i < E; i += blockDim.x * gridDim.x)`"
     body = loop.child_by_field_name("body")
     assert body is not None
-    return _FlatShape(index, name, bound, _stmts(body), None, "a grid-stride loop over a flat index")
+    return FlatShape(index, name, bound, statements(body), None, "a grid-stride loop over a flat index")
 
 
-def _flat_shape(body: Node) -> _FlatShape | str | None:
+def flat_shape(body: Node) -> FlatShape | str | None:
     """The flat index's guard and per-output statements; None: not a 1-D flat kernel at all."""
     indices = global_indices(body)
-    stmts = _stmts(body)
+    stmts = statements(body)
     init = stmts[-1].child_by_field_name("initializer") if stmts and stmts[-1].type == "for_statement" else None
     looped = global_index(init) if init is not None and not indices else None
     if looped is not None:  # for (int t = blockIdx.x * blockDim.x + threadIdx.x; ...)
@@ -193,13 +193,13 @@ def _flat_shape(body: Node) -> _FlatShape | str | None:
     for k, stmt in enumerate(after):
         guard = guard_of(stmt, index.name)
         if guard is not None and _cond_terms(guard.stmt) == 1:
-            rest = after[k + 1 :] if guard.early_exit else _stmts(_then(guard.stmt))
+            rest = after[k + 1 :] if guard.early_exit else statements(_then(guard.stmt))
             if not guard.early_exit and k != len(after) - 1:
                 return f"line {_cuda.line_of(after[k + 1])}: a statement after the bounds check"
-            return _FlatShape(index, index.name, guard.bound, after[:k] + rest, None, "a flat index")
+            return FlatShape(index, index.name, guard.bound, after[:k] + rest, None, "a flat index")
     if last is not None and last.type == "if_statement" and last.child_by_field_name("alternative") is None:
-        return _FlatShape(
-            index, index.name, None, after[:-1] + _stmts(_then(last)), last, "a flat index (row/column guard)"
+        return FlatShape(
+            index, index.name, None, after[:-1] + statements(_then(last)), last, "a flat index (row/column guard)"
         )
     return "the flat index has no bounds check or grid-stride loop"
 
@@ -240,7 +240,7 @@ def _guard_bounds(guard: Node, names: set[str]) -> dict[str, Node] | str:
     return out
 
 
-def _decoded(shape: _FlatShape) -> tuple[dict[str, Digit], dict[str, str], list[Node]] | str:
+def decoded_digits(shape: FlatShape) -> tuple[dict[str, Digit], dict[str, str], list[Node]] | str:
     """The decoded digits (name -> digit), their types, and the other statements (decodes removed)."""
     env: dict[str, Digit] = {}
     types: dict[str, str] = {}
@@ -266,8 +266,8 @@ def _decoded(shape: _FlatShape) -> tuple[dict[str, Digit], dict[str, str], list[
     return {n: d for n, d in env.items() if n in used}, types, rest
 
 
-def _flat_coords(shape: _FlatShape) -> _Coords | str | None:
-    decoded = _decoded(shape)
+def _flat_coords(shape: FlatShape) -> _Coords | str | None:
+    decoded = decoded_digits(shape)
     if isinstance(decoded, str):
         return decoded
     found, types, rest = decoded
@@ -293,7 +293,7 @@ def _flat_coords(shape: _FlatShape) -> _Coords | str | None:
         return picked
     if picked.col not in types or picked.row not in types:
         return "the row or column is not declared"
-    cols, rows = _mono_text(picked.cols), _mono_text(picked.rows)
+    cols, rows = mono_text(picked.cols), mono_text(picked.rows)
     assert cols is not None and rows is not None
     lead = f"{picked.batch} * ({rows} * {cols}) + " if picked.batch else ""
     linear = f"{lead}{picked.row} * {cols} + {picked.col}"
@@ -316,7 +316,7 @@ def _flat_coords(shape: _FlatShape) -> _Coords | str | None:
 def _axes_coords(body: Node) -> _Coords | str | None:
     """The 3-D map: one global index per axis, then ``if (every index < its bound) {...}``."""
     indices = global_indices(body)
-    stmts = _stmts(body)
+    stmts = statements(body)
     if sorted(g.axis for g in indices) != ["x", "y", "z"]:
         return None
     if len(stmts) != 4 or stmts[-1].type != "if_statement" or stmts[-1].child_by_field_name("alternative"):
@@ -325,7 +325,7 @@ def _axes_coords(body: Node) -> _Coords | str | None:
     bounds = _guard_bounds(stmts[-1], names)
     if isinstance(bounds, str):
         return bounds
-    inner = _stmts(_then(stmts[-1]))
+    inner = statements(_then(stmts[-1]))
     polys = {n: _poly.poly(b, {}, frozenset(names)) for n, b in bounds.items()}
     stores = [
         t
@@ -382,7 +382,7 @@ def normalise(src: Source) -> Remapped | str | None:
     kernel, body = found
     coords = _axes_coords(body)
     if coords is None:
-        shape = _flat_shape(body)
+        shape = flat_shape(body)
         if shape is None:
             return None
         coords = shape if isinstance(shape, str) else _flat_coords(shape)
@@ -391,9 +391,9 @@ def normalise(src: Source) -> Remapped | str | None:
     if isinstance(coords, str):
         return coords
     params = [p[0] for p in _cuda.kernel_params(kernel)]
-    rows, cols = _spec(coords.rows, src, params), _spec(coords.cols, src, params)
-    batches = _spec(coords.batches, src, params) if coords.batches is not None else None
-    rows_text, cols_text = _mono_text(coords.rows), _mono_text(coords.cols)
+    rows, cols = spec_of(coords.rows, src, params), spec_of(coords.cols, src, params)
+    batches = spec_of(coords.batches, src, params) if coords.batches is not None else None
+    rows_text, cols_text = mono_text(coords.rows), mono_text(coords.cols)
     if rows is None or cols is None or rows_text is None or cols_text is None:
         return "the output's rows or columns are not sizes the launch can name"
     if coords.batches is not None and batches is None:

@@ -64,7 +64,7 @@ from dataclasses import replace
 from tree_sitter import Node
 
 from perfagent.rewrite.base import LaunchContext
-from perfagent.rewrite.recipes import _coop_row_emit, _cuda, _launch
+from perfagent.rewrite.recipes import _coop_row_emit, _cuda, _launch, _row_hoist
 from perfagent.rewrite.recipes._coop_row_analysis import analyse
 from perfagent.rewrite.recipes._coop_row_nest import expand_loop_macros
 from perfagent.rewrite.recipes._coop_row_syntax import Plan
@@ -104,14 +104,19 @@ class _CooperativeRow(CudaRecipe[Plan]):
         expanded = expand_loop_macros(src.text)
         if expanded != src.text:  # a grid-stride loop behind a macro (CUDA_KERNEL_LOOP) is read written out
             src = Source(src.request.model_copy(update={"source": expanded}))
+        hoisted = _hoisted(self, src)
+        if hoisted is not None and not isinstance(hoisted, str):
+            return hoisted  # each element recomputed its row: share the row's work, once per row
         plan = src.on_kernel(analyse)
         assert src.launch is not None
         if isinstance(plan, str):
-            return plan
+            return f"{plan}; {hoisted}" if hoisted else plan
         plan.source, plan.kernel = src.text, src.kernel if not isinstance(src.kernel, str) else None
         return _launch.warp_multiple_block(src.launch) or plan
 
     def plan(self, src: Source, plan: Plan) -> list[Variant]:
+        if plan.launch is not None:  # planned on the kernel rewritten one thread per row
+            src = Source(src.request.model_copy(update={"source": plan.source, "launch": plan.launch}))
         kernel = plan.kernel
         assert src.launch is not None and kernel is not None
         grid, block = str(src.launch.grid[0]), str(src.launch.block[0])
@@ -167,6 +172,21 @@ class _CooperativeRow(CudaRecipe[Plan]):
                 )
             )
         return _with_vector_lanes(out, plan)
+
+
+def _hoisted(recipe: _CooperativeRow, src: Source) -> Plan | str | None:
+    """The plan of an element-per-thread row pass rewritten one thread per row (``_row_hoist``), why that
+    rewrite or its plan does not hold, or None: not such a kernel."""
+    hoisted = _row_hoist.normalise(src)
+    if hoisted is None:
+        return None
+    if isinstance(hoisted, str):
+        return f"one thread per element recomputing its row: {hoisted}"
+    plan = recipe.match(hoisted)
+    if isinstance(plan, str):
+        return f"one thread per element recomputing its row, as a thread per row: {plan}"
+    plan.launch = hoisted.launch
+    return plan
 
 
 def _with_vector_lanes(scalar: list[Variant], plan: Plan) -> list[Variant]:
