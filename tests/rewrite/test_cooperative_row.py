@@ -499,7 +499,11 @@ EMULATED: dict[str, tuple[str, Args, int]] = {
         64,
     ),
     "row-max-fmaxf": ("rowmax", lambda r, c: (Buf(F, r * c), Buf(F, r), f"{r}", f"{c}"), 64),
-    "row-range-if-updates": ("rowrange", lambda r, c: (Buf("double", r * c), Buf("double", r), f"{r}", f"{c}"), 64),
+    "row-range-if-updates": (
+        "rowrange",
+        lambda r, c: (Buf("double", r * c), Buf("double", r), f"{r}", f"{c}"),
+        64,
+    ),
     "softmax-three-pass-pointer-offset": (
         "softmax",
         lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),

@@ -176,7 +176,13 @@ def test_flat_and_3d_maps_are_tiled_with_a_new_grid(name: str, recipe: str) -> N
         assert "blockIdx.z" in cand.source if batched else "blockIdx.z" not in cand.source
         assert "gridDim" not in _kernel_text(cand.source, FORMS[name][1])
     # through the backend, the Python candidate carries the new launch in its wrapper
-    python = [c for c in RecipesRewriter().propose(RewriteRequest(source=source, path="m.py", language="python", transform=recipe)) if c.recipe == recipe]
+    python = [
+        c
+        for c in RecipesRewriter().propose(
+            RewriteRequest(source=source, path="m.py", language="python", transform=recipe)
+        )
+        if c.recipe == recipe
+    ]
     assert python and all("dim3((unsigned int)" in c.source for c in python)
 
 
@@ -244,7 +250,9 @@ def test_the_emulation_catches_a_wrong_decode(tmp_path: Path) -> None:
         (_dims(found.inner.launch.grid, names), _dims(found.inner.launch.block, names)),
         (_dims(cand.launch.grid, names), _dims(cand.launch.block, names)),
     )
-    ok, _ = cuda_blocks.run(tmp_path, _kernels_only(found.inner.source), _kernels_only(broken), kernel, [case])
+    ok, _ = cuda_blocks.run(
+        tmp_path, _kernels_only(found.inner.source), _kernels_only(broken), kernel, [case]
+    )
     assert not ok
 
 

@@ -110,7 +110,9 @@ SPEC_FORMS: dict[str, tuple[str, str, LaunchContext]] = {
         LAYERNORM,
         "ln_elem",
         _launch(
-            "rows", "cols", [("X", None), ("gamma", None), ("Y", None), ("N", "rows"), ("D", "cols"), ("eps", None)]
+            "rows",
+            "cols",
+            [("X", None), ("gamma", None), ("Y", None), ("N", "rows"), ("D", "cols"), ("eps", None)],
         ),
     ),
 }
@@ -148,7 +150,14 @@ def _cases(name: str, cand: Candidate, launch: LaunchContext, lanes: bool) -> li
         original = ((_dims(launch.grid[0], rows, cols),), (_dims(launch.block[0], rows, cols),))
         rewritten = ((_dims(cand.launch.grid[0], rows, cols),), (_dims(block[0], rows, cols),))
         if lanes:
-            out.append(case(_args(name, rows, cols, lanes), (original[0][0], original[1][0]), (rewritten[0][0], rewritten[1][0]), f"{rows}x{cols}"))  # type: ignore[call-arg]
+            out.append(
+                case(
+                    _args(name, rows, cols, lanes),
+                    (original[0][0], original[1][0]),
+                    (rewritten[0][0], rewritten[1][0]),
+                    f"{rows}x{cols}",
+                )
+            )  # type: ignore[call-arg]
         else:
             out.append(case(_args(name, rows, cols, lanes), original, rewritten, f"{rows}x{cols}"))  # type: ignore[call-arg]
     return out
@@ -170,7 +179,9 @@ def test_each_row_is_computed_once_per_row(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(SPEC_FORMS))
 def test_warp_and_block_variants_match_the_original(name: str, tmp_path: Path) -> None:
     source, kernel, launch = SPEC_FORMS[name]
-    cands = [c for c in cooperative_row.propose(_request(source, launch)) if not c.parameters.get("vector_lanes")]
+    cands = [
+        c for c in cooperative_row.propose(_request(source, launch)) if not c.parameters.get("vector_lanes")
+    ]
     kinds = {str(c.parameters.get("rows_per_block")) for c in cands}
     assert kinds == {"block / 32", "1"}, kinds
     for i, cand in enumerate(cands):
@@ -185,7 +196,9 @@ def test_warp_and_block_variants_match_the_original(name: str, tmp_path: Path) -
 
 
 def _embedded() -> Embedded:
-    found = embedded_cuda(RewriteRequest(source=RMS_INLINE, path="m.py", language="python", transform="cooperative-row"))
+    found = embedded_cuda(
+        RewriteRequest(source=RMS_INLINE, path="m.py", language="python", transform="cooperative-row")
+    )
     assert isinstance(found, Embedded) and found.inner.launch is not None, found
     return found
 
@@ -198,7 +211,10 @@ def test_load_inline_wrapper_gets_a_grid_per_row(tmp_path: Path) -> None:
         assert cand.launch is not None and cand.launch.grid is not None
         grid = str(cand.launch.grid[0])
         assert "a_size_1" not in grid and "a_size_0" in grid, grid  # rows only, not rows x width
-    units = {f"rms_{i}": "\n".join(_cuda.text(k) for k in _cuda.kernels(_cuda.parse(c.source))) for i, c in enumerate(cands)}
+    units = {
+        f"rms_{i}": "\n".join(_cuda.text(k) for k in _cuda.kernels(_cuda.parse(c.source)))
+        for i, c in enumerate(cands)
+    }
     assert_compiled(nvcc_compile(units, tmp_path))
 
 

@@ -360,7 +360,11 @@ def select_update(stmt: Node, kernel: Node) -> tuple[str, str, list[Node]] | Non
     if cond is None or then is None or stmt.child_by_field_name("alternative") is not None:
         return None
     test = unwrap(cond.named_children[-1] if cond.type == "condition_clause" else cond)
-    body = [c for c in then.named_children if c.type != "comment"] if then.type == "compound_statement" else [then]
+    body = (
+        [c for c in then.named_children if c.type != "comment"]
+        if then.type == "compound_statement"
+        else [then]
+    )
     expr = body[0].named_children[0] if len(body) == 1 and body[0].type == "expression_statement" else None
     if test.type != "binary_expression" or expr is None or expr.type != "assignment_expression":
         return None
@@ -368,9 +372,10 @@ def select_update(stmt: Node, kernel: Node) -> tuple[str, str, list[Node]] | Non
     left, right = test.child_by_field_name("left"), test.child_by_field_name("right")
     target, value = expr.child_by_field_name("left"), expr.child_by_field_name("right")
     assigned = expr.child_by_field_name("operator")
-    if op not in _SELECT or None in (left, right, target, value, assigned) or _cuda.text(assigned) != "=":
+    if left is None or right is None or target is None or value is None or assigned is None:
         return None
-    assert left is not None and right is not None and target is not None and value is not None
+    if op not in _SELECT or _cuda.text(assigned) != "=":
+        return None
     acc = _cuda.text(target)
     if target.type != "identifier" or acc in _cuda.identifiers_in(value):
         return None
@@ -382,7 +387,8 @@ def select_update(stmt: Node, kernel: Node) -> tuple[str, str, list[Node]] | Non
     types = {
         _cuda.element_type(d)
         for d in _cuda.walk(kernel)
-        if d.type == "declaration" and acc in {_cuda.text(c.child_by_field_name("declarator") or c) for c in d.named_children}
+        if d.type == "declaration"
+        and acc in {_cuda.text(c.child_by_field_name("declarator") or c) for c in d.named_children}
     }
     if len(types) != 1:
         return None

@@ -32,8 +32,8 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from perfagent.rewrite.recipes import _cuda, _matmul_decode, _poly
-from perfagent.rewrite.recipes._matmul_remap import decoded_digits, flat_shape, mono_text, spec_of
-from perfagent.rewrite.recipes._thread_index import render
+from perfagent.rewrite.recipes._flat_shape import decoded_digits, flat_shape, mono_text, spec_of
+from perfagent.rewrite.recipes._thread_index import Rewrites, render
 from perfagent.rewrite.recipes._variant import Source
 
 __all__ = ["normalise"]
@@ -45,7 +45,10 @@ def _stores(stmt: Node) -> bool:
     for node in _cuda.walk(stmt):
         if node.type in ("assignment_expression", "update_expression"):
             target = node.child_by_field_name("left") or node.child_by_field_name("argument")
-            if target is not None and _cuda.strip(target).type in ("subscript_expression", "pointer_expression"):
+            if target is not None and _cuda.strip(target).type in (
+                "subscript_expression",
+                "pointer_expression",
+            ):
                 return True
         if node.type == "call_expression" and _cuda.text(node).startswith("atomic"):
             return True
@@ -68,7 +71,13 @@ def _declared(stmts: list[Node]) -> set[str]:
         for s in stmts
         for n in _cuda.walk(s)
         if n.type == "init_declarator" and (d := n.child_by_field_name("declarator")) is not None
-    } | {_cuda.text(c) for s in stmts if s.type == "declaration" for c in s.named_children if c.type == "identifier"}
+    } | {
+        _cuda.text(c)
+        for s in stmts
+        if s.type == "declaration"
+        for c in s.named_children
+        if c.type == "identifier"
+    }
 
 
 def normalise(src: Source) -> Source | str | None:
@@ -111,7 +120,13 @@ def normalise(src: Source) -> Source | str | None:
         return "the rows or the row's length are not sizes the launch can name"
     text = _cuda.apply_edits(
         src.text,
-        [_cuda.Edit(body.start_byte, body.end_byte, _body(row, types[row], (rows_text, cols_text), stats, tail, shape.flat, cols_named))],
+        [
+            _cuda.Edit(
+                body.start_byte,
+                body.end_byte,
+                _body(row, types[row], (rows_text, cols_text), stats, tail, shape.flat, cols_named),
+            )
+        ],
     )
     block = src.launch.block[0]
     launch = src.launch.model_copy(update={"grid": [f"ceil_div({rows_spec}, {block})"]})
@@ -154,8 +169,11 @@ def _body(
     def use(node: Node) -> str:
         return as_flat if _cuda.text(node) == flat else counter
 
-    uses = {
-        n.id: use for s in tail for n in _cuda.walk(s) if n.type == "identifier" and _cuda.text(n) in {flat, *col}
+    uses: Rewrites = {
+        n.id: use
+        for s in tail
+        for n in _cuda.walk(s)
+        if n.type == "identifier" and _cuda.text(n) in {flat, *col}
     }
     pad = "        "
     stats_text = "\n".join(pad + _cuda.text(s) for s in stats)
