@@ -102,14 +102,14 @@ def normalise(src: Source) -> Source | str | None:
     cols = digits[row].low
     if cols_named and digits[cols_named[0]].high != cols:
         return None
-    bound = _poly.poly(shape.total, {}, frozenset({shape.flat, *digits}))
-    rows = _matmul_decode.quotient(bound, cols) if bound is not None else None
-    if rows is None:
-        return "the flat guard's bound is not rows x the row's length"
     element = {shape.flat, *cols_named}
     first = next((k for k, s in enumerate(rest) if _cuda.identifiers_in(s) & element), None)
     if first is None or not any(n.type in _LOOPS for s in rest[:first] for n in _cuda.walk(s)):
         return None  # no loop over the row before the element: nothing to hoist
+    bound = _poly.poly(shape.total, {}, frozenset({shape.flat, *digits}))
+    rows = _matmul_decode.quotient(bound, cols) if bound is not None else None
+    if rows is None:
+        return "the flat guard's bound is not rows x the row's length"
     stats, tail = rest[:first], rest[first:]
     why = _checked(stats, tail, row)
     if why is not None:
