@@ -203,9 +203,10 @@ def normalise(src: Source) -> Remapped | str | None:
     coords = _axes_coords(body)
     if coords is None:
         shape = flat_shape(body)
-        if shape is None:
-            return None
-        coords = shape if isinstance(shape, str) else _flat_coords(shape)
+        loops = any(n.type == "for_statement" for n in _cuda.walk(body))
+        if shape is None or isinstance(shape, str) or not loops:
+            return None  # no flat index with a loop over k: not a matmul's map (other recipes' business)
+        coords = _flat_coords(shape)
     if coords is None:
         return None
     if isinstance(coords, str):
