@@ -7,6 +7,8 @@ wrapper launches the kernel with sizes from ``.size()``:
   ``n = idx % N`` / ``m = idx / N`` after ``if (idx >= M * N) return;``, B stored transposed;
 - ``grid-stride-batched``: a batched product in a grid-stride loop whose grid is capped, decoded through
   an intermediate ``rem = t % (rows * cols)``, the step written inline in the loop's update;
+- ``row-col-guard-long-index``: a ``long`` flat index decoded before a guard on the decoded row and
+  column, the launch written inline in the ``<<<...>>>`` with ``.size()`` calls, a ReLU epilogue;
 - ``axes-3d-broadcast``: one coordinate per thread axis (column on x, batch on y, row on z), one weight
   matrix shared by every batch (no batch term in its subscript).
 
@@ -104,6 +106,28 @@ torch::Tensor project_seq_forward(torch::Tensor inp, torch::Tensor weight) {
 }
 """
 
+ROW_COL_GUARD = r"""
+__global__ void mm_rc(const float* P, const float* Q, float* R, int rows, int inner, int cols) {
+    long g = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    int r = g / cols;
+    int c = g % cols;
+    if (r < rows && c < cols) {
+        float v = 0.0f;
+        for (int q = 0; q < inner; q++) {
+            v = v + P[r * inner + q] * Q[q * cols + c];
+        }
+        R[r * cols + c] = v > 0.0f ? v : 0.0f;
+    }
+}
+
+torch::Tensor mm_rc_forward(torch::Tensor P, torch::Tensor Q) {
+    auto R = torch::empty({P.size(0), Q.size(1)}, P.options());
+    mm_rc<<<(P.size(0) * Q.size(1) + 255) / 256, 256>>>(P.data_ptr<float>(), Q.data_ptr<float>(), R.data_ptr<float>(),
+                                                       P.size(0), P.size(1), Q.size(1));
+    return R;
+}
+"""
+
 
 def _module(cuda: str, function: str) -> str:
     """A ModelNew-style file: the CUDA in a triple-quoted literal handed to load_inline."""
@@ -122,6 +146,13 @@ FORMS: dict[str, tuple[str, str, dict[str, int], list[int], list[str]]] = {
         {"a_size_0": 37, "a_size_1": 29, "bt_size_0": 45},
         [37 * 29, 45 * 29, 37 * 45],
         ["37", "45", "29", "0.5f"],
+    ),
+    "row-col-guard-long-index": (
+        _module(ROW_COL_GUARD, "mm_rc_forward"),
+        "mm_rc",
+        {"P_size_0": 30, "P_size_1": 27, "Q_size_1": 38},
+        [30 * 27, 27 * 38, 30 * 38],
+        ["30", "27", "38"],
     ),
     "grid-stride-batched": (
         _module(GRID_STRIDE_BATCHED, "bmm_loop"),
@@ -169,7 +200,7 @@ def test_flat_and_3d_maps_are_tiled_with_a_new_grid(name: str, recipe: str) -> N
     found = _embedded(source, recipe)
     cands = RECIPES[recipe].propose(found.inner)
     assert cands, RECIPES[recipe].applies(found.inner)
-    batched = name != "flat-early-return"
+    batched = name not in ("flat-early-return", "row-col-guard-long-index")
     for cand in cands:
         assert cand.launch is not None and cand.launch.grid is not None and cand.launch.block is not None
         assert len(cand.launch.grid) == (3 if batched else 2), cand.launch
