@@ -38,6 +38,18 @@ def _request_for(path: Path, language: str = "cuda"):  # type: ignore[no-untyped
     return build
 
 
+def _python_plan(kernel: KernelDiagnosis, path: Path) -> list[PlannedTransform]:
+    """The measured plan of a Python (load_inline) file for ``kernel``, checked by the recipes."""
+    recipes = get_rewriter("recipes")
+    return make_plan(
+        kernel,
+        rewriter=recipes,
+        request_for=_request_for(path, "python"),
+        measured=True,
+        recipe_check=recipes,
+    )
+
+
 def test_bank_conflicts_plan_pads_the_tile_first() -> None:
     kernel = _kernel("02_transpose_bank_conflicts.ncu-rep", "transpose_smem_conflicts")
     recipes = get_rewriter("recipes")
@@ -235,15 +247,7 @@ def test_a_structural_fix_that_also_cures_the_top_finding_goes_before_its_nudges
     record = json.loads((KB_RECORDS / f"{solution}.record.json").read_text())
     kernel = KernelDiagnosis.model_validate(record["kernels"][0])
     assert [f.category for f in kernel.findings][:2] == ["launch-config", "global-coalescing"]
-    recipes = get_rewriter("recipes")
-    path = EXAMPLES / "unseen" / "kernelbench" / f"{solution}.py"
-    steps = make_plan(
-        kernel,
-        rewriter=recipes,
-        request_for=_request_for(path, "python"),
-        measured=True,
-        recipe_check=recipes,
-    )
+    steps = _python_plan(kernel, EXAMPLES / "unseen" / "kernelbench" / f"{solution}.py")
     order = [s.transform.id for s in runnable(steps)]
     assert order[0] == "cooperative-row", order
     assert order.index("cooperative-row") < order.index("increase-parallelism")
@@ -344,14 +348,6 @@ def test_kernelbench_flat_and_3d_maps_plan_their_structural_fix_first(solution: 
     thread-map normaliser let the structural recipe apply, and the plan reaches it first."""
     record = json.loads((KB_RECORDS / "unseen2" / f"{solution}.diagnosis.json").read_text())
     kernel = KernelDiagnosis.model_validate(record["kernels"][0])
-    recipes = get_rewriter("recipes")
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "unseen2" / "kernelbench" / f"{solution}.py"
-    steps = make_plan(
-        kernel,
-        rewriter=recipes,
-        request_for=_request_for(path, "python"),
-        measured=True,
-        recipe_check=recipes,
-    )
-    order = [s.transform.id for s in runnable(steps)]
+    order = [s.transform.id for s in runnable(_python_plan(kernel, path))]
     assert order and order[0] in first, order
