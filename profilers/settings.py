@@ -13,7 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-__all__ = ["DEVICES", "RESOLVED_DEVICES", "TIMEOUTS", "Device", "ResolvedDevice", "Timeouts"]
+__all__ = [
+    "DEVICES",
+    "RESOLVED_DEVICES",
+    "TIMEOUTS",
+    "TIMING",
+    "Device",
+    "ResolvedDevice",
+    "TimingBudget",
+    "Timeouts",
+]
 
 Device = Literal["auto", "cpu", "cuda"]
 """Where candidate code runs, as asked: auto (a CUDA GPU when one is usable, else the CPU), cpu, or cuda (a
@@ -47,4 +56,23 @@ class Timeouts:
 
 
 TIMEOUTS = Timeouts()
+"""The defaults."""
+
+
+@dataclass(frozen=True)
+class TimingBudget:
+    """How many interleaved timing rounds a timing takes: as many as fill ``budget_s`` of wall time, at most
+    the ``runs`` asked for and never fewer than ``min_runs`` (``triton.testing.do_bench`` fills its ``rep``
+    the same way). A fast kernel keeps every round asked for; a slow one (a 22 ms original timed twice a
+    round) stops early instead of spending seconds per timing. The noise threshold is computed from the
+    rounds actually taken, so a short noisy series widens it rather than claiming more than was measured."""
+
+    budget_s: float = 0.5
+    """Wall time the timed rounds may fill, s, judged on the first ``min_runs`` rounds (``--timing-budget``
+    of bench; 0: always every round asked for)."""
+    min_runs: int = 10
+    """Rounds taken whatever the budget (``--min-runs`` of bench), unless fewer were asked for."""
+
+
+TIMING = TimingBudget()
 """The defaults."""

@@ -7,13 +7,14 @@ import sys
 
 from perfagent.commands.common import (
     add_output_args,
+    non_negative_float,
     non_negative_int,
     positive_float,
     positive_int,
     progress_to_stderr,
 )
 from profilers.core_errors import ExitCode
-from profilers.settings import DEVICES, TIMEOUTS
+from profilers.settings import DEVICES, TIMEOUTS, TIMING
 
 
 class BenchCommand:
@@ -45,7 +46,22 @@ class BenchCommand:
             type=positive_int,
             default=100,
             metavar="N",
-            help="interleaved timed rounds (default 100)",
+            help="interleaved timed rounds, at most (default 100; --timing-budget may take fewer)",
+        )
+        g.add_argument(
+            "--timing-budget",
+            type=non_negative_float,
+            default=TIMING.budget_s,
+            metavar="SECONDS",
+            help=f"wall time the timed rounds may fill, judged on the first --min-runs rounds; a slow "
+            f"kernel gets fewer rounds (default {TIMING.budget_s:g}; 0: every round of --runs)",
+        )
+        g.add_argument(
+            "--min-runs",
+            type=positive_int,
+            default=TIMING.min_runs,
+            metavar="N",
+            help=f"rounds taken whatever the budget, unless --runs is fewer (default {TIMING.min_runs})",
         )
         g.add_argument(
             "--warmup",
@@ -85,6 +101,7 @@ class BenchCommand:
         from perfagent.timing import bench
         from perfagent.timing.compiled import is_kernelbench_problem, with_compile_baseline
         from perfagent.timing.render import render_text
+        from profilers.settings import TimingBudget
 
         result = bench(
             args.target,
@@ -92,6 +109,7 @@ class BenchCommand:
             device=args.device,
             runs=args.runs,
             warmup=args.warmup,
+            budget=TimingBudget(budget_s=args.timing_budget, min_runs=args.min_runs),
             flush_l2=not args.no_l2_flush,
             timeout_s=args.timeout,
             compile_timeout_s=args.compile_timeout,

@@ -20,7 +20,7 @@ from perfagent.workloads.launch_spec import load_launch_spec
 from perfagent.workloads.model import RunnableWorkload
 from profilers.core_errors import BadInput, NotOnThisMachine, VerificationFailed
 from profilers.model import DevicePeaks
-from profilers.settings import TIMEOUTS, Device
+from profilers.settings import TIMEOUTS, TIMING, Device, TimingBudget
 
 
 def peaks_for_device(device_name: str | None) -> DevicePeaks | None:
@@ -38,6 +38,7 @@ def bench(
     device: Device = "auto",
     runs: int = 100,
     warmup: int = 10,
+    budget: TimingBudget = TIMING,
     flush_l2: bool = True,
     timeout_s: float = TIMEOUTS.call_s,
     compile_timeout_s: float = TIMEOUTS.compile_s,
@@ -57,8 +58,10 @@ def bench(
             file with a spec.
         candidate: optional rewrite (``ModelNew`` file or .cu file), timed interleaved with the baseline.
         device: 'cuda' (CUDA events, L2 flush), 'cpu' (perf_counter; labelled CPU timing) or 'auto'.
-        runs: timed rounds; each round times baseline, candidate and a repeat of the baseline.
+        runs: timed rounds at most; each round times baseline, candidate and a repeat of the baseline.
         warmup: untimed calls of each workload first.
+        budget: the wall time the rounds may fill and the fewest rounds taken (``profilers.settings.TIMING``):
+            a slow workload gets fewer than ``runs`` rounds; the result's ``runs`` says how many were taken.
         flush_l2: zero a buffer larger than L2 before every timed call (CUDA).
         timeout_s: limit per call, s (first call and build: ``compile_timeout_s``).
         peaks: device peaks for the roofline (default: the knowledge GPU table by device name).
@@ -76,7 +79,7 @@ def bench(
         VerificationFailed: the candidate crashed, hung or raised while being timed.
     """
     started = time.monotonic()
-    _check_counts(runs, warmup)
+    _check_counts(runs, warmup, budget)
     ref, cand = _workloads(target, candidate, device=device, spec=spec, kernel=kernel)
     cands = [cand] if cand is not None else []
     results = _bench_in_worker(
@@ -85,6 +88,7 @@ def bench(
         device=device,
         runs=runs,
         warmup=warmup,
+        budget=budget,
         flush_l2=flush_l2,
         timeout_s=timeout_s,
         compile_timeout_s=compile_timeout_s,
@@ -104,6 +108,7 @@ def bench_batch(
     device: Device = "auto",
     runs: int = 100,
     warmup: int = 10,
+    budget: TimingBudget = TIMING,
     flush_l2: bool = True,
     timeout_s: float = TIMEOUTS.call_s,
     compile_timeout_s: float = TIMEOUTS.compile_s,
@@ -128,7 +133,7 @@ def bench_batch(
             time the candidates one by one to learn which).
     """
     started = time.monotonic()
-    _check_counts(runs, warmup)
+    _check_counts(runs, warmup, budget)
     if not candidates:
         raise BadInput("bench_batch needs at least one candidate", hint="or call bench(target)")
     ref, _ = _workloads(target, None, device=device, spec=spec, kernel=kernel)
@@ -139,6 +144,7 @@ def bench_batch(
         device=device,
         runs=runs,
         warmup=warmup,
+        budget=budget,
         flush_l2=flush_l2,
         timeout_s=timeout_s,
         compile_timeout_s=compile_timeout_s,
@@ -157,6 +163,7 @@ def _bench_in_worker(
     device: Device,
     runs: int,
     warmup: int,
+    budget: TimingBudget,
     flush_l2: bool,
     timeout_s: float,
     compile_timeout_s: float,
@@ -173,6 +180,7 @@ def _bench_in_worker(
         device=device,
         runs=runs,
         warmup=warmup,
+        budget=budget,
         flush_l2=flush_l2,
         timeout_s=timeout_s,
         compile_timeout_s=compile_timeout_s,
@@ -197,6 +205,7 @@ def batch_request(
     device: Device,
     runs: int,
     warmup: int,
+    budget: TimingBudget = TIMING,
     flush_l2: bool = True,
     timeout_s: float = TIMEOUTS.call_s,
     compile_timeout_s: float = TIMEOUTS.compile_s,
@@ -207,7 +216,7 @@ def batch_request(
     For a caller that runs the request in a worker of its own making (a ``sandbox.sequence`` step after
     verification); ``batch_results`` reads what came back.
     """
-    _check_counts(runs, warmup)
+    _check_counts(runs, warmup, budget)
     request = BenchRequest(
         reference=ref,
         candidate=cands[0] if cands else None,
@@ -218,6 +227,8 @@ def batch_request(
         compile_timeout_s=compile_timeout_s,
         runs=runs,
         warmup=warmup,
+        budget_s=budget.budget_s,
+        min_runs=budget.min_runs,
         flush_l2=flush_l2,
     )
     n = max(1, len(cands))
@@ -266,6 +277,7 @@ def batch_results(
             cand,
             runs=request.runs,
             warmup=request.warmup,
+            timing_budget_s=request.budget_s,
             peaks=peaks,
             precision=_precision(ref),
             extra_flags=["work-after-end-event"] if own else [],
@@ -278,11 +290,17 @@ def batch_results(
     ]
 
 
-def _check_counts(runs: int, warmup: int) -> None:
+def _check_counts(runs: int, warmup: int, budget: TimingBudget = TIMING) -> None:
     if runs < 3:
         raise BadInput(f"--runs must be at least 3 (got {runs})", hint="use 100 or more for a stable median")
     if warmup < 0:
         raise BadInput("--warmup must be >= 0", hint="e.g. --warmup 10")
+    if budget.min_runs < 3:
+        raise BadInput(f"--min-runs must be at least 3 (got {budget.min_runs})", hint="e.g. --min-runs 10")
+    if budget.budget_s < 0:
+        raise BadInput(
+            f"--timing-budget must be >= 0 s (got {budget.budget_s:g})", hint="0 takes every round of --runs"
+        )
 
 
 def _samples(
@@ -352,6 +370,7 @@ def build_result(
     runs: int,
     warmup: int,
     peaks: DevicePeaks | None,
+    timing_budget_s: float | None = None,
     precision: str = "fp32",
     extra_flags: list[PlausibilityFlag] | None = None,
     checks_failed: list[str] | None = None,
@@ -359,7 +378,10 @@ def build_result(
     elapsed_s: float = 0.0,
     notes: list[str] | None = None,
 ) -> BenchResult:
-    """Statistics, roofline, comparison and flags from raw samples (pure; unit-tested)."""
+    """Statistics, roofline, comparison and flags from raw samples (pure; unit-tested).
+
+    ``runs`` is the most rounds asked for; the result's ``runs`` is the rounds the samples hold (fewer
+    when ``timing_budget_s`` stopped them sooner), and the noise threshold comes from those samples."""
     all_notes = list(notes or [])
     flags: list[PlausibilityFlag] = list(extra_flags or [])
     cpu = samples.timer == "perf_counter"
@@ -414,8 +436,10 @@ def build_result(
         device=samples.device,
         device_name=samples.device_name,
         timer=samples.timer,
-        runs=runs,
+        runs=len(samples.baseline),
         warmup=warmup,
+        runs_asked=runs,
+        timing_budget_s=timing_budget_s,
         l2_flush_bytes=samples.l2_flush_bytes,
         baseline=baseline,
         baseline_repeat=repeat_stats,

@@ -5,8 +5,9 @@ device-wide sync, an L2 flush (zeroing a buffer of twice the L2 size, at least 1
 before every call, then start event, the call, end event on the current stream. The call is queued
 behind the flush, so the interval is GPU time, not the host's launch and sync latency (the old
 sync-start-call-sync-end order added ~8 µs on an H200: 145.8 vs 137.9 µs for the same copy).
-The runners (``runners``) build each workload and make its inputs. Warm-up calls first, then ``runs`` rounds that interleave baseline, candidate and a second baseline
-series in rotating order (drift hits all three alike; the repeat gives the noise). A request with a
+The runners (``runners``) build each workload and make its inputs. Warm-up calls first, then rounds that interleave baseline, candidate and a second baseline
+series in rotating order (drift hits all three alike; the repeat gives the noise): as many as fill the
+request's ``budget_s`` (judged on the first ``min_runs`` rounds' wall time), between ``min_runs`` and ``runs``. A request with a
 ``batch`` times further candidates in the same rounds (one worker start for all of them; each keeps its
 own overhang check). The event class,
 its ``elapsed_time`` and ``synchronize`` are captured before candidate code is imported, so
@@ -37,6 +38,7 @@ from perfagent.sandbox.integrity import HarnessSnapshot
 from perfagent.sandbox.wire import WORK_AFTER_END, BatchSeries, Check, TimingSamples, WorkerResult
 from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.runners import Runner, cuda_kernel_runner, kernelbench_runner
+from perfagent.timing.stats import rounds_for
 from perfagent.workloads.inputs import disable_uninitialized_fill
 
 MIN_FLUSH_BYTES = 128 * 1024 * 1024
@@ -150,43 +152,77 @@ def _warm_up(h: Harness[BenchRequest], runners: dict[str, Runner]) -> None:
 def _timed_rounds(
     h: Harness[BenchRequest], runners: dict[str, Runner], series: list[str], flush_buf: Any
 ) -> tuple[Series, Series]:
-    """(samples, overhang) per series over ``runs`` rounds, each in a rotated order, s.
+    """(samples, overhang) per series over the rounds the budget allows, each in a rotated order, s.
+
+    The first ``min_runs`` rounds are always taken; their wall time (inputs, flush, calls, syncs: what a
+    round really costs) sets how many rounds fill ``budget_s`` (``stats.rounds_for``), at most ``runs``.
 
     Raises:
         CandidateFailure: any call raised (the whole round is named).
     """
     req = h.request
-    timer = _timer(h.device)
-    on_cuda = h.device.startswith("cuda")
     samples: Series = {k: [] for k in series}
     overhang: Series = {k: [] for k in series}
     who = "candidate" if len(runners) > 1 else "reference"
-    assert h.watchdog is not None
-    for i in range(req.runs):
-        order = series[i % len(series) :] + series[: i % len(series)]
-        h.watchdog.arm(f"{who} timing round {i + 1}", req.timeout_s * len(order))
-        try:
-            for key in order:
-                runner = runners["baseline" if key == "baseline_repeat" else key]
-                prepared = runner.prepare()
-                if on_cuda:  # inputs ready and nothing left running: only the flush can overlap the call
-                    _SYNC()
-                if flush_buf is not None:
-                    flush_buf.zero_()
-                interval, after = timer(partial(runner.call, prepared))
-                samples[key].append(interval)
-                overhang[key].append(after)
-        except Exception as exc:
-            raise CandidateFailure(
-                Check(
-                    name="candidate-runs",
-                    passed=False,
-                    detail=f"timing round {i + 1}: {type(exc).__name__}: {exc}",
-                )
-            ) from exc
-        finally:
-            h.watchdog.disarm()
+    probe = min(req.min_runs, req.runs)
+    total, i, started = req.runs, 0, _PERF_COUNTER()
+    while i < total:
+        _one_round(
+            h,
+            runners,
+            series[i % len(series) :] + series[: i % len(series)],
+            i,
+            who,
+            flush_buf,
+            samples,
+            overhang,
+        )
+        i += 1
+        if i == probe:
+            total = rounds_for(req.budget_s, (_PERF_COUNTER() - started) / i, req.min_runs, req.runs)
     return samples, overhang
+
+
+def _one_round(
+    h: Harness[BenchRequest],
+    runners: dict[str, Runner],
+    order: list[str],
+    i: int,
+    who: str,
+    flush_buf: Any,
+    samples: Series,
+    overhang: Series,
+) -> None:
+    """Round ``i``: one timed call of each series in ``order``, appended to ``samples`` and ``overhang``.
+
+    Raises:
+        CandidateFailure: any call raised (the whole round is named).
+    """
+    timer = _timer(h.device)
+    on_cuda = h.device.startswith("cuda")
+    assert h.watchdog is not None
+    h.watchdog.arm(f"{who} timing round {i + 1}", h.request.timeout_s * len(order))
+    try:
+        for key in order:
+            runner = runners["baseline" if key == "baseline_repeat" else key]
+            prepared = runner.prepare()
+            if on_cuda:  # inputs ready and nothing left running: only the flush can overlap the call
+                _SYNC()
+            if flush_buf is not None:
+                flush_buf.zero_()
+            interval, after = timer(partial(runner.call, prepared))
+            samples[key].append(interval)
+            overhang[key].append(after)
+    except Exception as exc:
+        raise CandidateFailure(
+            Check(
+                name="candidate-runs",
+                passed=False,
+                detail=f"timing round {i + 1}: {type(exc).__name__}: {exc}",
+            )
+        ) from exc
+    finally:
+        h.watchdog.disarm()
 
 
 def _environment(device: str) -> dict[str, str]:

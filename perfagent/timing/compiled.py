@@ -118,7 +118,7 @@ def with_compile_baseline(
     compiled = compile_baseline(
         problem,
         device=result.device.split(":")[0],
-        runs=result.runs,
+        runs=result.runs_asked or result.runs,
         warmup=result.warmup,
         timeout_s=TIMEOUTS.call_s,
         compile_timeout_s=TIMEOUTS.compile_s,

@@ -12,6 +12,7 @@ from pydantic import Field
 from perfagent.sandbox.jobs import Job, register
 from perfagent.sandbox.wire import WorkerRequest
 from perfagent.workloads.model import AnyRunnable
+from profilers.settings import TIMING
 
 
 class BenchRequest(WorkerRequest):
@@ -23,7 +24,11 @@ class BenchRequest(WorkerRequest):
     several candidates; each is loaded into this one process, so the caller decides whose code may
     share it)."""
     runs: int = 100
-    """Timed calls per series."""
+    """Timed calls per series, at most: ``budget_s`` may stop the rounds sooner."""
+    budget_s: float = TIMING.budget_s
+    """Wall time the timed rounds may fill, s, judged on the first ``min_runs`` rounds; 0: all ``runs``."""
+    min_runs: int = TIMING.min_runs
+    """Rounds taken whatever the budget (unless ``runs`` is fewer)."""
     warmup: int = 10
     """Untimed calls per workload first."""
     flush_l2: bool = True

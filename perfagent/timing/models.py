@@ -132,7 +132,13 @@ class BenchResult(Frozen):
     timer: Timer
     """cuda-events (start/end events around the call, queued behind the L2 flush) or perf_counter (CPU timing: not GPU evidence)."""
     runs: int
+    """Interleaved rounds taken: each series has this many samples."""
     warmup: int
+    runs_asked: int | None = None
+    """The most rounds asked for (``--runs``); ``runs`` is fewer when the time budget stopped the rounds
+    sooner. None in records written before the budget (they took every round asked for)."""
+    timing_budget_s: float | None = None
+    """Wall time the rounds could fill, s (0: no budget; None: before the budget)."""
     l2_flush_bytes: int = 0
     interleaved: bool = True
     baseline: BenchEntry

@@ -44,7 +44,7 @@ def render_text(result: BenchResult) -> str:
     )
     lines = [
         f"device     {result.device_name or result.device} ({result.device})",
-        f"timing     {how}{flush}; {result.runs} interleaved rounds, {result.warmup} warm-up calls",
+        f"timing     {how}{flush}; {_rounds(result)}, {result.warmup} warm-up calls",
         "",
         f"{'':<10} {'median':>11} {'IQR':>11} {'bandwidth':>12} {'FLOP rate':>14} {'% roofline':>9}",
         _row("baseline", result.baseline),
@@ -91,3 +91,11 @@ def _compile_lines(result: BenchResult) -> list[str]:
     if result.speedup_over_compile is not None:
         lines.append(f"speed-up over torch.compile  {result.speedup_over_compile:.3f}x")
     return lines
+
+
+def _rounds(result: BenchResult) -> str:
+    """'N interleaved rounds', and why when the time budget took fewer than asked for."""
+    said = f"{result.runs} interleaved rounds"
+    if result.runs_asked is not None and result.runs < result.runs_asked:
+        said += f" (of {result.runs_asked}: the {result.timing_budget_s or 0:g} s timing budget was filled)"
+    return said

@@ -17,6 +17,15 @@ NOISE_FLOOR = 0.01
 """Changes below 1 % are never called significant."""
 
 
+def rounds_for(budget_s: float, round_s: float, min_runs: int, max_runs: int) -> int:
+    """Timed rounds that fill ``budget_s`` at ``round_s`` of wall time a round: at least ``min_runs`` and at
+    most ``max_runs`` (``max_runs`` wins when it is the smaller); no budget (<= 0) takes ``max_runs``."""
+    floor = min(min_runs, max_runs)
+    if budget_s <= 0 or round_s <= 0:
+        return max_runs
+    return max(floor, min(max_runs, int(budget_s / round_s)))
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear-interpolated percentile, ``q`` in [0, 100]."""
     if not values:
