@@ -371,6 +371,21 @@ CASES: list[Case] = [
     _c("bench-missing", 2, "not found", "bench", "{W}/missing.py"),
     _c("bench-launch-spec-on-cpu", 2, "needs a GPU", "bench", SLOW, "--device", "cpu"),
     _c("bench-runs-0", 2, "N >= 1", "bench", f"{KB}/01_vector_add.py", "--runs", "0"),
+    _c(
+        "bench-budget-negative", 2, "SECONDS >= 0", "bench", f"{KB}/01_vector_add.py", "--timing-budget", "-1"
+    ),
+    _c("bench-budget-nan", 2, "finite SECONDS", "bench", f"{KB}/01_vector_add.py", "--timing-budget", "nan"),
+    _c(
+        "bench-min-runs-2",
+        2,
+        "N >= 3",
+        "bench",
+        f"{KB}/01_vector_add.py",
+        "--min-runs",
+        "2",
+        "--device",
+        "cpu",
+    ),
     _c("bench-o-unwritable", 2, "-o under /proc", "bench", f"{KB}/01_vector_add.py", "-o", "/proc/nope/x"),
     _c("bench-text-file", 2, "unknown kind", "bench", "{W}/notes.txt"),
     _c("bench-program", 2, "cannot time a program", "bench", "{W}/prog.cu", "--device", "cpu"),
