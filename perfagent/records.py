@@ -236,6 +236,9 @@ class CandidateOutcome(Frozen):
     """KernelBench: the speed-up over ``torch.compile(Model)``: ``speedup`` / the baseline's compile speed-up."""
     noise_threshold: float | None = None
     """Relative change below which timings are noise (fraction)."""
+    timing_rounds: int | None = None
+    """Interleaved rounds the timing took (fewer than ``--runs`` when the time budget was filled:
+    ``profilers.settings.TIMING``); its ``bench.json`` has the samples. None: not timed, or an older record."""
     timer: str | None = None
     pct_of_roofline: float | None = None
     """Speed-of-light time / candidate time, %."""

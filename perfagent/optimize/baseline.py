@@ -235,7 +235,7 @@ def _time_with_events(
     services: Services,
 ) -> _Timed:
     """CUDA-event timing of the oracle (and of a starting ModelNew, whose speed-up candidates must beat)."""
-    emit(Info(message=f"timing the original ({settings.runs} rounds, CUDA events) …"))
+    emit(Info(message=f"timing the original (up to {settings.runs} rounds, CUDA events) …"))
     start_file = wl.start_file
     t = services.time(
         wl,

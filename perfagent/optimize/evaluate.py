@@ -285,6 +285,7 @@ def _timing_fields(timing: measure.Timing | None) -> dict[str, Any]:
         "time_s_before",
         "speedup",
         "noise_threshold",
+        "timing_rounds",
         "timer",
         "pct_of_roofline",
         "pct_of_dram_peak",

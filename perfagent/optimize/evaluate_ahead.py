@@ -276,7 +276,9 @@ class AheadBatch:
     def _time_together(self, ready: list[Staged]) -> dict[str, Timed_]:
         """Candidate id -> (timing, its share of the worker's wall time) from one worker; {} if it failed."""
         ctx, s, cids = self.ctx, self.ctx.settings, ", ".join(st.cid for st in ready)
-        ctx.tell(Info, f"timing {cids} against the baseline in one worker ({s.runs} interleaved rounds) …")
+        ctx.tell(
+            Info, f"timing {cids} against the baseline in one worker (up to {s.runs} interleaved rounds) …"
+        )
         clock = time.monotonic()
         got = ctx.services.time_batch(
             ctx.wl,

@@ -132,7 +132,9 @@ class Timer:
         ctx, s = self.ctx, self.ctx.settings
         if ctx.wl.timed_by == "ncu":
             return self._time_script(source, folder)
-        ctx.tell(Info, f"{cid}: timing against the baseline ({s.runs} interleaved rounds) …", candidate=cid)
+        ctx.tell(
+            Info, f"{cid}: timing against the baseline (up to {s.runs} interleaved rounds) …", candidate=cid
+        )
         timing = ctx.services.time(
             ctx.wl,
             source,

@@ -280,6 +280,8 @@ class Timing:
     speedup: float | None = None
     """Baseline / candidate (x)."""
     noise_threshold: float | None = None
+    timing_rounds: int | None = None
+    """Interleaved rounds taken (the time budget may stop them before ``runs``)."""
     significant: bool = False
     verdict: str | None = None
     """'faster', 'slower', 'no-change' (timing.stats)."""
@@ -375,6 +377,7 @@ def timing_from_bench(result: BenchResult) -> Timing:
         time_s=entry.timing.median_s,
         time_s_before=result.baseline.timing.median_s,
         timer=result.timer,
+        timing_rounds=result.runs,
         flags=list(result.flags),
         bench=result,
     )

@@ -20,7 +20,7 @@ from pydantic_core import ErrorDetails
 
 from perfagent.llm_client import LLMConfig, cassette_config
 from profilers.core_errors import BadInput
-from profilers.settings import TIMEOUTS, Device
+from profilers.settings import TIMEOUTS, TIMING, Device
 
 __all__ = ["LLM_GROUP", "LOOP_GROUP", "RESULTS_GROUP", "VERIFY_GROUP", "Flag", "OptimizeSettings"]
 
@@ -125,7 +125,10 @@ class OptimizeSettings(BaseModel):
         "at a time (default 0: auto, one job per 4 CPU cores, at most 4)",
     )
     runs: Annotated[int, Flag("--runs", VERIFY_GROUP, metavar="N", example="50")] = Field(
-        50, ge=1, description="interleaved timing rounds per candidate (default 50)"
+        50,
+        ge=1,
+        description=f"interleaved timing rounds per candidate, at most (default 50; a slow kernel gets as many "
+        f"as fill {TIMING.budget_s:g} s, at least {TIMING.min_runs}: profilers.settings.TIMING)",
     )
     warmup: Annotated[int, Flag("--warmup", VERIFY_GROUP, metavar="N", example="10")] = Field(
         10, ge=0, description="untimed calls first (default 10)"
