@@ -123,3 +123,20 @@ def test_bad_budget_or_minimum_is_bad_input() -> None:
         bench(ADD, device="cpu", runs=5, budget=TimingBudget(0.5, 2))
     with pytest.raises(BadInput, match="--timing-budget must be >= 0"):
         bench(ADD, device="cpu", runs=5, budget=TimingBudget(-1.0, 10))
+
+
+def test_an_optimize_candidate_records_the_rounds_its_timing_took() -> None:
+    from perfagent.optimize.evaluate import _timing_fields
+    from perfagent.optimize.measure import timing_from_bench
+
+    ref = KernelBenchModel(path="/x/p.py", class_name="Model")
+    base = [1e-3 * (1 + 0.01 * (i % 3)) for i in range(12)]
+    samples = TimingSamples(
+        baseline=base,
+        baseline_repeat=base,
+        candidate=[t / 2 for t in base],
+        timer="perf_counter",
+        device="cpu",
+    )
+    r = build_result(samples, ref, None, runs=50, warmup=1, peaks=None, timing_budget_s=0.5)
+    assert _timing_fields(timing_from_bench(r))["timing_rounds"] == 12
