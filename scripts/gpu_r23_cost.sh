@@ -24,6 +24,10 @@
 # 'baseline-time' and 'verify' lower than the H200 after-table's (baseline-time ~5 s, verify 22-29 s on
 # 01/02/28): about 2.5-3.5 s less per fresh worker; 'profile' ~10 s per re-profile (unchanged: ncu's
 # application start); best speed-ups as in BENCHMARKS.md (nothing about the measurements changed).
+# r23-cost2 (timing rounds from a 0.5 s budget, at least 10, at most --runs): the 'timing rounds' table
+# says 50 for every candidate of 01, 02, 05, 12 and ~10-12 for 28's; 28's 'time' ~6 s and 'baseline-time'
+# ~2 s lower than without it (H200 after-table: 13.3 and 7.9 s, less (1)'s start-ups); 28's winner still
+# accepted with a noise threshold near 1 %.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck disable=SC1091
@@ -66,6 +70,15 @@ for record in sorted(gen.glob("runs/*/record.json")):
     runs.append(run)
 script = runpy.run_path("scripts/optimize_cost_table.py")
 print(script["table"](runs) if runs else "no record.json came back (see bench.log)")
+# r23-cost2: the timing rounds each candidate's timing took (the 0.5 s budget: 50 for a fast kernel, ~11 for
+# 28's 22 ms original; '-' not timed, '?' a record from before timing_rounds)
+print()
+print("| entry | timing rounds per candidate (c1, c2, ...) |")
+print("|---|---|")
+for run in runs:
+    cands = json.loads((run / "record.json").read_text()).get("candidates", [])
+    rounds = [c.get("timing_rounds", "?") if c.get("time_s") is not None else "-" for c in cands]
+    print(f"| {run.parent.name} | {', '.join(str(r) for r in rounds)} |")
 PY
 }
 
