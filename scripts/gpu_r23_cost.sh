@@ -16,9 +16,10 @@
 # Knobs (env): ONLY (the regex above) AB (0; 1: the same entries again with PERFAGENT_WORKER_STANDBY=0 into
 #   $OUT/r23_cost/nostandby/, a second table in cost.md: the difference the workers started ahead make,
 #   on the same card; doubles the runtime) SUITE_TIMEOUT (420 per pass).
-# Expected runtime: about 5 minutes (the GPU test ~30 s, five runs of 40-70 s, suite start-up); AB=1
+# Expected runtime: about 5 minutes (the GPU tests ~45 s, five runs of 40-70 s, suite start-up); AB=1
 # about 9-10.
-# What to look for: gpu_test.log: 2 passed (its printed line: a fresh GPU worker's verification vs one
+# What to look for: gpu_test.log: 4 passed (its printed lines: 28's bench 'N interleaved rounds (of 50: the
+# 0.5 s timing budget was filled)' with N ~10-12, the copy kernel's 50 rounds; a fresh GPU worker's verification vs one
 # started ahead and ready (a few seconds less); the NVRTC build vs the second call); in cost.md: 'record s' <= 60 on every row (on an H100); 'fresh workers (started
 # ahead)' equal, e.g. 4 (4): every fresh worker found one started ahead (fewer ahead: it waited for one);
 # 'baseline-time' and 'verify' lower than the H200 after-table's (baseline-time ~5 s, verify 22-29 s on
@@ -84,9 +85,10 @@ PY
 
 # the worker side on this GPU first (~30 s): a GPU worker started ahead is taken and judges as a fresh one,
 # and is faster when ready; a kernel file is built once per process
-timeout -k 10 240 python3 -m pytest -q -m gpu tests/gpu/test_worker_standby_gpu.py -s -p no:cacheprovider \
-  > "$ROOT/gpu_test.log" 2>&1
-echo "gpu test (tests/gpu/test_worker_standby_gpu.py): exit $?" >> "$ROOT/exit_codes.txt"
+# (r23-cost2) and the timing budget: unseen2/28's original in fewer rounds, a copy kernel in all of them
+timeout -k 10 300 python3 -m pytest -q -m gpu tests/gpu/test_worker_standby_gpu.py \
+  tests/gpu/test_timing_budget_gpu.py -s -p no:cacheprovider > "$ROOT/gpu_test.log" 2>&1
+echo "gpu tests (test_worker_standby_gpu.py, test_timing_budget_gpu.py): exit $?" >> "$ROOT/exit_codes.txt"
 one_pass "$ROOT/standby"
 if [ "${AB:-0}" = 1 ]; then
   export PERFAGENT_WORKER_STANDBY=0
