@@ -17,8 +17,7 @@ from perfagent.optimize.reprofile import Reprofile
 from perfagent.optimize.services import Services, using
 from perfagent.verify.models import Check, VerificationResult
 from profilers.model import KernelProfile, Profile
-
-from .helpers import REPORTS
+from tests.optimize.helpers import REPORTS
 
 PADDED = "TILE_DIM + 1"
 SIMULATED_SANDBOX = "sandbox: confined by bubblewrap (simulated re-profile)"

@@ -19,11 +19,10 @@ from perfagent.workloads.detect import find_spec_for, resolve
 from perfagent.workloads.launch_resolve import resolve_launch
 from perfagent.workloads.launch_spec import LaunchOverride, load_launch_spec
 from profilers.core_errors import BadInput
+from tests.optimize.conftest import PADDED
+from tests.optimize.helpers import TRANSPOSE, ScriptedRewriter, copy_example
 from tui.candidate_view import outcome_of, settings_note
 from tui.optimize_bridge import OptimizeBridge
-
-from .conftest import PADDED
-from .helpers import TRANSPOSE, ScriptedRewriter, copy_example
 
 DEFINES = {"BLOCK_ROWS": 4}
 LAUNCH = {"block": [32, 4]}

@@ -20,8 +20,7 @@ from perfagent.rewrite import auto_choice, get_rewriter
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.combined import CombinedRewriter
 from profilers.core_errors import LLMError
-
-from .helpers import TRANSPOSE, copy_example
+from tests.optimize.helpers import TRANSPOSE, copy_example
 
 SLOW = (TRANSPOSE / "slow.cu").read_text()
 # the model's smem-padding sample: a different (unpadded) staging of the tile, so the recipe's pad wins

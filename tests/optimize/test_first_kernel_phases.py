@@ -15,8 +15,7 @@ from rewrite.llm_server import MODEL, ReplayServer, Reply, structured
 from perfagent.cli import main
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.phases import evaluate, propose
-
-from .helpers import KB, REPORTS
+from tests.optimize.helpers import KB, REPORTS
 
 pytestmark = pytest.mark.slow
 TRITON = (KB / "01_vector_add_triton.py").read_text()

@@ -16,8 +16,7 @@ import perfagent
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.fits import contradiction
 from perfagent.optimize.phases import propose
-
-from .helpers import EXAMPLES, KB, REPORTS, copy_example
+from tests.optimize.helpers import EXAMPLES, KB, REPORTS, copy_example
 
 CUDA = EXAMPLES / "cuda"
 

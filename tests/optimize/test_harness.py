@@ -16,8 +16,7 @@ from perfagent.optimize.reprofile import harness_command, harness_nvtx_include, 
 from perfagent.workloads.detect import resolve
 from profilers.base import WORKLOAD_NVTX_RANGE, ProfileRequest
 from profilers.ncu.argv import build_ncu_argv
-
-from .helpers import EXAMPLES, KB, ROOT, TRANSPOSE
+from tests.optimize.helpers import EXAMPLES, KB, ROOT, TRANSPOSE
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -18,9 +18,8 @@ from perfagent.optimize import together
 from perfagent.optimize.measure import Timing
 from perfagent.optimize.services import Services
 from perfagent.verify.models import Check, VerificationResult
-
-from .test_batch_timing import FOLDER, _run, _stub_timing, _timing
-from .test_batch_timing import sources as sources  # noqa: F401 - the fixture, shared
+from tests.optimize.test_batch_timing import FOLDER, _run, _stub_timing, _timing
+from tests.optimize.test_batch_timing import sources as sources  # noqa: F401 - the fixture, shared
 
 
 def _one_worker(

@@ -20,8 +20,7 @@ from rewrite.llm_server import MODEL, ReplayServer, Reply, structured
 import perfagent
 from perfagent.llm_cassette import IN_ORDER, Cassette, request_key
 from profilers.core_errors import LLMError
-
-from .helpers import REPORTS, ROOT, TRANSPOSE
+from tests.optimize.helpers import REPORTS, ROOT, TRANSPOSE
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import llm_relay  # noqa: E402

@@ -12,8 +12,7 @@ from rewrite.llm_server import MODEL, ReplayServer, Reply, fenced
 import perfagent
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.events import LoopEvent
-
-from .helpers import KB
+from tests.optimize.helpers import KB
 
 pytest.importorskip("torch")
 pytest.importorskip("triton")

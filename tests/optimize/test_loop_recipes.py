@@ -21,8 +21,7 @@ from perfagent.rewrite.base import RewriteRequest
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.launch_resolve import resolve_launch
 from perfagent.workloads.launch_spec import load_launch_spec
-
-from .helpers import EXAMPLES, TRANSPOSE, ScriptedRewriter, copy_example
+from tests.optimize.helpers import EXAMPLES, TRANSPOSE, ScriptedRewriter, copy_example
 
 
 def _nvcc() -> None:

@@ -14,8 +14,7 @@ from rewrite.llm_server import MODEL, ReplayServer, Reply, fenced, structured
 import perfagent
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.events import LoopEvent
-
-from .helpers import KB, TRANSPOSE, copy_example
+from tests.optimize.helpers import KB, TRANSPOSE, copy_example
 
 PROBLEM = KB / "01_vector_add.py"
 CURRENT = KB / "01_vector_add_triton.py"

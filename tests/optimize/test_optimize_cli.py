@@ -11,8 +11,7 @@ import pytest
 from rewrite.llm_server import MODEL, ReplayServer, Reply, fenced
 
 from perfagent.cli import main
-
-from .helpers import KB, TRANSPOSE, copy_example
+from tests.optimize.helpers import KB, TRANSPOSE, copy_example
 
 KEY = "sk-cli-SECRET-13579"
 

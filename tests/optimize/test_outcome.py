@@ -9,8 +9,7 @@ from knowledge.transforms import transform
 from perfagent.optimize.measure import BuildOutcome, Timing, profile_timing, relative_to_start
 from perfagent.optimize.outcome import MetricCheck, check_metric, decide
 from perfagent.records import NOT_TIMED, CandidateOutcome, VerificationSummary
-
-from .helpers import REPORTS
+from tests.optimize.helpers import REPORTS
 
 BUILT = BuildOutcome(True, "nvcc -cubin")
 PASS = VerificationSummary(verdict="pass", reason="every check passed", device="cuda:0 (H100)")

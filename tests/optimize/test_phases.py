@@ -25,8 +25,7 @@ from perfagent.optimize.phases import evaluate, propose
 from perfagent.optimize.services import Services, using
 from perfagent.records import RunRecord
 from perfagent.rewrite.proposals import StoredProposal
-
-from .helpers import KB, REPORTS, TRANSPOSE, copy_example
+from tests.optimize.helpers import KB, REPORTS, TRANSPOSE, copy_example
 
 REPORT = REPORTS / "02_transpose_bank_conflicts.ncu-rep"
 PROBLEM = KB / "01_vector_add.py"

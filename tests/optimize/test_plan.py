@@ -15,8 +15,7 @@ from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.workloads.launch_spec import load_launch_spec
 from profilers.core_errors import BadInput
 from profilers.model import Finding, KernelDiagnosis
-
-from .helpers import EXAMPLES, REPORTS, TRANSPOSE
+from tests.optimize.helpers import EXAMPLES, REPORTS, TRANSPOSE
 
 GEMV = EXAMPLES / "unseen" / "01_gemv_row_per_thread"
 KB_RECORDS = Path(__file__).resolve().parents[1] / "data" / "kb_records_h200"

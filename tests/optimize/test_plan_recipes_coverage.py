@@ -9,8 +9,7 @@ from perfagent.optimize.plan import make_plan, runnable
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import LaunchArg, LaunchContext, RewriteRequest
 from profilers.model import Finding, KernelDiagnosis
-
-from .helpers import REPORTS
+from tests.optimize.helpers import REPORTS
 
 GELU = """
 __global__ void gelu(const float *x, float *y, int n)

@@ -15,8 +15,7 @@ from perfagent.optimize.phases import propose
 from perfagent.optimize.precheck import precheck
 from perfagent.records import RunRecord
 from perfagent.workloads.detect import resolve
-
-from .helpers import KB, TRANSPOSE, copy_example
+from tests.optimize.helpers import KB, TRANSPOSE, copy_example
 
 SLOW = (TRANSPOSE / "slow.cu").read_text()
 PADDED = SLOW.replace("tile[TILE_DIM][TILE_DIM]", "tile[TILE_DIM][TILE_DIM + 1]")

@@ -20,8 +20,7 @@ from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.roofline import roofline
 from profilers.model import Finding, KernelDiagnosis
-
-from .helpers import REPORTS
+from tests.optimize.helpers import REPORTS
 
 SOFTPLUS_HALF_PROMOTED = textwrap.dedent(
     """

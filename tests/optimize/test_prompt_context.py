@@ -20,9 +20,8 @@ from perfagent.optimize.services import Services
 from perfagent.rewrite.base import EarlierAttempt, RewriteRequest
 from perfagent.rewrite.prompt import format_hardware, user_message
 from profilers.model import DeviceInfo, SourceLine
-
-from .conftest import PADDED
-from .helpers import TRANSPOSE, copy_example
+from tests.optimize.conftest import PADDED
+from tests.optimize.helpers import TRANSPOSE, copy_example
 
 HOT = [
     SourceLine(

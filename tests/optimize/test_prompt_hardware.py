@@ -22,8 +22,7 @@ from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import RunRecord
 from perfagent.rewrite.hardware import UNKNOWN_NOTE, gpu_device
 from perfagent.rewrite.prompt import format_hardware
-
-from .helpers import REPORTS, TRANSPOSE, copy_example
+from tests.optimize.helpers import REPORTS, TRANSPOSE, copy_example
 
 SLOW = (TRANSPOSE / "slow.cu").read_text()
 PADDED = SLOW.replace("tile[TILE_DIM][TILE_DIM]", "tile[TILE_DIM][TILE_DIM + 1]")

@@ -29,9 +29,8 @@ from perfagent.records import OptimizeResult, RunRecord
 from perfagent.sandbox import runner, standby
 from perfagent.verify import api as verify_api
 from perfagent.workloads.detect import resolve
-
-from .conftest import PADDED
-from .helpers import KB, TRANSPOSE, ScriptedRewriter, copy_example
+from tests.optimize.conftest import PADDED
+from tests.optimize.helpers import KB, TRANSPOSE, ScriptedRewriter, copy_example
 
 
 def _optimize(tmp_path: Path, **options: Any) -> RunRecord:

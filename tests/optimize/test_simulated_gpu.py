@@ -14,9 +14,8 @@ import pytest
 
 import perfagent
 from perfagent.optimize.render import render_text
-
-from .conftest import PADDED, SIMULATED_SANDBOX, recorded_kernels
-from .helpers import TRANSPOSE, copy_example
+from tests.optimize.conftest import PADDED, SIMULATED_SANDBOX, recorded_kernels
+from tests.optimize.helpers import TRANSPOSE, copy_example
 
 
 def test_padding_accepted_with_metric_moved_and_applied(

@@ -16,8 +16,7 @@ from perfagent.commands.settings_args import settings_from_args
 from perfagent.optimize.time_budget import TimeBudget
 from perfagent.records import RunRecord
 from profilers.core_errors import BadInput
-
-from .helpers import TRANSPOSE, copy_example
+from tests.optimize.helpers import TRANSPOSE, copy_example
 
 
 def _optimize(tmp_path: Path, **options: Any) -> RunRecord:

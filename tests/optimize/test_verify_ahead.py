@@ -21,9 +21,8 @@ from perfagent.optimize.loop_state import BaselineState
 from perfagent.optimize.services import Services
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.workloads.detect import resolve
-
-from .conftest import PADDED
-from .helpers import TRANSPOSE, ScriptedRewriter, copy_example
+from tests.optimize.conftest import PADDED
+from tests.optimize.helpers import TRANSPOSE, ScriptedRewriter, copy_example
 
 
 @pytest.fixture(autouse=True)

@@ -16,8 +16,7 @@ import perfagent
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.events import LoopEvent
 from profilers.core_errors import BadInput
-
-from .helpers import KB
+from tests.optimize.helpers import KB
 
 pytestmark = pytest.mark.slow
 TRITON = (KB / "01_vector_add_triton.py").read_text()

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from perfagent.records import RunRecord
-
-from .records import copy_kernel_record, counters_record, static_record, timing_only_record
+from tests.render.records import copy_kernel_record, counters_record, static_record, timing_only_record
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ from perfagent.records import RunRecord
 from perfagent.render import OutputFormat, render
 from profilers.model import KernelProfile
 from tests.conftest import EXAMPLE_REPORTS
-
-from .records import COALESCING_TITLE, NOTE
+from tests.render.records import COALESCING_TITLE, NOTE
 
 
 def test_html_parses_and_has_the_content(counters: RunRecord) -> None:

@@ -10,8 +10,7 @@ from perfagent.records import RunRecord
 from perfagent.render import OutputFormat, render
 from perfagent.render.markdown import md_code, md_escape
 from tests.conftest import EXAMPLE_REPORTS
-
-from .records import COALESCING_TITLE, NOTE, STATIC_NOTE
+from tests.render.records import COALESCING_TITLE, NOTE, STATIC_NOTE
 
 IMAGE = re.compile(r"!\[[^\]]*\]\(data:image/png;base64,([A-Za-z0-9+/=]+)\)")
 

@@ -7,8 +7,7 @@ import re
 from perfagent.records import RunRecord
 from perfagent.render import OutputFormat, TextRenderer, render
 from profilers.model import KernelDiagnosis, KernelProfile
-
-from .records import COALESCING_TITLE, NOTE, OCCUPANCY_TITLE, STATIC_NOTE, TIMING_NOTE
+from tests.render.records import COALESCING_TITLE, NOTE, OCCUPANCY_TITLE, STATIC_NOTE, TIMING_NOTE
 
 ANSI = re.compile(r"\x1b\[")
 

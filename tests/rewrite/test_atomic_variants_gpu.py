@@ -17,9 +17,8 @@ import pytest
 
 from perfagent.rewrite.base import Candidate
 from perfagent.rewrite.recipes import cooperative_row
-
-from . import test_cooperative_atomics as coop
-from . import test_privatize_variants as priv
+from tests.rewrite import test_cooperative_atomics as coop
+from tests.rewrite import test_privatize_variants as priv
 
 NODES = 65536
 COOP_SIZES = {  # form: (items, row length); destinations spread over NODES rows (a graph, not a hot spot)

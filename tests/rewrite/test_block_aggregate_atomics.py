@@ -16,9 +16,8 @@ import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, block_aggregate_atomics, recipes_for
-
-from .cuda_blocks import Buf, Case, assert_same, run
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same, run
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 DOT_GUARD = """
 __global__ void dot_f32(const float *x, const float *y, float *out, int n) {

@@ -16,9 +16,8 @@ import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import RECIPES, chunk_interleave, recipes_for
-
-from .cuda_lanes import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_lanes import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 ROOT = Path(__file__).resolve().parents[2]
 UNSEEN_16 = ROOT / "examples" / "unseen" / "16_double_sigmoid_chunked" / "slow.cu"
@@ -278,7 +277,7 @@ def test_rewrite_matches_the_original_lane_by_lane(name: str, tmp_path: Path) ->
 
 def test_the_emulation_catches_an_interleave_without_the_tile_base(tmp_path: Path) -> None:
     """A wrong base (threadIdx.x alone, no block tile) computes other elements: the comparison fails."""
-    from .cuda_lanes import run
+    from tests.rewrite.cuda_lanes import run
 
     source = FORMS["counter-base-var-idx-local"]
     [cand] = chunk_interleave.propose(_request(source))

@@ -15,9 +15,8 @@ import pytest
 
 from perfagent.rewrite.base import RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, chunk_stride, recipes_for
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 ROW_MAXABS = """
 #define BLOCK 64

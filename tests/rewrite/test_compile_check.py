@@ -9,8 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from perfagent.rewrite.recipes import _compile_check
-
-from .helpers import nvcc_or_skip
+from tests.rewrite.helpers import nvcc_or_skip
 
 KERNEL = 'extern "C" __global__ void k(float* x) {{ x[threadIdx.x] = {value}; }}\n'
 

@@ -18,10 +18,9 @@ import pytest
 
 from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import cooperative_row
-
-from . import cuda_blocks
-from .cuda_lanes import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite import cuda_blocks
+from tests.rewrite.cuda_lanes import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 FORMS: dict[str, str] = {
     "edge-scatter-add-early-return": """
@@ -249,7 +248,7 @@ def test_the_emulation_catches_lanes_that_share_an_element(tmp_path: Path) -> No
     kernel, args = EMULATED[name]
     wrong = _variant(name, "block / 32").source.replace("int c = coop_lane;", "int c = 0;")
     cases = [Case(args(45, 64), (_grid(name, 45), BLOCK), (32 * _grid(name, 45), BLOCK))]
-    from .cuda_lanes import run
+    from tests.rewrite.cuda_lanes import run
 
     ok, _ = run(tmp_path, FORMS[name], wrong, kernel, cases, rtol=1e-5, atol=1e-5)
     assert not ok

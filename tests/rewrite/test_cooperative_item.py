@@ -16,10 +16,9 @@ import pytest
 
 from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import cooperative_row
-
-from . import cuda_blocks
-from .cuda_lanes import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite import cuda_blocks
+from tests.rewrite.cuda_lanes import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 F = "float"
 FORMS: dict[str, str] = {

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from perfagent.rewrite.recipes import cooperative_row
-
-from .cuda_lanes import Buf
-from .test_cooperative_item import EMULATED, FORMS, _request
+from tests.rewrite.cuda_lanes import Buf
+from tests.rewrite.test_cooperative_item import EMULATED, FORMS, _request
 
 SIZES = {
     # form: (rows, cols) as its kernel's parameters (the items are rows, or cols for the column sum)

@@ -16,9 +16,8 @@ from perfagent.rewrite.embed.device import device_code
 from perfagent.rewrite.embed.literals import find_inline_sources
 from perfagent.rewrite.recipes import RECIPES, cooperative_row
 from perfagent.rewrite.recipes_backend import RecipesRewriter
-
-from .cuda_lanes import Buf, Case, assert_same
-from .helpers import ROOT, assert_compiled, nvcc_compile, nvcc_or_skip
+from tests.rewrite.cuda_lanes import Buf, Case, assert_same
+from tests.rewrite.helpers import ROOT, assert_compiled, nvcc_compile, nvcc_or_skip
 
 GEMV = """
 extern "C" __global__ void gemv(const float* A, const float* x, float* y, int rows, int cols)
@@ -603,7 +602,7 @@ def _block_variant(source: str) -> Candidate:
 def test_block_per_row_matches_the_original_block_by_block(name: str, tmp_path: Path) -> None:
     """The block-per-row variant on the block-synchronous emulator (real barriers around the shared
     trees): it stores what the row-per-thread kernel stores, and never splits a block at a barrier."""
-    from . import cuda_blocks
+    from tests.rewrite import cuda_blocks
 
     kernel, args, block = EMULATED[name]
     cand = _block_variant(FORMS[name])
@@ -644,7 +643,7 @@ def test_the_emulation_catches_a_sum_counted_32_times(tmp_path: Path) -> None:
     cand = cooperative_row.propose(_request(FORMS["sum-from-element-0"]))[0]
     wrong = cand.source.replace("if (coop_lane != 0) s = 0;", "")
     assert wrong != cand.source
-    from .cuda_lanes import run
+    from tests.rewrite.cuda_lanes import run
 
     ok, out = run(tmp_path, FORMS["sum-from-element-0"], wrong, kernel, _cases(args, block))
     assert not ok and "differs" in out
@@ -745,7 +744,7 @@ def test_kernelbench_rewrites_compile_with_the_torch_stub(tmp_path: Path) -> Non
 def test_kernelbench_block_per_row_matches_the_original_block_by_block(name: str, tmp_path: Path) -> None:
     """The block-per-row candidate of each solution (the one a few long rows want), its launch written
     back into the C++ wrapper: same stores on the block emulator, and the whole unit compiles."""
-    from . import cuda_blocks
+    from tests.rewrite import cuda_blocks
 
     entry = SOLUTIONS[name]
     assert entry is not None

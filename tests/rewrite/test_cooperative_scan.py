@@ -21,9 +21,8 @@ from perfagent.rewrite.embed.device import device_code
 from perfagent.rewrite.embed.literals import find_inline_sources
 from perfagent.rewrite.recipes import RECIPES, cooperative_scan
 from perfagent.rewrite.recipes_backend import RecipesRewriter
-
-from .cuda_lanes import Buf, Case, assert_same
-from .helpers import ROOT, assert_compiled, nvcc_compile, nvcc_or_skip
+from tests.rewrite.cuda_lanes import Buf, Case, assert_same
+from tests.rewrite.helpers import ROOT, assert_compiled, nvcc_compile, nvcc_or_skip
 
 CUMSUM = """
 __global__ void cumsum_kernel(const float* x, float* out, int rows, int cols) {
@@ -302,7 +301,7 @@ def test_rewrite_matches_the_original_lane_by_lane(name: str, tmp_path: Path) ->
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_block_per_row_matches_the_original_block_by_block(name: str, tmp_path: Path) -> None:
     """The block version on the block-synchronous emulator (threads meet at every barrier), blocks of 64."""
-    from . import cuda_blocks
+    from tests.rewrite import cuda_blocks
 
     blocked = cooperative_scan.propose(_request(FORMS[name]))[1]
     cases = []
@@ -320,7 +319,7 @@ def test_block_per_row_matches_the_original_block_by_block(name: str, tmp_path: 
 
 
 def test_the_block_emulation_catches_a_missing_barrier(tmp_path: Path) -> None:
-    from . import cuda_blocks
+    from tests.rewrite import cuda_blocks
 
     blocked = cooperative_scan.propose(_request(CUMSUM))[1]
     wrong = blocked.source.replace(
@@ -340,7 +339,7 @@ def test_the_emulation_catches_a_carry_taken_from_the_wrong_lane(tmp_path: Path)
     cand = cooperative_scan.propose(_request(CUMSUM))[0]
     wrong = cand.source.replace("coop_incl, 31)", "coop_incl, 30)")
     assert wrong != cand.source
-    from .cuda_lanes import run
+    from tests.rewrite.cuda_lanes import run
 
     cases = [Case(EMULATED["cumsum-inclusive"](3, 100), (1, 64), (32, 64), "3x100")]
     ok, out = run(tmp_path, CUMSUM, wrong, "cumsum_kernel", cases)
@@ -382,7 +381,7 @@ def test_kernelbench_masked_cumsum_is_scanned_and_its_launch_rewritten(tmp_path:
     ]
     # running sums of 300 values in [-3, 3] reach tens: another summation order moves them by ~1e-5
     assert_same(tmp_path, original, rewritten, "masked_cumsum_kernel", cases, rtol=1e-5, atol=1e-4)
-    from . import cuda_blocks
+    from tests.rewrite import cuda_blocks
 
     block_args = tuple(cuda_blocks.Buf(a.ctype, a.size) if isinstance(a, Buf) else a for a in args(9, 300))
     block_case = cuda_blocks.Case(

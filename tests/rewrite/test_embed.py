@@ -24,8 +24,7 @@ from perfagent.rewrite.embed.wrapper import read_launch, write_launch
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.launch_spec import LaunchOverride
-
-from .helpers import ROOT, nvcc_or_skip
+from tests.rewrite.helpers import ROOT, nvcc_or_skip
 
 DATA = ROOT / "tests" / "data" / "kernelbench_inline"
 STUB = DATA / "stub"

@@ -15,9 +15,8 @@ from perfagent.rewrite.recipes.framework import CudaRecipe, Edit, Source, Varian
 from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.expr import evaluate_int
 from perfagent.workloads.launch_spec import DEFAULT_DEVICE_ATTRS, Expr
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import ROOT, nvcc_or_skip
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import ROOT, nvcc_or_skip
 
 HIST = """
 #define NBINS 16
@@ -225,7 +224,7 @@ extern "C" __global__ void gemv(const float* A, const float* x, float* y, int ro
 def test_a_warp_per_row_is_swept_and_every_sweep_covers_the_rows_lane_by_lane(tmp_path: Path) -> None:
     """cooperative-row's warp variant re-tuned: blocks swept, grid re-derived from the rows' threads;
     each sweep stores what the row-per-thread original stores (32 real lanes per warp)."""
-    from . import cuda_lanes
+    from tests.rewrite import cuda_lanes
 
     spec = LaunchContext(grid=["ceil_div(rows, 64)"], block=[64], params={"rows": 70})
     req = RewriteRequest(

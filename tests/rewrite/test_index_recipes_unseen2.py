@@ -11,9 +11,8 @@ from pathlib import Path
 
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import RewriteRequest, launch_context
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import ROOT
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import ROOT
 
 UNSEEN2 = ROOT / "benchmarks" / "unseen2"
 

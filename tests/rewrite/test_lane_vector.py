@@ -17,10 +17,9 @@ import pytest
 from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import cooperative_row
 from perfagent.rewrite.recipes._lane_vector_emit import vectorize_lanes
-
-from . import cuda_blocks
-from .cuda_blocks import Buf, Case
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite import cuda_blocks
+from tests.rewrite.cuda_blocks import Buf, Case
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 FORMS = {
     "bf16-scale-rows-size_t-offset": """

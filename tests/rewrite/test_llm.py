@@ -18,8 +18,7 @@ from perfagent.rewrite.llm_reply import parse_reply
 from perfagent.rewrite.recipes_backend import RecipesRewriter
 from profilers.core_errors import BadInput, ExitCode, LLMError
 from profilers.model import DeviceInfo, Evidence, Finding
-
-from .llm_server import MODEL, ReplayServer, Reply, fenced, structured
+from tests.rewrite.llm_server import MODEL, ReplayServer, Reply, fenced, structured
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW_CU = ROOT / "examples" / "cuda" / "02_transpose_bank_conflicts" / "slow.cu"

@@ -10,9 +10,8 @@ import pytest
 from perfagent.llm_client import DEFAULT_TIMEOUT_S, LLMConfig
 from perfagent.rewrite.llm import LLMRewriter
 from profilers.core_errors import LLMError
-
-from .llm_server import MODEL, ReplayServer, Reply, structured
-from .test_llm import KEY, _padded, _request
+from tests.rewrite.llm_server import MODEL, ReplayServer, Reply, structured
+from tests.rewrite.test_llm import KEY, _padded, _request
 
 
 @pytest.fixture

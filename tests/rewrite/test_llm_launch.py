@@ -18,9 +18,8 @@ from perfagent.rewrite import launch_reply
 from perfagent.rewrite.base import RewriteRequest, launch_context
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.workloads.launch_spec import LaunchOverride, load_launch_spec
-
-from .helpers import EXAMPLES
-from .llm_server import MODEL, ReplayServer, Reply, fenced
+from tests.rewrite.helpers import EXAMPLES
+from tests.rewrite.llm_server import MODEL, ReplayServer, Reply, fenced
 
 GEMV = EXAMPLES / "unseen" / "01_gemv_row_per_thread"
 SLOW = (GEMV / "slow.cu").read_text()

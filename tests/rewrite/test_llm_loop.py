@@ -12,9 +12,8 @@ from perfagent.llm_client import LLMConfig
 from perfagent.rewrite.base import FailedAttempt, RewriteRequest
 from perfagent.rewrite.llm import LLMRewriter
 from profilers.model import Evidence, Finding
-
-from .helpers import EXAMPLES
-from .llm_server import MODEL, ReplayServer, Reply, fenced
+from tests.rewrite.helpers import EXAMPLES
+from tests.rewrite.llm_server import MODEL, ReplayServer, Reply, fenced
 
 pytest.importorskip("torch")
 pytest.importorskip("triton")

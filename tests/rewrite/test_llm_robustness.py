@@ -16,9 +16,8 @@ from perfagent.llm_client import LLMConfig, cassette_config
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.rewrite.llm_reply import parse_reply, strip_reasoning
 from profilers.core_errors import BadInput, ExitCode, LLMError
-
-from .llm_server import MODEL, ReplayServer, Reply, fenced, structured
-from .test_llm import KEY, SLOW_CU, _padded, _request
+from tests.rewrite.llm_server import MODEL, ReplayServer, Reply, fenced, structured
+from tests.rewrite.test_llm import KEY, SLOW_CU, _padded, _request
 
 
 @pytest.fixture

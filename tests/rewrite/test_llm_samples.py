@@ -13,9 +13,8 @@ from perfagent.llm_client import LLMConfig
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.rewrite.llm_reply import normalised
-
-from .helpers import EXAMPLES
-from .llm_server import MODEL, ReplayServer, Reply, fenced, structured
+from tests.rewrite.helpers import EXAMPLES
+from tests.rewrite.llm_server import MODEL, ReplayServer, Reply, fenced, structured
 
 SLOW_CU = EXAMPLES / "cuda" / "02_transpose_bank_conflicts" / "slow.cu"
 ORIGINAL = SLOW_CU.read_text()

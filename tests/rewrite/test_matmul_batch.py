@@ -15,9 +15,8 @@ import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import register_tiling, smem_tiling
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 FLOAT_ALIASES = """
 __global__ void bmm_f32(const float *A, const float *B, float *C, int M, int N, int K, long long sa, long long sb, long long sc) {
@@ -163,7 +162,7 @@ def test_candidates_compile(tmp_path: Path) -> None:
 
 def test_the_emulation_catches_a_missing_batch_offset(tmp_path: Path) -> None:
     """Without B's offset every batch multiplies by batch 0's B: the comparison must fail."""
-    from .cuda_blocks import run
+    from tests.rewrite.cuda_blocks import run
 
     source, launch, kernel = FORMS["float-aliases"]
     [cand, *_] = smem_tiling.propose(_request(source, launch, "smem-tiling"))

@@ -19,9 +19,8 @@ import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, modulo_to_select, recipes_for
-
-from .cuda_blocks import Buf, Case, assert_same, run
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same, run
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 TORUS_BLUR = """
 __global__ void torus_blur(const float *src, float *dst, int W, int H)

@@ -15,9 +15,8 @@ import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, permute_rows, recipes_for
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 
 def _spec(total: str, args: list[str]) -> LaunchContext:
@@ -167,7 +166,7 @@ def test_candidates_compile(tmp_path: Path) -> None:
 
 def test_the_emulation_catches_a_vector_across_a_row_end(tmp_path: Path) -> None:
     """Without the in-one-row check the uint4 path moves elements of the next row to the wrong place."""
-    from .cuda_blocks import run
+    from tests.rewrite.cuda_blocks import run
 
     source, launch, kernel, lanes = FORMS["split-heads-float"]
     [cand] = permute_rows.propose(_request(source, launch))

@@ -17,9 +17,8 @@ import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, permute_tile, recipes_for
-
-from .cuda_blocks import Buf, Case, assert_same, run
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same, run
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 NCHW_TO_NHWC = """
 __global__ void nchw_to_nhwc(const float *x, float *y, int N, int C, int H, int W)

@@ -16,9 +16,8 @@ import pytest
 
 from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, privatize_atomics, recipes_for
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 ROOT = Path(__file__).resolve().parents[2]
 EX09 = ROOT / "examples" / "cuda" / "09_histogram_atomics"
@@ -213,7 +212,7 @@ def test_rewrite_matches_the_original_block_by_block(name: str, tmp_path: Path) 
 
 def test_the_emulation_catches_a_merge_without_its_barrier(tmp_path: Path) -> None:
     """Dropping the second barrier merges counts other threads have not added yet."""
-    from .cuda_blocks import run
+    from tests.rewrite.cuda_blocks import run
 
     source, launch = FORMS["examples-09-grid-stride"]
     cand = _per_block(_request(source, launch))

@@ -17,9 +17,8 @@ import pytest
 
 from perfagent.rewrite.base import Candidate, LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import _byte_pack, _cuda, privatize_atomics
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 FORMS: dict[str, tuple[str, str, int]] = {
     # name: (source, kernel, input elements per 32-bit word; 0: nothing packed)
@@ -178,7 +177,7 @@ def test_the_emulation_catches_a_lost_tail(tmp_path: Path) -> None:
     source = _variants(name)["block"].source
     head, sep, rest = source.partition("// the last")
     broken = head + "if (0)" + rest[rest.index("\n") :]
-    from .cuda_blocks import run
+    from tests.rewrite.cuda_blocks import run
 
     ok, _ = run(tmp_path, FORMS[name][0], broken, FORMS[name][1], _cases(name, "block"), rtol=0.0, atol=0.0)
     assert sep and not ok

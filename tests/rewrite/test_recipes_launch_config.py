@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from perfagent.rewrite.recipes import launch_config
-
-from .helpers import DATA, EXAMPLES, assert_clean_cuda, assert_compiled, nvcc_compile, request
+from tests.rewrite.helpers import DATA, EXAMPLES, assert_clean_cuda, assert_compiled, nvcc_compile, request
 
 TRANSPOSE = EXAMPLES / "cuda" / "02_transpose_bank_conflicts" / "slow.cu"
 REDUCE = EXAMPLES / "cuda" / "03_reduction_divergent" / "slow.cu"

@@ -13,8 +13,7 @@ from perfagent.rewrite.recipes import launch_geometry
 from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.detect import resolve
 from perfagent.workloads.launch_spec import load_launch_spec
-
-from .helpers import EXAMPLES
+from tests.rewrite.helpers import EXAMPLES
 
 CUDA = EXAMPLES / "cuda"
 

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from perfagent.rewrite.recipes import loop_unroll, restrict_pointers
-
-from .helpers import DATA, EXAMPLES, assert_clean_cuda, assert_compiled, nvcc_compile, request
+from tests.rewrite.helpers import DATA, EXAMPLES, assert_clean_cuda, assert_compiled, nvcc_compile, request
 
 CUDA = EXAMPLES / "cuda"
 TRANSPOSE = CUDA / "02_transpose_bank_conflicts" / "slow.cu"

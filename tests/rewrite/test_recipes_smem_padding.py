@@ -7,8 +7,15 @@ from pathlib import Path
 import pytest
 
 from perfagent.rewrite.recipes import smem_padding
-
-from .helpers import DATA, EXAMPLES, assert_clean_cuda, assert_compiled, nvcc_compile, request, smem_bytes
+from tests.rewrite.helpers import (
+    DATA,
+    EXAMPLES,
+    assert_clean_cuda,
+    assert_compiled,
+    nvcc_compile,
+    request,
+    smem_bytes,
+)
 
 TRANSPOSE = EXAMPLES / "cuda" / "02_transpose_bank_conflicts" / "slow.cu"
 SGEMM = DATA / "sgemm_smem_tiled.cu"

@@ -9,8 +9,7 @@ import pytest
 
 from perfagent.rewrite.base import Candidate
 from perfagent.rewrite.recipes import grid_swizzle, triton_config
-
-from .helpers import DATA, EXAMPLES, request, run_interpreted, write_candidates
+from tests.rewrite.helpers import DATA, EXAMPLES, request, run_interpreted, write_candidates
 
 pytest.importorskip("torch")
 pytest.importorskip("triton")

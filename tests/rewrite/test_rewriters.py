@@ -20,8 +20,7 @@ from perfagent.rewrite.base import (
 from perfagent.rewrite.llm import LLMRewriter
 from perfagent.rewrite.recipes import RECIPES, recipes_for
 from perfagent.rewrite.recipes_backend import RecipesRewriter
-
-from .helpers import DATA, EXAMPLES, request
+from tests.rewrite.helpers import DATA, EXAMPLES, request
 
 TRANSPOSE = EXAMPLES / "cuda" / "02_transpose_bank_conflicts" / "slow.cu"
 

@@ -9,8 +9,7 @@ import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import sequential_reduction as rec
-
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 MODULO = """
 #define B 256

@@ -14,9 +14,8 @@ import pytest
 
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.recipes import RECIPES, recipes_for, smem_pad_index
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 TREE_SUM_INT = """
 __global__ void tree_sum(const int *in, int *out) {

@@ -15,9 +15,8 @@ import pytest
 
 from perfagent.rewrite.recipes import stencil_rows as rec
 from perfagent.workloads.expr import evaluate
-
-from .cuda_blocks import Buf
-from .test_stencil_rows import FORMS, _request
+from tests.rewrite.cuda_blocks import Buf
+from tests.rewrite.test_stencil_rows import FORMS, _request
 
 W, H = 4093, 4091
 _DTYPES = {"float": "float32", "double": "float64", "int": "int32", "unsigned char": "uint8"}

@@ -14,8 +14,7 @@ import pytest
 from perfagent.rewrite.base import LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import RECIPES, thread_map_swap
 from perfagent.workloads.expr import evaluate_int
-
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 SCALE = """
 extern "C" __global__ void k(const float* src, float* dst, int rows, int cols)

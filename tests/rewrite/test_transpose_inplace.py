@@ -15,9 +15,8 @@ import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, recipes_for, transpose_inplace
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 
 def _spec(block: list[object], grid_y: str, args: list[tuple[str, str | None]]) -> LaunchContext:

@@ -16,9 +16,8 @@ import pytest
 
 from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import RECIPES, recipes_for, transpose_tile
-
-from .cuda_blocks import Buf, Case, assert_same
-from .helpers import assert_compiled, nvcc_compile
+from tests.rewrite.cuda_blocks import Buf, Case, assert_same
+from tests.rewrite.helpers import assert_compiled, nvcc_compile
 
 ROOT = Path(__file__).resolve().parents[2]
 UNSEEN_17 = ROOT / "examples" / "unseen" / "17_nchw_to_nhwc_transposed_write"
@@ -321,7 +320,7 @@ def test_rewrite_matches_the_original_block_by_block(name: str, tmp_path: Path) 
 
 def test_the_emulation_catches_a_missing_barrier(tmp_path: Path) -> None:
     """Without __syncthreads the write phase reads tile entries other threads have not stored yet."""
-    from .cuda_blocks import run
+    from tests.rewrite.cuda_blocks import run
 
     source, launch = FORMS["nhwc-to-nchw-braced-guard"]
     [cand] = transpose_tile.propose(_request(source, launch))

@@ -13,9 +13,8 @@ from perfagent.rewrite.base import LaunchArg, LaunchContext, RewriteRequest
 from perfagent.rewrite.recipes import vectorize_access
 from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.workloads.launch_spec import load_launch_spec
-
-from .cuda_cpu import Arg, Buf, emulate
-from .helpers import EXAMPLES, assert_clean_cuda, assert_compiled, nvcc_compile, request
+from tests.rewrite.cuda_cpu import Arg, Buf, emulate
+from tests.rewrite.helpers import EXAMPLES, assert_clean_cuda, assert_compiled, nvcc_compile, request
 
 CUDA = EXAMPLES / "cuda"
 SAXPY = CUDA / "04_small_grid" / "slow.cu"

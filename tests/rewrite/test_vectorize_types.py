@@ -17,9 +17,8 @@ from perfagent.rewrite.base import LaunchContext, RewriteRequest, launch_context
 from perfagent.rewrite.recipes import vectorize_access
 from perfagent.workloads.launch_spec import load_launch_spec
 from profilers.process import run_command
-
-from .cuda_cpu import Arg, Buf, emulate
-from .helpers import EXAMPLES, assert_clean_cuda, nvcc_or_skip, request
+from tests.rewrite.cuda_cpu import Arg, Buf, emulate
+from tests.rewrite.helpers import EXAMPLES, assert_clean_cuda, nvcc_or_skip, request
 
 T = "vectorize-access"
 UNSEEN = EXAMPLES / "unseen"
