@@ -39,6 +39,11 @@ _OWN_CACHE: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # torch's OpenMP threads spin while they wait for work. On a loaded 2-core machine the spinners take the
+    # cores from the thread they wait for: one 64K-element tensor comparison cost 69-85 ms CPU instead of
+    # 7 ms (issue 26, measured at load 11). Passive waiting keeps the threads (and what they compute) and
+    # stops the spinning, here and in every worker and CLI subprocess, which inherit the environment.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     # nvcc builds are cached by content (profilers/build_cache.py); tests use a cache of their own
     # session, never the user's ~/.cache.
     if "PERFAGENT_CACHE_DIR" not in os.environ:
