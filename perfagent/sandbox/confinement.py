@@ -12,6 +12,7 @@ where it breaks a tool); the audit watch still fails a candidate that tries to l
 
 from __future__ import annotations
 
+import contextlib
 import os
 import site
 import sys
@@ -116,7 +117,13 @@ def readable_home(request: WorkerRequest, home: str) -> list[str]:
 def worker_env(base: dict[str, str], work: Path) -> dict[str, str]:
     """The worker's environment: no secrets, a private ``$HOME`` and ``$TMPDIR`` in its folder, the caches."""
     env = scrub_env(base)
-    env.update(cache_dirs(base))
+    caches = cache_dirs(base)
+    env.update(caches)
+    for cache in caches.values():
+        # Landlock lets a worker write only under folders that exist when it is applied (bubblewrap's
+        # binds create theirs): a cache made here is one the worker can fill, not one it is refused
+        with contextlib.suppress(OSError):
+            os.makedirs(cache, exist_ok=True)
     env[BUILDS_ENV] = str(builds_root(base))  # read-only here: not one of the writable caches
     for sub in ("home", "tmp"):
         (work / sub).mkdir(exist_ok=True)

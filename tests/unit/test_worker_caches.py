@@ -19,6 +19,7 @@ def test_the_inductor_cache_is_the_users_not_the_workers_private_tmp(tmp_path: P
     base = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin"}
     env = worker_env(base, own)
     assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "home" / ".cache" / "torchinductor")
+    assert Path(env["TORCHINDUCTOR_CACHE_DIR"]).is_dir()  # Landlock allows writes only under existing folders
     for cache in cache_dirs(base).values():  # none of them is inside the worker's own (private) folders
         assert not cache.startswith(str(own)), cache
     chosen = str(tmp_path / "mine")
