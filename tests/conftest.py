@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import tempfile
 from pathlib import Path
@@ -33,7 +34,27 @@ def ncu_fixture(name: str) -> Path:
     return path
 
 
+_OWN_CACHE: list[str] = []
+"""The session's cache folder when this conftest made it (removed at the end of the session)."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # torch's OpenMP threads spin while they wait for work. On a loaded 2-core machine the spinners take the
+    # cores from the thread they wait for: one 64K-element tensor comparison cost 69-85 ms CPU instead of
+    # 7 ms (issue 26, measured at load 11). Passive waiting keeps the threads (and what they compute) and
+    # stops the spinning, here and in every worker and CLI subprocess, which inherit the environment.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     # nvcc builds are cached by content (profilers/build_cache.py); tests use a cache of their own
     # session, never the user's ~/.cache.
-    os.environ.setdefault("PERFAGENT_CACHE_DIR", tempfile.mkdtemp(prefix="perfagent-test-cache-"))
+    if "PERFAGENT_CACHE_DIR" not in os.environ:
+        _OWN_CACHE.append(tempfile.mkdtemp(prefix="perfagent-test-cache-"))
+        os.environ["PERFAGENT_CACHE_DIR"] = _OWN_CACHE[0]
+    # TorchInductor's C++ builds likewise (the torch.compile baseline of every KernelBench bench/optimize):
+    # one cold compile per session, then hits (issue 26: 20 s CPU saved per baseline on a 2-core CPU).
+    inductor = os.path.join(os.environ["PERFAGENT_CACHE_DIR"], "torchinductor")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _OWN_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -13,9 +13,12 @@ messages, and a crash of the child is a ``ProfilerFailed`` with its exit status,
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import sys
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import profilers.errors as errors
@@ -40,21 +43,48 @@ def needs_isolation() -> bool:
 
 def read_in_child(path: Path, *, kernel_regex: str | None = None, ncu_path: str | None = None) -> Profile:
     """``read_ncu_rep`` run in a fresh interpreter (same ``sys.path``), its result or its error re-raised.
-    A file read once is not read again while its size and modification time stay (a child start costs
-    about a second; the ``Profile`` is immutable, so one copy serves every caller).
+    Bytes read once are not read again (a child start costs about a second of wall; the ``Profile`` is
+    immutable, so one copy serves every caller): the key is the file's content, so a copy of a report
+    read before (a project folder holding the examples' reports) is not read again either; its ``source``
+    still names the file as the caller named it.
 
     Raises:
         PerfAgentError: the reader's own error (same class and message), or ``ProfilerFailed`` when the
             child died without answering.
     """
     stat = path.stat()
-    return _read_once(str(path), str(path.resolve()), stat.st_size, stat.st_mtime_ns, kernel_regex, ncu_path)
+    key = (_content(str(path.resolve()), stat.st_size, stat.st_mtime_ns), kernel_regex, ncu_path)
+    with _LOCK:
+        found = _READ.get(key)
+    if found is None:
+        found = _read(str(path), kernel_regex, ncu_path)
+    elif found.source != str(path):
+        found = found.model_copy(update={"source": str(path)})
+    with _LOCK:  # kept as last named: the same caller asking again gets the same object
+        _READ[key] = found
+        _READ.move_to_end(key)
+        while len(_READ) > _KEPT:
+            _READ.popitem(last=False)
+    return found
 
 
-@functools.lru_cache(maxsize=64)
-def _read_once(
-    path: str, _resolved: str, _size: int, _mtime_ns: int, kernel_regex: str | None, ncu_path: str | None
-) -> Profile:
+_KEPT = 64
+"""Profiles kept (the oldest are forgotten first)."""
+_LOCK = threading.Lock()
+_READ: OrderedDict[tuple[str, str | None, str | None], Profile] = OrderedDict()
+
+
+@functools.lru_cache(maxsize=256)
+def _content(_resolved: str, _size: int, _mtime_ns: int) -> str:
+    """SHA-256 of a file's bytes, computed once per (file, size, modification time)."""
+    digest = hashlib.sha256()
+    with open(_resolved, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read(path: str, kernel_regex: str | None, ncu_path: str | None) -> Profile:
     # ``path`` as given: the profile's ``source`` names the file as the caller named it.
     argv = [sys.executable, "-m", "profilers.ncu.report_child", path]
     if kernel_regex is not None:

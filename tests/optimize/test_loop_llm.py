@@ -104,7 +104,7 @@ def test_malformed_reply_is_repaired_within_the_request(tmp_path: Path) -> None:
 def test_slow_reply_past_the_timeout_is_recorded_and_the_loop_stops_cleanly(tmp_path: Path) -> None:
     events: list[LoopEvent] = []
     with ReplayServer() as server:
-        server.enqueue(Reply(content=fenced(GOOD, "python"), delay_s=5.0))
+        server.enqueue(Reply(content=fenced(GOOD, "python"), held=True))
         record = _run(
             server, tmp_path / "run", events, llm_config=_config(server, timeout_s=0.5), iterations=3
         )

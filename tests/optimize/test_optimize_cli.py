@@ -158,7 +158,7 @@ def test_llm_flags_and_a_failing_endpoint_exit_5(
     monkeypatch.setenv("PERFAGENT_LLM_API_KEY", KEY)
     good = (KB / "01_vector_add_triton.py").read_text().replace("block = 1024", "block = 2048")
     with ReplayServer() as server:
-        server.enqueue(Reply(content=fenced(good, "python"), delay_s=5.0))
+        server.enqueue(Reply(content=fenced(good, "python"), held=True))
         code = main(
             [
                 "optimize",

@@ -1,13 +1,12 @@
 """A batch's candidates are built and verified at once (``--verify-jobs``); timing stays one at a time.
 
-The GPU is simulated (``simulated_gpu``): verification sleeps so that overlap is visible, timing records
+The GPU is simulated (``simulated_gpu``): verifications wait for each other so that overlap is certain, timing records
 whether anything else was running. The outcome of a run must not depend on the number of jobs.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,18 +31,25 @@ def separate_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(together.ITERATION_WORKER_ENV, "separate")
 
 
+MEET_BACKSTOP_S = 60.0
+"""How long a verification waits for another to overlap it (reached only when the loop is serial)."""
+
+
 class _Meter:
     """How many verifications and timings run at once, and whether a timing ever overlapped anything."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
         self.verifying = 0
         self.most_verifying = 0
         self.timed_while_busy = False
+        self.meet = 1
+        """Verifications that wait for each other before going on: 2 shows overlap by an event, where a
+        sleep only made it likely (issue 26: under load a thread can start after another's sleep ended)."""
 
 
 def _instrument(knobs: dict[str, Any]) -> tuple[_Meter, Services]:
-    """The simulated GPU's services, verification slowed so that overlap shows, and what the meter saw."""
+    """The simulated GPU's services, verifications meeting so that overlap shows, and what the meter saw."""
     meter = _Meter()
     simulated: Services = knobs["services"]
     verify, bench = simulated.verify, simulated.time
@@ -55,8 +61,11 @@ def _instrument(knobs: dict[str, Any]) -> tuple[_Meter, Services]:
         with meter.lock:
             meter.verifying += 1
             meter.most_verifying = max(meter.most_verifying, meter.verifying)
+            meter.lock.notify_all()
+            # run on once ``meet`` verifications are running at once (or have been); a serial loop never
+            # gets there and goes on at the backstop, with most_verifying 1
+            meter.lock.wait_for(lambda: meter.most_verifying >= meter.meet, timeout=MEET_BACKSTOP_S)
         try:
-            time.sleep(0.3)
             return verify(*args, **kwargs)
         finally:
             with meter.lock:
@@ -106,6 +115,7 @@ def test_outcomes_do_not_depend_on_the_number_of_jobs(tmp_path: Path, simulated_
     meter, services = _instrument(simulated_gpu)
     one, _ = _run(tmp_path, "serial", 1, services)
     assert meter.most_verifying == 1
+    meter.meet = 2
     three, events = _run(tmp_path, "ahead", 3, services)
     assert meter.most_verifying >= 2  # verifications overlapped
     assert not meter.timed_while_busy  # no timing ran while anything was being verified

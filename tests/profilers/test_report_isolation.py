@@ -51,7 +51,8 @@ def test_the_readers_errors_come_back_as_their_own_class(tmp_path: Path) -> None
 def test_a_child_that_dies_without_answering_is_a_profiler_failure(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    report = Path(shutil.copy(REPORT, tmp_path / REPORT.name))  # a file no earlier read answered for
+    report = tmp_path / REPORT.name  # bytes no earlier read answered for (reads are kept by content)
+    report.write_bytes(REPORT.read_bytes() + b"\0")
     false = shutil.which("false")
     assert false is not None
     monkeypatch.setattr(sys, "executable", false)  # the child exits 1 and prints nothing
@@ -66,3 +67,14 @@ def test_a_file_read_once_is_not_read_again_until_it_changes(tmp_path: Path) -> 
     report.write_bytes(b"not a report any more")
     with pytest.raises(BadReport):
         report_isolation.read_in_child(report)
+
+
+def test_a_copy_of_a_report_read_before_is_not_read_again_and_names_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = report_isolation.read_in_child(REPORT)
+    copy = Path(shutil.copy(REPORT, tmp_path / "copy.ncu-rep"))
+    monkeypatch.setattr(sys, "executable", shutil.which("false"))  # a child started now could not answer
+    again = report_isolation.read_in_child(copy)
+    assert again.source == str(copy) and first.source == str(REPORT)
+    assert again.model_copy(update={"source": first.source}) == first

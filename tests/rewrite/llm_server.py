@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MODEL = "replay-model"
+HOLD_BACKSTOP_S = 120.0
+"""How long a held reply is held at most: far past any client timeout the tests set (0.5-0.8 s)."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,10 @@ class Reply:
     """HTTP status; non-200 sends an OpenAI-style error body with ``error_message``."""
     error_message: str = "error"
     delay_s: float = 0.0
-    """Wait this long before answering (past the client's timeout = a slow server)."""
+    """Wait this long before answering."""
+    held: bool = False
+    """Never answer while the server runs (a server slower than any client timeout, with no clock in the
+    test: a client that returns while the reply is held can only have given up on its own)."""
     prompt_tokens: int = 100
     completion_tokens: int = 50
     finish_reason: str = "stop"
@@ -75,6 +80,8 @@ class ReplayServer:
         """False: ``GET /models`` answers 404 (servers without the route: doctor falls back to a completion)."""
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self.holding = 0
+        """Requests whose reply was held (unanswered while the server ran, or for ``HOLD_BACKSTOP_S``)."""
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -149,6 +156,8 @@ class ReplayServer:
                     self._send(500, {"error": {"message": "no reply queued", "type": "server_error"}})
                     return
                 server._record("POST", self, body, reply.status)
+                if reply.held and server._hold():
+                    return
                 if reply.delay_s and server._stopping.wait(reply.delay_s):
                     return
                 if reply.raw_body is not None:
@@ -245,6 +254,13 @@ class ReplayServer:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}/v1"
+
+    def _hold(self) -> bool:
+        """Keep a request unanswered until the server stops (True); after ``HOLD_BACKSTOP_S`` answer it
+        after all (False), so that a client whose timeout is broken fails its test instead of hanging it."""
+        with self._lock:
+            self.holding += 1
+        return self._stopping.wait(HOLD_BACKSTOP_S)
 
     def enqueue(self, *replies: Reply) -> None:
         for reply in replies:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -248,6 +249,32 @@ def test_ray_executor_on_a_local_instance(tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["executor"] == "ray"
 
 
+def _wait_for_line(proc: subprocess.Popen[str], needle: str, seen: threading.Event) -> None:
+    """Read ``proc``'s stderr; set ``seen`` at the first line holding ``needle``."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if needle in line:
+            seen.set()
+            return
+
+
+def _pids_of(pattern: str) -> list[int]:
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def _ended(pid: int, within_s: float) -> bool:
+    """Wait until process ``pid`` has ended (its pidfd becomes readable), at most ``within_s``."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], within_s)[0])
+    finally:
+        os.close(fd)
+
+
 def test_resume_after_a_killed_run_runs_each_entry_once(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     suite = write_suite(tmp_path, CPU_SUITE)
@@ -271,14 +298,24 @@ def test_resume_after_a_killed_run_runs_each_entry_once(tmp_path: Path) -> None:
         str(out),
     ]
     proc = subprocess.Popen(
-        argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        argv,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and not (out / "results.jsonl").is_file():
-        time.sleep(0.2)
+    # the first progress line is printed after its row was appended: the event to kill on (issue 26: a
+    # poll for results.jsonl raced the run under load)
+    first_row = threading.Event()
+    reader = threading.Thread(target=_wait_for_line, args=(proc, "] 1/3 ", first_row), daemon=True)
+    reader.start()
+    assert first_row.wait(300), "the suite finished no entry"
+    workers = _pids_of(f"perfagent.suite.worker {out}")
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
-    time.sleep(1.0)
+    assert all(_ended(pid, within_s=60) for pid in workers)  # the group's kill reached every worker
     orphans = subprocess.run(
         ["pgrep", "-f", f"perfagent.suite.worker {out}"], capture_output=True, text=True, check=False
     )

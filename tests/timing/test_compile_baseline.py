@@ -4,6 +4,7 @@ where inductor has no C++ compiler the baseline is said to be unavailable (not a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,9 @@ def test_torch_compile_is_timed_on_the_cpu_like_the_rest(capsys: pytest.CaptureF
     assert result.compiled is not None and result.compiled.unavailable is None, result.compiled
     assert result.compiled.time_s is not None and result.compiled.time_s > 0
     assert result.compiled.speedup_over_eager is not None and result.compiled.timer == "perf_counter"
+    # the worker compiled into the cache it was handed (tests/conftest.py: the session's), not its private
+    # $TMPDIR, so that the next baseline of the same problem is a cache hit
+    assert any(Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).rglob("*.so")), "inductor's build was not kept"
 
 
 def _cand(speedup: float) -> CandidateOutcome:
