@@ -40,7 +40,7 @@ from perfagent.sandbox.confinement import (
 from perfagent.sandbox.extension_build import prebuild
 from perfagent.sandbox.jobs import Job, job_of, registered
 from perfagent.sandbox.wire import Check, WorkerCall, WorkerRequest, WorkerResult
-from profilers.confine import bwrap_argv, scrub_env
+from profilers.confine import Confinement, bwrap_argv, scrub_env
 from profilers.core_errors import BadInput, InternalError, ToolFailure
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import (
@@ -222,18 +222,7 @@ def _run(
 ) -> WorkerOutcome:
     job = job_of(request)
     result_path, progress_path = work / "result.json", work / "progress.log"
-    policy, watch = plan(request, work, work.parent if warm else work, dict(os.environ))
-    call = WorkerCall(
-        registry=job.registered_by,
-        request=request.model_dump(mode="json"),
-        result_path=str(result_path),
-        progress_path=str(progress_path),
-        # compute-sanitizer's injected library keeps files of its own, and GPU workers see no device
-        # under Landlock or the warm confined start (measured): bubblewrap alone confines those
-        watch=watch.model_copy(update={"landlock": landlock}),
-    )
-    request_path = work / "request.json"
-    request_path.write_text(call.model_dump_json())
+    request_path, policy = _write_call(work, request, job, warm=warm, landlock=landlock)
     wrapper = bwrap_argv(policy) if sandbox.confined else []
     nonce = secrets.token_hex(16)
     if progress:
@@ -253,6 +242,48 @@ def _run(
         return timed_out
     except ProfilerUnavailable as exc:
         raise ToolFailure(f"cannot start the worker: {exc.message}", hint=exc.hint) from None
+    note = sandbox.describe() + (GPU_BWRAP_ONLY_NOTE if sandbox.confined and not landlock else "")
+    return _outcome(done, job, request, work, nonce, sanitizer=sanitizer, sandbox_note=note, items=items)
+
+
+def _write_call(
+    work: Path, request: WorkerRequest, job: Job, *, warm: bool, landlock: bool
+) -> tuple[Path, Confinement]:
+    """Write the worker's call (its request, where it writes, what it watches) to ``work/request.json``;
+    returns that file and the bubblewrap confinement planned for the worker."""
+    policy, watch = plan(request, work, work.parent if warm else work, dict(os.environ))
+    call = WorkerCall(
+        registry=job.registered_by,
+        request=request.model_dump(mode="json"),
+        result_path=str(work / "result.json"),
+        progress_path=str(work / "progress.log"),
+        # compute-sanitizer's injected library keeps files of its own, and GPU workers see no device
+        # under Landlock or the warm confined start (measured): bubblewrap alone confines those
+        watch=watch.model_copy(update={"landlock": landlock}),
+    )
+    request_path = work / "request.json"
+    request_path.write_text(call.model_dump_json())
+    return request_path, policy
+
+
+def _outcome(
+    done: CompletedCommand,
+    job: Job,
+    request: WorkerRequest,
+    work: Path,
+    nonce: str,
+    *,
+    sanitizer: bool,
+    sandbox_note: str,
+    items: int,
+) -> WorkerOutcome:
+    """What a worker that ended left in ``work``: its result, the checks its exit adds, each item's result.
+
+    Raises:
+        InternalError: the worker broke inside perfagent's own checking.
+        BadInput: the reference did not run cleanly.
+    """
+    result_path = work / "result.json"
     tail = done.tail(8)
     result, extra = _read_result(result_path, nonce)
     if result is not None and result.internal_error:
@@ -262,17 +293,21 @@ def _run(
             hint="rerun with --debug, set PERFAGENT_KEEP_WORKDIR=1 to keep the worker's folder, and report it",
         )
     if result is None and not extra:
-        extra.append(_died(job, done.returncode, _last_progress(progress_path), tail))
+        extra.append(_died(job, done.returncode, _last_progress(work / "progress.log"), tail))
     if result is not None and result.bad_input:
         raise BadInput(
             result.bad_input, hint="the reference must run cleanly before a candidate can be judged"
         )
     if sanitizer:
         extra.append(parse_sanitizer(done.stdout + "\n" + done.stderr))
-    note = sandbox.describe() + (GPU_BWRAP_ONLY_NOTE if sandbox.confined and not landlock else "")
     steps = [_read_result(item_result_path(result_path, i), nonce)[0] for i in range(items)]
     return WorkerOutcome(
-        result=result, checks=extra, returncode=done.returncode, stderr_tail=tail, sandbox=note, items=steps
+        result=result,
+        checks=extra,
+        returncode=done.returncode,
+        stderr_tail=tail,
+        sandbox=sandbox_note,
+        items=steps,
     )
 
 
