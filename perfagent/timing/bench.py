@@ -50,12 +50,10 @@ def bench(
     noise_floor: float = NOISE_FLOOR,
     progress: Callable[[str], None] | None = None,
 ) -> BenchResult:
-    """Time ``target`` (and ``candidate``, interleaved) and report medians, noise and the roofline.
-
-    Timing only: it does not check correctness (run ``perfagent.verify.verify`` first).
+    """Time ``target`` (and ``candidate``, interleaved). Timing only: run ``perfagent.verify.verify`` first.
 
     Args:
-        target: the baseline: a KernelBench problem (its ``Model``), a launch spec, or a .cu kernel with a spec.
+        target: the baseline: a KernelBench problem (``Model``), a launch spec, or a .cu kernel with a spec.
         candidate: optional rewrite (``ModelNew`` file or .cu file), timed interleaved with the baseline.
         device: 'cuda' (CUDA events, L2 flush), 'cpu' (perf_counter; labelled CPU timing) or 'auto'.
         runs: timed rounds at most; each round times baseline, candidate and a repeat of the baseline.
@@ -71,8 +69,8 @@ def bench(
         progress: receives progress lines.
 
     Returns:
-        ``BenchResult`` with per-series statistics, roofline estimates, the comparison (speed-up, noise
-        threshold, significance, plausibility flags) and notes.
+        ``BenchResult``: statistics and roofline per series, the comparison (speed-up, noise threshold,
+        significance, plausibility flags) and notes.
 
     Raises:
         BadInput: unusable target/options; a .cu program or script (time those with a profiler).
