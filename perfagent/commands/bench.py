@@ -97,6 +97,7 @@ class BenchCommand:
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
+        # the command's stack (pydantic models, workers) loads when it runs, not when its arguments are parsed
         from perfagent.render import write_output
         from perfagent.timing import bench
         from perfagent.timing.compiled import is_kernelbench_problem, with_compile_baseline

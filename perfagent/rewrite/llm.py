@@ -327,6 +327,7 @@ class LLMRewriter:
 
     def _create(self, client: openai.OpenAI, kwargs: dict[str, Any]) -> Any:
         """One chat completion, retried on transport problems (each retry announced)."""
+        # openai is an optional extra and takes about a second to import: only an LLM call loads it
         import openai
 
         retries = self.config.max_retries
@@ -460,6 +461,7 @@ class LLMRewriter:
         Falls back to plain chat once if structured output is rejected (HTTP 400); a 400 to ``n`` > 1 is
         remembered and answered with one choice (the caller samples the rest by separate requests).
         """
+        # openai is an optional extra and takes about a second to import: only an LLM call loads it
         import openai
 
         client = self._client_or_build()

@@ -25,6 +25,7 @@ from functools import partial
 from typing import Any
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 from perfagent.sandbox.harness import CandidateFailure, Harness
 from perfagent.sandbox.integrity import new_threads
@@ -220,7 +221,6 @@ class Verifier(VerifierState):
             expected.update(kernels_in_source(src))
         if not expected:
             return
-        from torch.profiler import ProfilerActivity, profile
 
         args = clone_all(x)
 
