@@ -8,8 +8,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perfagent.sandbox.runner import WorkerOutcome, run_worker
+from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WorkerResult
+from perfagent.sandbox.worker_outcome import WorkerOutcome
 from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
 from perfagent.verify.static_checks import static_checks
