@@ -58,19 +58,16 @@ def bench(
         device: 'cuda' (CUDA events, L2 flush), 'cpu' (perf_counter; labelled CPU timing) or 'auto'.
         runs: timed rounds at most; each round times baseline, candidate and a repeat of the baseline.
         warmup: untimed calls of each workload first.
-        budget: the wall time the rounds may fill and the fewest rounds taken (``profilers.settings.TIMING``):
-            a slow workload gets fewer than ``runs`` rounds; the result's ``runs`` says how many were taken.
+        budget: wall time the rounds may fill and fewest rounds (``TIMING``); the result's ``runs``: rounds run.
         flush_l2: zero a buffer larger than L2 before every timed call (CUDA).
         timeout_s: limit per call, s (first call and build: ``compile_timeout_s``).
         peaks: device peaks for the roofline (default: the knowledge GPU table by device name).
         spec, kernel: launch spec / entry for .cu files (as in ``verify``).
-        seed: seed of the timed inputs.
-        noise_floor: smallest relative change ever called significant (fraction).
+        seed, noise_floor: the timed inputs' seed; the smallest relative change ever called significant.
         progress: receives progress lines.
 
     Returns:
-        ``BenchResult``: statistics and roofline per series, the comparison (speed-up, noise threshold,
-        significance, plausibility flags) and notes.
+        ``BenchResult``: per-series statistics, roofline, speed-up with its noise threshold and flags, notes.
 
     Raises:
         BadInput: unusable target/options; a .cu program or script (time those with a profiler).
