@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -107,7 +108,6 @@ def _profiler(name: str) -> Probe:
 
 
 def _python_module(module: str, purpose: str) -> Probe:
-    import importlib.util
 
     found = importlib.util.find_spec(module) is not None
     return Probe(name=f"python {module}", ok=found, detail=purpose if found else f"not installed ({purpose})")

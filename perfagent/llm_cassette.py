@@ -218,6 +218,7 @@ class CassetteClient:
         return self.cassette.take_drift()
 
     def create(self, **kwargs: Any) -> ChatCompletion:
+        # openai is an optional extra and takes about a second to import: only an LLM call loads it
         from openai.types.chat import ChatCompletion
 
         if self.cassette.mode == "replay":

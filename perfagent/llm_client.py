@@ -181,6 +181,7 @@ def make_client(config: LLMConfig) -> openai.OpenAI:
     reason = config.availability()
     if reason is not None:
         raise BadInput(reason)
+    # openai is an optional extra and takes about a second to import: only an LLM call loads it
     import openai
 
     inner = (
@@ -247,6 +248,7 @@ def check_endpoint(config: LLMConfig, *, timeout_s: float = PROBE_TIMEOUT_S) -> 
     reason = config.availability()
     if reason is not None:
         return EndpointCheck(reachable=False, model_found=None, detail=reason)
+    # openai is an optional extra and takes about a second to import: only an LLM call loads it
     import openai
 
     client = make_client(replace(config, timeout_s=timeout_s, max_retries=0))
@@ -292,6 +294,7 @@ def check_endpoint(config: LLMConfig, *, timeout_s: float = PROBE_TIMEOUT_S) -> 
 
 
 def _check_by_completion(client: openai.OpenAI, config: LLMConfig, timeout_s: float) -> EndpointCheck:
+    # openai is an optional extra and takes about a second to import: only an LLM call loads it
     import openai
 
     where, via = config.endpoint, "1-token completion"

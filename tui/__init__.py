@@ -35,6 +35,7 @@ def run_tui(
     Raises:
         PerfAgentError: loading the target failed (after the UI showed why and was closed).
     """
+    # textual loads when the TUI starts, not with `import tui`
     from tui.app import LoadRequest, PerfAgentApp
 
     if isinstance(target_or_record, RunRecord):

@@ -40,25 +40,7 @@ def small_grid(ctx: RuleContext) -> Finding | Skip | None:
     assert fill is not None
     speedup = cap(1.0 / max(fill, 1e-6), 1.0 / busiest if busiest else None, ctx.sol_cap)
     occ = ctx.kernel.occupancy
-    evidence = [
-        Evidence(
-            metric="grid_size", value=grid, threshold=sms, comparison="<" if below_sms else None, unit="block"
-        ),
-        Evidence(metric="sm_count", value=sms, unit="SM"),
-        Evidence(
-            metric="waves_per_sm",
-            value=None if waves is None else round(waves, 3),
-            threshold=SMALL_GRID_WAVES,
-            comparison="<",
-            unit="wave",
-        ),
-    ]
-    if occ.achieved_pct is not None:
-        evidence.append(Evidence(metric="achieved_occupancy_pct", value=round(occ.achieved_pct, 1), unit="%"))
-    if busiest is not None:
-        evidence.append(
-            Evidence(metric="max(sm, memory) throughput", value=round(busiest * 100, 1), unit="%")
-        )
+    evidence = _small_grid_evidence(grid, sms, waves, occ, busiest)
     if below_sms and sms is not None:
         what = f"{grid} blocks for {sms} SMs: {sms - grid} SMs get no work at all"
     else:
@@ -81,6 +63,33 @@ def small_grid(ctx: RuleContext) -> Finding | Skip | None:
         + ("grid / SMs" if below_sms else "waves per SM"),
         ncu_rules=("LaunchConfiguration", "SOLBottleneck", "AchievedOccupancy"),
     )
+
+
+def _small_grid_evidence(
+    grid: int, sms: int | None, waves: float | None, occ: Occupancy, busiest: float | None
+) -> list[Evidence]:
+    """Grid size against the SM count, waves per SM, and the occupancy and busiest unit when measured."""
+    below_sms = sms is not None and grid < sms
+    evidence = [
+        Evidence(
+            metric="grid_size", value=grid, threshold=sms, comparison="<" if below_sms else None, unit="block"
+        ),
+        Evidence(metric="sm_count", value=sms, unit="SM"),
+        Evidence(
+            metric="waves_per_sm",
+            value=None if waves is None else round(waves, 3),
+            threshold=SMALL_GRID_WAVES,
+            comparison="<",
+            unit="wave",
+        ),
+    ]
+    if occ.achieved_pct is not None:
+        evidence.append(Evidence(metric="achieved_occupancy_pct", value=round(occ.achieved_pct, 1), unit="%"))
+    if busiest is not None:
+        evidence.append(
+            Evidence(metric="max(sm, memory) throughput", value=round(busiest * 100, 1), unit="%")
+        )
+    return evidence
 
 
 def tail_effect(ctx: RuleContext) -> Finding | Skip | None:

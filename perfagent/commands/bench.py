@@ -41,35 +41,7 @@ class BenchCommand:
             default="auto",
             help="default auto (CUDA when available)",
         )
-        g.add_argument(
-            "--runs",
-            type=positive_int,
-            default=100,
-            metavar="N",
-            help="interleaved timed rounds, at most (default 100; --timing-budget may take fewer)",
-        )
-        g.add_argument(
-            "--timing-budget",
-            type=non_negative_float,
-            default=TIMING.budget_s,
-            metavar="SECONDS",
-            help=f"wall time the timed rounds may fill, judged on the first --min-runs rounds; a slow "
-            f"kernel gets fewer rounds (default {TIMING.budget_s:g}; 0: every round of --runs)",
-        )
-        g.add_argument(
-            "--min-runs",
-            type=positive_int,
-            default=TIMING.min_runs,
-            metavar="N",
-            help=f"rounds taken whatever the budget, unless --runs is fewer (default {TIMING.min_runs})",
-        )
-        g.add_argument(
-            "--warmup",
-            type=non_negative_int,
-            default=10,
-            metavar="N",
-            help="untimed calls first (default 10)",
-        )
+        _add_round_args(g)
         g.add_argument(
             "--no-l2-flush", action="store_true", help="do not flush L2 between calls (warm-cache timing)"
         )
@@ -97,6 +69,7 @@ class BenchCommand:
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
+        # the command's stack (pydantic models, workers) loads when it runs, not when its arguments are parsed
         from perfagent.render import write_output
         from perfagent.timing import bench
         from perfagent.timing.compiled import is_kernelbench_problem, with_compile_baseline
@@ -126,3 +99,36 @@ class BenchCommand:
             print(f"perfagent: timing fail: implausible ({', '.join(result.implausible)})", file=sys.stderr)
             return ExitCode.VERIFICATION
         return ExitCode.OK
+
+
+def _add_round_args(g: argparse._ArgumentGroup) -> None:
+    """How many rounds are timed: at most --runs, fewer when --timing-budget is filled, at least --min-runs."""
+    g.add_argument(
+        "--runs",
+        type=positive_int,
+        default=100,
+        metavar="N",
+        help="interleaved timed rounds, at most (default 100; --timing-budget may take fewer)",
+    )
+    g.add_argument(
+        "--timing-budget",
+        type=non_negative_float,
+        default=TIMING.budget_s,
+        metavar="SECONDS",
+        help=f"wall time the timed rounds may fill, judged on the first --min-runs rounds; a slow "
+        f"kernel gets fewer rounds (default {TIMING.budget_s:g}; 0: every round of --runs)",
+    )
+    g.add_argument(
+        "--min-runs",
+        type=positive_int,
+        default=TIMING.min_runs,
+        metavar="N",
+        help=f"rounds taken whatever the budget, unless --runs is fewer (default {TIMING.min_runs})",
+    )
+    g.add_argument(
+        "--warmup",
+        type=non_negative_int,
+        default=10,
+        metavar="N",
+        help="untimed calls first (default 10)",
+    )

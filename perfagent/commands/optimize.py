@@ -13,7 +13,9 @@ from perfagent.commands.common import (
 )
 from perfagent.commands.optimize_phases import add_phase_args, phased, propose_exit, run_phase
 from perfagent.commands.settings_args import add_settings_args, settings_from_args
+from perfagent.optimize.events import LoopEvent
 from perfagent.optimize.settings import LLM_GROUP, LOOP_GROUP, RESULTS_GROUP, VERIFY_GROUP
+from perfagent.render import write_output
 from profilers.core_errors import ExitCode
 
 
@@ -49,10 +51,9 @@ class OptimizeCommand:
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
+        # the loop's stack (tree-sitter, the recipes, pydantic) loads when the command runs, not for --help
         from perfagent.optimize.api import optimize
-        from perfagent.optimize.events import LoopEvent
         from perfagent.optimize.render import render_text
-        from perfagent.render import write_output
 
         check_writable_folder(Path(args.out) if args.out else None, option="--out")
         settings = settings_from_args(args)

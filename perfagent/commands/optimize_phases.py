@@ -59,6 +59,7 @@ def run_phase(
     args: argparse.Namespace, settings: OptimizeSettings, *, progress: ProgressCallback
 ) -> RunRecord:
     """``--propose-only`` / ``--evaluate`` / ``--from`` checked and run; the ``RunRecord``."""
+    # the loop's stack (tree-sitter, the recipes) loads when a phase runs, not for --help
     from perfagent.optimize.phases import evaluate, propose
 
     if args.evaluate is not None and args.propose_only:
@@ -97,6 +98,7 @@ def run_phase(
 def propose_exit(result: OptimizeResult) -> int:
     """The exit status of ``--propose-only``, its summary line on stderr: 0 (also with no proposal, said),
     5 when the llm backend failed on every request."""
+    # the run writer pulls in the loop's stack: loaded only once a run has ended
     from perfagent.optimize.run_writer import shown_path
 
     proposed = [c for c in result.candidates if c.verdict == "proposed"]

@@ -11,7 +11,9 @@ from perfagent.commands.common import (
     positive_int,
     progress_to_stderr,
 )
+from perfagent.verify import Tolerance, verify
 from perfagent.verify.models import ENVIRONMENT_CHECK
+from perfagent.verify.render import render_text
 from profilers.core_errors import ExitCode
 from profilers.settings import DEVICES, TIMEOUTS
 
@@ -58,9 +60,8 @@ class VerifyCommand:
         add_output_args(parser, formats=("text", "json"))
 
     def run(self, args: argparse.Namespace) -> int:
+        # the run record's models load when the command runs, not for --help
         from perfagent.render import write_output
-        from perfagent.verify import Tolerance, verify
-        from perfagent.verify.render import render_text
 
         tolerance = None
         if args.tolerance is not None or args.atol is not None or args.rtol is not None:

@@ -59,7 +59,12 @@ Candidate = Annotated[
 
 def register_long_tools(server: MCPServer, root: ProjectRoot, functions: JobFunctions) -> None:
     """Register verify, bench and optimize."""
+    _register_verify(server, root, functions)
+    _register_bench(server, root, functions)
+    _register_optimize(server, root, functions)
 
+
+def _register_verify(server: MCPServer, root: ProjectRoot, functions: JobFunctions) -> None:
     @server.tool(annotations=RUNS_CODE, title="Verify a rewrite")
     async def verify(
         reference: Annotated[
@@ -91,6 +96,8 @@ def register_long_tools(server: MCPServer, root: ProjectRoot, functions: JobFunc
 
         return await in_job(ctx, job, VerificationResult.model_validate)
 
+
+def _register_bench(server: MCPServer, root: ProjectRoot, functions: JobFunctions) -> None:
     @server.tool(annotations=RUNS_CODE, title="Time a rewrite")
     async def bench(
         target: Target,
@@ -117,8 +124,6 @@ def register_long_tools(server: MCPServer, root: ProjectRoot, functions: JobFunc
             )
 
         return await in_job(ctx, job, BenchResult.model_validate)
-
-    _register_optimize(server, root, functions)
 
 
 def _opt(root: ProjectRoot, value: str | None, what: str) -> str | None:

@@ -27,6 +27,7 @@ from typing import Any
 
 class _CallablePackage(types.ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # `import perfagent.optimize` stays light: the loop's stack loads on the first call
         from perfagent.optimize.api import optimize
 
         return optimize(*args, **kwargs)

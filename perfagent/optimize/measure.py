@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perfagent.sandbox.extension_build import prebuild
 from perfagent.timing import bench, bench_batch
 from perfagent.timing.models import BenchResult
 from perfagent.timing.stats import NOISE_FLOOR
@@ -207,7 +208,6 @@ def build_check(
 def extension_build(source: Path, timeout_s: float) -> BuildOutcome:
     """A Python candidate's JIT extensions, built once by the confined build step (``load_inline``: the
     verification, timing and profiled runs then load that build); a build failure is the build's."""
-    from perfagent.sandbox.extension_build import prebuild
 
     steps = prebuild([source], timeout_s=timeout_s)
     if not steps:

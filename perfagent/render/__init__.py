@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never
 
 from perfagent.render.base import Renderer
+from perfagent.render.json import JsonRenderer
 
 if TYPE_CHECKING:
     from perfagent.records import RunRecord
@@ -97,18 +98,19 @@ class OutputFormat(StrEnum):
             A ``Renderer`` whose ``render(record)`` returns the document.
         """
         if self is OutputFormat.TEXT:
+            # each renderer loads with its format: text pulls in rich
             from perfagent.render.text import TextRenderer
 
             return TextRenderer(color=color, width=width)
         if self is OutputFormat.JSON:
-            from perfagent.render.json import JsonRenderer
-
             return JsonRenderer()
         if self is OutputFormat.MARKDOWN:
+            # markdown and html pull in the chart's plan and drawing
             from perfagent.render.markdown import MarkdownRenderer
 
             return MarkdownRenderer()
         if self is OutputFormat.HTML:
+            # as markdown: the chart's plan and drawing
             from perfagent.render.html import HtmlRenderer
 
             return HtmlRenderer()

@@ -17,10 +17,10 @@ from perfagent.render.chart import (
     BARS_CAPTION,
     chart_plan,
     describe_bars,
-    roofline_png,
     summarize_not_plotted,
     why_no_chart,
 )
+from perfagent.render.chart_png import roofline_png
 from perfagent.render.view import FindingView, KernelView, ReportView, build_view, no_findings
 
 __all__ = ["MarkdownRenderer", "md_code", "md_escape"]

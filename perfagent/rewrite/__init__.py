@@ -66,16 +66,19 @@ def get_rewriter(name: str = "auto", *, config: LLMConfig | None = None) -> Rewr
     if name == "auto":
         name, _ = auto_choice(config)
         if name == "auto":
+            # a backend loads when it is chosen: recipes pull in tree-sitter, llm the prompt tables
             from perfagent.rewrite.combined import CombinedRewriter
             from perfagent.rewrite.llm import LLMRewriter
             from perfagent.rewrite.recipes_backend import RecipesRewriter
 
             return CombinedRewriter(RecipesRewriter(), LLMRewriter(config))
     if name == "recipes":
+        # tree-sitter and every recipe: loaded only when the recipes backend is chosen
         from perfagent.rewrite.recipes_backend import RecipesRewriter
 
         return RecipesRewriter()
     if name == "llm":
+        # the prompt tables: loaded only when the llm backend is chosen
         from perfagent.rewrite.llm import LLMRewriter
 
         return LLMRewriter(config)

@@ -327,7 +327,7 @@ class LLMRewriter:
 
     def _create(self, client: openai.OpenAI, kwargs: dict[str, Any]) -> Any:
         """One chat completion, retried on transport problems (each retry announced)."""
-        import openai
+        import openai  # an optional extra, about a second to import: only an LLM call loads it
 
         retries = self.config.max_retries
         for attempt in range(retries + 1):
@@ -460,7 +460,7 @@ class LLMRewriter:
         Falls back to plain chat once if structured output is rejected (HTTP 400); a 400 to ``n`` > 1 is
         remembered and answered with one choice (the caller samples the rest by separate requests).
         """
-        import openai
+        import openai  # an optional extra, about a second to import: only an LLM call loads it
 
         client = self._client_or_build()
         temp = self.config.temperature if isinstance(temperature, _Default) else temperature

@@ -42,6 +42,7 @@ def not_an_api(cfg: LLMConfig, exc: Exception) -> LLMError:
 
 def llm_error(cfg: LLMConfig, exc: Exception) -> LLMError:
     """An ``openai`` failure as an ``LLMError``: the cause in the user's terms and the next step, never the key."""
+    # openai is an optional extra and takes about a second to import: only an LLM call loads it
     import openai
 
     where = cfg.describe()

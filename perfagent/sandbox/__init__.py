@@ -13,7 +13,8 @@ their worker-side protocols as jobs; the sandbox imports neither. Importing it d
 
 from __future__ import annotations
 
-from perfagent.sandbox.runner import WorkerOutcome, run_worker
+from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import Check, TimingSamples, WorkerRequest, WorkerResult
+from perfagent.sandbox.worker_outcome import WorkerOutcome
 
 __all__ = ["Check", "TimingSamples", "WorkerOutcome", "WorkerRequest", "WorkerResult", "run_worker"]

@@ -29,6 +29,7 @@ def resolve_device(requested: Device) -> tuple[ResolvedDevice, str]:
     """
     if requested == "cpu":
         return _cpu()
+    # torch takes seconds to import: only the child that resolves the device loads it
     import torch
 
     if torch.cuda.is_available():

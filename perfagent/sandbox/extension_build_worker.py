@@ -17,6 +17,7 @@ from pathlib import Path
 
 from perfagent.sandbox.harness import environment_gap
 from perfagent.workloads import extension_builds as eb
+from perfagent.workloads.kernelbench import load_module
 
 LOG_TAIL_CHARS = 3000
 """How much of a failed build's log the failure keeps (the compiler's first errors are near its end)."""
@@ -37,7 +38,6 @@ def main(argv: list[str]) -> int:
     file, folder = Path(argv[0]), Path(argv[1])
     if eb.file_folder(file) != folder:  # the parent and the worker must agree on the key
         raise SystemExit(f"build folder mismatch: {eb.file_folder(file)} != {folder}")
-    from perfagent.workloads.kernelbench import load_module
 
     try:
         load_module(file, "perfagent_build_step")

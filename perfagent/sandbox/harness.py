@@ -183,6 +183,7 @@ class Harness(Generic[R]):
 
     def sync(self) -> None:
         if self.device.startswith("cuda"):
+            # torch takes seconds to import: the harness is also read by torch-free code (the extension build)
             import torch
 
             torch.cuda.synchronize()

@@ -13,19 +13,14 @@ from __future__ import annotations
 import atexit
 import glob
 import os
-import re
 import secrets
 import shutil
-import signal
 import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-
-from pydantic import ValidationError
 
 from perfagent.sandbox import standby
 from perfagent.sandbox.confinement import (
@@ -39,9 +34,16 @@ from perfagent.sandbox.confinement import (
 )
 from perfagent.sandbox.extension_build import prebuild
 from perfagent.sandbox.jobs import Job, job_of, registered
-from perfagent.sandbox.wire import Check, WorkerCall, WorkerRequest, WorkerResult
-from profilers.confine import bwrap_argv, scrub_env
-from profilers.core_errors import BadInput, InternalError, ToolFailure
+from perfagent.sandbox.wire import WorkerCall, WorkerRequest
+from perfagent.sandbox.worker_outcome import (
+    WorkerOutcome,
+    item_result_path,
+    outcome,
+    read_result,
+    timed_out,
+)
+from profilers.confine import Confinement, bwrap_argv, scrub_env
+from profilers.core_errors import BadInput, ToolFailure
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import (
     CompletedCommand,
@@ -72,45 +74,6 @@ _ROOT_LOCK = threading.Lock()
 _WORKERS_ROOT: Path | None = None
 
 
-@dataclass
-class WorkerOutcome:
-    """What came back from one worker run."""
-
-    result: WorkerResult | None
-    checks: list[Check] = field(default_factory=list)
-    """Checks the parent adds: crash, timeout, sanitizer."""
-    returncode: int | None = None
-    stderr_tail: str = ""
-    sandbox: str = ""
-    """How the worker was confined (``confinement.Status.describe``), for the record's notes."""
-    items: list[WorkerResult | None] = field(default_factory=list)
-    """A sequence worker's result per step (``perfagent.sandbox.sequence``), None for a step that wrote
-    none (not reached, or the one it died or hung in)."""
-
-
-def _describe_exit(rc: int) -> str:
-    if rc < 0:
-        try:
-            name = signal.Signals(-rc).name
-        except ValueError:
-            name = f"signal {-rc}"
-        return f"killed by {name}"
-    if rc > 128 and rc - 128 in {s.value for s in signal.Signals}:
-        return f"exit status {rc} (the process ended itself, e.g. os._exit({rc}), or a crash reported as {signal.Signals(rc - 128).name})"
-    return f"exit status {rc}"
-
-
-def _last_progress(path: Path) -> str:
-    try:
-        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return "start-up"
-    if not lines:
-        return "start-up"
-    last = lines[-1].split(maxsplit=1)
-    return last[1] if len(last) == 2 and re.fullmatch(r"[\d.]+", last[0]) else lines[-1]
-
-
 def _env(work: Path, device: str, sanitizer: bool = False) -> dict[str, str]:
     """The worker's environment: ours without secrets, a private home (``confinement.worker_env``)."""
     env = worker_env(dict(os.environ), work)
@@ -123,30 +86,6 @@ def _env(work: Path, device: str, sanitizer: bool = False) -> dict[str, str]:
         env["TRITON_INTERPRET"] = "1"
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
-
-
-def parse_sanitizer(text: str) -> Check:
-    """compute-sanitizer's memcheck summary as a check (errors with the first report lines)."""
-    m = re.search(r"ERROR SUMMARY:\s*(\d+)\s+error", text)
-    if m is None:
-        return Check(
-            name="sanitizer-memcheck",
-            passed=False,
-            detail="compute-sanitizer printed no ERROR SUMMARY (did it run?)",
-        )
-    count = int(m.group(1))
-    if count == 0:
-        return Check(name="sanitizer-memcheck", passed=True, detail="compute-sanitizer memcheck: 0 errors")
-    reports = [
-        ln.replace("========= ", "").strip()
-        for ln in text.splitlines()
-        if re.search(r"Invalid|out of bounds|Address|misaligned|Program hit", ln)
-    ]
-    return Check(
-        name="sanitizer-memcheck",
-        passed=False,
-        detail=f"compute-sanitizer memcheck: {count} error(s): " + " | ".join(reports[:4]),
-    )
 
 
 def run_worker(
@@ -222,18 +161,7 @@ def _run(
 ) -> WorkerOutcome:
     job = job_of(request)
     result_path, progress_path = work / "result.json", work / "progress.log"
-    policy, watch = plan(request, work, work.parent if warm else work, dict(os.environ))
-    call = WorkerCall(
-        registry=job.registered_by,
-        request=request.model_dump(mode="json"),
-        result_path=str(result_path),
-        progress_path=str(progress_path),
-        # compute-sanitizer's injected library keeps files of its own, and GPU workers see no device
-        # under Landlock or the warm confined start (measured): bubblewrap alone confines those
-        watch=watch.model_copy(update={"landlock": landlock}),
-    )
-    request_path = work / "request.json"
-    request_path.write_text(call.model_dump_json())
+    request_path, policy = _write_call(work, request, job, warm=warm, landlock=landlock)
     wrapper = bwrap_argv(policy) if sandbox.confined else []
     nonce = secrets.token_hex(16)
     if progress:
@@ -248,32 +176,33 @@ def _run(
             argv = [*wrapper, *_argv(request_path, sanitizer)]
             done = run_command(argv, timeout_s=backstop_s, cwd=work, env=env, stdin_text=nonce + "\n")
     except ToolTimeout:
-        timed_out = _timed_out(progress_path, backstop_s)
-        timed_out.items = [_read_result(item_result_path(result_path, i), nonce)[0] for i in range(items)]
-        return timed_out
+        hung = timed_out(progress_path, backstop_s)
+        hung.items = [read_result(item_result_path(result_path, i), nonce)[0] for i in range(items)]
+        return hung
     except ProfilerUnavailable as exc:
         raise ToolFailure(f"cannot start the worker: {exc.message}", hint=exc.hint) from None
-    tail = done.tail(8)
-    result, extra = _read_result(result_path, nonce)
-    if result is not None and result.internal_error:
-        raise InternalError(
-            f"the {job.mode} worker broke inside perfagent's own checking ({result.internal_error[:300]}); "
-            f"{request.candidate.describe() if request.candidate else 'the reference'} was not judged",
-            hint="rerun with --debug, set PERFAGENT_KEEP_WORKDIR=1 to keep the worker's folder, and report it",
-        )
-    if result is None and not extra:
-        extra.append(_died(job, done.returncode, _last_progress(progress_path), tail))
-    if result is not None and result.bad_input:
-        raise BadInput(
-            result.bad_input, hint="the reference must run cleanly before a candidate can be judged"
-        )
-    if sanitizer:
-        extra.append(parse_sanitizer(done.stdout + "\n" + done.stderr))
     note = sandbox.describe() + (GPU_BWRAP_ONLY_NOTE if sandbox.confined and not landlock else "")
-    steps = [_read_result(item_result_path(result_path, i), nonce)[0] for i in range(items)]
-    return WorkerOutcome(
-        result=result, checks=extra, returncode=done.returncode, stderr_tail=tail, sandbox=note, items=steps
+    return outcome(done, job, request, work, nonce, sanitizer=sanitizer, sandbox_note=note, items=items)
+
+
+def _write_call(
+    work: Path, request: WorkerRequest, job: Job, *, warm: bool, landlock: bool
+) -> tuple[Path, Confinement]:
+    """Write the worker's call (its request, where it writes, what it watches) to ``work/request.json``;
+    returns that file and the bubblewrap confinement planned for the worker."""
+    policy, watch = plan(request, work, work.parent if warm else work, dict(os.environ))
+    call = WorkerCall(
+        registry=job.registered_by,
+        request=request.model_dump(mode="json"),
+        result_path=str(work / "result.json"),
+        progress_path=str(work / "progress.log"),
+        # compute-sanitizer's injected library keeps files of its own, and GPU workers see no device
+        # under Landlock or the warm confined start (measured): bubblewrap alone confines those
+        watch=watch.model_copy(update={"landlock": landlock}),
     )
+    request_path = work / "request.json"
+    request_path.write_text(call.model_dump_json())
+    return request_path, policy
 
 
 GPU_BWRAP_ONLY_NOTE = "; a fresh process under bubblewrap alone (no Landlock, no warm start)"
@@ -391,82 +320,3 @@ def _argv(request_path: Path, sanitizer: bool) -> list[str]:
         "20",
         *argv,
     ]
-
-
-def _timed_out(progress_path: Path, backstop_s: float) -> WorkerOutcome:
-    """The whole worker ran past ``backstop_s``: a failed check, or bad input when the reference hung.
-
-    Raises:
-        BadInput: the reference was running when the worker was killed.
-    """
-    where = _last_progress(progress_path)
-    if where.startswith("reference"):
-        raise BadInput(
-            f"the reference did not finish ({where})", hint="raise --timeout or use smaller inputs"
-        ) from None
-    check = Check(
-        name="candidate-runs",
-        passed=False,
-        detail=f"timeout: the worker was killed after {backstop_s:g} s while running: {where}",
-    )
-    return WorkerOutcome(result=None, checks=[check])
-
-
-def item_result_path(result_path: str | Path, index: int) -> Path:
-    """Where a sequence worker writes the result of its step ``index`` (beside its own result)."""
-    return Path(f"{result_path}.step{index}")
-
-
-def _read_result(result_path: Path, nonce: str) -> tuple[WorkerResult | None, list[Check]]:
-    """The worker's result when it is well-formed and carries ``nonce``; else None and the check that says why."""
-    if not result_path.is_file():
-        return None, []
-    try:
-        result = WorkerResult.model_validate_json(result_path.read_text())
-    except ValidationError:
-        return None, [
-            Check(
-                name="worker",
-                passed=False,
-                detail="the worker's result file is malformed (written by the candidate?)",
-            )
-        ]
-    if not secrets.compare_digest(result.nonce, nonce):
-        return None, [
-            Check(
-                name="worker",
-                passed=False,
-                detail="the result file was not written by perfagent (nonce mismatch): the candidate tampered with it",
-            )
-        ]
-    return result, []
-
-
-def _died(job: Job, returncode: int, where: str, tail: str) -> Check:
-    """The check for a worker that ended without writing a result, during the call ``where``.
-
-    Raises:
-        InternalError: it died before any user code ran (the worker itself could not start).
-        BadInput: it died while the reference was running.
-    """
-    if where == "start-up":  # no user code had run yet: the worker itself could not start
-        raise InternalError(
-            f"the {job.mode} worker died before running any code ({_describe_exit(returncode)}): "
-            f"{tail[-300:] or '(no output)'}",
-            hint="check that this Python can import perfagent (PYTHONPATH, the install), and report it",
-        )
-    how = (
-        _describe_exit(returncode)
-        if returncode != 0
-        else "exit status 0 without writing a result (sys.exit/os._exit from user code?)"
-    )
-    if where.startswith("reference"):
-        raise BadInput(
-            f"the reference crashed ({how}) during {where}",
-            hint=f"fix the reference first; worker output: {tail[-300:]}",
-        )
-    return Check(
-        name="candidate-runs",
-        passed=False,
-        detail=f"the candidate process died ({how}) during {where}; last output: {tail[-300:] or '(none)'}",
-    )

@@ -6,7 +6,7 @@ the H200 unseen2 runs), and an optimize iteration started one per candidate plus
 ``SequenceRequest`` carries the steps' own requests (each a registered job's, validated in the worker by
 that job's request type); the worker runs them in order, each under the same harness (watchdog, guarded
 calls, progress lines) and writes each step's ``WorkerResult`` to its own file
-(``runner.item_result_path``), so that what finished survives a later step's crash or hang.
+(``worker_outcome.item_result_path``), so that what finished survives a later step's crash or hang.
 
 What may share the process is the caller's decision (as for ``bench_batch``): the optimize loop
 sequences launch-spec kernels only, which run no host code of their own. The worker stops early
@@ -32,8 +32,9 @@ from pydantic import Field
 
 from perfagent.sandbox.harness import CandidateFailure, Harness, write_result
 from perfagent.sandbox.jobs import Job, entry_point, job_for, register
-from perfagent.sandbox.runner import item_result_path, run_worker
+from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import Check, WorkerRequest, WorkerResult
+from perfagent.sandbox.worker_outcome import item_result_path
 from perfagent.workloads.model import AnyRunnable
 
 STOP_CHECKS = ("cuda-errors", "candidate-runs")

@@ -160,6 +160,7 @@ def _read_roots(home: str | None, extra: list[str]) -> list[str]:
 
 def landlock_line() -> str:
     """Whether Landlock can narrow a worker here, as one line (for ``doctor``)."""
+    # landlock is optional (Linux only): a missing module means no Landlock, said, not an error
     try:
         from landlock.plumbing import landlock_abi_version
 
@@ -172,6 +173,7 @@ def landlock_line() -> str:
 
 def restrict(policy: WorkerWatch) -> str:
     """Apply Landlock to this process (irreversible); what was applied, or why not, as one line."""
+    # landlock is optional (Linux only): a missing module means no Landlock, said, not an error
     try:
         import landlock
         from landlock.plumbing import landlock_abi_version

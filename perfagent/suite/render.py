@@ -133,9 +133,11 @@ def speedup_histogram_png(s: SuiteSummary) -> str | None:
     values = [v for v in s.speedups.values() if v > 0]
     if not values:
         return None
+    # matplotlib takes about a second to import: only a suite's chart loads it
     import matplotlib
 
     matplotlib.use("Agg")
+    # pyplot only after the Agg backend is chosen: a headless machine has no display
     import matplotlib.pyplot as plt
 
     logs = [math.log2(v) for v in values]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from knowledge.gpus import spec_for
@@ -11,7 +12,7 @@ from perfagent.roofline import datasheet_peaks
 from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WORK_AFTER_END, Check, WorkerResult
 from perfagent.timing.jobs import BenchRequest
-from perfagent.timing.models import BenchEntry, BenchResult, PlausibilityFlag, TimingSamples
+from perfagent.timing.models import BenchEntry, BenchResult, Comparison, PlausibilityFlag, TimingSamples
 from perfagent.timing.plausibility import flags_for, impossible, roofline, speedup_flags
 from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
@@ -49,30 +50,24 @@ def bench(
     noise_floor: float = NOISE_FLOOR,
     progress: Callable[[str], None] | None = None,
 ) -> BenchResult:
-    """Time ``target`` (and ``candidate``, interleaved) and report medians, noise and the roofline.
-
-    Timing only: it does not check correctness (run ``perfagent.verify.verify`` first).
+    """Time ``target`` (and ``candidate``, interleaved). Timing only: run ``perfagent.verify.verify`` first.
 
     Args:
-        target: the baseline: a KernelBench problem (its ``Model``), a launch spec, or a .cu kernel
-            file with a spec.
+        target: the baseline: a KernelBench problem (``Model``), a launch spec, or a .cu kernel with a spec.
         candidate: optional rewrite (``ModelNew`` file or .cu file), timed interleaved with the baseline.
         device: 'cuda' (CUDA events, L2 flush), 'cpu' (perf_counter; labelled CPU timing) or 'auto'.
         runs: timed rounds at most; each round times baseline, candidate and a repeat of the baseline.
         warmup: untimed calls of each workload first.
-        budget: the wall time the rounds may fill and the fewest rounds taken (``profilers.settings.TIMING``):
-            a slow workload gets fewer than ``runs`` rounds; the result's ``runs`` says how many were taken.
+        budget: wall time the rounds may fill and fewest rounds (``TIMING``); the result's ``runs``: rounds run.
         flush_l2: zero a buffer larger than L2 before every timed call (CUDA).
         timeout_s: limit per call, s (first call and build: ``compile_timeout_s``).
         peaks: device peaks for the roofline (default: the knowledge GPU table by device name).
         spec, kernel: launch spec / entry for .cu files (as in ``verify``).
-        seed: seed of the timed inputs.
-        noise_floor: smallest relative change ever called significant (fraction).
+        seed, noise_floor: the timed inputs' seed; the smallest relative change ever called significant.
         progress: receives progress lines.
 
     Returns:
-        ``BenchResult`` with per-series statistics, roofline estimates, the comparison (speed-up,
-        noise threshold, significance, plausibility flags) and notes.
+        ``BenchResult``: per-series statistics, roofline, speed-up with its noise threshold and flags, notes.
 
     Raises:
         BadInput: unusable target/options; a .cu program or script (time those with a profiler).
@@ -81,10 +76,9 @@ def bench(
     started = time.monotonic()
     _check_counts(runs, warmup, budget)
     ref, cand = _workloads(target, candidate, device=device, spec=spec, kernel=kernel)
-    cands = [cand] if cand is not None else []
-    results = _bench_in_worker(
+    return _bench_in_worker(
         ref,
-        cands,
+        [cand] if cand is not None else [],
         device=device,
         runs=runs,
         warmup=warmup,
@@ -97,8 +91,7 @@ def bench(
         noise_floor=noise_floor,
         progress=progress,
         started=started,
-    )
-    return results[0]
+    )[0]
 
 
 def bench_batch(
@@ -382,55 +375,22 @@ def build_result(
 
     ``runs`` is the most rounds asked for; the result's ``runs`` is the rounds the samples hold (fewer
     when ``timing_budget_s`` stopped them sooner), and the noise threshold comes from those samples."""
-    all_notes = list(notes or [])
-    flags: list[PlausibilityFlag] = list(extra_flags or [])
-    cpu = samples.timer == "perf_counter"
-    if cpu:
-        flags.append("cpu-timing")
-        all_notes.append("CPU timing (perf_counter): not evidence of GPU performance")
+    use_peaks, device_flags, device_notes = _peaks_in_use(samples, peaks)
+    flags: list[PlausibilityFlag] = [*(extra_flags or []), *device_flags]
+    all_notes = [*(notes or []), *device_notes]
     base_stats = summarize("baseline", samples.baseline)
-    repeat_stats = (
-        summarize("baseline (repeat)", samples.baseline_repeat) if samples.baseline_repeat else None
-    )
-    use_peaks = None if cpu else peaks
-    if not cpu and use_peaks is None:
-        flags.append("no-roofline")
-        all_notes.append(
-            f"no peak table entry for {samples.device_name or 'this device'}: % of roofline not computed"
-        )
     base_roof = roofline(
         samples.baseline_flops, samples.baseline_bytes, base_stats.median_s, use_peaks, precision
     )
     flags += flags_for(base_roof if use_peaks else None, base_stats.median_s)
-    baseline = BenchEntry(workload=ref.describe(), timing=base_stats, roofline=base_roof)
-    candidate_entry = None
-    comparison = None
-    failed: list[PlausibilityFlag] = []
-    if samples.candidate:
-        cand_stats = summarize("candidate", samples.candidate)
-        cand_roof = roofline(
-            samples.candidate_flops, samples.candidate_bytes, cand_stats.median_s, use_peaks, precision
-        )
-        cand_flags = flags_for(cand_roof if use_peaks else None, cand_stats.median_s)
-        comparison = compare(samples.baseline, samples.baseline_repeat, samples.candidate, noise_floor)
-        plaus = list(dict.fromkeys(cand_flags + speedup_flags(comparison.speedup)))
-        comparison = comparison.model_copy(update={"plausibility": plaus})
-        flags += plaus
-        candidate_entry = BenchEntry(
-            workload=cand.describe() if cand else "candidate", timing=cand_stats, roofline=cand_roof
-        )
-        failed = impossible(cand_flags)
-        if failed:
-            all_notes.append(
-                "FAIL implausible: "
-                + ", ".join(failed)
-                + " (a real kernel cannot beat the hardware: the work was not all done, or not all timed)"
-            )
-        review = [f for f in plaus if f not in failed]
-        if review:
-            all_notes.append(
-                "flagged for review: " + ", ".join(review) + " (check the timing and the work done)"
-            )
+    verdict = (
+        _judge_candidate(samples, samples.candidate, cand, use_peaks, precision, noise_floor)
+        if samples.candidate
+        else None
+    )
+    if verdict is not None:
+        flags += verdict.plausibility
+        all_notes += verdict.notes
     all_notes.extend(checks_failed or [])
     return BenchResult(
         device=samples.device,
@@ -441,13 +401,78 @@ def build_result(
         runs_asked=runs,
         timing_budget_s=timing_budget_s,
         l2_flush_bytes=samples.l2_flush_bytes,
-        baseline=baseline,
-        baseline_repeat=repeat_stats,
-        candidate=candidate_entry,
-        comparison=comparison,
+        baseline=BenchEntry(workload=ref.describe(), timing=base_stats, roofline=base_roof),
+        baseline_repeat=(
+            summarize("baseline (repeat)", samples.baseline_repeat) if samples.baseline_repeat else None
+        ),
+        candidate=verdict.entry if verdict else None,
+        comparison=verdict.comparison if verdict else None,
         flags=list(dict.fromkeys(flags)),
-        implausible=failed,
+        implausible=verdict.implausible if verdict else [],
         notes=all_notes,
         environment=samples.environment,
         elapsed_s=elapsed_s,
+    )
+
+
+def _peaks_in_use(
+    samples: TimingSamples, peaks: DevicePeaks | None
+) -> tuple[DevicePeaks | None, list[PlausibilityFlag], list[str]]:
+    """The peaks the roofline is computed against (none for CPU timing), and the flags and notes that say
+    why a roofline is missing."""
+    if samples.timer == "perf_counter":
+        return None, ["cpu-timing"], ["CPU timing (perf_counter): not evidence of GPU performance"]
+    if peaks is None:
+        device = samples.device_name or "this device"
+        return None, ["no-roofline"], [f"no peak table entry for {device}: % of roofline not computed"]
+    return peaks, [], []
+
+
+@dataclass(frozen=True)
+class _CandidateVerdict:
+    """The candidate's entry, its comparison with the baseline, and what is implausible or flagged about it."""
+
+    entry: BenchEntry
+    comparison: Comparison
+    plausibility: list[PlausibilityFlag]
+    implausible: list[PlausibilityFlag]
+    """The flags that fail the result: a rate no real kernel reaches."""
+    notes: list[str]
+
+
+def _judge_candidate(
+    samples: TimingSamples,
+    candidate: list[float],
+    cand: RunnableWorkload | None,
+    peaks: DevicePeaks | None,
+    precision: str,
+    noise_floor: float,
+) -> _CandidateVerdict:
+    """Statistics, roofline and comparison of the ``candidate`` samples against the baseline."""
+    cand_stats = summarize("candidate", candidate)
+    cand_roof = roofline(
+        samples.candidate_flops, samples.candidate_bytes, cand_stats.median_s, peaks, precision
+    )
+    cand_flags = flags_for(cand_roof if peaks else None, cand_stats.median_s)
+    comparison = compare(samples.baseline, samples.baseline_repeat, candidate, noise_floor)
+    plaus = list(dict.fromkeys(cand_flags + speedup_flags(comparison.speedup)))
+    failed = impossible(cand_flags)
+    notes = []
+    if failed:
+        notes.append(
+            "FAIL implausible: "
+            + ", ".join(failed)
+            + " (a real kernel cannot beat the hardware: the work was not all done, or not all timed)"
+        )
+    review = [f for f in plaus if f not in failed]
+    if review:
+        notes.append("flagged for review: " + ", ".join(review) + " (check the timing and the work done)")
+    return _CandidateVerdict(
+        entry=BenchEntry(
+            workload=cand.describe() if cand else "candidate", timing=cand_stats, roofline=cand_roof
+        ),
+        comparison=comparison.model_copy(update={"plausibility": plaus}),
+        plausibility=plaus,
+        implausible=failed,
+        notes=notes,
     )

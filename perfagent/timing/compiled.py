@@ -16,7 +16,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from perfagent.timing.bench import bench
 from perfagent.timing.models import BenchResult, CompileBaseline
+from perfagent.workloads.kernelbench import inspect_python
 from profilers.core_errors import PerfAgentError
 from profilers.settings import TIMEOUTS
 
@@ -63,7 +65,6 @@ def compile_baseline(
 ) -> CompileBaseline:
     """Time ``torch.compile(Model)`` against the eager ``Model`` of ``problem``; never raises for a
     compile that fails (the result says why it is unavailable)."""
-    from perfagent.timing.bench import bench
 
     path = Path(problem)
     with tempfile.TemporaryDirectory(prefix="perfagent-compile-") as tmp:
@@ -102,7 +103,6 @@ def over_compile(speedup_over_eager: float | None, compiled: CompileBaseline | N
 
 def is_kernelbench_problem(target: str | Path) -> bool:
     """Whether ``target`` is a KernelBench problem file (a ``Model`` and ``get_inputs``)."""
-    from perfagent.workloads.kernelbench import inspect_python
 
     path = Path(target)
     return path.suffix == ".py" and path.is_file() and inspect_python(path).is_problem

@@ -8,8 +8,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perfagent.sandbox.runner import WorkerOutcome, run_worker
+from perfagent.sandbox.runner import run_worker
 from perfagent.sandbox.wire import WorkerResult
+from perfagent.sandbox.worker_outcome import WorkerOutcome
 from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
 from perfagent.verify.static_checks import static_checks
@@ -47,19 +48,19 @@ def verify(
     """Check ``candidate`` against ``reference`` (the oracle) and return the verdict with every check.
 
     Args:
-        reference: a KernelBench problem (.py with ``Model``/``get_inputs``), a launch spec
-            (.launch.toml), a .cu kernel file with a spec beside it, or a .cu program / script
-            (then only ``check_cmd`` can verify it).
-        candidate: the rewrite: a .py with ``ModelNew`` or a .cu file; None = the reference file's
-            own ``ModelNew``.
+        reference: a KernelBench problem (.py with ``Model``/``get_inputs``), a launch spec (.launch.toml),
+            a .cu kernel file with a spec beside it, or a .cu program / script (then only ``check_cmd`` can
+            verify it).
+        candidate: the rewrite: a .py with ``ModelNew`` or a .cu file; None = the reference file's own
+            ``ModelNew``.
         device: 'cpu' (Triton via its interpreter), 'cuda', or 'auto' (CUDA when torch sees a GPU).
         seeds: fresh seeds (each gives two input sets: ``get_inputs()`` and a re-drawn distribution).
         timeout_s: limit for each candidate call, s (the first call and the import/build get
             ``compile_timeout_s``).
         tolerance: one number (atol = rtol) or a ``Tolerance``; default per dtype.
         sanitizer: also run under ``compute-sanitizer --tool memcheck`` (CUDA).
-        check_cmd: a command whose exit status decides correctness (``{reference}`` and
-            ``{candidate}`` are replaced by the paths); the only way to verify .cu programs.
+        check_cmd: a command whose exit status decides correctness (``{reference}`` and ``{candidate}``
+            are replaced by the paths); the only way to verify .cu programs.
         spec: launch spec for a .cu reference (default: found beside it).
         kernel: entry point of a .cu candidate (default: from the spec's variants / the file).
         seed: first seed (default: random; recorded in the result for reproduction).
@@ -67,12 +68,12 @@ def verify(
         progress: receives progress lines (the CLI prints them on stderr).
 
     Returns:
-        The ``VerificationResult``: verdict 'pass', 'fail' or 'inconclusive' (degenerate or
-        nondeterministic reference), the checks, errors, seeds and notes.
+        The ``VerificationResult``: verdict 'pass', 'fail' or 'inconclusive' (degenerate or nondeterministic
+        reference), the checks, errors, seeds and notes.
 
     Raises:
-        BadInput: unusable paths, options or reference (missing file, no ``Model``, bad spec,
-            reference that raises or crashes, a .cu program without ``check_cmd``).
+        BadInput: unusable paths, options or reference (missing file, no ``Model``, bad spec, reference that
+            raises or crashes, a .cu program without ``check_cmd``).
     """
     started = time.monotonic()
     _check_limits(seeds, timeout_s)
@@ -81,28 +82,50 @@ def verify(
     command = _split(check_cmd)
     if ref.verified_by == "check-command":
         return _verify_by_command(command, ref, cand, timeout_s, started)
-    notes: list[str] = []
     _check_device(ref, cand, device, sanitizer)
-    if sanitizer:  # memcheck slows kernels (and the Python around them) by one to two orders of magnitude
-        timeout_s, compile_timeout_s = timeout_s * 20, compile_timeout_s * 3
-        notes.append("compute-sanitizer memcheck: per-call time limits were multiplied by 20")
+    timeout_s, compile_timeout_s, notes = _limits(timeout_s, compile_timeout_s, sanitizer)
     request = _request(ref, cand, device, seeds, seed, tol, timeout_s, compile_timeout_s)
-    backstop = 3 * compile_timeout_s + timeout_s * (8 * seeds + 10) + 60
+    return _verify_in_worker(request, ref, cand, command, notes, sanitizer, progress, started)
+
+
+def _verify_in_worker(
+    request: VerifyRequest,
+    ref: RunnableWorkload,
+    cand: RunnableWorkload,
+    command: list[str],
+    notes: list[str],
+    sanitizer: bool,
+    progress: Callable[[str], None] | None,
+    started: float,
+) -> VerificationResult:
+    """Run the verification worker on ``request`` and decide on every check (see ``_checks_and_notes``)."""
+    backstop = 3 * request.compile_timeout_s + request.timeout_s * (8 * request.seeds + 10) + 60
     outcome = run_worker(request, backstop_s=backstop, sanitizer=sanitizer, progress=progress)
     worker = outcome.result
-    checks, notes = _checks_and_notes(outcome, ref, cand, command, timeout_s, notes)
+    checks, notes = _checks_and_notes(outcome, ref, cand, command, request.timeout_s, notes)
     return _result(
         checks,
         notes,
         ref,
         cand,
-        device=_device_label(worker.device if worker else device, worker.device_name if worker else None),
+        device=_device_label(
+            worker.device if worker else request.device, worker.device_name if worker else None
+        ),
         # Only a PyTorch reference can be rerun in float64; a launch-spec kernel is compiled for its dtypes.
-        tolerance=tol.describe(accuracy_rule=ref.reruns_in_float64),
+        tolerance=request.tolerance.describe(accuracy_rule=ref.reruns_in_float64),
         started=started,
         worker=worker,
         sanitizer=sanitizer,
     )
+
+
+def _limits(timeout_s: float, compile_timeout_s: float, sanitizer: bool) -> tuple[float, float, list[str]]:
+    """The per-call and compile limits the worker gets, and a note when the sanitizer widened them."""
+    if not sanitizer:
+        return timeout_s, compile_timeout_s, []
+    # memcheck slows kernels (and the Python around them) by one to two orders of magnitude
+    note = "compute-sanitizer memcheck: per-call time limits were multiplied by 20"
+    return timeout_s * 20, compile_timeout_s * 3, [note]
 
 
 def _checks_and_notes(

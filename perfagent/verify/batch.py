@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from perfagent.sandbox.runner import WorkerOutcome
 from perfagent.sandbox.sequence import SequenceOutcome, SequenceRequest, run_sequence
 from perfagent.sandbox.wire import WorkerRequest, WorkerResult
+from perfagent.sandbox.worker_outcome import WorkerOutcome
 from perfagent.verify.api import (
     _check_device,
     _check_limits,

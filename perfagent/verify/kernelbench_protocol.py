@@ -25,6 +25,7 @@ from functools import partial
 from typing import Any
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 from perfagent.sandbox.harness import CandidateFailure, Harness
 from perfagent.sandbox.integrity import new_threads
@@ -220,7 +221,6 @@ class Verifier(VerifierState):
             expected.update(kernels_in_source(src))
         if not expected:
             return
-        from torch.profiler import ProfilerActivity, profile
 
         args = clone_all(x)
 
@@ -310,42 +310,39 @@ class Verifier(VerifierState):
         out_b = self.cand(problem, model, buf, label_b)
         self.inputs_unchanged(xb, buf, label_b)
         where = f"seed {seed} / {dist} inputs in the buffers of the previous call (same data_ptr and id)"
-        leaves_a = [v for _, v in C.flatten_outputs(out_a)]
-        leaves_b = [v for _, v in C.flatten_outputs(out_b)]
-        same_storage = any(
-            isinstance(a, torch.Tensor)
-            and isinstance(b, torch.Tensor)
-            and a.numel() > 0
-            and C.storage_ptr(a) is not None
-            and C.storage_ptr(a) == C.storage_ptr(b)
-            for a, b in zip(leaves_a, leaves_b, strict=False)
-        )
-        if same_storage:
+        if _share_storage(out_a, out_b):
             self.book.fail(
                 "fresh-results",
                 f"two calls returned the same output storage (the first result is overwritten by the second) on {where}",
             )
             return
+        self._fresh_results(out_b, ra, rb, where, precise_b)
+
+    def _fresh_results(self, out: Any, previous: Any, expected: Any, where: str, precise: Precise) -> None:
+        """Record whether ``out`` (new inputs in reused buffers) matches ``expected``; a mismatch that matches
+        ``previous`` (the reference for the old inputs) is named as a stale cache."""
         sub = VerifierState(self.h)  # its checks are read below, not kept
-        if OutputJudge(sub).compare(out_b, rb, where, name="fresh-results", precise=precise_b):
+        if OutputJudge(sub).compare(out, expected, where, name="fresh-results", precise=precise):
             self.book.ok("fresh-results", "new inputs in reused buffers give new results")
             self.errors.merge(sub.errors)
             self.accuracy.merge(sub.accuracy)
             return
-        stale = C.structure_problem(ra, out_b) is None and all(
+        detail = next((c.detail for c in sub.book.checks() if not c.passed), "mismatch")
+        if self._matches(out, previous):
+            detail = f"returned the previous call's result for new inputs in the same buffers (a cache keyed by data_ptr/id/shape): {detail}"
+        self.book.fail("fresh-results", detail)
+
+    def _matches(self, got: Any, expected: Any) -> bool:
+        """``got`` has ``expected``'s structure, and each of its tensors matches within tolerance."""
+        return C.structure_problem(expected, got) is None and all(
             not isinstance(e, torch.Tensor)
             or (
                 isinstance(g, torch.Tensor)
                 and g.shape == e.shape
                 and C.compare_tensors(g, e, *C.tolerance_for(e.dtype, self.h.request.tolerance)).ok
             )
-            for (_, e), (_, g) in zip(C.flatten_outputs(ra), C.flatten_outputs(out_b), strict=True)
+            for (_, e), (_, g) in zip(C.flatten_outputs(expected), C.flatten_outputs(got), strict=True)
         )
-        first_fail = sub.book.checks()
-        detail = next((c.detail for c in first_fail if not c.passed), "mismatch")
-        if stale:
-            detail = f"returned the previous call's result for new inputs in the same buffers (a cache keyed by data_ptr/id/shape): {detail}"
-        self.book.fail("fresh-results", detail)
 
     def _degenerate(self) -> None:
         if not self.ref_samples:
@@ -377,3 +374,15 @@ def run_kernelbench(h: Harness[VerifyRequest]) -> WorkerResult:
     except CandidateFailure as failure:
         v.book.fail(failure.check.name, failure.check.detail, failure.check.severity)
     return v.result()
+
+
+def _share_storage(first: Any, second: Any) -> bool:
+    """Some non-empty tensor of ``second`` lives in the storage of the tensor at the same place in ``first``."""
+    return any(
+        isinstance(a, torch.Tensor)
+        and isinstance(b, torch.Tensor)
+        and a.numel() > 0
+        and C.storage_ptr(a) is not None
+        and C.storage_ptr(a) == C.storage_ptr(b)
+        for (_, a), (_, b) in zip(C.flatten_outputs(first), C.flatten_outputs(second), strict=False)
+    )

@@ -188,6 +188,7 @@ class CompiledKernel:
 
 
 def _cuda_core() -> Any:
+    # cuda.core / cuda.bindings are optional (the GPU extra): only a launch needs them
     try:
         import cuda.core as cc
 
@@ -195,6 +196,7 @@ def _cuda_core() -> Any:
             return cc
     except ImportError:
         pass
+    # cuda.core before 0.3 kept its API here
     try:
         import cuda.core.experimental as cce
 
@@ -290,6 +292,7 @@ def _nvcc_fallback(
 
 
 def _raise_dynamic_smem_limit(compiled: CompiledKernel, nbytes: int, device_index: int) -> None:
+    # cuda.core / cuda.bindings are optional (the GPU extra): only a launch needs them
     from cuda.bindings import driver
 
     attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES

@@ -46,6 +46,7 @@ def torch_cuda_version() -> tuple[str | None, str | None]:
     """(torch's version, the CUDA it was built with); (None, None) without torch, (v, None) for a CPU build."""
     if importlib.util.find_spec("torch") is None:
         return None, None
+    # torch takes seconds to import: only a build or a check that needs it loads it
     import torch
 
     return str(torch.__version__), torch.version.cuda

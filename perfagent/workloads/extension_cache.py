@@ -71,6 +71,7 @@ _ENV = ("TORCH_CUDA_ARCH_LIST", "CXX", "CC", "CUDA_HOME", "CUDA_PATH", "NVCC_APP
 
 def build_digest(arguments: dict[str, Any], *, source_files: list[str] | None = None) -> str:
     """Hex digest of one extension build: its arguments, the contents of its source files, the toolchain."""
+    # torch takes seconds to import: only a build or a check that needs it loads it
     import torch
 
     h = hashlib.sha256()
@@ -91,6 +92,7 @@ def build_digest(arguments: dict[str, Any], *, source_files: list[str] | None = 
 
 def cached_build_directory(name: str, digest: str) -> str:
     """``<torch's extension root>/<name>-<digest[:16]>``, created."""
+    # torch's extension builder (seconds to import): only a build loads it
     import torch.utils.cpp_extension as cpp
 
     folder = f"{name}-{digest[:16]}"
@@ -149,6 +151,7 @@ def _through_file_folder(
     build_dir = folder / f"{name}-{digest[:16]}"
     is_module = bool(bound.arguments.get("is_python_module", True))
     if (build_dir / BUILT).is_file():
+        # torch's extension builder (seconds to import): only a build loads it
         import torch.utils.cpp_extension as cpp
 
         return cpp._import_module_from_library(name, str(build_dir), is_module)  # type: ignore[no-untyped-call]
@@ -167,6 +170,7 @@ def install() -> bool:
 
     False when torch (or its extension builder) is not importable here: nothing to patch.
     """
+    # torch's extension builder (seconds to import): only a build loads it
     try:
         import torch.utils.cpp_extension as cpp
     except ImportError:

@@ -44,6 +44,7 @@ def kernel_arity(source: str, kernel: str) -> int | None:
 
 def memory_limit() -> tuple[float, str]:
     """(bytes, what it is): the visible GPU's memory, else the largest GPU memory perfagent knows."""
+    # torch is optional here: without it the largest GPU perfagent knows is assumed
     try:
         import torch
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from profilers.errors import BadReport
@@ -132,30 +133,60 @@ def read_ncu_csv(path: Path, *, kernel_regex: str | None = None) -> Profile:
     path = Path(path)
     if not path.is_file():
         raise BadReport(f"{path} does not exist", hint=_RAW_HINT)
-    rows = _rows(path)
-    header = rows[0] if rows else []
-    if "Metric Name" in header and "Metric Value" in header:
-        raise BadReport(f"{path} is an ncu --page details CSV, which perfagent does not read", hint=_RAW_HINT)
-    if "ID" not in header or "Kernel Name" not in header:
-        raise BadReport(f"{path} is not an ncu CSV export (no 'ID' / 'Kernel Name' columns)", hint=_RAW_HINT)
-    column = {name: i for i, name in enumerate(header)}
-    body = rows[1:]
-    units: list[str] = [""] * len(header)
-    if body and not body[0][column["ID"]].strip():
-        units = (body[0] + [""] * len(header))[: len(header)]
-        body = body[1:]
-    identity = set(IDENTITY_COLUMNS) | _EXTRA_IDENTITY
-    metric_columns = [(i, name) for i, name in enumerate(header) if name not in identity]
+    table = _Table.read(path)
     notes: set[str] = {
         "read from an ncu CSV export: values are rounded as printed; no rule results or source lines"
     }
-    records: list[LaunchRecord] = []
-    for row in body:
-        cells = (row + [""] * len(header))[: len(header)]
+    records = [table.launch(row, notes) for row in table.body]
+    return build_profile(
+        records, source=str(path), tool_version=None, command=None, notes=notes, kernel_regex=kernel_regex
+    )
+
+
+@dataclass(frozen=True)
+class _Table:
+    """An ncu raw-page CSV: its header, the units row (blank cells when ncu printed none), the launch rows."""
+
+    header: list[str]
+    units: list[str]
+    body: list[list[str]]
+    column: dict[str, int]
+    """Each column's index by name."""
+    metric_columns: list[tuple[int, str]]
+    """(index, name) of every column that is not an identity column (ID, kernel name, grid, ...)."""
+
+    @classmethod
+    def read(cls, path: Path) -> _Table:
+        """Raises BadReport: a ``--page details`` export, or not an ncu CSV."""
+        rows = _rows(path)
+        header = rows[0] if rows else []
+        if "Metric Name" in header and "Metric Value" in header:
+            raise BadReport(
+                f"{path} is an ncu --page details CSV, which perfagent does not read", hint=_RAW_HINT
+            )
+        if "ID" not in header or "Kernel Name" not in header:
+            raise BadReport(
+                f"{path} is not an ncu CSV export (no 'ID' / 'Kernel Name' columns)", hint=_RAW_HINT
+            )
+        column = {name: i for i, name in enumerate(header)}
+        body = rows[1:]
+        units: list[str] = [""] * len(header)
+        if body and not body[0][column["ID"]].strip():  # the units row has no launch ID
+            units = (body[0] + [""] * len(header))[: len(header)]
+            body = body[1:]
+        identity = set(IDENTITY_COLUMNS) | _EXTRA_IDENTITY
+        metric_columns = [(i, name) for i, name in enumerate(header) if name not in identity]
+        return cls(header, units, body, column, metric_columns)
+
+    def launch(self, row: list[str], notes: set[str]) -> LaunchRecord:
+        """One launch: its metrics in base units, and its grid and block from the identity columns when the
+        metrics do not give them."""
+        column, metric_columns = self.column, self.metric_columns
+        cells = (row + [""] * len(self.header))[: len(self.header)]
         raw: dict[str, tuple[RawValue, str | None]] = {}
         for i, name in metric_columns:
             number = parse_number(cells[i])
-            raw[name] = (number if number is not None else (cells[i].strip() or None), units[i])
+            raw[name] = (number if number is not None else (cells[i].strip() or None), self.units[i])
         fields = evaluate_fields(to_base_values(raw, notes))
         for key, text in (
             ("launch.grid", cells[column["Grid Size"]] if "Grid Size" in column else ""),
@@ -166,14 +197,9 @@ def read_ncu_csv(path: Path, *, kernel_regex: str | None = None) -> Profile:
                 for axis, value in zip("xyz", match.groups(), strict=True):
                     fields[f"{key}.{axis}"] = float(value)
         name = cells[column["Kernel Name"]].strip()
-        records.append(
-            LaunchRecord(
-                name=name,
-                base_name=base_name_from_demangled(name),
-                fields=fields,
-                raw_metric_count=len(metric_columns),
-            )
+        return LaunchRecord(
+            name=name,
+            base_name=base_name_from_demangled(name),
+            fields=fields,
+            raw_metric_count=len(metric_columns),
         )
-    return build_profile(
-        records, source=str(path), tool_version=None, command=None, notes=notes, kernel_regex=kernel_regex
-    )

@@ -78,36 +78,10 @@ def check_ncu_run(result: CompletedCommand, log_text: str, *, kernel_regex: str 
     """
     everything = "\n".join((log_text, result.stderr, result.stdout))
     ncu_lines = [line.strip() for line in everything.splitlines() if line.startswith("==")]
-    if "ERR_NVGPUCTRPERM" in everything:
-        raise CounterPermissionDenied(
-            "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)", hint=PERMISSION_HINT
-        )
-    if "LibraryNotLoaded" in everything:
-        raise ProfilerUnavailable(
-            "ncu could not load its profiling library (LibraryNotLoaded)",
-            hint="profiling is unavailable in this environment (some containers and VMs); run on the host or "
-            "in a container with the full NVIDIA driver; perfagent falls back to timing-only diagnosis",
-        )
-    app_error = _APP_ERROR.search(everything)
-    if app_error:
-        code = int(app_error.group(1))
-        app_output = _tail(result.stderr) or _tail(result.stdout)
-        raise ApplicationFailed(
-            f"the profiled application exited with code {code}",
-            hint="make it run cleanly without ncu first"
-            + (f"; its output ends with: {app_output}" if app_output else "; it printed nothing"),
-            returncode=code,
-        )
+    _raise_if_unavailable(everything)
+    _raise_if_application_failed(everything, result)
     if any(_NO_KERNELS in line for line in ncu_lines):
-        available = parse_available_kernels(everything)
-        if available:
-            hint = (
-                f"the kernel filter {kernel_regex!r} matched none of: " if kernel_regex else "kernels seen: "
-            )
-            hint += ", ".join(available[:20]) + (" ..." if len(available) > 20 else "")
-        else:
-            hint = "the application launched no CUDA kernel, or the --kernel / launch-skip / NVTX filters excluded all"
-        raise NoKernelsProfiled("ncu profiled no kernel", hint=hint, available=available)
+        raise _no_kernels(everything, kernel_regex)
     errors = [line for line in ncu_lines if line.startswith("==ERROR==")]
     if errors or result.returncode != 0:
         first = errors[0].removeprefix("==ERROR==").strip() if errors else f"exit code {result.returncode}"
@@ -120,3 +94,42 @@ def check_ncu_run(result: CompletedCommand, log_text: str, *, kernel_regex: str 
         for line in ncu_lines
         if line.startswith("==WARNING==") and _NO_KERNELS not in line
     ]
+
+
+def _raise_if_unavailable(everything: str) -> None:
+    """ncu may not read the counters, or cannot load its profiling library: no profiling on this machine."""
+    if "ERR_NVGPUCTRPERM" in everything:
+        raise CounterPermissionDenied(
+            "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)", hint=PERMISSION_HINT
+        )
+    if "LibraryNotLoaded" in everything:
+        raise ProfilerUnavailable(
+            "ncu could not load its profiling library (LibraryNotLoaded)",
+            hint="profiling is unavailable in this environment (some containers and VMs); run on the host or "
+            "in a container with the full NVIDIA driver; perfagent falls back to timing-only diagnosis",
+        )
+
+
+def _raise_if_application_failed(everything: str, result: CompletedCommand) -> None:
+    """The profiled application itself exited with an error code (ncu says so)."""
+    app_error = _APP_ERROR.search(everything)
+    if app_error:
+        code = int(app_error.group(1))
+        app_output = _tail(result.stderr) or _tail(result.stdout)
+        raise ApplicationFailed(
+            f"the profiled application exited with code {code}",
+            hint="make it run cleanly without ncu first"
+            + (f"; its output ends with: {app_output}" if app_output else "; it printed nothing"),
+            returncode=code,
+        )
+
+
+def _no_kernels(everything: str, kernel_regex: str | None) -> NoKernelsProfiled:
+    """The error for a run that profiled no kernel, naming the kernels ncu saw when it listed them."""
+    available = parse_available_kernels(everything)
+    if available:
+        hint = f"the kernel filter {kernel_regex!r} matched none of: " if kernel_regex else "kernels seen: "
+        hint += ", ".join(available[:20]) + (" ..." if len(available) > 20 else "")
+    else:
+        hint = "the application launched no CUDA kernel, or the --kernel / launch-skip / NVTX filters excluded all"
+    return NoKernelsProfiled("ncu profiled no kernel", hint=hint, available=available)

@@ -26,7 +26,8 @@ from profilers.errors import (
 )
 from profilers.ncu.argv import build_ncu_argv
 from profilers.ncu.profiler import NcuProfiler
-from profilers.ncu.run_errors import parse_available_kernels
+from profilers.ncu.run_errors import check_ncu_run, parse_available_kernels
+from profilers.process import CompletedCommand
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "ncu-public"
 VEC_ADD = FIXTURES / "gtx1660s_vec_add_ncu2024.1.1_full.ncu-rep"
@@ -265,3 +266,14 @@ def test_parse_available_kernels() -> None:
     text = "==WARNING== No kernels were profiled.\nAvailable Kernels:\n  1. vec_add\n  2. void gemm<128>(float *)\n\n==PROF== x"
     assert parse_available_kernels(text) == ["vec_add", "void gemm<128>(float *)"]
     assert parse_available_kernels("==WARNING== No kernels were profiled.") == []
+
+
+def test_no_kernels_without_a_filter_names_the_kernels_seen_and_cuts_a_long_list() -> None:
+    listed = "\n".join(f"    {i}. kernel_{i}" for i in range(1, 26))
+    log = f"==WARNING== No kernels were profiled.\nAvailable Kernels:\n{listed}\n"
+    done = CompletedCommand(argv=("ncu",), returncode=0, stdout="", stderr="", elapsed_s=0.1)
+    with pytest.raises(NoKernelsProfiled) as info:
+        check_ncu_run(done, log)
+    assert len(info.value.available) == 25
+    assert info.value.hint.startswith("kernels seen: kernel_1, kernel_2")
+    assert info.value.hint.endswith("kernel_20 ...")  # the first 20, then an ellipsis

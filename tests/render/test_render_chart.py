@@ -9,7 +9,8 @@ import pytest
 import perfagent
 from knowledge.gpus import spec_for
 from perfagent.records import RunRecord
-from perfagent.render.chart import DPI, FIGSIZE, MAX_POINTS, chart_plan, roofline_png, summarize_not_plotted
+from perfagent.render.chart import MAX_POINTS, chart_plan, summarize_not_plotted
+from perfagent.render.chart_png import DPI, FIGSIZE, roofline_png
 from perfagent.render.roofline_text import roofline_summary
 from perfagent.render.units import fmt_share
 from profilers.model import DeviceInfo

@@ -113,6 +113,10 @@ def test_build_result_flags_excessive_and_cpu() -> None:
     # faster than the hardware allows: the timing fails (not only flagged); > 10x alone is only flagged
     assert "below-speed-of-light" in r.implausible and "excessive-speedup" not in r.implausible
     assert any(n.startswith("FAIL implausible: below-speed-of-light") for n in r.notes)
+    # a flag that does not fail the result is left for review, after the failure's note
+    review = [n for n in r.notes if n.startswith("flagged for review:")]
+    assert len(review) == 1 and "excessive-speedup" in review[0] and "below-speed-of-light" not in review[0]
+    assert r.flags == list(dict.fromkeys(r.flags))  # each flag once
     honest = build_result(
         gpu.model_copy(update={"candidate": noisy(0.9e-3, 0.01, seed=3)}),
         ref,

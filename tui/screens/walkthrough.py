@@ -59,6 +59,7 @@ STAGES = (("choose", "1 Finding & transform"), ("run", "2 Run & review"))
 
 
 def _category_text(category: str) -> str:
+    # the knowledge tables (YAML, about 0.1 s) load when the walkthrough first needs them
     try:
         from knowledge.taxonomy import categories
 
@@ -214,6 +215,7 @@ class WalkthroughScreen(Screen[None]):
             return []
         offered = list(f.transforms)
         if self.record.mode != "counters":
+            # the knowledge tables (YAML, about 0.1 s) load when the walkthrough first needs them
             try:
                 from knowledge.transforms import catalog
 

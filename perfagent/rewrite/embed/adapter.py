@@ -12,6 +12,7 @@ now holds exactly the new CUDA text. The recipes themselves know nothing of Pyth
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -202,7 +203,6 @@ def _split(sources: InlineSources, new_text: str) -> list[str]:
     old = [s.value for s in sources.cuda]
     if len(old) == 1:
         return [new_text]
-    import difflib
 
     old_text = "\n".join(old)
     bounds, pos = [], 0

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from tree_sitter import Node
+
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes._cuda import Edit
 
@@ -36,7 +38,6 @@ def device_code(text: str) -> str:
 
 def _host_torch_span(node: object) -> tuple[int, int] | None:
     """Byte range of a top-level host function (or declaration, or macro call) that uses torch."""
-    from tree_sitter import Node
 
     assert isinstance(node, Node)
     if node.type == "function_definition" and _cuda.is_device_code(node):

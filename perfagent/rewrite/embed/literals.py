@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -242,8 +243,6 @@ def _escape(body: str, i: int) -> tuple[int, str]:
         digits = body[i + 2 : i + 2 + widths[nxt]]
         return 2 + widths[nxt], chr(int(digits, 16))
     if nxt == "N" and i + 2 < len(body) and body[i + 2] == "{":
-        import unicodedata
-
         close = body.index("}", i)
         return close + 1 - i, unicodedata.lookup(body[i + 3 : close])
     return 2, "\\" + nxt  # an unknown escape keeps both characters

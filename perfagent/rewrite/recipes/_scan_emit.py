@@ -16,10 +16,8 @@ from perfagent.rewrite.recipes._scan_analysis import (
     SCAN,
     TID,
     ScanPlan,
-    combined,
-    identity,
-    mentions,
 )
+from perfagent.rewrite.recipes._scan_syntax import combined, identity, mentions
 
 
 def _rewritten(node: Node, replace: dict[int, str]) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
+import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Tree
 
 
@@ -20,7 +21,6 @@ class ParseError(ValueError):
 
 @cache
 def _parser() -> Parser:
-    import tree_sitter_cuda
 
     return Parser(Language(tree_sitter_cuda.language()))
 
