@@ -37,8 +37,8 @@ from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
 from perfagent.rewrite.hardware import gpu_device
 from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.session import new_run_dir
-from perfagent.workloads.detect import resolve
 from perfagent.workloads.optimizable import OptimizeWorkload
+from perfagent.workloads.registry import optimize_workload
 from profilers.core_errors import BadInput
 
 Progress = ProgressCallback
@@ -125,6 +125,7 @@ def _measure_and_loop(
                 services=setup.services,
             )
             run.baseline(base.summary, base.profile, base.kernels)
+            setup.wl.description.check_unchanged("the loop")
             loop = one_machine_loop(
                 setup.wl,
                 setup.rewriter,
@@ -145,7 +146,11 @@ def _measure_and_loop(
                     else "ncu here"
                 )
                 loop.reference_profile = reference_profile_lines(base.kernels, where)
-            return base, loop.run()
+            outcome = loop.run()
+            setup.wl.description.check_unchanged(
+                "its result was written" + (" and applied" if settings.apply else "")
+            )
+            return base, outcome
         except BaseException as exc:
             run.save_partial(exc)
             raise
@@ -178,7 +183,9 @@ def _set_up(
     services: Services,
 ) -> _Setup:
     """Resolve the workload, choose the rewriter, probe the GPU, make the run folder (a copy of the original)."""
-    wl = resolve(target, problem=settings.problem, spec=settings.spec)
+    wl = optimize_workload(
+        services.describe(target, problem=settings.problem, spec=settings.spec, report=settings.report)
+    )
     if settings.gpu is not None:
         gpu_device(settings.gpu)  # an unknown --gpu is exit 2 before anything is measured
     chosen = choose_rewriter(settings, llm_config, emit)

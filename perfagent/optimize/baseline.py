@@ -27,6 +27,7 @@ from perfagent.rewrite.hardware import prompt_hardware
 from perfagent.timing.compiled import compile_baseline
 from perfagent.timing.models import CompileBaseline
 from perfagent.workloads.optimizable import OptimizeWorkload
+from perfagent.workloads.registry import profile_target
 from profilers.core_errors import BadInput, PerfAgentError
 from profilers.model import DeviceInfo, KernelDiagnosis, Profile
 
@@ -219,7 +220,11 @@ def _static_analysis(
     emit(Info(message="no GPU: static analysis of the original (nvcc/ptxas) …"))
     try:
         return profile(
-            wl.file, profiler="static", arch=settings.arch, workdir=work, timeout_s=settings.compile_timeout_s
+            profile_target(wl.description),
+            profiler="static",
+            arch=settings.arch,
+            workdir=work,
+            timeout_s=settings.compile_timeout_s,
         )
     except PerfAgentError as exc:
         notes.append(f"static analysis failed: {exc.message}")

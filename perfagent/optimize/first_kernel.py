@@ -64,7 +64,7 @@ def write(
         "path": ctx.display_path(),
         "reference_profile": reference_profile,
     }
-    ctx.wl = dataclasses.replace(ctx.wl, file=target_file(ctx.wl.file, language))
+    ctx.wl = ctx.wl.retargeted(target_file(ctx.wl.file, language))
     ctx.tell(
         Info,
         f"plain PyTorch: asking the model for a first ModelNew with {language} kernel(s), then optimizing it",
@@ -137,9 +137,7 @@ def adopt(ctx: RunContext, outcome: CandidateOutcome, language: KernelLanguage) 
     jits = ctx.wl.jit_kernels
     if language == "triton":
         jits = tuple(inspect_python(source_file).jit_kernels)
-    ctx.wl = dataclasses.replace(
-        ctx.wl, language="triton" if jits else "python", has_model_new=True, jit_kernels=jits
-    )
+    ctx.wl = ctx.wl.retargeted(language="triton" if jits else "python", has_model_new=True, jit_kernels=jits)
     if not outcome.metrics_after:  # not re-profiled while judged (not faster, or no GPU)
         st.before, st.diagnosis = None, None
         if ctx.baseline.can_profile:

@@ -10,7 +10,6 @@ correct and adopted: the targeted transforms need a kernel), from its profile wh
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from perfagent.optimize import measure
@@ -86,7 +85,7 @@ def replay_workload(wl: OptimizeWorkload, sources: list[str]) -> OptimizeWorkloa
     the file a candidate would be applied to is ``<stem>_perfagent_<language>.py`` beside it."""
     if not wl.is_plain_pytorch or not sources:
         return wl
-    return dataclasses.replace(wl, file=target_file(wl.file, language_of(sources[0])))
+    return wl.retargeted(target_file(wl.file, language_of(sources[0])))
 
 
 def adopt_recorded(
@@ -104,9 +103,8 @@ def adopt_recorded(
         return None
     language = language_of(cand.source)
     jits = tuple(inspect_python(Path(cand.source_path)).jit_kernels) if language == "triton" else ()
-    adopted = dataclasses.replace(
-        wl,
-        file=target_file(wl.file, language),
+    adopted = wl.retargeted(
+        target_file(wl.file, language),
         language="triton" if jits else "python",
         has_model_new=True,
         jit_kernels=jits,

@@ -211,6 +211,7 @@ class OptimizeLoop:
         attempts: Counter[str] = Counter()
         llm_in_a_row = 0
         while (stopped := self._why_stop(queue)) is None:
+            self.ctx.wl.description.check_unchanged(f"iteration {self.ctx.step + 1}")
             index = queue.pop(0)
             step = self.plan[index]
             request = self.request_for(step.transform.id, step.finding)

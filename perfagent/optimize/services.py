@@ -1,4 +1,5 @@
-"""What the optimize loop asks of the machine, as one value handed to it: probe, build, verify, time, profile.
+"""What the optimize loop asks of the machine, as one value handed to it: resolve, probe, build, verify, time,
+profile.
 
 The loop, the baseline and the two-machine phases call these through a ``Services`` they are given
 (``RunContext.services``), never through module attributes, so a test substitutes a simulated GPU by
@@ -17,7 +18,9 @@ from dataclasses import dataclass
 import profilers
 from perfagent.optimize import measure, reprofile, together
 from perfagent.sandbox.runner import workers_ahead
+from perfagent.target import TargetDescription
 from perfagent.verify.models import VerificationResult
+from perfagent.workloads.detect import describe_target
 
 __all__ = ["DEFAULT", "WORKER_MODULES", "Services", "current", "using", "workers_ahead_for"]
 
@@ -39,6 +42,8 @@ def _ncu_availability() -> str | None:
 class Services:
     """The calls that touch the GPU, the compilers or the profiler (signatures as the ``DEFAULT`` ones)."""
 
+    describe: Callable[..., TargetDescription] = describe_target
+    """The one resolution of the user's target (``describe_target``): a run calls it once, at its start."""
     probe_gpu: Callable[[str], tuple[bool, str]] = measure.probe_gpu
     """``--device`` -> (a GPU is usable, its label)."""
     ncu_availability: Callable[[], str | None] = _ncu_availability

@@ -18,6 +18,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from perfagent.target import Capability, FileRole, TargetDescription, TargetKind, hashed
 from perfagent.workloads.kernelbench import inspect_python
 from perfagent.workloads.launch_spec import choose_entry, load_launch_spec, override_for
 from perfagent.workloads.model import (
@@ -28,12 +29,8 @@ from perfagent.workloads.model import (
     RunnableWorkload,
     TritonScript,
 )
-from perfagent.workloads.optimizable import (
-    KernelBenchTarget,
-    LaunchSpecTarget,
-    OptimizeWorkload,
-    TritonScriptTarget,
-)
+from perfagent.workloads.optimizable import OptimizeWorkload
+from perfagent.workloads.registry import optimize_workload
 from profilers.core_errors import BadInput
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
@@ -153,53 +150,98 @@ def find_spec_for(kernel_file: Path) -> Path | None:
 
 
 def resolve(
-    target: str | Path, *, problem: str | Path | None = None, spec: str | Path | None = None
+    target: str | Path,
+    *,
+    problem: str | Path | None = None,
+    spec: str | Path | None = None,
+    report: str | Path | None = None,
 ) -> OptimizeWorkload:
-    """Resolve what the user pointed ``perfagent optimize`` at.
+    """The optimize loop's workload for ``target``: ``describe_target``, then the registry's choice.
+
+    Raises:
+        BadInput: as ``describe_target``, or the target cannot be rewritten (its ``can_rewrite``).
+    """
+    return optimize_workload(describe_target(target, problem=problem, spec=spec, report=report))
+
+
+def describe_target(
+    target: str | Path,
+    *,
+    problem: str | Path | None = None,
+    spec: str | Path | None = None,
+    report: str | Path | None = None,
+) -> TargetDescription:
+    """Resolve what the user pointed ``perfagent optimize`` at, once, into its description.
 
     Args:
         target: a ``.cu`` kernel file (launch spec beside it or ``spec``), a launch spec ``.toml``,
             a KernelBench problem ``.py``, a ``ModelNew`` file (with ``problem``), or a Triton script.
         problem: the KernelBench problem (oracle) for a ``ModelNew`` target.
         spec: the launch spec of a ``.cu`` target when it is not found beside it.
+        report: a recorded report of the original (``--report``), hashed with the target's files.
+
+    Returns:
+        The description; a ``.cu`` program with ``main()`` or a plain Python script is described with
+        ``can_rewrite`` false (the loop cannot verify its candidates), and the next step.
 
     Raises:
-        BadInput: the file is missing, or of a kind the loop cannot verify (a ``.cu`` program with
-            ``main()``, a plain Python script) — with the next step.
+        BadInput: the file is missing, unreadable, or of no kind perfagent knows.
     """
     path = Path(target)
     if not path.is_file():
         raise BadInput(f"{path} does not exist or is not a file", hint="pass the kernel source to optimize")
     suffix = path.suffix.lower()
     if suffix in (*_CUDA_SUFFIXES, ".toml"):
-        return _launch_spec_target(path, spec)
-    if suffix != ".py":
+        described = _launch_spec_target(path, spec)
+    elif suffix != ".py":
         raise BadInput(
             f"cannot optimize {path.name}",
             hint="give a .cu kernel with a launch spec, a KernelBench problem (.py), or a Triton script",
         )
-    if problem is not None:
-        return _model_new_target(path, Path(problem))
-    return _python_target(path)
+    elif problem is not None:
+        described = _model_new_target(path, Path(problem))
+    else:
+        described = _python_target(path)
+    if report is not None:
+        described = described.model_copy(
+            update={"files": (*described.files, hashed(FileRole.REPORT, Path(report)))}
+        )
+    if not described.can_rewrite.able:
+        return described
+    # the kernel filter is the kind's answer (a launch spec's entry, a script's Triton kernels)
+    return described.model_copy(update={"kernel_filter": optimize_workload(described).kernel_regex()})
 
 
-def _launch_spec_target(path: Path, spec: str | Path | None) -> LaunchSpecTarget:
+def _launch_spec_target(path: Path, spec: str | Path | None) -> TargetDescription:
     """A ``.cu`` kernel file or a launch spec: the kernel the spec launches from the user's file."""
     ref = detect_reference(path, spec=spec)
     if not isinstance(ref, LaunchSpecKernel) or ref.spec_path is None:
-        raise BadInput(
-            f"{path.name} is a CUDA program with main(): perfagent cannot launch and verify its kernels itself",
-            hint="optimize a kernel file with a launch spec (e.g. examples/cuda/02_*/slow.cu), see docs/verify.md",
+        return TargetDescription(
+            kind=TargetKind.CUDA_PROGRAM,
+            language="cuda",
+            files=(hashed(FileRole.PRIMARY, path.resolve()),),
+            can_verify=_CHECK_COMMAND_ONLY,
+            can_time=_NOT_TIMED,
+            can_rewrite=Capability(
+                able=False,
+                reason=f"{path.name} is a CUDA program with main(): perfagent cannot launch and verify its "
+                "kernels itself",
+                hint="optimize a kernel file with a launch spec (e.g. examples/cuda/02_*/slow.cu), see docs/verify.md",
+            ),
         )
     spec_file = Path(ref.spec_path)
     loaded = load_launch_spec(spec_file)
     file = Path(ref.path).resolve()
     own_variant = override_for(loaded, file) if file != (spec_file.parent / loaded.source).resolve() else None
-    entry = choose_entry(loaded, file, own_variant, None)
-    return LaunchSpecTarget(file=file, language="cuda", spec_path=spec_file.resolve(), entry=entry)
+    return TargetDescription(
+        kind=TargetKind.CUDA_KERNEL,
+        language="cuda",
+        files=(hashed(FileRole.PRIMARY, file), hashed(FileRole.SPEC, spec_file.resolve())),
+        entry=choose_entry(loaded, file, own_variant, None),
+    )
 
 
-def _model_new_target(path: Path, problem: Path) -> KernelBenchTarget:
+def _model_new_target(path: Path, problem: Path) -> TargetDescription:
     """A ``ModelNew`` file optimized against the KernelBench ``problem`` (its ``Model`` is the oracle)."""
     info = inspect_python(path)
     if not inspect_python(problem).is_problem:
@@ -212,39 +254,63 @@ def _model_new_target(path: Path, problem: Path) -> KernelBenchTarget:
             f"{path.name} defines no ModelNew",
             hint="the file to optimize is a KernelBench candidate (class ModelNew)",
         )
-    jits = tuple(info.jit_kernels)
-    return KernelBenchTarget(
-        file=path.resolve(),
+    return _kernelbench(path, problem, info.jit_kernels, has_model_new=True)
+
+
+def _kernelbench(
+    path: Path, problem: Path, jits: tuple[str, ...], *, has_model_new: bool
+) -> TargetDescription:
+    # a problem that is its own file is both: the file the loop rewrites and its oracle
+    files = (hashed(FileRole.PRIMARY, path.resolve()), hashed(FileRole.PROBLEM, problem.resolve()))
+    return TargetDescription(
+        kind=TargetKind.KERNELBENCH,
         language="triton" if jits else "python",
-        problem=problem.resolve(),
+        files=files,
         jit_kernels=jits,
-        has_model_new=True,
+        has_model_new=has_model_new,
     )
 
 
-def _python_target(path: Path) -> KernelBenchTarget | TritonScriptTarget:
+def _python_target(path: Path) -> TargetDescription:
     """A KernelBench problem (its own oracle) or a Triton script (its own check)."""
     info = inspect_python(path)
     jits = tuple(info.jit_kernels)
     if info.is_problem:
-        return KernelBenchTarget(
-            file=path.resolve(),
-            language="triton" if jits else "python",
-            problem=path.resolve(),
-            jit_kernels=jits,
-            has_model_new="ModelNew" in info.classes,
-        )
+        return _kernelbench(path, path, jits, has_model_new="ModelNew" in info.classes)
     if "ModelNew" in info.classes:
         raise BadInput(
             f"{path.name} defines ModelNew but no Model: the loop needs the problem as the oracle",
             hint="pass the KernelBench problem with --problem PROBLEM.py",
         )
+    files = (hashed(FileRole.PRIMARY, path.resolve()),)
     if jits:
-        return TritonScriptTarget(file=path.resolve(), language="triton", jit_kernels=jits)
-    raise BadInput(
-        f"{path.name} is a Python script with no Triton kernel and no KernelBench interface",
-        hint="wrap it as a KernelBench problem (Model, get_inputs) so that candidates can be verified",
+        return TargetDescription(
+            kind=TargetKind.TRITON_SCRIPT, language="triton", files=files, jit_kernels=jits
+        )
+    return TargetDescription(
+        kind=TargetKind.PYTHON_SCRIPT,
+        language="python",
+        files=files,
+        can_verify=_CHECK_COMMAND_ONLY,
+        can_time=_NOT_TIMED,
+        can_rewrite=Capability(
+            able=False,
+            reason=f"{path.name} is a Python script with no Triton kernel and no KernelBench interface",
+            hint="wrap it as a KernelBench problem (Model, get_inputs) so that candidates can be verified",
+        ),
     )
+
+
+_CHECK_COMMAND_ONLY = Capability(
+    able=False,
+    reason="perfagent has no oracle for it: only a check command can judge it",
+    hint="perfagent verify REFERENCE CANDIDATE --check-cmd 'COMMAND'",
+)
+_NOT_TIMED = Capability(
+    able=False,
+    reason="perfagent cannot launch its kernels itself",
+    hint="profile it: perfagent diagnose FILE",
+)
 
 
 def _existing(path: str | Path) -> Path:

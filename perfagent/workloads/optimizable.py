@@ -15,14 +15,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, cast
 
+from perfagent.target import FileRole, TargetDescription
 from perfagent.workloads.base import Language, Timer, Verification, Workload
 from perfagent.workloads.model import (
     KernelBenchModel,
@@ -49,22 +51,46 @@ ShowPath = Callable[[Path], str]
 
 @dataclass(frozen=True)
 class OptimizeWorkload(Workload):
-    """A resolved optimize target: the user's file, its oracle, and how candidates are built and run."""
+    """A resolved optimize target: the behaviour of one kind over its ``TargetDescription`` (the user's file,
+    its oracle, and how candidates are built and run). ``perfagent.workloads.registry`` chooses the class."""
 
     kind: ClassVar[Literal["cuda-kernel", "kernelbench", "triton-script"]]
-    file: Path
-    """The user's file the loop rewrites (absolute). ``--apply`` writes here, nowhere else."""
-    language: Language
-    spec_path: Path | None = None
-    """cuda-kernel: the launch spec (the oracle's launch contract); None for every other kind."""
-    problem: Path | None = None
-    """kernelbench: the problem file whose ``Model`` is the oracle."""
-    entry: str | None = None
-    """cuda-kernel: the kernel's entry point."""
-    jit_kernels: tuple[str, ...] = ()
-    """Triton kernels the file defines (the profile is filtered to them)."""
-    has_model_new: bool = False
-    """kernelbench: the file already defines ``ModelNew`` (the starting point the loop must beat)."""
+    description: TargetDescription
+    """The target as it was resolved, once: files and hashes, entry, Triton kernels, capabilities."""
+
+    @property
+    def file(self) -> Path:
+        """The user's file the loop rewrites (absolute). ``--apply`` writes here, nowhere else."""
+        return self.description.primary
+
+    @property
+    def language(self) -> Language:
+        return cast(Language, self.description.language)
+
+    @property
+    def spec_path(self) -> Path | None:
+        """cuda-kernel: the launch spec (the oracle's launch contract); None for every other kind."""
+        return self.description.file(FileRole.SPEC)
+
+    @property
+    def problem(self) -> Path | None:
+        """kernelbench: the problem file whose ``Model`` is the oracle."""
+        return self.description.file(FileRole.PROBLEM)
+
+    @property
+    def entry(self) -> str | None:
+        """cuda-kernel: the kernel's entry point."""
+        return self.description.entry
+
+    @property
+    def jit_kernels(self) -> tuple[str, ...]:
+        """Triton kernels the file defines (the profile is filtered to them)."""
+        return self.description.jit_kernels
+
+    @property
+    def has_model_new(self) -> bool:
+        """kernelbench: the file already defines ``ModelNew`` (the starting point the loop must beat)."""
+        return self.description.has_model_new
 
     statically_analysable: ClassVar[bool] = False
     """Without a GPU, nvcc/ptxas can still diagnose the original (a ``.cu`` file)."""
@@ -77,6 +103,14 @@ class OptimizeWorkload(Workload):
     candidate_may_build_extension: ClassVar[bool] = False
     """A candidate may build a CUDA extension (``load_inline``) when its module is imported: without a GPU
     it can be neither built nor run, which is the machine's failure, not the code's."""
+
+    def retargeted(self, file: Path | None = None, **facts: object) -> OptimizeWorkload:
+        """This workload after the loop changed its target: ``file``, a new file perfagent writes (a first
+        ``ModelNew``); ``facts``, description fields the loop learnt (``language``, ``jit_kernels``, ...)."""
+        described = self.description if file is None else self.description.with_own_primary(file)
+        changed = dataclasses.replace(self, description=described.model_copy(update=facts))
+        filtered = changed.description.model_copy(update={"kernel_filter": changed.kernel_regex()})
+        return dataclasses.replace(changed, description=filtered)
 
     @property
     def suffix(self) -> str:

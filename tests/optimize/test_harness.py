@@ -197,13 +197,11 @@ def test_forward_range_pushes_and_pops_the_nvtx_range(monkeypatch: pytest.Monkey
 
 
 def test_the_loop_targets_a_templated_entry_by_its_function_name() -> None:
-    import dataclasses
-
     from perfagent.optimize.baseline import target_kernel
     from tests.render.records import counters_record
 
     kernels = counters_record().kernels  # stencil_column<float>, then gemm_tiled<float, 32>
     wl = resolve(ROOT / "benchmarks" / "unseen2" / "14_shuffle3_template_simple" / "slow.cu")
-    gemm = dataclasses.replace(wl, entry="gemm_tiled<float, 32>")
+    gemm = wl.retargeted(entry="gemm_tiled<float, 32>")
     picked = target_kernel(kernels, gemm, None)
     assert picked is not None and picked.profile is not None and picked.profile.base_name == "gemm_tiled"
