@@ -33,6 +33,9 @@ from profilers.process import run_command
 from profilers.settings import TIMEOUTS
 
 Progress = Callable[[str], None]
+Resolve = Callable[[str | Path | ProfileTarget | None, Sequence[str]], ProfileTarget]
+"""The one classification of a ``profile``/``diagnose`` target (``resolve_target``: a resolved target is
+handed back as it is); a test hands in a spy to count them."""
 PROFILERS = ("auto", "ncu", "rocprof", "static")
 
 
@@ -61,6 +64,7 @@ def profile(
     metric_tiers: tuple[MetricTier, ...] = ("A", "B"),
     per_launch_config: bool = False,
     launcher: Launcher | None = None,
+    resolve: Resolve = resolve_target,
 ) -> Profile:
     """Measure ``target`` (or read it, when it is a recorded report) into a canonical Profile.
 
@@ -74,10 +78,11 @@ def profile(
     ``full_set``, one run collects ``metric_tiers``. ``timeout_s``: per external run. ``workdir``: builds
     and reports (default: a temporary folder). ``progress``: gets progress lines. ``launcher`` starts the
     profiler and the program (e.g. ``perfagent.sandbox.profiled.CANDIDATE_CODE``), its note joining the
-    profile's notes; None: directly, with this process's environment. Raises BadInput (unusable target
+    profile's notes; None: directly, with this process's environment. ``resolve`` classifies a target that
+    is not resolved yet. Raises BadInput (unusable target
     or option) or ProfilerError (the profiler is unavailable or failed: profilers.errors).
     """
-    tgt = _checked_target(target, command, profiler)
+    tgt = _checked_target(target, command, profiler, resolve)
     if tgt.is_saved_run:
         return load_record(tgt.path or Path()).profile()
     if tgt.is_recorded:
@@ -103,12 +108,13 @@ def profile(
 
 
 def _checked_target(
-    target: str | Path | ProfileTarget | None, command: Sequence[str], profiler: str
+    target: str | Path | ProfileTarget | None, command: Sequence[str], profiler: str, resolve: Resolve
 ) -> ProfileTarget:
-    """The resolved target, once the profiler's name is known to be one of ``PROFILERS``."""
+    """The resolved target, once the profiler's name is one of ``PROFILERS`` (``resolve`` hands a resolved
+    target back as it is)."""
     if profiler not in PROFILERS:
         raise BadInput(f"unknown profiler '{profiler}'", hint=f"use one of {', '.join(PROFILERS)}")
-    return resolve_target(target, command)
+    return resolve(target, command)
 
 
 @contextmanager
@@ -284,6 +290,7 @@ def diagnose(
     run_dir: Path | None = None,
     save: bool | None = None,
     progress: Progress = _quiet,
+    resolve: Resolve = resolve_target,
     **profile_options: object,
 ) -> RunRecord:
     """Profile (or read) ``target`` and classify every kernel.
@@ -295,12 +302,13 @@ def diagnose(
             ``.perfagent/runs`` when something is run, nothing saved when only reading a report.
         save: force saving (True) or not (False); default as described for ``run_dir``.
         progress: callback for progress lines.
+        resolve: classifies ``target`` (once: ``profile`` is handed the result).
         **profile_options: forwarded to ``profile`` (profiler, kernel, full_set, ...).
 
     Returns:
         The RunRecord, kernels and findings in priority order.
     """
-    tgt = resolve_target(target, command)  # once: ``profile`` is handed the resolved target
+    tgt = resolve(target, command)  # once: ``profile`` is handed the resolved target
     if tgt.is_saved_run:
         record = load_record(tgt.path or Path())
         prof = record.profile()
@@ -308,10 +316,10 @@ def diagnose(
         should_save = save if save is not None else (run_dir is not None or not tgt.is_recorded)
         if should_save:
             with provisional_run_dir(run_dir) as work:  # a failed profile leaves no empty run folder behind
-                prof = profile(tgt, workdir=work, progress=progress, **profile_options)  # type: ignore[arg-type]
+                prof = profile(tgt, workdir=work, progress=progress, resolve=resolve, **profile_options)  # type: ignore[arg-type]
             run_dir = work
         else:
-            prof = profile(tgt, workdir=None, progress=progress, **profile_options)  # type: ignore[arg-type]
+            prof = profile(tgt, workdir=None, progress=progress, resolve=resolve, **profile_options)  # type: ignore[arg-type]
     progress(f"classifying {len(prof.kernels)} kernel(s)")
     record = RunRecord(
         id=run_dir.name if run_dir else "",
