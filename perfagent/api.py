@@ -68,19 +68,17 @@ def profile(
 ) -> Profile:
     """Measure ``target`` (or read it, when it is a recorded report) into a canonical Profile.
 
-    ``target``: a report (.ncu-rep, ncu/rocprof CSV, rocprof-compute folder), a .cu/.hip/.py file, a
-    resolved ``ProfileTarget``, or None with ``command`` (argv; for a file: its extra arguments) set.
-    ``profiler``: 'auto', 'ncu', 'rocprof' or 'static'. ``kernel`` (a name regex), ``launch_skip``,
-    ``launch_count`` (per launch configuration with ``per_launch_config``), ``nvtx_include``,
-    ``clock_control``, ``full_set``, ``source_counters``, ``arch``: ncu's and the build's options.
-    ``staged``: time every launch, then collect counters only for the kernels making 90 % of GPU time
-    (``all_kernels``: every kernel; ``perfagent.staging``); off, or with ``launch_skip``/``launch_count``/
-    ``full_set``, one run collects ``metric_tiers``. ``timeout_s``: per external run. ``workdir``: builds
-    and reports (default: a temporary folder). ``progress``: gets progress lines. ``launcher`` starts the
-    profiler and the program (e.g. ``perfagent.sandbox.profiled.CANDIDATE_CODE``), its note joining the
-    profile's notes; None: directly, with this process's environment. ``resolve`` classifies a target that
-    is not resolved yet. Raises BadInput (unusable target
-    or option) or ProfilerError (the profiler is unavailable or failed: profilers.errors).
+    ``target``: a report (.ncu-rep, ncu/rocprof CSV, rocprof-compute folder), a .cu/.hip/.py file, a resolved
+    ``ProfileTarget``, or None with ``command`` (argv; for a file: its extra arguments) set. ``profiler``:
+    'auto', 'ncu', 'rocprof' or 'static'. ``kernel`` (a name regex), ``launch_skip``, ``launch_count`` (per
+    launch configuration with ``per_launch_config``), ``nvtx_include``, ``clock_control``, ``full_set``,
+    ``source_counters``, ``arch``: ncu's and the build's options. ``staged``: time every launch, then collect
+    counters only for the kernels making 90 % of GPU time (``all_kernels``: every kernel;
+    ``perfagent.staging``); off, or with ``launch_skip``/``launch_count``/``full_set``, one run collects
+    ``metric_tiers``. ``timeout_s``: per external run. ``workdir``: builds and reports (default: a temporary
+    folder). ``progress``: gets progress lines. ``launcher`` starts the profiler and the program (e.g.
+    ``perfagent.sandbox.profiled.CANDIDATE_CODE``), its note joining the profile's notes; None: directly, with
+    this process's environment. ``resolve`` classifies ``target``. Raises BadInput or ProfilerError.
     """
     tgt = _checked_target(target, command, profiler, resolve)
     if tgt.is_saved_run:
