@@ -8,7 +8,10 @@
   ``resolve_target``.
 - ``optimizable`` — what the optimize loop rewrites (``LaunchSpecTarget``, ``KernelBenchTarget``,
   ``TritonScriptTarget``) with its oracle and candidates.
-- ``detect`` — paths → reference / candidate workloads and optimize targets (or ``BadInput`` with the next step).
+- ``detect`` — paths → reference / candidate workloads, and ``describe_target``: an optimize target's one
+  resolution into a ``perfagent.target.TargetDescription`` (or ``BadInput`` with the next step).
+- ``registry`` — the one place a description's kind chooses its code: ``optimize_workload`` (the loop's
+  ``OptimizeWorkload``) and ``profile_target`` (the ``ProfileTarget`` a profiler reads or runs).
 - ``launch_spec`` — the TOML launch contract of a bare ``__global__`` kernel; ``launch_resolve`` evaluates
   it for one kernel file and parameter set (``expr`` evaluates its expressions safely).
 - ``kernelbench`` / ``triton_script`` — static inspection of Python sources.
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from perfagent.workloads.base import Workload
-    from perfagent.workloads.detect import detect_candidate, detect_reference, resolve
+    from perfagent.workloads.detect import describe_target, detect_candidate, detect_reference, resolve
     from perfagent.workloads.model import RunnableWorkload, WorkloadKind
     from perfagent.workloads.optimizable import OptimizeWorkload
     from perfagent.workloads.targets import ProfileTarget, resolve_target
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 # KernelBench and Triton inspection (CLI start-up, tests/unit/test_import_cost.py).
 _LAZY = {
     "Workload": "perfagent.workloads.base",
+    "describe_target": "perfagent.workloads.detect",
     "detect_candidate": "perfagent.workloads.detect",
     "detect_reference": "perfagent.workloads.detect",
     "resolve": "perfagent.workloads.detect",
@@ -54,6 +58,7 @@ __all__ = [
     "RunnableWorkload",
     "Workload",
     "WorkloadKind",
+    "describe_target",
     "detect_candidate",
     "detect_reference",
     "resolve",

@@ -19,6 +19,10 @@ The kinds come in three families, each in its own module:
 - ``optimizable``: what the optimize loop rewrites (launch-spec kernel, KernelBench problem, Triton script),
   with its oracle and candidates as ``model`` workloads.
 
+An optimize target is resolved once into a ``perfagent.target.TargetDescription`` (files, hashes,
+capabilities); its ``OptimizeWorkload`` is the behaviour over that description, chosen by
+``perfagent.workloads.registry``.
+
 ``kind`` is the serialized name (saved records, suite manifests, the worker's request) and never changes.
 """
 

@@ -1,7 +1,8 @@
 """Turn the user's paths into ``Workload`` objects (reference and candidate), or say why not.
 
-``detect_reference`` / ``detect_candidate`` give what verification and timing run; ``resolve`` gives what
-the optimize loop rewrites. Rules (all errors are ``BadInput`` with the next step):
+``detect_reference`` / ``detect_candidate`` give what verification and timing run; ``describe_target``
+describes, once, what the optimize loop rewrites (``resolve``: that description's ``OptimizeWorkload``).
+Rules (all errors are ``BadInput`` with the next step):
 
 - ``*.py`` with ``class Model`` and ``get_inputs``: a KernelBench problem. Its candidate is a
   ``.py`` with ``class ModelNew`` (or the problem file itself, when it defines ``ModelNew``).

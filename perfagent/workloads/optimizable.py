@@ -10,7 +10,8 @@
   interface; it is its own correctness check (run it: exit 0 = correct), timed through the profiler's kernel
   durations.
 
-``perfagent.workloads.detect.resolve`` builds them from the user's paths.
+``perfagent.workloads.detect.describe_target`` resolves the user's paths into a ``TargetDescription``, once;
+``perfagent.workloads.registry.optimize_workload`` chooses the class from it.
 """
 
 from __future__ import annotations
