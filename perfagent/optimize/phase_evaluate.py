@@ -83,11 +83,11 @@ def evaluate(
     record, info = _waiting_run(src)
     assert record.optimize is not None
     waiting = [c for c in record.candidates if c.verdict == "proposed"]
-    wl = run_target(record, src, target, chosen.problem, chosen.spec)
+    svc = current(services)
+    wl = run_target(record, src, target, chosen.problem, chosen.spec, svc.describe)
     notes = check_unchanged(wl, info, src)
     run_dir = continue_into(src, chosen.out, chosen.force)
     replay = ProposalsRewriter([load_proposal(run_dir, c) for c in waiting])
-    svc = current(services)
     gpu, device_label = svc.probe_gpu(chosen.device)
     loop_settings = stored_settings(
         info.settings, iterations=len(replay.transforms), max_candidates=replay.largest_batch

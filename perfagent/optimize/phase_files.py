@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from perfagent.records import CandidateOutcome, PhasesInfo, RunRecord
 from perfagent.rewrite.base import RewriteRequest, unified_diff
 from perfagent.rewrite.proposals import PROPOSAL_FILE, StoredProposal
 from perfagent.session import RECORD_FILE, load_record
-from perfagent.workloads.detect import resolve
+from perfagent.target import TargetDescription
 from perfagent.workloads.optimizable import OptimizeWorkload
+from perfagent.workloads.registry import optimize_workload
 from profilers.core_errors import BadInput
 from profilers.model import KernelDiagnosis, KernelProfile, Profile
 
@@ -102,8 +104,10 @@ def run_target(
     target: str | Path | None,
     problem: str | Path | None,
     spec: str | Path | None,
+    describe: Callable[..., TargetDescription],
 ) -> OptimizeWorkload:
-    """The run's target on this machine: as given, else where it was (absolute, then as typed)."""
+    """The run's target on this machine: as given, else where it was (absolute, then as typed), resolved
+    once by ``describe`` (the run's ``Services.describe``)."""
     assert record.optimize is not None
     info = record.optimize.phases
     stored_file = info.file if info is not None else record.optimize.baseline.file
@@ -132,7 +136,7 @@ def run_target(
                 f"the launch spec of {shown_path(run_dir)} is not here: {info.spec}",
                 hint="pass it with --spec PATH",
             )
-    return resolve(file, problem=prob, spec=sp)
+    return optimize_workload(describe(file, problem=prob, spec=sp))
 
 
 def check_unchanged(wl: OptimizeWorkload, info: PhasesInfo, run_dir: Path) -> list[str]:

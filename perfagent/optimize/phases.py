@@ -25,6 +25,7 @@ best so far.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,10 @@ from perfagent.records import OptimizeBaseline, OptimizeResult, PhasesInfo, Prop
 from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.hardware import gpu_device, prompt_hardware
 from perfagent.rewrite.reference_profile import reference_profile_lines
-from perfagent.workloads.detect import resolve
+from perfagent.target import TargetDescription
 from perfagent.workloads.launch_resolve import preflight_files
 from perfagent.workloads.optimizable import OptimizeWorkload
+from perfagent.workloads.registry import optimize_workload
 from profilers.core_errors import BadInput
 from profilers.model import DeviceInfo, KernelDiagnosis, Profile
 
@@ -122,8 +124,8 @@ def propose(
     emit = progress or ignore_progress
     if chosen.gpu is not None:
         gpu_device(chosen.gpu)  # an unknown --gpu is exit 2 before anything is written
-    rewriter = choose_rewriter(chosen, llm_config, emit)
-    start = _proposal_start(target, from_run, chosen, rewriter.name)
+    rewriter, svc = choose_rewriter(chosen, llm_config, emit), current(services)
+    start = _proposal_start(target, from_run, chosen, rewriter.name, svc.describe)
     write_kernel = proposal_language(start.wl, rewriter.name, chosen.transforms, chosen.language, start.prior)
     if start.prior is not None and start.prior_dir is not None:
         run_dir = continue_into(start.prior_dir, chosen.out, chosen.force)
@@ -135,7 +137,7 @@ def propose(
     )
     found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, write_kernel is not None)
     writer = _proposal_writer(start, found, chosen, loop_settings, rewriter.name, rewriter.reason, run_dir)
-    recorder, svc = RecordingRewriter(rewriter.rewriter), current(services)
+    recorder = RecordingRewriter(rewriter.rewriter)
     outcome = _run_proposals(start, found, writer, loop_settings, recorder, progress, write_kernel, svc)
     result = conclude(writer, outcome, found.summary, found.diagnosis, apply=False)
     record = writer.save(
@@ -206,7 +208,11 @@ class _Start:
 
 
 def _proposal_start(
-    target: str | Path | None, from_run: str | Path | None, settings: OptimizeSettings, backend: str
+    target: str | Path | None,
+    from_run: str | Path | None,
+    settings: OptimizeSettings,
+    backend: str,
+    describe: Callable[..., TargetDescription],
 ) -> _Start:
     """Find the target (and the run a ``--from`` round continues) and check it can be diagnosed."""
     if from_run is None:
@@ -215,7 +221,7 @@ def _proposal_start(
                 "no target given",
                 hint="perfagent optimize TARGET --propose-only --report REPORT, or --propose-only --from RUN",
             )
-        wl = resolve(target, problem=settings.problem, spec=settings.spec)
+        wl = optimize_workload(describe(target, problem=settings.problem, spec=settings.spec))
         if wl.spec_path is not None:  # what verify refuses is refused before proposing (exit 2)
             preflight_files(wl.spec_path, [(wl.file, wl.entry)])
         first_kernel = wl.is_plain_pytorch and backend in ("llm", "auto")  # written from the source alone
@@ -233,7 +239,7 @@ def _proposal_start(
             hint=f"evaluate them first on the GPU machine: {evaluate_command(prior_dir)}",
         )
     info = prior.optimize.phases if prior.optimize is not None else None
-    wl = run_target(prior, prior_dir, target, settings.problem, settings.spec)
+    wl = run_target(prior, prior_dir, target, settings.problem, settings.spec, describe)
     typed = str(target) if target is not None else (info.target if info else prior.target)
     start = _Start(
         wl=wl, typed=typed, digest=sha256_file(wl.file), prior=prior, prior_dir=prior_dir, info=info
