@@ -16,11 +16,12 @@ import pytest
 
 import perfagent
 from perfagent.cli import main
+from perfagent.optimize.phases import evaluate, propose
 from perfagent.optimize.services import Services, using
 from perfagent.target import TargetDescription
 from perfagent.workloads.detect import describe_target
 
-from .helpers import TRANSPOSE, copy_example
+from .helpers import REPORTS, TRANSPOSE, copy_example
 
 RECIPE = ["--backend", "recipes", "--transform", "smem-padding"]
 
@@ -77,3 +78,26 @@ def test_a_target_changed_during_the_run_exits_2_in_one_line(
     assert not (target.parent / "slow.cu.orig").exists()
     saved = json.loads((tmp_path / "run" / "record.json").read_text())
     assert "changed while perfagent was working on it" in json.dumps(saved)  # the record says why it stopped
+
+
+def test_each_round_of_a_two_machine_run_resolves_its_target_once(
+    tmp_path: Path, simulated_gpu: dict[str, Any]
+) -> None:
+    """``--propose-only``, ``--evaluate RUN`` and ``--propose-only --from RUN``: one resolution each (the
+    later rounds find the target through the record, then describe it)."""
+    target = copy_example(TRANSPOSE, tmp_path) / "slow.cu"
+    spy = CountingDescribe()
+    services = dataclasses.replace(simulated_gpu["services"], describe=spy)
+    run = tmp_path / "run"
+    propose(
+        target,
+        report=REPORTS / "02_transpose_bank_conflicts.ncu-rep",
+        backend="recipes",
+        out=run,
+        services=services,
+    )
+    assert len(spy.targets) == 1
+    assert evaluate(run, device="cuda", services=services).best == "c1"
+    assert len(spy.targets) == 2
+    propose(from_run=run, backend="recipes", transform="loop-unroll", services=services)
+    assert [Path(t).name for t in spy.targets] == ["slow.cu"] * 3
