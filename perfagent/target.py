@@ -133,6 +133,10 @@ class TargetDescription(Frozen):
         found = next((f for f in self.files if f.role == role), None)
         return Path(found.path) if found is not None else None
 
+    def sha256(self, role: FileRole) -> str | None:
+        """The hash of the file with ``role`` as it was resolved (None: no such file, or not hashed)."""
+        return next((f.sha256 for f in self.files if f.role == role), None)
+
     @property
     def primary(self) -> Path:
         """The file the user named.

@@ -7,7 +7,6 @@ target is the file the proposals rewrite (its hash), and give the loop what the 
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +24,7 @@ from perfagent.records import CandidateOutcome, PhasesInfo, RunRecord
 from perfagent.rewrite.base import RewriteRequest, unified_diff
 from perfagent.rewrite.proposals import PROPOSAL_FILE, StoredProposal
 from perfagent.session import RECORD_FILE, load_record
-from perfagent.target import TargetDescription
+from perfagent.target import FileRole, TargetDescription
 from perfagent.workloads.optimizable import OptimizeWorkload
 from perfagent.workloads.registry import optimize_workload
 from profilers.core_errors import BadInput
@@ -44,10 +43,6 @@ def evaluate_command(run_dir: Path) -> str:
 
 def proposed_reason(run_dir: Path) -> str:
     return f"{NOT_RUN} (--evaluate {shown_path(run_dir)} on the GPU machine)"
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def record_command(wl: OptimizeWorkload) -> str:
@@ -141,7 +136,8 @@ def run_target(
 
 def check_unchanged(wl: OptimizeWorkload, info: PhasesInfo, run_dir: Path) -> list[str]:
     """Raise when the target changed since the proposals were made; notes for a changed problem or spec."""
-    digest = sha256_file(wl.file)
+    described = wl.description  # hashed when this round resolved the target
+    digest = described.sha256(FileRole.PRIMARY) or ""
     if digest != info.file_sha256:
         raise BadInput(
             f"{shown_path(wl.file)} changed since the proposals in {shown_path(run_dir)} were made "
@@ -150,11 +146,11 @@ def check_unchanged(wl: OptimizeWorkload, info: PhasesInfo, run_dir: Path) -> li
             "or make new proposals from the current file with --propose-only",
         )
     notes = []
-    if info.problem_sha256 and wl.problem is not None and sha256_file(wl.problem) != info.problem_sha256:
+    if info.problem_sha256 and wl.problem and described.sha256(FileRole.PROBLEM) != info.problem_sha256:
         notes.append(
             f"the problem {wl.problem.name} changed since the proposals were made: verified against the current one"
         )
-    if info.spec_sha256 and wl.spec_path is not None and sha256_file(wl.spec_path) != info.spec_sha256:
+    if info.spec_sha256 and wl.spec_path and described.sha256(FileRole.SPEC) != info.spec_sha256:
         notes.append(
             f"the launch spec {wl.spec_path.name} changed since the proposals were made: launched with the current one"
         )

@@ -62,7 +62,6 @@ from perfagent.optimize.phase_files import (
     relocated_candidates,
     restore,
     run_target,
-    sha256_file,
 )
 from perfagent.optimize.phase_steps import ProposalWriter, RecordingRewriter
 from perfagent.optimize.phased_writer import PhasedWriter
@@ -75,7 +74,7 @@ from perfagent.records import OptimizeBaseline, OptimizeResult, PhasesInfo, Prop
 from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.hardware import gpu_device, prompt_hardware
 from perfagent.rewrite.reference_profile import reference_profile_lines
-from perfagent.target import TargetDescription
+from perfagent.target import FileRole, TargetDescription
 from perfagent.workloads.launch_resolve import preflight_files
 from perfagent.workloads.optimizable import OptimizeWorkload
 from perfagent.workloads.registry import optimize_workload
@@ -207,6 +206,11 @@ class _Start:
     """The earlier run's two-machine block (None: a fresh run, or an earlier run made in one go)."""
 
 
+def _primary_sha256(wl: OptimizeWorkload) -> str:
+    """The target's hash as this round resolved it (the record's ``file_sha256``)."""
+    return wl.description.sha256(FileRole.PRIMARY) or ""
+
+
 def _proposal_start(
     target: str | Path | None,
     from_run: str | Path | None,
@@ -229,7 +233,7 @@ def _proposal_start(
             if wl.is_plain_pytorch:
                 raise no_first_kernel_writer(wl)
             need_a_diagnosis(wl)
-        return _Start(wl=wl, typed=str(target), digest=sha256_file(wl.file))
+        return _Start(wl=wl, typed=str(target), digest=_primary_sha256(wl))
     prior_dir = Path(from_run).absolute()
     prior = load_optimize_run(prior_dir, "--from")
     waiting = [c for c in prior.candidates if c.verdict == "proposed"]
@@ -242,7 +246,7 @@ def _proposal_start(
     wl = run_target(prior, prior_dir, target, settings.problem, settings.spec, describe)
     typed = str(target) if target is not None else (info.target if info else prior.target)
     start = _Start(
-        wl=wl, typed=typed, digest=sha256_file(wl.file), prior=prior, prior_dir=prior_dir, info=info
+        wl=wl, typed=typed, digest=_primary_sha256(wl), prior=prior, prior_dir=prior_dir, info=info
     )
     if info is not None:
         check_unchanged(wl, info, prior_dir)
@@ -365,10 +369,10 @@ def _proposal_writer(
         file_sha256=start.digest,
         problem=_given(settings.problem, prior_info.problem if prior_info else None),
         problem_file=None if same_problem else str(wl.problem),
-        problem_sha256=None if same_problem or wl.problem is None else sha256_file(wl.problem),
+        problem_sha256=None if same_problem else wl.description.sha256(FileRole.PROBLEM),
         spec=_given(settings.spec, prior_info.spec if prior_info else None),
         spec_file=str(wl.spec_path) if wl.spec_path is not None else None,
-        spec_sha256=sha256_file(wl.spec_path) if wl.spec_path is not None else None,
+        spec_sha256=wl.description.sha256(FileRole.SPEC),
         kernel=settings.kernel
         if settings.kernel is not None
         else (prior_info.kernel if prior_info else None),
