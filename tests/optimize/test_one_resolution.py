@@ -20,8 +20,7 @@ from perfagent.optimize.phases import evaluate, propose
 from perfagent.optimize.services import Services, using
 from perfagent.target import TargetDescription
 from perfagent.workloads.detect import describe_target
-
-from .helpers import REPORTS, TRANSPOSE, copy_example
+from tests.optimize.helpers import REPORTS, TRANSPOSE, copy_example
 
 RECIPE = ["--backend", "recipes", "--transform", "smem-padding"]
 
