@@ -2,7 +2,7 @@
 the first candidate of each recipe that now reads a KernelBench ``load_inline`` solution it refused before
 — smem-tiling / register-tiling on a flat grid-stride batched matmul (03), a 3-D-block matmul with a
 broadcast operand (05) and a flat-index GEMM + bias + ReLU (10); cooperative-row on a log-softmax written
-one thread per element (01) — verified against the KernelBench problem on the GPU (``perfagent.verify``,
+one thread per element (01) — verified against the KernelBench problem on the GPU (``perfagent.verify.verify``,
 the wrapper's rewritten launch included).
 """
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import perfagent
 from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.recipes_backend import RecipesRewriter
+from perfagent.verify import verify
 
 pytestmark = pytest.mark.gpu
 
@@ -49,5 +49,5 @@ def test_first_candidate_verifies_on_the_gpu(name: str, transform: str, tmp_path
     assert cands, RecipesRewriter().applies(request)
     path = tmp_path / f"{name}_{transform}.py"
     path.write_text(cands[0].source, encoding="utf-8")
-    result = perfagent.verify(KB / f"{name}_problem.py", path, device="cuda", seeds=2)
+    result = verify(KB / f"{name}_problem.py", path, device="cuda", seeds=2)
     assert result.verdict == "pass", result

@@ -63,7 +63,9 @@ def test_gpu_every_candidate_is_bit_exact_and_timed(name: str) -> None:
     inputs = _arrays(cp, args(W, H))
 
     def launch(text: str, grid: tuple[int, ...], block: tuple[int, ...]) -> tuple[list[object], float]:
-        fn = cp.RawKernel(text, kernel, options=("-std=c++17",))
+        # a C++ (not extern "C") kernel has a mangled symbol: NVRTC names it through name_expressions
+        module = cp.RawModule(code=text, options=("-std=c++17",), name_expressions=[kernel])
+        fn = module.get_function(kernel)
         bufs = [a.copy() if hasattr(a, "copy") else a for a in inputs]
         return bufs, _time(cp, lambda: fn(grid, block, tuple(bufs)))
 
