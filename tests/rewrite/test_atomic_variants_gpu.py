@@ -10,7 +10,6 @@ original."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from perfagent.rewrite.base import Candidate
 from perfagent.rewrite.recipes import cooperative_row
 from tests.rewrite import test_cooperative_atomics as coop
 from tests.rewrite import test_privatize_variants as priv
+from tests.rewrite.cupy_timing import time_launches
 
 NODES = 65536
 COOP_SIZES = {  # form: (items, row length); destinations spread over NODES rows (a graph, not a hot spot)
@@ -54,17 +54,6 @@ def _c_linkage(source: str) -> str:
     return source if 'extern "C"' in source else source.replace("__global__", 'extern "C" __global__', 1)
 
 
-def _time(cp: object, fn: Callable[[], object], reps: int = 10) -> float:
-    start, stop = cp.cuda.Event(), cp.cuda.Event()  # type: ignore[attr-defined]
-    fn()
-    start.record()
-    for _ in range(reps):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return float(cp.cuda.get_elapsed_time(start, stop)) * 1000 / reps  # type: ignore[attr-defined]
-
-
 def _report(lines: list[str]) -> None:
     out = os.environ.get("R23_ATOMIC_OUT")
     if out:
@@ -77,7 +66,7 @@ def _run(
 ) -> tuple[list[object], float]:
     fn = cp.RawKernel(_c_linkage(source), kernel, options=("-std=c++17",))  # type: ignore[attr-defined]
     args = [a.copy() if hasattr(a, "copy") else a for a in inputs]
-    return args, _time(cp, lambda: fn((grid,), (block,), tuple(args)))
+    return args, time_launches(cp, lambda: fn((grid,), (block,), tuple(args)), reps=10)
 
 
 def _compare(cp: object, want: list[object], got: list[object]) -> None:

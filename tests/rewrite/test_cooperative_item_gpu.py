@@ -14,6 +14,7 @@ import pytest
 
 from perfagent.rewrite.recipes import cooperative_row
 from tests.rewrite.cuda_lanes import Buf
+from tests.rewrite.cupy_timing import time_launches
 from tests.rewrite.test_cooperative_item import EMULATED, FORMS, _request
 
 SIZES = {
@@ -44,17 +45,6 @@ def _arrays(cp: object, args: tuple[Buf | str, ...]) -> list[object]:
     return out
 
 
-def _time(cp: object, fn: object, reps: int = 20) -> float:
-    start, stop = cp.cuda.Event(), cp.cuda.Event()  # type: ignore[attr-defined]
-    fn()  # type: ignore[operator]
-    start.record()
-    for _ in range(reps):
-        fn()  # type: ignore[operator]
-    stop.record()
-    stop.synchronize()
-    return float(cp.cuda.get_elapsed_time(start, stop)) * 1000 / reps  # type: ignore[attr-defined]
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(SIZES))
 def test_gpu_times_the_item_forms(name: str) -> None:
@@ -68,7 +58,7 @@ def test_gpu_times_the_item_forms(name: str) -> None:
     def launch(source: str, g: int, b: int) -> tuple[list[object], float]:
         fn = cp.RawKernel(source, kernel, options=("-std=c++17",))
         args = [a.copy() if hasattr(a, "copy") else a for a in inputs]
-        return args, _time(cp, lambda: fn((g,), (b,), tuple(args)))
+        return args, time_launches(cp, lambda: fn((g,), (b,), tuple(args)))
 
     want, base_us = launch(FORMS[name], grid, 64)
     lines = [f"| {name} | original | {base_us:.1f} µs | 1.00x |"]

@@ -16,6 +16,7 @@ import pytest
 from perfagent.rewrite.recipes import stencil_rows as rec
 from perfagent.workloads.expr import evaluate
 from tests.rewrite.cuda_blocks import Buf
+from tests.rewrite.cupy_timing import time_launches
 from tests.rewrite.test_stencil_rows import FORMS, _request
 
 W, H = 4093, 4091
@@ -44,17 +45,6 @@ def _arrays(cp: object, args: tuple[Buf | str, ...]) -> list[object]:
     return out
 
 
-def _time(cp: object, fn: object, reps: int = 20) -> float:
-    start, stop = cp.cuda.Event(), cp.cuda.Event()  # type: ignore[attr-defined]
-    fn()  # type: ignore[operator]
-    start.record()
-    for _ in range(reps):
-        fn()  # type: ignore[operator]
-    stop.record()
-    stop.synchronize()
-    return float(cp.cuda.get_elapsed_time(start, stop)) * 1000 / reps  # type: ignore[attr-defined]
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_gpu_every_candidate_is_bit_exact_and_timed(name: str) -> None:
@@ -67,7 +57,7 @@ def test_gpu_every_candidate_is_bit_exact_and_timed(name: str) -> None:
         module = cp.RawModule(code=text, options=("-std=c++17",), name_expressions=[kernel])
         fn = module.get_function(kernel)
         bufs = [a.copy() if hasattr(a, "copy") else a for a in inputs]
-        return bufs, _time(cp, lambda: fn(grid, block, tuple(bufs)))
+        return bufs, time_launches(cp, lambda: fn(grid, block, tuple(bufs)))
 
     grid, block = original(W, H)
     if name.startswith("cross2"):  # a grid-stride loop: one wave of blocks, as such kernels launch
