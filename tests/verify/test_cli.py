@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import perfagent.verify
 from perfagent.cli import main
+from perfagent.commands import verify as verify_command  # the name the command calls
 from perfagent.verify.models import Check, VerificationResult
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,7 +156,7 @@ def _canned(verdict: str) -> VerificationResult:
 def test_exit_code_per_verdict(
     verdict: str, code: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(perfagent.verify, "verify", lambda *a, **k: _canned(verdict))
+    monkeypatch.setattr(verify_command, "verify", lambda *a, **k: _canned(verdict))
     assert main(["verify", str(ADD), "--format", "json"]) == code
     assert json.loads(capsys.readouterr().out)["verdict"] == verdict
 
@@ -164,7 +164,7 @@ def test_exit_code_per_verdict(
 def test_output_file_and_force(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(perfagent.verify, "verify", lambda *a, **k: _canned("pass"))
+    monkeypatch.setattr(verify_command, "verify", lambda *a, **k: _canned("pass"))
     out = tmp_path / "result.json"
     assert main(["verify", str(ADD), "--format", "json", "-o", str(out)]) == 0
     assert json.loads(out.read_text())["verdict"] == "pass"
