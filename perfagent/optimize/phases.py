@@ -75,7 +75,7 @@ from perfagent.rewrite.base import WRITE_KERNEL
 from perfagent.rewrite.hardware import gpu_device, prompt_hardware
 from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.target import FileRole, TargetDescription
-from perfagent.workloads.launch_resolve import preflight_files
+from perfagent.workloads.launch_checks import preflight_files
 from perfagent.workloads.optimizable import OptimizeWorkload
 from perfagent.workloads.registry import optimize_workload
 from profilers.core_errors import BadInput

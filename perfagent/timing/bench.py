@@ -16,7 +16,7 @@ from perfagent.timing.models import BenchEntry, BenchResult, Comparison, Plausib
 from perfagent.timing.plausibility import flags_for, impossible, roofline, speedup_flags
 from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
 from perfagent.workloads.detect import detect_candidate, detect_reference
-from perfagent.workloads.launch_resolve import preflight_launch_spec
+from perfagent.workloads.launch_checks import preflight_launch_spec
 from perfagent.workloads.launch_spec import load_launch_spec
 from perfagent.workloads.model import RunnableWorkload
 from profilers.core_errors import BadInput, NotOnThisMachine, VerificationFailed

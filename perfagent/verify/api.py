@@ -16,7 +16,7 @@ from perfagent.verify.models import Check, ErrorSummary, Tolerance, Verification
 from perfagent.verify.static_checks import static_checks
 from perfagent.verify.verdict import decide
 from perfagent.workloads.detect import detect_candidate, detect_reference
-from perfagent.workloads.launch_resolve import preflight_launch_spec
+from perfagent.workloads.launch_checks import preflight_launch_spec
 from perfagent.workloads.model import RunnableWorkload
 from profilers.core_errors import BadInput, NotOnThisMachine
 from profilers.errors import ProfilerUnavailable, ToolTimeout

@@ -1,17 +1,21 @@
 """Checks of a resolved launch that need no GPU: the kernel takes as many arguments as the spec gives,
 and the buffers fit in GPU memory (this GPU's when one is visible, else the largest GPU perfagent knows).
 
-Run by ``preflight_launch_spec`` — so ``verify``, ``bench`` and ``optimize --propose-only`` refuse the
+Run by ``preflight_launch_spec`` (here, so that resolving a launch and checking it import in one
+direction) — so ``verify``, ``bench`` and ``optimize --propose-only`` refuse the
 same specs with the same messages (exit 2) before any worker, build or proposal.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from knowledge.gpus import all_gpus
-from perfagent.workloads.launch_resolve import ResolvedLaunch
+from perfagent.workloads.launch_resolve import ResolvedLaunch, param_sets, resolve_launch
+from perfagent.workloads.launch_spec import load_launch_spec
+from perfagent.workloads.model import RunnableWorkload
 from profilers.core_errors import BadInput
 
 _ITEM_BYTES = {"bool": 1, "bfloat16": 2}
@@ -84,3 +88,29 @@ def check_resolved(resolved: ResolvedLaunch, spec_path: str | Path) -> None:
             f"{resolved.params}, more than {what}",
             hint="use smaller [params] (timing needs only enough work to fill the GPU)",
         )
+
+
+def preflight_launch_spec(ref: RunnableWorkload, cand: RunnableWorkload | None) -> None:
+    """Resolve the spec for the reference and the candidate here, so that a bad spec, a bad
+    expression or an ambiguous entry point is bad input (exit 2) before any worker starts.
+
+    Raises:
+        BadInput: as ``preflight_files``.
+    """
+    assert ref.spec_path is not None
+    preflight_files(ref.spec_path, [(w.path, w.kernel) for w in (ref, cand) if w is not None])
+
+
+def preflight_files(spec_path: str | Path, files: Sequence[tuple[str | Path, str | None]]) -> None:
+    """Resolve the spec for each (kernel file, entry point) at every parameter set, and check what needs
+    no GPU (argument count, buffers that fit in GPU memory): what ``verify`` refuses before any worker,
+    ``optimize --propose-only`` refuses before any proposal.
+
+    Raises:
+        BadInput: as ``resolve_launch``, or ``check_resolved``.
+    """
+    spec = load_launch_spec(spec_path)
+    for path, kernel in files:
+        for params in param_sets(spec):
+            resolved = resolve_launch(spec, spec_path, source=path, kernel=kernel, params=params)
+            check_resolved(resolved, spec_path)

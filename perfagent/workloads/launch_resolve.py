@@ -1,11 +1,12 @@
 """A launch spec resolved for one kernel file and one parameter set: every expression evaluated into the
-geometry, the ``-D`` macros and the arguments a launch needs (``resolve_launch``), and the checks that a
-spec resolves before any worker starts (``preflight_launch_spec``). The spec's format is ``launch_spec``."""
+geometry, the ``-D`` macros and the arguments a launch needs (``resolve_launch``). The checks that a spec
+resolves before any worker starts are ``launch_checks.preflight_launch_spec``; the spec's format is
+``launch_spec``."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from perfagent.workloads.expr import ExpressionError, Number, evaluate, evaluate_int
@@ -21,10 +22,8 @@ from perfagent.workloads.launch_spec import (
     Role,
     ToleranceSpec,
     choose_entry,
-    load_launch_spec,
     override_for,
 )
-from perfagent.workloads.model import RunnableWorkload
 from profilers.core_errors import BadInput
 from profilers.model import Frozen
 
@@ -172,34 +171,6 @@ def _geometry(
     grid = _dims(grid_e, names, "grid")
     block = _dims(block_e, names, "block")
     return grid, block, evaluate_int(smem_e, names, what="shared_mem")
-
-
-def preflight_launch_spec(ref: RunnableWorkload, cand: RunnableWorkload | None) -> None:
-    """Resolve the spec for the reference and the candidate here, so that a bad spec, a bad
-    expression or an ambiguous entry point is bad input (exit 2) before any worker starts.
-
-    Raises:
-        BadInput: as ``preflight_files``.
-    """
-    assert ref.spec_path is not None
-    preflight_files(ref.spec_path, [(w.path, w.kernel) for w in (ref, cand) if w is not None])
-
-
-def preflight_files(spec_path: str | Path, files: Sequence[tuple[str | Path, str | None]]) -> None:
-    """Resolve the spec for each (kernel file, entry point) at every parameter set, and check what needs
-    no GPU (argument count, buffers that fit in GPU memory): what ``verify`` refuses before any worker,
-    ``optimize --propose-only`` refuses before any proposal.
-
-    Raises:
-        BadInput: as ``resolve_launch``, or ``launch_checks.check_resolved``.
-    """
-    from perfagent.workloads.launch_checks import check_resolved  # it imports this module
-
-    spec = load_launch_spec(spec_path)
-    for path, kernel in files:
-        for params in param_sets(spec):
-            resolved = resolve_launch(spec, spec_path, source=path, kernel=kernel, params=params)
-            check_resolved(resolved, spec_path)
 
 
 def param_sets(spec: LaunchSpec) -> list[dict[str, float | int]]:
