@@ -93,7 +93,9 @@ def test_a_standby_command_gets_its_input_later_and_its_time_limit_from_then() -
     assert done.ok and done.stdout.strip() == "cba"
     with pytest.raises(RuntimeError, match="once"):
         echo.finish("again\n", timeout_s=60)
-    hang = start_standby([sys.executable, "-c", "import sys, time; sys.stdin.readline(); time.sleep(120)"])
+    hang = start_standby(
+        [sys.executable, "-c", "import sys, threading; sys.stdin.readline(); threading.Event().wait(120)"]
+    )
     with pytest.raises(ToolTimeout, match="0.5 s limit"):
         hang.finish("go\n", timeout_s=0.5)
     assert not hang.alive  # its process group was killed
