@@ -19,7 +19,7 @@ import perfagent
 from perfagent.optimize.render import render_text
 from perfagent.records import RunRecord
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "block_aggregate"
@@ -31,14 +31,6 @@ OWN = sorted(p.stem for p in DATA.glob("*.cu"))
 MIN_SPEEDUP = {"row_sums_2d": 1.0}
 """Every own kernel must be faster; the 2-D row sums by any margin (256 blocks per row still add into a
 row: contention was lower to begin with), the one-address ones by 2x at least."""
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 def _optimize(source: Path, out: Path) -> RunRecord:

@@ -18,7 +18,7 @@ import perfagent
 from perfagent.optimize.render import render_text
 from perfagent.records import RunRecord
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "elementwise"
 FAST = {"seeds": 2, "runs": 30, "warmup": 5, "timeout_s": 120.0, "profile_timeout_s": 300.0}
@@ -28,14 +28,6 @@ CASES = {
     "channel_affine_half_modulo": "vectorize-access",
     "dequant_rows_u8_bf16": "vectorize-access",
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 def _check(record: RunRecord, transform: str) -> None:

@@ -21,7 +21,7 @@ from perfagent.optimize.render import render_text
 from perfagent.timing import bench
 from perfagent.timing.compiled import with_compile_baseline
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch")]
 
 REPO = Path(__file__).resolve().parents[2]
 KB = REPO / "examples" / "kernelbench"
@@ -29,13 +29,6 @@ sys.path.insert(0, str(REPO / "tests"))
 from rewrite.llm_server import MODEL, ReplayServer, Reply, structured  # noqa: E402
 
 FAST = {"seeds": 2, "runs": 30, "warmup": 5, "timeout_s": 60.0}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
 
 
 def test_first_cuda_kernel_proposed_then_evaluated_with_the_compile_baseline(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 from perfagent.optimize import measure, together
 from perfagent.workloads.detect import resolve
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cuda" / "08_vector_copy_near_peak"
 ILLEGAL = "    if (tid == 0) { ((float *)16)[0] = 1.0f; }  // an illegal address: a sticky CUDA error\n"
@@ -25,14 +25,6 @@ SCALAR = """extern "C" __global__ void scale_copy_float4(const float *__restrict
         out[i] = a * in[i];
 }
 """
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 def _candidates(tmp_path: Path, texts: list[str]) -> tuple[object, list[tuple[Path, Path | None]]]:

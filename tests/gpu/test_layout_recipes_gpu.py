@@ -17,7 +17,7 @@ import pytest
 import perfagent
 from perfagent.optimize.render import render_text
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "layout_recipes"
 FAST = {"seeds": 2, "runs": 30, "warmup": 5, "timeout_s": 120.0, "profile_timeout_s": 300.0}
@@ -28,14 +28,6 @@ CASES = {
     "prescan_pairs": ("smem-padding", "smem-pad-index"),
     "bmm_half_aliases": ("register-tiling", "register-tiling"),
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

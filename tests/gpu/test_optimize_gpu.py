@@ -22,21 +22,13 @@ from perfagent.records import RunRecord
 from perfagent.rewrite.base import Candidate, RewriteRequest, make_candidate
 from perfagent.workloads.detect import resolve
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 REPO = Path(__file__).resolve().parents[2]
 CUDA = REPO / "examples" / "cuda"
 KB = REPO / "examples" / "kernelbench"
 TRITON = REPO / "examples" / "triton"
 FAST = {"seeds": 2, "runs": 30, "warmup": 5, "timeout_s": 60.0, "profile_timeout_s": 300.0}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 def _ncu_usable() -> bool:

@@ -18,20 +18,12 @@ from perfagent.optimize.phases import evaluate, propose
 from perfagent.optimize.render import render_text
 from perfagent.records import RunRecord
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "cuda" / "02_transpose_bank_conflicts"
 REPORT = REPO / "examples" / "reports" / "02_transpose_bank_conflicts.ncu-rep"
 FAST = {"seeds": 2, "runs": 30, "warmup": 5, "timeout_s": 60.0, "profile_timeout_s": 300.0}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 def _ncu_usable() -> bool:

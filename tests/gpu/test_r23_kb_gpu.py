@@ -16,7 +16,7 @@ from perfagent.rewrite.base import RewriteRequest
 from perfagent.rewrite.recipes_backend import RecipesRewriter
 from perfagent.verify import verify
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch")]
 
 KB = Path(__file__).resolve().parents[2] / "benchmarks" / "unseen2" / "kernelbench"
 CASES = [
@@ -27,13 +27,6 @@ CASES = [
     ("10_gemm_add_relu", "smem-tiling"),
     ("10_gemm_add_relu", "register-tiling"),
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
 
 
 @pytest.mark.parametrize(("name", "transform"), CASES)

@@ -19,7 +19,7 @@ import perfagent
 from perfagent.optimize.render import render_text
 from perfagent.records import RunRecord
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "r23_scan"
@@ -32,14 +32,6 @@ OWN = {
     "stencil7_early_exit": "register-tiling",
     "box9_yz": "register-tiling",
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 def _checked(source: Path, transform: str, out: Path) -> float:

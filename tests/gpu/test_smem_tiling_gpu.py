@@ -18,7 +18,7 @@ import perfagent
 from perfagent.optimize.render import render_text
 from perfagent.records import RunRecord
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "smem_tiling"
@@ -29,14 +29,6 @@ SPEC_KERNELS = {
     "cuda-10": (REPO / "examples" / "cuda" / "10_sgemm_naive", "slow.cu"),
     **{p.stem: (DATA, p.name) for p in sorted(DATA.glob("*.cu")) if not p.stem.startswith("refused_")},
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 def _check(record: RunRecord, *, accepted: bool = True, transform: str = "smem-tiling") -> None:

@@ -16,19 +16,11 @@ from perfagent.timing import bench
 from perfagent.timing.render import render_text
 from profilers.settings import TIMING
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 REPO = Path(__file__).resolve().parents[2]
 CROSS_ENTROPY = REPO / "benchmarks" / "unseen2" / "28_crossentropy_fused_row_per_thread"
 COPY = REPO / "examples" / "cuda" / "08_vector_copy_near_peak"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 def test_a_slow_original_is_timed_in_fewer_rounds_and_the_fix_still_wins() -> None:

@@ -16,7 +16,7 @@ from perfagent.timing import bench
 from perfagent.timing.render import render_text as render_bench
 from perfagent.verify import VerificationResult, verify
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 REPO = Path(__file__).resolve().parents[2]
 CUDA_EXAMPLES = REPO / "examples" / "cuda"
@@ -34,14 +34,6 @@ PAIRS = [
     "09_histogram_atomics",
     "10_sgemm_naive",
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
 
 
 def _show(label: str, result: VerificationResult) -> None:

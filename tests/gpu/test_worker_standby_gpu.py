@@ -14,24 +14,9 @@ import pytest
 
 from perfagent.sandbox import runner, standby
 from perfagent.verify import verify
+from tests.gpu.test_iteration_worker_gpu import EXAMPLE, SCALAR  # the same example and scalar candidate
 
-pytestmark = pytest.mark.gpu
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cuda" / "08_vector_copy_near_peak"
-SCALAR = """extern "C" __global__ void scale_copy_float4(const float *__restrict__ in, float *__restrict__ out, int n, float a)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (size_t)n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = a * in[i];
-}
-"""
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu() -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    pytest.importorskip("cuda.core")
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_torch_and_core")]
 
 
 def _verify(candidate: Path) -> tuple[str, float]:

@@ -146,6 +146,19 @@ def test_the_normalised_source_keeps_what_changes_the_kernel() -> None:
     )
 
 
+def _triton_cpu_run(out: Path, **options: Any) -> Any:
+    """A real one-iteration recipes run of the Triton ModelNew on the CPU (the Triton interpreter)."""
+    return perfagent.optimize(
+        KB / "01_vector_add_triton.py",
+        problem=KB / "01_vector_add.py",
+        backend="recipes",
+        device="cpu",
+        iterations=1,
+        out=out,
+        **options,
+    )
+
+
 def test_verification_starts_one_worker_per_candidate_for_all_its_seeds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -160,16 +173,7 @@ def test_verification_starts_one_worker_per_candidate_for_all_its_seeds(
         return real(request, **kwargs)
 
     monkeypatch.setattr(verify_api, "run_worker", counting)
-    record = perfagent.optimize(
-        KB / "01_vector_add_triton.py",
-        problem=KB / "01_vector_add.py",
-        backend="recipes",
-        device="cpu",
-        iterations=1,
-        max_candidates=2,
-        seeds=3,
-        out=tmp_path / "run",
-    )
+    record = _triton_cpu_run(tmp_path / "run", max_candidates=2, seeds=3)
     verified = [c for c in record.candidates if c.verification.verdict in ("pass", "fail")]
     assert verified and started == [3] * len(verified)
     assert all(c.verification.verdict == "pass" for c in verified)
@@ -199,17 +203,7 @@ def test_a_run_counts_its_fresh_workers_and_each_takes_the_one_started_ahead(
     pytest.importorskip("triton")
     monkeypatch.setenv(runner.WORKER_START_ENV, "fresh")
     monkeypatch.delenv(standby.STANDBY_ENV, raising=False)
-    record = perfagent.optimize(
-        KB / "01_vector_add_triton.py",
-        problem=KB / "01_vector_add.py",
-        backend="recipes",
-        device="cpu",
-        iterations=1,
-        max_candidates=2,
-        seeds=1,
-        verify_jobs=1,
-        out=tmp_path / "run",
-    )
+    record = _triton_cpu_run(tmp_path / "run", max_candidates=2, seeds=1, verify_jobs=1)
     assert record.optimize is not None and record.optimize.cost is not None
     cost = record.optimize.cost
     verified = [c for c in record.candidates if c.verification.verdict in ("pass", "fail")]
@@ -221,15 +215,6 @@ def test_a_run_counts_its_fresh_workers_and_each_takes_the_one_started_ahead(
     )
     # a forked (warm) start is no fresh worker
     monkeypatch.delenv(runner.WORKER_START_ENV)
-    again = perfagent.optimize(
-        KB / "01_vector_add_triton.py",
-        problem=KB / "01_vector_add.py",
-        backend="recipes",
-        device="cpu",
-        iterations=1,
-        max_candidates=1,
-        seeds=1,
-        out=tmp_path / "warm",
-    )
+    again = _triton_cpu_run(tmp_path / "warm", max_candidates=1, seeds=1)
     assert again.optimize is not None and again.optimize.cost is not None
     assert (again.optimize.cost.fresh_workers, again.optimize.cost.workers_ahead) == (0, 0)
