@@ -2,7 +2,8 @@
 # The README's test command under CPU load (issue 26: "passes 10 runs out of 10 under stress-like load on
 # 2 cores"). Runs `python3 -m pytest -q` RUNS times in a row while LOAD busy-loop processes (default: one
 # per core, as `stress --cpu N` does) compete for the CPU, and appends one row per run to OUT (markdown):
-# run, exit status, wall time, the pytest summary line and the failed test ids.
+# run, exit status, wall time, the pytest summary line and the failed test ids; each run's whole log is kept
+# in ${OUT%.md}_logs/.
 #
 #   RUNS=10 LOAD=2 OUT=tests/data/stress_runs.md bash scripts/stress_tests.sh
 #
@@ -28,8 +29,12 @@ if [ ! -s "$OUT" ]; then
   } > "$OUT"
 fi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
+# Each run's log is kept beside OUT, not in /tmp: a mktemp file there was deleted mid-run by another
+# process cleaning /tmp (2026-11-27), which lost the run's summary line.
+LOGS=${OUT%.md}_logs
+mkdir -p "$LOGS"
 for run in $(seq "$RUNS"); do
-  log=$(mktemp)
+  log="$LOGS/$(date -u +%Y%m%dT%H%M%S)_run${run}.log"
   start=$(date +%s)
   timeout -k 30 "$RUN_TIMEOUT" python3 -m pytest -q > "$log" 2>&1
   rc=$?
@@ -38,6 +43,4 @@ for run in $(seq "$RUNS"); do
   failed=$(grep -E "^FAILED|^ERROR" "$log" | awk '{print $2}' | sort -u | tr '\n' ' ')
   echo "| $(date -u +%Y-%m-%dT%H:%MZ) | $commit | $(nproc) | $LOAD x yes | $run | $rc | $wall | $summary | ${failed:--} |" >> "$OUT"
   echo "run $run: exit $rc after $wall s: $summary"
-  [ "$rc" = 0 ] || cp "$log" "${OUT%.md}_run${run}_failed.log"
-  rm -f "$log"
 done
