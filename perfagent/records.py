@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from perfagent.run_cost import IterationCost, ProfileRun, RunCost
 from profilers.model import SCHEMA_VERSION, CollectionMode, Frozen, KernelDiagnosis, Profile
 
 __all__ = [
@@ -28,12 +29,15 @@ __all__ = [
     "CandidateVerdict",
     "CheckRecord",
     "FindingSummary",
+    "IterationCost",
     "OptimizeBaseline",
     "OptimizeResult",
     "PhasesInfo",
     "PlanStep",
-    "ProposalRound",
+    "ProfileRun",
     "ProfileSummary",
+    "ProposalRound",
+    "RunCost",
     "RunRecord",
     "TableRow",
     "VerificationSummary",
@@ -355,42 +359,6 @@ class PhasesInfo(Frozen):
     settings: dict[str, float | int | str] = Field(default_factory=dict)
     """Verification, timing and profiling settings ``--evaluate`` uses (seeds, timeouts, runs, warmup, arch)."""
     rounds: list[ProposalRound] = Field(default_factory=list)
-
-
-class IterationCost(Frozen):
-    """Where one iteration's wall time went (``RunCost.iterations``)."""
-
-    iteration: int
-    transform: str
-    wall_s: float = 0.0
-    """Propose, then build, verify, time and re-profile its candidates."""
-    propose_s: float = 0.0
-    """The rewriter's propose call (recipe generation or the LLM request), its compile checks included."""
-    compile_check_s: float = 0.0
-    """Waiting for the recipes' compile checks (NVRTC / nvcc) during the propose call."""
-    compiles: int = 0
-    """Compiler runs of those checks (repeats of a source are answered from the first)."""
-    candidates: int = 0
-
-
-class RunCost(Frozen):
-    """Where an optimize run's wall time went, each second counted once (the loop's main thread)."""
-
-    stages: dict[str, float] = Field(default_factory=dict)
-    """Seconds by stage: baseline-profile, baseline-time, plan, propose (its compile checks taken out),
-    compile-check, build, verify (with the builds of a batch verified at once), time, profile (candidates'
-    ncu re-profiles), other (the rest of ``wall_s``: staging, records, events)."""
-    iterations: list[IterationCost] = Field(default_factory=list)
-    reprofiles: int = 0
-    """ncu re-profiles of candidates."""
-    reprofiles_skipped: int = 0
-    """Winners not re-profiled: replaced by a faster one of their batch, or the last iteration's."""
-    fresh_workers: int = 0
-    """Verification and timing workers started as new interpreters (confined GPU workers; forked ones
-    are not counted): each imports torch before its job (0 in records from before)."""
-    workers_ahead: int = 0
-    """Of ``fresh_workers``, those started ahead, their imports overlapping other stages
-    (``perfagent.sandbox.standby``)."""
 
 
 class OptimizeResult(Frozen):

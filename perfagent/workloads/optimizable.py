@@ -27,6 +27,7 @@ from typing import ClassVar, Literal, cast
 
 from perfagent.target import FileRole, TargetDescription
 from perfagent.workloads.base import Language, Timer, Verification, Workload
+from perfagent.workloads.harness_choice import HarnessChoice, choose_harness, torch_harness
 from perfagent.workloads.model import (
     KernelBenchModel,
     LaunchSpecKernel,
@@ -40,7 +41,8 @@ from profilers.base import workload_nvtx_include
 from profilers.core_errors import BadInput
 
 HARNESS = "perfagent.workloads.run_spec"
-"""The module ncu profiles a launch-spec kernel or a KernelBench problem through."""
+"""The module ncu profiles a launch-spec kernel or a KernelBench problem through (torch); a launch-spec
+kernel goes through ``torch_free_harness`` instead where ``harness_choice`` finds it serves the spec."""
 PROFILE_REPEAT = 2
 """Launches the harness makes under ncu (each is profiled and aggregated)."""
 SCRIPT_REPEAT = 3
@@ -135,9 +137,16 @@ class OptimizeWorkload(Workload):
     def candidate(self, path: Path, spec_path: Path | None = None) -> RunnableWorkload:
         """A candidate file as a verification/timing workload."""
 
+    def profile_harness(self, spec: Path | None) -> HarnessChoice | None:
+        """The perfagent harness ncu starts for this workload, and why (None: the workload is its own program)."""
+        return None
+
     @abstractmethod
-    def harness_command(self, python: list[str], file: Path, spec: Path | None) -> list[str]:
-        """The command ncu profiles for ``file`` (the original or a candidate); ``python`` runs the harness."""
+    def harness_command(
+        self, python: list[str], file: Path, spec: Path | None, harness: HarnessChoice | None = None
+    ) -> list[str]:
+        """The command ncu profiles for ``file`` (the original or a candidate); ``python`` runs the harness,
+        ``harness`` (from ``profile_harness``; None: ``HARNESS``) says which module."""
 
     @abstractmethod
     def report_command(self, shown: ShowPath) -> str:
@@ -177,13 +186,18 @@ class LaunchSpecTarget(OptimizeWorkload):
     def candidate(self, path: Path, spec_path: Path | None = None) -> RunnableWorkload:
         return LaunchSpecKernel(path=str(path), spec_path=str(spec_path or self.spec_path), backend="cuda")
 
-    def harness_command(self, python: list[str], file: Path, spec: Path | None) -> list[str]:
+    def profile_harness(self, spec: Path | None) -> HarnessChoice | None:
+        return choose_harness(spec or self.spec_path or self.file)
+
+    def harness_command(
+        self, python: list[str], file: Path, spec: Path | None, harness: HarnessChoice | None = None
+    ) -> list[str]:
         assert spec is not None
         kernel_file = absolute(str(file))
         return [
             *python,
             "-m",
-            HARNESS,
+            harness.module if harness else HARNESS,
             absolute(str(spec)),
             "--kernel-file",
             kernel_file,
@@ -231,7 +245,12 @@ class KernelBenchTarget(OptimizeWorkload):
     def candidate(self, path: Path, spec_path: Path | None = None) -> RunnableWorkload:
         return KernelBenchModel(path=str(path), class_name="ModelNew", backend="triton")
 
-    def harness_command(self, python: list[str], file: Path, spec: Path | None) -> list[str]:
+    def profile_harness(self, spec: Path | None) -> HarnessChoice | None:
+        return torch_harness("a KernelBench problem's Model runs through torch")
+
+    def harness_command(
+        self, python: list[str], file: Path, spec: Path | None, harness: HarnessChoice | None = None
+    ) -> list[str]:
         assert self.problem is not None
         cmd = [*python, "-m", HARNESS, absolute(str(self.problem)), "--repeat", str(PROFILE_REPEAT)]
         if file != self.problem or self.has_model_new:
@@ -266,7 +285,9 @@ class TritonScriptTarget(OptimizeWorkload):
     def candidate(self, path: Path, spec_path: Path | None = None) -> RunnableWorkload:
         return TritonScript(path=str(path), backend="triton")
 
-    def harness_command(self, python: list[str], file: Path, spec: Path | None) -> list[str]:
+    def harness_command(
+        self, python: list[str], file: Path, spec: Path | None, harness: HarnessChoice | None = None
+    ) -> list[str]:
         return ["env", f"EXAMPLE_REPS={SCRIPT_REPEAT}", sys.executable, absolute(str(file))]
 
     def report_command(self, shown: ShowPath) -> str:
