@@ -13,11 +13,20 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from perfagent.records import IterationCost, RunCost
+from perfagent.optimize import reprofile
+from perfagent.records import IterationCost, ProfileRun, RunCost
 from perfagent.rewrite.recipes import _compile_check
 from perfagent.sandbox import standby
 
-__all__ = ["BASELINE_STAGES", "STAGE_ORDER", "CompileMeter", "StageClock", "WorkerCount", "run_cost"]
+__all__ = [
+    "BASELINE_STAGES",
+    "STAGE_ORDER",
+    "CompileMeter",
+    "ProfileLog",
+    "StageClock",
+    "WorkerCount",
+    "run_cost",
+]
 
 STAGE_ORDER = (
     "baseline-profile",
@@ -96,9 +105,11 @@ def run_cost(
     baseline_s: dict[str, float],
     wall_s: float,
     workers: standby.Counts | None = None,
+    profiles: list[ProfileRun] | None = None,
 ) -> RunCost:
     """The record's ``RunCost``: the original's stages, the loop's, and ``other`` for the rest of ``wall_s``;
-    ``workers``: the run's fresh worker starts (``WorkerCount.since``)."""
+    ``workers``: the run's fresh worker starts (``WorkerCount.since``); ``profiles``: its ncu profiles
+    (``ProfileLog.since``)."""
     stages = {BASELINE_STAGES.get(k, f"baseline-{k}"): v for k, v in baseline_s.items()}
     for name, seconds in clock.totals.items():
         stages[name] = stages.get(name, 0.0) + seconds
@@ -112,7 +123,18 @@ def run_cost(
         reprofiles_skipped=clock.counts.get("reprofiles-skipped", 0),
         fresh_workers=workers.taken + workers.missed if workers else 0,
         workers_ahead=workers.taken if workers else 0,
+        profiles=list(profiles or []),
     )
+
+
+class ProfileLog:
+    """The ncu profiles of one run: those ``reprofile`` made in this process since this was made."""
+
+    def __init__(self) -> None:
+        self._start = len(reprofile.profile_runs())
+
+    def since(self) -> list[ProfileRun]:
+        return reprofile.profile_runs()[self._start :]
 
 
 class WorkerCount:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from perfagent.optimize.context import RunContext
-from perfagent.optimize.cost import StageClock, WorkerCount, run_cost
+from perfagent.optimize.cost import ProfileLog, StageClock, WorkerCount, run_cost
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
 from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.plan_log import PlanLog
@@ -81,6 +81,7 @@ class RunWriter:
         self._rewriter: Rewriter | None = None
         self._started = time.monotonic()
         self._workers = WorkerCount()
+        self._profiles = ProfileLog()
         self._summary = OptimizeBaseline(file=str(wl.file))
         self._profile: Profile | None = None
         self._kernels: list[KernelDiagnosis] = []
@@ -140,6 +141,7 @@ class RunWriter:
                 self._summary.stage_s,
                 wall_s,
                 self._workers.since(),
+                self._profiles.since(),
             ),
         )
 

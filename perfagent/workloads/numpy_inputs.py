@@ -13,6 +13,7 @@ Torch-free: no torch import here or below (the import-linter contract and ``test
 from __future__ import annotations
 
 import os
+import sys
 import zlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +40,8 @@ HOST_DTYPES: dict[str, Any] = {
 """The NumPy array type holding each spec dtype's bytes, element for element."""
 SERVED_INITS: frozenset[str] = frozenset({"normal", "uniform", "randint", "arange", "ones", "full", "zeros"})
 """The ``init`` kinds drawn here; a spec with another one is profiled through the torch harness."""
+TOP_HALF = 1 if sys.byteorder == "little" else 0
+"""Which of a float32's two uint16 words holds its sign, exponent and top mantissa bits (bfloat16)."""
 BF16_MAX = 3.3895313892515355e38
 """torch.finfo(torch.bfloat16).max (the second poison of a bfloat16 output is -0.37 times it)."""
 CHUNK = 1 << 22
@@ -78,10 +81,12 @@ def draw(shape: Sequence[int], dist: str, rng: np.random.Generator) -> np.ndarra
         return rng.random(shape, dtype=np.float32) * np.float32(2.0) - np.float32(1.0)
     if dist == "laplace":
         u = rng.random(shape, dtype=np.float32) - np.float32(0.5)
-        return (-np.sign(u) * np.log1p(-2.0 * np.minimum(np.abs(u), 0.4999999))).astype(np.float32)
+        laplace: np.ndarray = -np.sign(u) * np.log1p(-2.0 * np.minimum(np.abs(u), 0.4999999))
+        return laplace.astype(np.float32)
     if dist == "exponential":
         u = np.minimum(rng.random(shape, dtype=np.float32), np.float32(0.9999999))
-        return (-np.log1p(-u)).astype(np.float32)
+        exponential: np.ndarray = -np.log1p(-u)
+        return exponential.astype(np.float32)
     raise ValueError(f"unknown distribution {dist!r}")
 
 
@@ -150,9 +155,11 @@ def _declared(arg: ResolvedArg, init: str, rng: np.random.Generator, start: int,
 def to_dtype(values: np.ndarray, dtype: str) -> np.ndarray:
     """``values`` cast to the host array of spec ``dtype`` (bfloat16: a float32's top half, truncated)."""
     if dtype == "bfloat16":
-        return values.astype(np.float32, copy=False).view(np.uint16)[1::2]  # little-endian: the top half
+        words = values.astype(np.float32, copy=False).reshape(-1).view(np.uint16)
+        return words[TOP_HALF::2].reshape(values.shape)
     if dtype == "bool":
-        return values != 0
+        nonzero: np.ndarray = values != 0
+        return nonzero
     return values.astype(HOST_DTYPES[dtype], copy=False)
 
 
