@@ -6,7 +6,8 @@ Each RUN_DIR holds a ``record.json`` (an optimize run folder); a ``wall_s`` file
 wall seconds, written by the caller) adds the start-up the record cannot see. Writes a markdown table:
 per run the process and record wall times, seconds by stage, iterations, candidates, re-profiles and
 fresh worker starts (how many were started ahead, ``perfagent.sandbox.standby``); then
-per iteration the propose, compile-check and total seconds. A record from before ``cost`` existed shows
+per iteration the propose, compile-check and total seconds; then per ncu profile (``cost.profiles``) whose
+it was, which harness ncu started (torch-free or torch, and why torch), its wall seconds and ncu runs. A record from before ``cost`` existed shows
 its wall time and '–' for the stages.
 """
 
@@ -62,6 +63,10 @@ def table(runs: list[Path]) -> str:
         "| entry | iteration | transform | wall s | propose s | compile-check s (compiles) | candidates |"
     ]
     details.append("|---|---|---|---|---|---|---|")
+    profiles = [
+        "| entry | profile of | harness | wall s | ncu runs | profiled | why torch |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for run in runs:
         if not (run / "record.json").is_file():
             lines.append(f"| {_name(run)} | no record.json |" + " |" * (len(head) - 2))
@@ -82,7 +87,14 @@ def table(runs: list[Path]) -> str:
             f"| {it['compile_check_s']:.2f} ({it['compiles']}) | {it['candidates']} |"
             for it in cost.get("iterations") or []
         )
-    return "\n".join([*lines, "", "Per iteration:", "", *details]) + "\n"
+        profiles.extend(
+            f"| {_name(run)} | {p['of']} | {p.get('harness') or 'own program'} | {p.get('wall_s', 0.0):.1f} "
+            f"| {p.get('ncu_runs', '–')} | {'yes' if p.get('profiled', True) else 'no'} | {p.get('harness_reason') or ''} |"
+            for p in cost.get("profiles") or []
+        )
+    return (
+        "\n".join([*lines, "", "Per iteration:", "", *details, "", "Per ncu profile:", "", *profiles]) + "\n"
+    )
 
 
 def main(argv: list[str]) -> int:

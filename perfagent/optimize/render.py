@@ -192,6 +192,9 @@ def cost_line(result: OptimizeResult) -> str | None:
         line += f"; {cost.reprofiles} candidate re-profile(s), {cost.reprofiles_skipped} winner(s) not re-profiled"
     if cost.fresh_workers:
         line += f"; {cost.fresh_workers} fresh worker(s), {cost.workers_ahead} of them started ahead"
+    if cost.profiles:
+        torch_free = sum(1 for p in cost.profiles if p.harness == "torch-free")
+        line += f"; {len(cost.profiles)} ncu profile(s), {torch_free} through the torch-free harness"
     return line
 
 

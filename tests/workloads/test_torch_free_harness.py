@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,9 @@ from perfagent.workloads.harness_choice import TORCH_FREE_HARNESS, TORCH_HARNESS
 from perfagent.workloads.launch_resolve import resolve_launch
 from perfagent.workloads.launch_spec import load_launch_spec
 from profilers.core_errors import BadInput
+from tests.workloads.cuda_stub import cuda_installed
+
+__all__ = ["cuda_installed"]  # the fixture, used by name
 
 ROOT = Path(__file__).resolve().parents[2]
 KB = ROOT / "examples" / "kernelbench"
@@ -75,20 +77,6 @@ def spec(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def cuda_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """``cuda.core`` and ``cuda.bindings`` findable (empty packages: the choice only looks them up)."""
-    if importlib.util.find_spec("cuda") is None:
-        for package in ("core", "bindings"):
-            (tmp_path / "site" / "cuda" / package).mkdir(parents=True)
-            (tmp_path / "site" / "cuda" / package / "__init__.py").write_text("")
-        monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    yield
-    for name in [m for m in sys.modules if m == "cuda" or m.startswith("cuda.")]:
-        if getattr(sys.modules[name], "__file__", "") and str(tmp_path) in str(sys.modules[name].__file__):
-            del sys.modules[name]
-
-
 def test_the_harness_and_the_choice_import_no_torch() -> None:
     code = (
         "import sys, perfagent.workloads.torch_free_harness, perfagent.workloads.harness_choice; "
@@ -132,7 +120,9 @@ def test_arguments_are_drawn_poisoned_and_laid_out_in_kernel_order(spec: Path) -
     arrays = torch_free_harness.host_arrays(resolved)
     assert set(arrays) == {"out", "x", "acc"}
     assert arrays["out"].dtype == np.uint16 and (arrays["out"] == 0x7FC0).all()  # bfloat16 NaN
-    assert arrays["x"].dtype == np.float16 and -1.0 <= arrays["x"].min() < arrays["x"].max() <= 1.0  # rounded to half
+    assert (
+        arrays["x"].dtype == np.float16 and -1.0 <= arrays["x"].min() < arrays["x"].max() <= 1.0
+    )  # rounded to half
     assert arrays["acc"].shape == (2, 3000) and not arrays["acc"].any()
     args = torch_free_harness.kernel_args(resolved, {"out": 0x1000, "x": 0x2000, "acc": 0x3000})
     assert args[:3] == [0x1000, 0x2000, 0x3000]
