@@ -1,7 +1,7 @@
 """The profiling harness of a launch-spec kernel that does not import torch: launch it N times and exit.
 
     python -m perfagent.workloads.torch_free_harness SPEC.launch.toml [--kernel-file F.cu] [--repeat N]
-    python -m perfagent.workloads.torch_free_harness KERNEL.cu [--spec SPEC] [--repeat N]
+    python -m perfagent.workloads.torch_free_harness KERNEL.cu --spec SPEC [--repeat N]
 
 What ncu starts for every profile of a launch-spec kernel (the original's and each winner's re-profile)
 when ``harness_choice`` finds it can serve the spec. ``run_spec`` does the same through torch, whose import
@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from perfagent.workloads import numpy_inputs, nvrtc_kernel
-from perfagent.workloads.detect import find_spec_for
 from perfagent.workloads.launch_resolve import ResolvedLaunch, resolve_launch
 from perfagent.workloads.launch_spec import load_launch_spec
 from profilers.core_errors import BadInput
@@ -166,10 +165,9 @@ def _spec_and_kernel(target: Path, spec: Path | None, kernel_file: Path | None) 
         )
     if target.suffix.lower() not in (".cu", ".cuh"):
         return target, kernel_file.resolve() if kernel_file else None
-    found = spec or find_spec_for(target.resolve())
-    if found is None:
-        raise BadInput(f"no launch spec for {target.name}", hint="pass --spec PATH")
-    return Path(found), (kernel_file or target).resolve()
+    if spec is None:  # run_spec looks for one beside it; that lookup (detect) reaches torch's imports
+        raise BadInput(f"no launch spec given for {target.name}", hint="pass --spec PATH")
+    return spec, (kernel_file or target).resolve()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -179,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("target", help="launch spec (.toml) or kernel file (.cu)")
     parser.add_argument("--kernel-file", type=Path, help="the .cu file to launch through the spec")
-    parser.add_argument("--spec", type=Path, help="launch spec of a .cu target (default: found beside it)")
+    parser.add_argument("--spec", type=Path, help="launch spec of a .cu target")
     parser.add_argument("--repeat", type=int, default=2, help="launches (default 2)")
     args = parser.parse_args(argv)
     try:

@@ -103,7 +103,7 @@ def test_the_harness_refuses_what_it_cannot_run(spec: Path, capsys: pytest.Captu
     lone.parent.mkdir()
     lone.write_text(KERNEL)
     assert torch_free_harness.main([str(lone)]) == 2
-    assert "no launch spec for k.cu" in capsys.readouterr().err
+    assert "no launch spec given for k.cu — pass --spec PATH" in capsys.readouterr().err
 
 
 def test_without_cuda_core_the_launch_fails_with_the_cause(
