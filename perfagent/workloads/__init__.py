@@ -19,10 +19,13 @@
 - ``cuda_launch`` — NVRTC compile + launch through ``cuda.core``; ``launch_prep`` — the launch preparation
   of a launch-spec kernel (compile, seeded inputs, poisoned outputs, arguments), written once.
 - ``run_spec`` — ``python -m perfagent.workloads.run_spec``: launches a workload N times for a profiler.
+- ``torch_free_harness`` — the same for a launch-spec kernel without torch (``numpy_inputs`` draws the
+  inputs, ``nvrtc_kernel`` builds and launches); ``harness_choice`` says which of the two ncu starts.
 
 Importing this package does not import torch, triton or cuda: ``inputs``, ``cuda_launch``,
-``launch_prep`` and ``run_spec`` do, and only worker processes (``perfagent.sandbox``) and the profiling
-harness import them.
+``launch_prep`` and ``run_spec`` do, and only worker processes (``perfagent.sandbox``) and the torch
+profiling harness import them; ``torch_free_harness`` and what it imports never do (an import-linter
+contract).
 """
 
 from __future__ import annotations
