@@ -315,7 +315,7 @@ def _winner_lines(result: OptimizeResult) -> list[str]:
 
 
 def _cost_markdown(result: OptimizeResult) -> list[str]:
-    """summary.md's 'Where the time went': seconds by stage, then by iteration."""
+    """summary.md's 'Where the time went': seconds by stage, then by iteration, then per ncu profile."""
     cost = result.cost
     if cost is None or not result.wall_s:
         return []
@@ -327,4 +327,11 @@ def _cost_markdown(result: OptimizeResult) -> list[str]:
         f"| {i.candidates} |"
         for i in cost.iterations
     ]
+    if cost.profiles:
+        lines += ["", "| ncu profile of | harness | wall s | ncu runs | why torch |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {p.of} | {p.harness or 'own program'} | {p.wall_s:.1f} | {p.ncu_runs} "
+            f"| {_md_escape(p.harness_reason)} |"
+            for p in cost.profiles
+        ]
     return lines

@@ -18,7 +18,7 @@ import pytest
 
 from perfagent.optimize import reprofile
 from perfagent.optimize.cost import ProfileLog, StageClock, run_cost
-from perfagent.optimize.render import cost_line
+from perfagent.optimize.render import cost_line, render_markdown
 from perfagent.records import RunCost, RunRecord
 from perfagent.sandbox.profiled import CANDIDATE_CODE
 from perfagent.workloads.detect import resolve
@@ -142,8 +142,11 @@ def test_the_record_lists_each_profile_and_its_harness(
     assert RunCost.model_validate(cost.model_dump(exclude={"profiles"})).profiles == []
     old = RunRecord.model_validate_json((RECORD / "record.json").read_text()).optimize
     assert old is not None and old.cost is None and cost_line(old) is None
-    line = cost_line(old.model_copy(update={"cost": cost}))
+    now = old.model_copy(update={"cost": cost, "wall_s": 3.0})
+    line = cost_line(now)
     assert line is not None and line.endswith("; 2 ncu profile(s), 1 through the torch-free harness")
+    summary = render_markdown(now)
+    assert f"| 03_fast-math | torch-free | {cost.profiles[1].wall_s:.1f} | 1 |  |" in summary
     run = tmp_path / "entry" / "run"
     run.mkdir(parents=True)
     (run / "record.json").write_text(
