@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Literal
 
 from perfagent.workloads import numpy_inputs
-from perfagent.workloads.launch_resolve import resolve_launch
 from perfagent.workloads.launch_spec import load_launch_spec
 from profilers.core_errors import PerfAgentError
 from profilers.model import Frozen
@@ -68,11 +67,11 @@ def choose_harness(spec_path: str | Path) -> HarnessChoice:
     missing = _missing_package()
     if missing is not None:
         return torch_harness(f"{missing} is not installed")
-    try:  # dtypes and inits do not depend on the device: the default attributes resolve them
-        resolved = resolve_launch(load_launch_spec(spec_path), spec_path)
+    try:  # dtypes and inits are literals of the spec: nothing is resolved or read but the spec
+        spec = load_launch_spec(spec_path)
     except (PerfAgentError, OSError, ValueError) as exc:  # the torch harness reports it as it always has
-        return torch_harness(f"the spec does not resolve here ({getattr(exc, 'message', exc)})")
-    for arg in resolved.args:
+        return torch_harness(f"the spec does not load here ({getattr(exc, 'message', exc)})")
+    for arg in spec.args:
         why = None if arg.is_scalar else numpy_inputs.unserved(arg)
         if why is not None:
             return torch_harness(f"the torch-free harness cannot draw {why}")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from perfagent.workloads.launch_resolve import ResolvedArg
-from perfagent.workloads.launch_spec import FLOAT_DTYPES
+from perfagent.workloads.launch_spec import FLOAT_DTYPES, ArgSpec
 
 HOST_DTYPES: dict[str, Any] = {
     "float32": np.float32,
@@ -56,8 +56,8 @@ def seed_for(seed: int, name: str) -> int:
     return (seed * 1_000_003 + zlib.crc32(name.encode())) % (2**63)
 
 
-def unserved(arg: ResolvedArg) -> str | None:
-    """Why ``arg`` cannot be drawn here (None: it can)."""
+def unserved(arg: ArgSpec | ResolvedArg) -> str | None:
+    """Why tensor argument ``arg`` (of a spec, or resolved) cannot be drawn here (None: it can)."""
     if arg.dtype not in HOST_DTYPES:
         return f"dtype {arg.dtype} of {arg.name!r}"
     if arg.init is not None and arg.init not in SERVED_INITS:
