@@ -7,6 +7,7 @@ is run for real with bubblewrap on this CPU machine, on a program that tries to 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import socket
@@ -24,17 +25,21 @@ from perfagent.optimize.reprofile import harness_command, profile_options
 from perfagent.sandbox import confinement
 from perfagent.sandbox.profiled import CANDIDATE_CODE, PROFILED_NOTE, profiler_launch
 from perfagent.workloads.detect import resolve
+from perfagent.workloads.harness_choice import TORCH_FREE_HARNESS
 from profilers import confine
 from profilers.base import Launch, ProfileRequest
 from profilers.core_errors import BadInput
 from profilers.errors import ProfilerError
 from profilers.ncu.profiler import NcuProfiler
 from profilers.process import CompletedCommand, run_command
+from tests.workloads.cuda_stub import cuda_installed
+from tests.workloads.test_torch_free_harness import KERNEL, SPEC
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KB = EXAMPLES / "kernelbench"
 MAIN_CU = EXAMPLES / "cuda" / "01_transpose_naive" / "main.cu"
 SECRET = ("PERFAGENT_LLM_API_KEY", "sk-perfagent-profiled-test")
+__all__ = ["cuda_installed"]  # the fixture, used by name
 
 LEAVES = """
 import json, os, socket, sys
@@ -203,3 +208,30 @@ def test_profile_opens_the_launcher_on_its_report_folder_and_says_how_it_ran(tmp
     assert prof.notes[0] == "sandbox: recorded by the test" and prof.kernels
     assert perfagent.profile(MAIN_CU, profiler="static", workdir=work, launcher=Recording()).kernels
     assert opened == [work.absolute()]  # static analysis launches nothing: the policy is not opened
+
+
+def test_the_torch_free_harness_of_a_launch_spec_candidate_runs_inside_bwrap(
+    tmp_path: Path, user_home: Path, cuda_installed: None
+) -> None:
+    """The torch-free harness a launch-spec candidate is profiled through keeps the confinement: its whole
+    command runs under bubblewrap, and there it reads its spec, draws its inputs and gets as far as the
+    launch (this machine has no cuda.core: the harness says so, exit 1)."""
+    _needs_bubblewrap()
+    found = importlib.util.find_spec("cuda.core")  # the fixture's stub, or a real installation
+    if found is not None and str(tmp_path) not in str(found.origin):
+        pytest.skip("cuda.core is installed here: tests/gpu/test_torch_free_harness_gpu.py runs the harness")
+    (tmp_path / "k.cu").write_text(KERNEL)
+    spec = tmp_path / "k.launch.toml"
+    spec.write_text(SPEC)
+    cu = resolve(tmp_path / "k.cu")
+    harness = cu.profile_harness(spec)
+    options = profile_options(
+        cu, tmp_path / "k.cu", spec, arch="sm_90", timeout_s=60, candidate=True, harness=harness
+    )
+    assert options["command"][3:5] == ["-m", TORCH_FREE_HARNESS] and options["launcher"] is CANDIDATE_CODE
+    with options["launcher"].launch(tmp_path / "profile") as launch:
+        request = ProfileRequest(command=options["command"], workdir=tmp_path / "profile", launch=launch)
+        launched, env = request.launched(options["command"])
+        done = run_command(launched, timeout_s=120, env=env)
+    assert launched[: len(launch.prefix)] == launch.prefix and "--unshare-all" in launch.prefix
+    assert done.returncode == 1 and "cuda.core is not installed" in done.stderr, done.tail()
