@@ -47,8 +47,9 @@ BF16_MAX = 3.3895313892515355e38
 CHUNK = 1 << 22
 """Elements drawn per task (and per child seed)."""
 MAX_THREADS = 16
+"""Threads that draw at most (NumPy's generators and casts scale to about this many cores)."""
 INT_POISON = {1: 0xFF, 2: 0x5A}
-"""Byte patterns of poisoned integer outputs (first / second launch), as ``cuda_launch.poison_`` fills."""
+"""Byte patterns of poisoned integer outputs (first / second launch); ``cuda_launch.poison_`` fills the same."""
 
 
 def seed_for(seed: int, name: str) -> int:
