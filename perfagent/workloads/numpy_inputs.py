@@ -47,7 +47,7 @@ BF16_MAX = 3.3895313892515355e38
 CHUNK = 1 << 22
 """Elements drawn per task (and per child seed)."""
 MAX_THREADS = 16
-"""Threads that draw at most (NumPy's generators and casts scale to about this many cores)."""
+"""A cap on the drawing threads (one per chunk, at most one per core of the host)."""
 INT_POISON = {1: 0xFF, 2: 0x5A}
 """Byte patterns of poisoned integer outputs (first / second launch); ``cuda_launch.poison_`` fills the same."""
 
