@@ -145,6 +145,9 @@ template <class T> static T __shfl_up_sync(unsigned mask, T v, unsigned delta) {
 template <class T> static T __shfl_xor_sync(unsigned mask, T v, int bits) {
     return perfagent_shuffle(mask, v, (g_current % 32) ^ bits);
 }
+template <class T> static T __shfl_sync(unsigned mask, T v, int src_lane) {
+    return perfagent_shuffle(mask, v, src_lane & 31);  // a broadcast from one lane of the warp
+}
 static void fiber_entry() {
     g_body();
     g_fibers[g_current].done = true;
