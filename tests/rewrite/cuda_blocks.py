@@ -238,7 +238,7 @@ template <class T> static void compare(const char *what, Buffer<T> &a, Buffer<T>
         double x = (double)(float)a.mem[i], y = (double)(float)b.mem[i];
         if (std::is_same_v<T, double>) { x = (double)a.mem[i]; y = (double)b.mem[i]; }
         bool same = guard ? std::memcmp(&a.mem[i], &b.mem[i], sizeof(T)) == 0
-                          : ((std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= atol + rtol * std::fabs(x));
+                          : (x == y || (std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= atol + rtol * std::fabs(x));  // x == y: equal infinities
         if (!same) {
             if (shown++ < 5)
                 std::printf("%s: element %lld%s differs: original %.9g rewritten %.9g\n", what,
