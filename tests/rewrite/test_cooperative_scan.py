@@ -116,12 +116,59 @@ __global__ void cumprod_kernel(const double* x, double* out, long long rows, lon
     }
 }
 """,
+    # row pointers declared before the loop (PyTorch's CPU cum kernels, llm.c): each into one parameter
+    "row-pointers-long-long-offsets": """
+__global__ void cumsum_rows(const float *self_data, float *result_data, int rows, int len) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        const float *src = self_data + (long long)row * len;
+        float *dst = result_data + (long long)row * len;
+        float cum = 0.0f;
+        for (int i = 0; i < len; i++) {
+            cum += src[i];
+            dst[i] = cum;
+        }
+    }
+}
+""",
+    "row-pointers-address-of-exclusive-double": """
+__global__ void cumsum_rows(const double *in, double *out, int rows, int len) {
+    const int r = threadIdx.x + blockIdx.x * blockDim.x;
+    if (r >= rows) return;
+    const double *x = &in[r * len];
+    double *y = &out[r * len];
+    double acc = 0.0;
+    for (int k = 0; k < len; ++k) {
+        y[k] = acc;
+        acc += x[k];
+    }
+}
+""",
     "running-max-fmaxf-reverse": CUMSUM.replace("float sum = 0.0f;", "float sum = -INFINITY;")
     .replace("for (int j = 0; j < cols; j++)", "for (int j = cols - 1; j >= 0; --j)")
     .replace("sum += x[row * cols + j];", "sum = fmaxf(x[row * cols + j], sum);"),
 }
 
+ROW_POINTERS = FORMS["row-pointers-long-long-offsets"]
 REFUSED = {
+    "row-pointer-and-its-parameter": (
+        ROW_POINTERS.replace("dst[i] = cum;", "dst[i] = cum + result_data[(long long)row * len + i + 1];"),
+        "both reach the buffer result_data",
+    ),
+    "two-row-pointers-into-one-buffer": (
+        ROW_POINTERS.replace(
+            "float cum = 0.0f;", "float *next = result_data + (long long)row * len + 1;\n        float cum = 0.0f;"
+        ).replace("dst[i] = cum;", "dst[i] = cum + next[i];"),
+        "both reach the buffer result_data",
+    ),
+    "row-pointer-moved": (
+        ROW_POINTERS.replace("float cum = 0.0f;", "dst += 1;\n        float cum = 0.0f;"),
+        "the pointer dst is used",
+    ),
+    "row-pointer-from-a-local-array": (
+        ROW_POINTERS.replace("float *dst = result_data + (long long)row * len;", "float tmp[4];\n        float *dst = tmp;"),
+        "is not a parameter plus an offset",
+    ),
     "running-max-of-ints": (
         CUMSUM.replace("const float* x, float* out", "const int* x, int* out")
         .replace("float sum = 0.0f;", "int sum = -1000000;")
@@ -271,8 +318,19 @@ EMULATED = {
         f"{c}LL",
     ),
     "running-max-fmaxf-reverse": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+    "row-pointers-long-long-offsets": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+    "row-pointers-address-of-exclusive-double": lambda r, c: (
+        Buf("double", r * c),
+        Buf("double", r * c),
+        f"{r}",
+        f"{c}",
+    ),
 }
-KERNEL = {"cumprod-exclusive-acc-times-e": "cumprod_kernel"}
+KERNEL = {
+    "cumprod-exclusive-acc-times-e": "cumprod_kernel",
+    "row-pointers-long-long-offsets": "cumsum_rows",
+    "row-pointers-address-of-exclusive-double": "cumsum_rows",
+}
 """Kernel names other than cumsum_kernel."""
 SHAPES = [(3, 1), (3, 100), (70, 33), (5, 64)]
 """rows x cols: a row shorter than a warp, rows not a multiple of 32 wide, 70 rows over two original

@@ -74,12 +74,15 @@ class ScanPlan:
 class _Scan:
     """One pass over the kernel; ``Refused`` on the first thing outside the precondition."""
 
-    def __init__(self, kernel: Node, row_var: str, row_init: Node) -> None:
+    def __init__(self, kernel: Node, row_var: str, row_init: Node, buffers: Analysis) -> None:
         self.kernel = kernel
         self.body = kernel.child_by_field_name("body") or kernel
         self.row_var = row_var
         self.row_init = row_init
-        self.pointers = {name for name, _, is_ptr in _cuda.kernel_params(kernel) if is_ptr}
+        self.pointers = dict(buffers.pointers)
+        """Pointer parameters (-> themselves) and row pointers into them (``T *dst = out + row * n``)."""
+        self.alias_values = list(buffers.alias_values)
+        """Byte ranges of the row pointers' values: the one place a parameter may appear unsubscripted."""
 
     def loop(self, node: Node) -> ScanPlan:
         where = f"the loop on line {_cuda.line_of(node)}"
@@ -265,7 +268,8 @@ class _Scan:
                 or index is None
             ):
                 raise Refused(
-                    f"{_cuda.text(target)} on line {_cuda.line_of(target)} is not a subscript of a pointer parameter"
+                    f"{_cuda.text(target)} on line {_cuda.line_of(target)} is not a subscript of a pointer parameter "
+                    "or of a row pointer into one"
                 )
             if not unit_stride(index, shape):
                 raise Refused(
@@ -276,9 +280,12 @@ class _Scan:
                 raise Refused(
                     f"{name} is stored at two different elements per iteration (line {_cuda.line_of(s)})"
                 )
+        self._one_name_per_buffer()
         for n in _cuda.walk(self.body):
-            if n.type == "identifier" and _cuda.text(n) in self.pointers:
+            if n.type == "identifier" and _cuda.text(n) in self.pointers and not self._in_alias_value(n):
                 parent = n.parent
+                if parent is not None and parent.type == "pointer_declarator":
+                    continue  # a row pointer's own declaration (its value is checked by Analysis.aliases)
                 if (
                     parent is None
                     or parent.type != "subscript_expression"
@@ -287,7 +294,7 @@ class _Scan:
                     raise Refused(
                         f"the pointer {_cuda.text(n)} is used on line {_cuda.line_of(n)} other than by subscript"
                     )
-            if n.type == "pointer_expression":
+            if n.type == "pointer_expression" and not self._in_alias_value(n):
                 raise Refused(f"{_cuda.text(n)} on line {_cuda.line_of(n)} dereferences or takes an address")
             if n.type == "subscript_expression":
                 base = n.child_by_field_name("argument")
@@ -303,6 +310,27 @@ class _Scan:
                     )
                 if is_written(n) and not inside_loop:
                     raise Refused(f"{_cuda.text(n)} is stored outside the loop (line {_cuda.line_of(n)})")
+
+
+    def _in_alias_value(self, node: Node) -> bool:
+        return any(start <= node.start_byte < end for start, end in self.alias_values)
+
+    def _one_name_per_buffer(self) -> None:
+        """Each buffer is reached under one name: a row pointer and its parameter (or two row pointers into
+        one parameter) could name one element at two subscripts the per-name checks cannot compare."""
+        seen: dict[str, str] = {}
+        for n in _cuda.walk(self.body):
+            if n.type != "identifier" or _cuda.text(n) not in self.pointers or self._in_alias_value(n):
+                continue
+            if n.parent is not None and n.parent.type == "pointer_declarator":
+                continue  # the row pointer's own declaration
+            name = _cuda.text(n)
+            buffer = self.pointers[name]
+            if seen.setdefault(buffer, name) != name:
+                raise Refused(
+                    f"{seen[buffer]} and {name} (line {_cuda.line_of(n)}) both reach the buffer {buffer}: "
+                    "one name per buffer is followed"
+                )
 
 
 def analyse(kernel: Node) -> ScanPlan | str:
@@ -323,14 +351,14 @@ def analyse(kernel: Node) -> ScanPlan | str:
     loop = loops[0]
     if loop.type != "for_statement" or any(a.type in LOOPS for a in ancestors(loop)):
         return f"the loop on line {_cuda.line_of(loop)} is not a single counted for loop"
-    scan = _Scan(kernel, *row)
+    rest = Analysis(kernel, *row)  # no hidden assignment, moved row or pointer, call for its effects
     try:
-        plan = scan.loop(loop)
-        rest = Analysis(kernel, *row)  # no hidden assignment, moved row or pointer, call for its effects
         rest.params()
+        rest.aliases([loop])  # row pointers declared before the loop, each into one pointer parameter
+        plan = _Scan(kernel, *row, rest).loop(loop)
         rest.others([loop])
         # the accumulator is changed only by its update
-        for n in _cuda.walk(scan.body):
+        for n in _cuda.walk(rest.body):
             if n.type in ("assignment_expression", "update_expression") and plan.update_expr is not None:
                 target = n.child_by_field_name("left") or n.child_by_field_name("argument")
                 target = unwrap(target) if target is not None else None
