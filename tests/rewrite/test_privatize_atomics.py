@@ -80,10 +80,13 @@ FORMS: dict[str, tuple[str, LaunchContext]] = {
 }
 
 REFUSED: dict[str, tuple[str, LaunchContext, str]] = {
-    "early-return": (
-        PER_THREAD.replace("if (i < n)\n        atomicAdd", "if (i >= n) return;\n    atomicAdd"),
+    # a top-level `if (i >= n) return;` is followed (test_privatize_runtime.py); one inside the work is not
+    "return-inside-the-work": (
+        PER_THREAD.replace("if (i < n)\n        atomicAdd", "if (i < n) {\n        if (v[i] == 0u) return;\n        atomicAdd").replace(
+            "1u);\n}", "1u);\n    }\n}"
+        ),
         FORMS["per-thread-unsigned-pointer-plus"][1],
-        "a return before the end",
+        "a return inside the work",
     ),
     "result-used": (
         PER_THREAD.replace(
@@ -101,7 +104,7 @@ REFUSED: dict[str, tuple[str, LaunchContext, str]] = {
     "runtime-size": (
         PER_THREAD,
         _spec([("v", ["n"]), ("bins", ["nbins"])]),
-        "bins has nbins elements: not a compile-time constant of the source",
+        "nbins is neither a constant nor a scalar argument",  # a run-time size must be an argument's value
     ),
     "too-big-for-shared-memory": (
         PER_THREAD.replace("#define NBINS 16", "#define NBINS 16384")
