@@ -90,7 +90,8 @@ def _verdict(entry: Path, proposal: Path) -> str:
         work = Path(tmp)
         folder = _candidate_entry(entry, proposal, work)
         built = run_command(
-            ["nvcc", "-arch=sm_90", "-c", "-o", str(work / "c.o"), str(folder / "fixed.cu")], timeout_s=NVCC_TIMEOUT_S
+            ["nvcc", "-arch=sm_90", "-c", "-o", str(work / "c.o"), str(folder / "fixed.cu")],
+            timeout_s=NVCC_TIMEOUT_S,
         )
         if not built.ok:
             return "nvcc fails"

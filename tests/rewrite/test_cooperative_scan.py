@@ -157,7 +157,8 @@ REFUSED = {
     ),
     "two-row-pointers-into-one-buffer": (
         ROW_POINTERS.replace(
-            "float cum = 0.0f;", "float *next = result_data + (long long)row * len + 1;\n        float cum = 0.0f;"
+            "float cum = 0.0f;",
+            "float *next = result_data + (long long)row * len + 1;\n        float cum = 0.0f;",
         ).replace("dst[i] = cum;", "dst[i] = cum + next[i];"),
         "both reach the buffer result_data",
     ),
@@ -166,7 +167,9 @@ REFUSED = {
         "the pointer dst is used",
     ),
     "row-pointer-from-a-local-array": (
-        ROW_POINTERS.replace("float *dst = result_data + (long long)row * len;", "float tmp[4];\n        float *dst = tmp;"),
+        ROW_POINTERS.replace(
+            "float *dst = result_data + (long long)row * len;", "float tmp[4];\n        float *dst = tmp;"
+        ),
         "is not a parameter plus an offset",
     ),
     "running-max-of-ints": (

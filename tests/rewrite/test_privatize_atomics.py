@@ -82,9 +82,10 @@ FORMS: dict[str, tuple[str, LaunchContext]] = {
 REFUSED: dict[str, tuple[str, LaunchContext, str]] = {
     # a top-level `if (i >= n) return;` is followed (test_privatize_runtime.py); one inside the work is not
     "return-inside-the-work": (
-        PER_THREAD.replace("if (i < n)\n        atomicAdd", "if (i < n) {\n        if (v[i] == 0u) return;\n        atomicAdd").replace(
-            "1u);\n}", "1u);\n    }\n}"
-        ),
+        PER_THREAD.replace(
+            "if (i < n)\n        atomicAdd",
+            "if (i < n) {\n        if (v[i] == 0u) return;\n        atomicAdd",
+        ).replace("1u);\n}", "1u);\n    }\n}"),
         FORMS["per-thread-unsigned-pointer-plus"][1],
         "a return inside the work",
     ),

@@ -44,7 +44,12 @@ __global__ void feature_pairs(const unsigned char *codes, const float *g, const 
 """
 
 FORMS = {
-    "runtime-bins-early-return": (KEYS, "key_counts", [["n"], None, None, ["nbins"]], {"n": 1000, "nbins": 300}),
+    "runtime-bins-early-return": (
+        KEYS,
+        "key_counts",
+        [["n"], None, None, ["nbins"]],
+        {"n": 1000, "nbins": 300},
+    ),
     "pointer-into-pairs-3-d-shape": (
         PAIRS,
         "feature_pairs",
@@ -52,15 +57,18 @@ FORMS = {
         {"rows": 1000, "feats": 6, "levels": 40},
     ),
 }
-SCALARS = {"key_counts": ["n", "nbins"], "feature_pairs": ["rows", "feats", "levels"]}
+KERNEL_ARGS = {
+    "key_counts": ["keys", "n", "nbins", "counts"],
+    "feature_pairs": ["codes", "g", "h", "sums", "rows", "feats", "levels"],
+}
 
 
 def _request(name: str) -> RewriteRequest:
     source, kernel, shapes, params = FORMS[name]
-    names = [p for p in ("keys", "n", "nbins", "counts")] if kernel == "key_counts" else [
-        "codes", "g", "h", "sums", "rows", "feats", "levels"
+    names = KERNEL_ARGS[kernel]
+    args = [
+        {"name": a, "shape": s} if s else {"name": a, "value": a} for a, s in zip(names, shapes, strict=True)
     ]
-    args = [{"name": a, "shape": s} if s else {"name": a, "value": a} for a, s in zip(names, shapes, strict=True)]
     launch = launch_context({"grid": ["ceil_div(n, 128)"], "block": [128], "params": params, "args": args})
     return RewriteRequest(source=source, language="cuda", transform="privatize-atomics", launch=launch)
 
@@ -76,7 +84,9 @@ def test_the_copy_is_sized_for_the_spec_and_guarded_at_run_time(name: str) -> No
     capacity = {"runtime-bins-early-return": 320, "pointer-into-pairs-3-d-shape": 480}[name]
     assert f"perfagent_private[{capacity}];" in cand.source
     assert f"<= {capacity};" in cand.source and "perfagent_fits ? perfagent_private :" in cand.source
-    assert "return;" not in cand.source and "return; }" not in cand.source  # the early exit became a guarded block
+    assert (
+        "return;" not in cand.source and "return; }" not in cand.source
+    )  # the early exit became a guarded block
     assert cand.parameters["copies"] == "block"
 
 
@@ -132,7 +142,9 @@ REFUSED = {
         "which the kernel assigns",
     ),
     "pointer-return-inside-the-loop": (
-        PAIRS.replace("atomicAdd(cell, g[row]);", "if (g[row] > 0.9f) return;\n        atomicAdd(cell, g[row]);"),
+        PAIRS.replace(
+            "atomicAdd(cell, g[row]);", "if (g[row] > 0.9f) return;\n        atomicAdd(cell, g[row]);"
+        ),
         "a return inside the work",
     ),
 }

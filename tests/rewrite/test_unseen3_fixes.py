@@ -34,7 +34,9 @@ def test_a_fix_with_a_wrong_carry_is_caught(tmp_path: Path) -> None:
     fixed = entry / "fixed.cu"
     text = fixed.read_text()
     assert "carry += __shfl_sync(0xffffffffu, v, 31);" in text
-    fixed.write_text(text.replace("carry += __shfl_sync(0xffffffffu, v, 31);", "carry = __shfl_sync(0xffffffffu, v, 31);"))
+    fixed.write_text(
+        text.replace("carry += __shfl_sync(0xffffffffu, v, 31);", "carry = __shfl_sync(0xffffffffu, v, 31);")
+    )
     spec = load_launch_spec(next(entry.glob("*.launch.toml")))
     (tmp_path / "run").mkdir()
     agreed, output = emulate_entry(tmp_path / "run", entry, spec.check_params[0])

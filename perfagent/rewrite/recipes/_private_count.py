@@ -73,7 +73,9 @@ def _runtime(src: Source, kernel: Node, array: str, shape: list[str]) -> Count |
     for dim in shape:
         name = dim if dim.isdigit() else by_value.get(" ".join(dim.split()))
         if name is None:
-            return f"{array} has {' x '.join(shape)} elements: {dim} is neither a constant nor a scalar argument"
+            return (
+                f"{array} has {' x '.join(shape)} elements: {dim} is neither a constant nor a scalar argument"
+            )
         if not name.isdigit() and _thread_index.assigns(kernel, name) is not None:
             return f"{array}'s size reads {name}, which the kernel assigns"
         spelled.append(name)

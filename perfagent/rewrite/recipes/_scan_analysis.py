@@ -311,7 +311,6 @@ class _Scan:
                 if is_written(n) and not inside_loop:
                     raise Refused(f"{_cuda.text(n)} is stored outside the loop (line {_cuda.line_of(n)})")
 
-
     def _in_alias_value(self, node: Node) -> bool:
         return any(start <= node.start_byte < end for start, end in self.alias_values)
 

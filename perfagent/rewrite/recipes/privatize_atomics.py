@@ -85,7 +85,12 @@ def _aliases(body: Node, pointers: dict[str, str]) -> dict[str, tuple[str, Node]
     out: dict[str, tuple[str, Node]] = {}
     for node in _cuda.walk(body):
         decl, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
-        if node.type != "init_declarator" or decl is None or value is None or decl.type != "pointer_declarator":
+        if (
+            node.type != "init_declarator"
+            or decl is None
+            or value is None
+            or decl.type != "pointer_declarator"
+        ):
             continue
         inner = decl.child_by_field_name("declarator")
         name = _cuda.text(inner) if inner is not None and inner.type == "identifier" else ""
@@ -99,7 +104,10 @@ def _atomic_targets(body: Node, names: set[str]) -> dict[str, list[Node]] | str:
     """Per name, the first arguments of the atomicAdd statements that target it."""
     found: dict[str, list[Node]] = {}
     for call in _cuda.walk(body):
-        if call.type != "call_expression" or _cuda.text(call.child_by_field_name("function") or call) != "atomicAdd":
+        if (
+            call.type != "call_expression"
+            or _cuda.text(call.child_by_field_name("function") or call) != "atomicAdd"
+        ):
             continue
         args = call.child_by_field_name("arguments")
         first = args.named_children[0] if args is not None and args.named_children else None
@@ -176,7 +184,9 @@ class _PrivatizeAtomics(CudaRecipe[_Plan]):
             return "the kernel already uses shared memory or barriers"
         exits = _early_exits(body)
         inside_exits = {n.id for e in exits for n in _cuda.walk(e)}
-        ret = next((n for n in _cuda.walk(body) if n.type == "return_statement" and n.id not in inside_exits), None)
+        ret = next(
+            (n for n in _cuda.walk(body) if n.type == "return_statement" and n.id not in inside_exits), None
+        )
         if ret is not None:
             return at(ret, "a return inside the work (every thread must reach the merge barrier)")
         acc = _accumulator(kernel, body)
