@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import sys
 import tempfile
 import tomllib
@@ -27,7 +26,7 @@ from pathlib import Path
 
 from perfagent.workloads.launch_spec import load_launch_spec
 from profilers.process import run_command
-from tests.rewrite.spec_emulation import emulate_entry
+from tests.rewrite.spec_emulation import candidate_entry, emulate_entry
 
 OPTIMIZE_TIMEOUT_S = 900.0
 NVCC_TIMEOUT_S = 300.0
@@ -53,42 +52,17 @@ def _refusals(optimize: dict, transform: str) -> str:
     return text[:600] or "—"
 
 
-def _candidate_entry(entry: Path, proposal: Path, work: Path) -> Path:
-    """A copy of ``entry`` whose fixed.cu is the candidate, launched as its proposal says."""
-    folder = work / "entry"
-    shutil.copytree(entry, folder)
-    data = json.loads((proposal / "proposal.json").read_text())
-    (folder / "fixed.cu").write_text((proposal / data["source_file"]).read_text())
-    spec_path = next(folder.glob("*.launch.toml"))
-    spec = tomllib.loads(spec_path.read_text())
-    launch = {k: v for k, v in (data.get("launch") or {}).items() if v not in (None, {}, [])}
-    variant = {"kernel": launch.get("kernel") or spec["kernel"]}
-    for key in ("grid", "block", "shared_mem", "defines"):
-        if key in launch:
-            variant[key] = launch[key]
-    if data.get("defines"):
-        variant["defines"] = {**variant.get("defines", {}), **data["defines"]}
-    spec_path.write_text(_with_variant(spec_path.read_text(), variant))
-    return folder
-
-
-def _with_variant(spec_text: str, variant: dict) -> str:
-    head = re.split(r'^\[variants\."fixed\.cu"\]', spec_text, flags=re.M)[0]
-    lines = ['[variants."fixed.cu"]']
-    for key, value in variant.items():
-        if key != "defines":
-            lines.append(f"{key} = {json.dumps(value)}")
-    if variant.get("defines"):
-        lines.append('[variants."fixed.cu".defines]')
-        lines += [f"{k} = {json.dumps(v)}" for k, v in variant["defines"].items()]
-    return head.rstrip() + "\n\n" + "\n".join(lines) + "\n"
-
-
 def _verdict(entry: Path, proposal: Path) -> str:
     """'compiles, correct' or what failed, for one candidate."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        folder = _candidate_entry(entry, proposal, work)
+        data = json.loads((proposal / "proposal.json").read_text())
+        source = (proposal / data["source_file"]).read_text()
+        launch = {
+            **(data.get("launch") or {}),
+            "defines": {**((data.get("launch") or {}).get("defines") or {}), **(data.get("defines") or {})},
+        }
+        folder = candidate_entry(entry, source, launch, work)
         built = run_command(
             ["nvcc", "-arch=sm_90", "-c", "-o", str(work / "c.o"), str(folder / "fixed.cu")],
             timeout_s=NVCC_TIMEOUT_S,

@@ -11,9 +11,12 @@ their own resolved grid and block, and every buffer, inputs included, is compare
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,3 +137,26 @@ def emulate_entry(tmp: Path, entry: Path, params: dict[str, float | int]) -> tup
         return False, built.tail()
     ran = run_command([str(tmp / "emulate")], cwd=tmp, timeout_s=600)
     return ran.ok and ran.stdout.strip().endswith("OK"), ran.stdout[-3000:] + ran.stderr[-1000:]
+
+
+def candidate_entry(entry: Path, source: str, launch: dict[str, Any], work: Path) -> Path:
+    """A copy of ``entry`` under ``work`` whose fixed.cu is ``source`` (a rewrite of slow.cu, same entry
+    point), launched as ``launch`` says (a candidate's grid / block / shared_mem / defines; missing: the spec's)."""
+    folder = work / "entry"
+    shutil.copytree(entry, folder)
+    (folder / "fixed.cu").write_text(source)
+    spec_path = next(folder.glob("*.launch.toml"))
+    spec = tomllib.loads(spec_path.read_text())
+    variant: dict[str, Any] = {"kernel": launch.get("kernel") or spec["kernel"]}
+    for key in ("grid", "block", "shared_mem", "defines"):
+        if launch.get(key) not in (None, {}, []):
+            variant[key] = launch[key]
+    head = re.split(r'^\[variants\."fixed\.cu"\]', spec_path.read_text(), flags=re.M)[0]
+    lines = ['[variants."fixed.cu"]'] + [
+        f"{k} = {json.dumps(v)}" for k, v in variant.items() if k != "defines"
+    ]
+    if variant.get("defines"):
+        lines.append('[variants."fixed.cu".defines]')
+        lines += [f"{k} = {json.dumps(v)}" for k, v in variant["defines"].items()]
+    spec_path.write_text(head.rstrip() + "\n\n" + "\n".join(lines) + "\n")
+    return folder
