@@ -11,7 +11,7 @@ from typing import Protocol
 
 from tree_sitter import Node
 
-from perfagent.rewrite.recipes import _coop_row_atomics, _cuda
+from perfagent.rewrite.recipes import _coop_row_atomics, _coop_row_offsets, _cuda
 from perfagent.rewrite.recipes._coop_row_nest import check_store_index, shape
 from perfagent.rewrite.recipes._coop_row_syntax import (
     Loop,
@@ -115,10 +115,16 @@ def _check_loop_stores(scan: _Scanned, buffer: str, uses: list[tuple[Node, Loop 
                         "may name other elements in another pass"
                     )
         if other != pattern:
-            raise Refused(
-                f"{buffer} is stored in a loop and reached as {_cuda.text(first)} (line {_cuda.line_of(first)}) "
-                f"and {_cuda.text(n)} (line {_cuda.line_of(n)}): lanes would share its elements"
+            apart = (
+                _coop_row_offsets.disjoint([u[0] for u in uses], first_loop)
+                if lp is first_loop
+                else "two passes"
             )
+            if apart is not None:
+                raise Refused(
+                    f"{buffer} is stored in a loop and reached as {_cuda.text(first)} (line {_cuda.line_of(first)}) "
+                    f"and {_cuda.text(n)} (line {_cuda.line_of(n)}): lanes would share its elements ({apart})"
+                )
         if shape(lp) != shape(first_loop):
             raise Refused(
                 f"{buffer} is stored in the loops on lines {_cuda.line_of(first_loop.node)} and "
