@@ -1,10 +1,11 @@
 """The third held-out set (benchmarks/unseen3, read, never edited): the two recipes widened after its CPU
 triage reach the entries they were refused on — 01 (PyTorch-CPU-style row cumsum through row pointers):
 cooperative-scan; 18 (LightGBM-style feature histograms: a run-time bin count, a pointer into the
-histogram, an early return): privatize-atomics — and every candidate computes what slow.cu computes at
+histogram, an early return): privatize-atomics; 15 (ggml Q4_0 dequantisation, two stores per byte half a
+block apart): cooperative-row — and every candidate computes what slow.cu computes at
 the spec's ragged check shape on the CPU block emulator, launched as the candidate says.
 The widenings were written and tested on our own kernels first (test_cooperative_scan.py,
-test_privatize_runtime.py)."""
+test_privatize_runtime.py, test_coop_row_offsets.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from tests.rewrite.spec_emulation import candidate_entry, emulate_entry
 UNSEEN3 = ROOT / "benchmarks" / "unseen3"
 CASES = {
     "01_cumsum_rows_thread_per_row": ("cooperative-row", "cooperative-scan"),
+    "15_dequantize_q4_0_block_per_thread": ("cooperative-row", "cooperative-row"),
     "18_gbdt_feature_histograms_global_atomics": ("privatize-atomics", "privatize-atomics"),
 }
 
