@@ -39,15 +39,30 @@ for k in "${!SHARE[@]}"; do
   LANES="${LANES:+$LANES;}$k lane$k env SET=benchmarks/unseen3 ONLY='^(${SHARE[$k]})_' ITER=${ITER:-3} JOBS=bench,optimize SUITE_TIMEOUT=$(( largest * 60 + 60 )) bash scripts/gpu_generalization_bench.sh"
 done
 OUT="$OUT/r23_unseen3" LANE_TIMEOUT=${LANE_TIMEOUT:-$(( largest * 60 + 120 ))} LANES="$LANES" bash scripts/gpu_lanes.sh
-{
-  echo "# benchmarks/unseen3, recipes (--iterations ${ITER:-3}) and textbook fixes"
-  echo
-  for k in "${!SHARE[@]}"; do
-    table="$OUT/r23_unseen3/lane$k/generalization.md"
-    [ -f "$table" ] || { echo "lane $k (entries ${SHARE[$k]}): no table, see lane$k/lane.log"; continue; }
-    if [ "$k" = 0 ]; then cat "$table"; else grep -E '^\| [0-9]' "$table"; fi
-    echo
-  done
-  cat "$OUT/r23_unseen3/lanes.txt" 2>/dev/null
-} > "$OUT/r23_unseen3/unseen3.md"
+python3 - "$OUT/r23_unseen3" "${ITER:-3}" "${!SHARE[@]}" > "$OUT/r23_unseen3/unseen3.md" <<'PY'
+# every lane's rows in one table (the header and the GPU line from the first lane that has a table), and the
+# count of entries at >= 80 % of the textbook fix's speed-up ("share of textbook" column)
+import re, sys
+from pathlib import Path
+out, iterations, lanes = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+head, rows, missing = [], [], []
+for k in lanes:
+    table = out / f"lane{k}" / "generalization.md"
+    if not table.is_file():
+        missing.append(f"lane {k}: no table, see lane{k}/lane.log")
+        continue
+    lines = table.read_text().splitlines()
+    if not head:
+        head = [ln for ln in lines if ln.startswith("GPU:") or ln.startswith("| entry") or ln.startswith("|---")]
+    rows += [ln for ln in lines if re.match(r"^\| \d\d_", ln)]
+rows.sort()
+shares = [re.findall(r"\| (\d+)% \|", r) for r in rows]
+hit = sum(1 for s in shares if s and int(s[0]) >= 80)
+print(f"# benchmarks/unseen3: recipes (--iterations {iterations}) and textbook fixes\n")
+print("\n".join(head[:1] + [""] + head[1:] + rows))
+print(f"\n{hit}/{len(rows)} entries reach >= 80 % of the textbook fix's speed-up")
+print("\n".join(missing))
+lanes_txt = out / "lanes.txt"
+print("\n" + (lanes_txt.read_text() if lanes_txt.is_file() else ""))
+PY
 cat "$OUT/r23_unseen3/unseen3.md"
