@@ -26,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from profilers.process import run_command
+from profilers.process import CompletedCommand, run_command
+from tests.rewrite import emu_pch
 
-EMU = Path(__file__).resolve().parent / "data" / "cuda_cpu_emu.h"
 STUB_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", "cuda.h")
 
-PRELUDE = r"""
+INCLUDES = r"""
 #include "cuda_cpu_emu.h"
 #include <ucontext.h>
 #include <cmath>
@@ -42,7 +42,14 @@ PRELUDE = r"""
 #include <functional>
 #include <memory>
 #include <vector>
-#define __restrict__ __restrict
+"""
+"""The program's includes: what ``emu_pch`` precompiles."""
+FLAGS = ("-std=c++17", "-O1", "-ffp-contract=off", "-w")
+"""g++ flags of every program here (a precompiled header is used only with the flags it was built with)."""
+
+PRELUDE = (
+    INCLUDES
+    + r"""#define __restrict__ __restrict
 #define __shared__ static
 using std::fma; using std::fmaf; using std::fmaxf; using std::fminf;
 #ifndef __expf
@@ -248,6 +255,7 @@ template <class T> static void compare(const char *what, Buffer<T> &a, Buffer<T>
     }
 }
 """
+)
 
 
 @dataclass(frozen=True)
@@ -326,18 +334,22 @@ def run(
     gxx = shutil.which("g++")
     if gxx is None:
         pytest.skip("g++ is not installed (the CPU emulation compiles the kernels as host C++)")
-    for stub in STUB_HEADERS:
-        (tmp / stub).write_text("#pragma once\n")
-    (tmp / "cuda_cpu_emu.h").write_text(EMU.read_text())
-    (tmp / "main.cpp").write_text(program(original, rewritten, kernel, cases, rtol, atol))
-    built = run_command(
-        [gxx, "-std=c++17", "-O1", "-ffp-contract=off", "-w", "-I", str(tmp), "main.cpp", "-o", "emulate"],
-        cwd=tmp,
-        timeout_s=300,
-    )
+    built = build(gxx, tmp, program(original, rewritten, kernel, cases, rtol, atol), "emulate")
     assert built.ok, built.tail()
     ran = run_command([str(tmp / "emulate")], cwd=tmp, timeout_s=300)
     return ran.ok and ran.stdout.strip().endswith("OK"), ran.stdout[-3000:] + ran.stderr[-1000:]
+
+
+def build(gxx: str, tmp: Path, source: str, output: str, flags: tuple[str, ...] = FLAGS) -> CompletedCommand:
+    """Build ``source`` (a program starting with ``PRELUDE``) in ``tmp`` as ``output``, its includes
+    precompiled (``emu_pch``: the emulation header is read from there, so one copy is ever included)."""
+    for stub in STUB_HEADERS:
+        (tmp / stub).write_text("#pragma once\n")
+    headers = emu_pch.precompiled(gxx, INCLUDES, flags)
+    (tmp / "main.cpp").write_text(emu_pch.first_line() + source)
+    return run_command(
+        [gxx, *flags, "-I", str(headers), "-I", str(tmp), "main.cpp", "-o", output], cwd=tmp, timeout_s=300
+    )
 
 
 def assert_same(

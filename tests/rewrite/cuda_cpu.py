@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from profilers.process import run_command
+from tests.rewrite import emu_pch
 
-EMU = Path(__file__).resolve().parent / "data" / "cuda_cpu_emu.h"
 STUB_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", "cuda.h")
 """CUDA headers a kernel may include: empty, the emulation header defines what they would."""
 
@@ -34,11 +34,17 @@ class Buf:
 Arg = Buf | str
 """A buffer, or a C++ expression for a scalar argument (``n`` is the element count, a ``long``)."""
 
-HARNESS = r"""
+INCLUDES = r"""
 #include "cuda_cpu_emu.h"
 #include <cstdio>
 #include <vector>
-#define @NAME@ original_kernel
+"""
+"""The harness's includes: what ``emu_pch`` precompiles."""
+FLAGS = ("-std=c++17", "-O1", "-ffp-contract=off", "-fno-strict-aliasing", "-w")
+
+HARNESS = (
+    INCLUDES
+    + r"""#define @NAME@ original_kernel
 #include "original.cu"
 #undef @NAME@
 #define @NAME@ rewritten_kernel
@@ -88,6 +94,7 @@ int main() {
     return failures != 0;
 }
 """
+)
 
 
 def _call(args: list[Arg], side: int) -> str:
@@ -152,11 +159,13 @@ def emulate(
         pytest.skip("g++ is not installed (the CPU emulation compiles the kernels as host C++)")
     for stub in STUB_HEADERS:
         (tmp / stub).write_text("#pragma once\n")
-    (tmp / "cuda_cpu_emu.h").write_text(EMU.read_text())
     (tmp / "original.cu").write_text(original)
     (tmp / "rewritten.cu").write_text(rewritten)
-    (tmp / "main.cpp").write_text(harness(name, args, width, alias, sizes or default_sizes(width)))
-    argv = [gxx, "-std=c++17", "-O1", "-ffp-contract=off", "-fno-strict-aliasing", "-w", "-I", str(tmp)]
+    # the emulation header is read from the precompiled folder (emu_pch): one copy is ever included
+    headers = emu_pch.precompiled(gxx, INCLUDES, FLAGS)
+    main = emu_pch.first_line() + harness(name, args, width, alias, sizes or default_sizes(width))
+    (tmp / "main.cpp").write_text(main)
+    argv = [gxx, *FLAGS, "-I", str(headers), "-I", str(tmp)]
     built = run_command([*argv, "main.cpp", "-o", "emulate"], cwd=tmp, timeout_s=180)
     assert built.ok, built.tail()
     ran = run_command([str(tmp / "emulate")], cwd=tmp, timeout_s=180)

@@ -24,8 +24,9 @@ from pathlib import Path
 import pytest
 
 from profilers.process import run_command
+from tests.rewrite import emu_pch
 
-PRELUDE = r"""
+INCLUDES = r"""
 #include <math.h>
 #include <atomic>
 #include <barrier>
@@ -38,6 +39,13 @@ PRELUDE = r"""
 #include <thread>
 #include <type_traits>
 #include <vector>
+"""
+"""The program's includes: what ``emu_pch`` precompiles."""
+FLAGS = ("-std=c++20", "-O1", "-ffp-contract=off", "-w", "-pthread")
+
+PRELUDE = (
+    INCLUDES
+    + r"""
 
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 // CUDA's 16-byte vector types (a vectorised rewrite loads and stores through them)
@@ -179,6 +187,7 @@ template <class T> static void compare(const char *what, Buffer<T> &a, Buffer<T>
     }
 }
 """
+)
 
 
 @dataclass(frozen=True)
@@ -255,11 +264,12 @@ def run(
     gxx = shutil.which("g++")
     if gxx is None:
         pytest.skip("g++ is not installed (the CPU emulation compiles the kernels as host C++)")
-    (tmp / "main.cpp").write_text(program(original, rewritten, kernel, cases, rtol, atol))
+    headers = emu_pch.precompiled(gxx, INCLUDES, FLAGS)
+    (tmp / "main.cpp").write_text(
+        emu_pch.first_line() + program(original, rewritten, kernel, cases, rtol, atol)
+    )
     built = run_command(
-        [gxx, "-std=c++20", "-O1", "-ffp-contract=off", "-w", "-pthread", "main.cpp", "-o", "emulate"],
-        cwd=tmp,
-        timeout_s=300,
+        [gxx, *FLAGS, "-I", str(headers), "main.cpp", "-o", "emulate"], cwd=tmp, timeout_s=300
     )
     assert built.ok, built.tail()
     ran = run_command([str(tmp / "emulate")], cwd=tmp, timeout_s=300)

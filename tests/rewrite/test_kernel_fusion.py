@@ -116,9 +116,6 @@ def test_the_fused_kernel_computes_what_the_two_launches_do(tmp_path: Path) -> N
     if gxx is None:
         pytest.skip("g++ is not installed (the CPU emulation compiles the kernels as host C++)")
     [cand] = kernel_fusion.propose(_request(SCALE_THEN_BIAS))
-    for stub in cuda_blocks.STUB_HEADERS:
-        (tmp_path / stub).write_text("#pragma once\n")
-    (tmp_path / "cuda_cpu_emu.h").write_text(cuda_blocks.EMU.read_text())
     # the kernels only: the host wrapper's <<<...>>> is CUDA syntax (the harness launches them itself)
     original = textwrap.dedent(SCALE_THEN_BIAS).split("void forward(")[0]
     rewritten = cand.source.split("void forward(")[0]
@@ -130,12 +127,7 @@ def test_the_fused_kernel_computes_what_the_two_launches_do(tmp_path: Path) -> N
             HARNESS,
         ]
     )
-    (tmp_path / "main.cpp").write_text(program)
-    built = run_command(
-        [gxx, "-std=c++17", "-O1", "-w", "-I", str(tmp_path), "main.cpp", "-o", "fused"],
-        cwd=tmp_path,
-        timeout_s=300,
-    )
+    built = cuda_blocks.build(gxx, tmp_path, program, "fused", flags=("-std=c++17", "-O1", "-w"))
     assert built.ok, built.tail()
     ran = run_command([str(tmp_path / "fused")], cwd=tmp_path, timeout_s=120)
     assert ran.ok and ran.stdout.strip().endswith("OK"), ran.stdout[-2000:]
