@@ -51,14 +51,29 @@ def nvcc_or_skip() -> str:
 def nvcc_compile(
     sources: dict[str, str], tmp: Path, defines: dict[str, dict[str, int]] | None = None
 ) -> dict[str, CompletedCommand]:
-    """Compile each source with ``nvcc -arch=sm_90 -c -Xptxas -v`` in parallel; results by name."""
+    """Compile each source with ``nvcc -arch=sm_90 -cubin -Xptxas -v`` in parallel; results by name.
+
+    ``-cubin``: nvcc's front end parses and type-checks the whole file (a wrong call or an undeclared name in
+    a host function fails the build) and ptxas reports each kernel's resources, as with ``-c``; the host
+    compiler's pass over the front end's host translation, 60 % of each build (1.9 s against 0.76 s CPU,
+    issue 26), is what is left out (the recipes rewrite device code and launches, which the front end checks)."""
     nvcc = nvcc_or_skip()
 
     def one(name: str) -> tuple[str, CompletedCommand]:
         src = tmp / f"{name}.cu"
         src.write_text(sources[name], encoding="utf-8")
         flags = [f"-D{k}={v}" for k, v in (defines or {}).get(name, {}).items()]
-        argv = [nvcc, "-arch=sm_90", "-c", "-Xptxas", "-v", *flags, str(src), "-o", str(tmp / f"{name}.o")]
+        argv = [
+            nvcc,
+            "-arch=sm_90",
+            "-cubin",
+            "-Xptxas",
+            "-v",
+            *flags,
+            str(src),
+            "-o",
+            str(tmp / f"{name}.cubin"),
+        ]
         return name, run_command(argv, timeout_s=180)
 
     with ThreadPoolExecutor(max_workers=min(8, len(sources) or 1)) as pool:
