@@ -14,7 +14,7 @@ wrapper launches the kernel with sizes from ``.size()``:
 
 smem-tiling and register-tiling must propose for each; every candidate runs against the original on the
 block-synchronous CPU emulator (``cuda_blocks``) with the original's and the candidate's launches as the
-wrappers compute them for ragged sizes, and compiles with ``nvcc -arch=sm_90 -c``. Forms that cannot be
+wrappers compute them for ragged sizes, and compiles with ``nvcc -arch=sm_90 -cubin``. Forms that cannot be
 remapped safely are refused with the reason.
 """
 
