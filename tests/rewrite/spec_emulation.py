@@ -23,7 +23,7 @@ import pytest
 from perfagent.workloads.launch_resolve import ResolvedArg, ResolvedLaunch, resolve_launch
 from perfagent.workloads.launch_spec import load_launch_spec
 from profilers.process import run_command
-from tests.rewrite.cuda_blocks import EMU, PRELUDE, STUB_HEADERS, host_unit
+from tests.rewrite.cuda_blocks import PRELUDE, build, host_unit
 
 C_TYPES = {
     "float32": "float",
@@ -124,15 +124,7 @@ def emulate_entry(tmp: Path, entry: Path, params: dict[str, float | int]) -> tup
     # the spec's tolerance, else the verify defaults' order (fp32 1e-4; fp16/bf16 outputs say 1e-2 in their specs)
     rtol = slow.rtol if slow.rtol is not None else 1e-4
     atol = slow.atol if slow.atol is not None else 1e-4
-    for stub in STUB_HEADERS:
-        (tmp / stub).write_text("#pragma once\n")
-    (tmp / "cuda_cpu_emu.h").write_text(EMU.read_text())
-    (tmp / "main.cpp").write_text(program(slow, fixed, rtol, atol))
-    built = run_command(
-        [gxx, "-std=c++17", "-O1", "-ffp-contract=off", "-w", "-I", str(tmp), "main.cpp", "-o", "emulate"],
-        cwd=tmp,
-        timeout_s=300,
-    )
+    built = build(gxx, tmp, program(slow, fixed, rtol, atol), "emulate")
     if not built.ok:
         return False, built.tail()
     ran = run_command([str(tmp / "emulate")], cwd=tmp, timeout_s=600)
