@@ -21,7 +21,9 @@ from perfagent.classifier import classify
 from perfagent.records import RunRecord
 from perfagent.session import load_record, provisional_run_dir, save_record
 from perfagent.staging.run import can_stage, staged_profile
-from perfagent.workloads.targets import ProfileTarget, resolve_target
+from perfagent.workloads.describe import Describe, describe_target
+from perfagent.workloads.registry import resolve_profile_target
+from perfagent.workloads.targets import ProfileTarget
 from profilers import get_profiler
 from profilers.base import ClockControl, Launcher, Profiler, ProfileRequest
 from profilers.build import build_program
@@ -33,9 +35,6 @@ from profilers.process import run_command
 from profilers.settings import TIMEOUTS
 
 Progress = Callable[[str], None]
-Resolve = Callable[[str | Path | ProfileTarget | None, Sequence[str]], ProfileTarget]
-"""The one classification of a ``profile``/``diagnose`` target (``resolve_target``: a resolved target is
-handed back as it is); a test hands in a spy to count them."""
 PROFILERS = ("auto", "ncu", "rocprof", "static")
 
 
@@ -64,7 +63,7 @@ def profile(
     metric_tiers: tuple[MetricTier, ...] = ("A", "B"),
     per_launch_config: bool = False,
     launcher: Launcher | None = None,
-    resolve: Resolve = resolve_target,
+    describe: Describe = describe_target,
 ) -> Profile:
     """Measure ``target`` (or read it, when it is a recorded report) into a canonical Profile.
 
@@ -78,9 +77,10 @@ def profile(
     ``metric_tiers``. ``timeout_s``: per external run. ``workdir``: builds and reports (default: a temporary
     folder). ``progress``: gets progress lines. ``launcher`` starts the profiler and the program (e.g.
     ``perfagent.sandbox.profiled.CANDIDATE_CODE``), its note joining the profile's notes; None: directly, with
-    this process's environment. ``resolve`` classifies ``target``. Raises BadInput or ProfilerError.
+    this process's environment. ``describe`` classifies ``target`` (once: a ``ProfileTarget`` is not classified
+    again). Raises BadInput or ProfilerError.
     """
-    tgt = _checked_target(target, command, profiler, resolve)
+    tgt = _checked_target(target, command, profiler, describe)
     if tgt.is_saved_run:
         return load_record(tgt.path or Path()).profile()
     if tgt.is_recorded:
@@ -106,13 +106,12 @@ def profile(
 
 
 def _checked_target(
-    target: str | Path | ProfileTarget | None, command: Sequence[str], profiler: str, resolve: Resolve
+    target: str | Path | ProfileTarget | None, command: Sequence[str], profiler: str, describe: Describe
 ) -> ProfileTarget:
-    """The resolved target, once the profiler's name is one of ``PROFILERS`` (``resolve`` hands a resolved
-    target back as it is)."""
+    """The resolved target, once the profiler's name is one of ``PROFILERS``."""
     if profiler not in PROFILERS:
         raise BadInput(f"unknown profiler '{profiler}'", hint=f"use one of {', '.join(PROFILERS)}")
-    return resolve(target, command)
+    return resolve_profile_target(target, command, describe)
 
 
 @contextmanager
@@ -149,17 +148,17 @@ def _launched_run(
 
 def _static_only(tgt: ProfileTarget, profiler: str) -> bool:
     """Whether the run only reads the source (static analysis): nothing is launched, nothing to confine."""
-    return profiler == "static" or (tgt.default_profiler == "static" and profiler == "auto")
+    return profiler == "static" or (tgt.way.default_profiler == "static" and profiler == "auto")
 
 
 def _read_recorded(tgt: ProfileTarget, profiler: str, kernel: str | None, progress: Progress) -> Profile:
-    assert tgt.path is not None and tgt.tool is not None
+    assert tgt.path is not None and tgt.way.tool is not None
     if profiler == "static":
         raise BadInput(
             f"{tgt.path} is a recorded report; static analysis needs a .cu source",
             hint="drop --profiler static",
         )
-    name = tgt.tool
+    name = tgt.way.tool
     if profiler not in ("auto", name):
         raise BadInput(
             f"{tgt.path} was written by {name}, not {profiler}", hint=f"use --profiler {name} or auto"
@@ -186,12 +185,12 @@ def _run(
     *,
     staging: tuple[bool, bool] = (False, False),
 ) -> Profile:
-    if tgt.default_profiler == "rocprof" or profiler == "rocprof":
+    if tgt.way.default_profiler == "rocprof" or profiler == "rocprof":
         rocprof = get_profiler("rocprof")
         _require(rocprof)
         progress(f"profiling with {rocprof.name} …")
         return rocprof.profile(request)
-    if tgt.default_profiler == "static" and profiler in ("auto", "static"):
+    if tgt.way.default_profiler == "static" and profiler in ("auto", "static"):
         return _static(
             request, progress, f"{tgt.path} has no main(): analysed statically (compiler resource usage only)"
         )
@@ -211,7 +210,7 @@ def _run(
             progress,
             f"ncu unavailable ({reason}): static analysis only — no durations or throughput",
         )
-    if tgt.is_built and request.source is not None:
+    if tgt.way.is_built and request.source is not None:
         exe = request.workdir / request.source.stem
         progress(f"building {request.source} for {request.arch} (nvcc -O3 -lineinfo) …")
         build_program(request.source, exe, request.arch, request.timeout_s)
@@ -288,7 +287,7 @@ def diagnose(
     run_dir: Path | None = None,
     save: bool | None = None,
     progress: Progress = _quiet,
-    resolve: Resolve = resolve_target,
+    describe: Describe = describe_target,
     **profile_options: object,
 ) -> RunRecord:
     """Profile (or read) ``target`` and classify every kernel.
@@ -300,13 +299,13 @@ def diagnose(
             ``.perfagent/runs`` when something is run, nothing saved when only reading a report.
         save: force saving (True) or not (False); default as described for ``run_dir``.
         progress: callback for progress lines.
-        resolve: classifies ``target`` (once: ``profile`` is handed the result).
+        describe: classifies ``target`` (once: ``profile`` is handed the result).
         **profile_options: forwarded to ``profile`` (profiler, kernel, full_set, ...).
 
     Returns:
         The RunRecord, kernels and findings in priority order.
     """
-    tgt = resolve(target, command)  # once: ``profile`` is handed the resolved target
+    tgt = resolve_profile_target(target, command, describe)  # once: ``profile`` is handed the result
     if tgt.is_saved_run:
         record = load_record(tgt.path or Path())
         prof = record.profile()
@@ -314,10 +313,10 @@ def diagnose(
         should_save = save if save is not None else (run_dir is not None or not tgt.is_recorded)
         if should_save:
             with provisional_run_dir(run_dir) as work:  # a failed profile leaves no empty run folder behind
-                prof = profile(tgt, workdir=work, progress=progress, resolve=resolve, **profile_options)  # type: ignore[arg-type]
+                prof = profile(tgt, workdir=work, progress=progress, **profile_options)  # type: ignore[arg-type]
             run_dir = work
         else:
-            prof = profile(tgt, workdir=None, progress=progress, resolve=resolve, **profile_options)  # type: ignore[arg-type]
+            prof = profile(tgt, workdir=None, progress=progress, **profile_options)  # type: ignore[arg-type]
     progress(f"classifying {len(prof.kernels)} kernel(s)")
     record = RunRecord(
         id=run_dir.name if run_dir else "",
@@ -336,13 +335,15 @@ def diagnose(
     return record
 
 
-def load(path: str | Path) -> RunRecord | Profile:
+def load(path: str | Path | ProfileTarget, *, describe: Describe = describe_target) -> RunRecord | Profile:
     """Load a saved run (folder or record.json) as a RunRecord, or a report as a Profile.
+
+    ``path`` may be a target already described (``describe`` classifies anything else, once).
 
     Raises:
         BadInput: the path is neither.
     """
-    tgt = resolve_target(path)
+    tgt = resolve_profile_target(path, (), describe)
     if tgt.is_saved_run:
         return load_record(tgt.path or Path())
     if tgt.is_recorded:

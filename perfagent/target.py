@@ -55,6 +55,19 @@ class TargetKind(StrEnum):
     RUN_RECORD = "run-record"
     COMMAND = "command"
     """A command line after ``--``: no file."""
+    UNKNOWN = "unknown"
+    """Nothing perfagent can work with (a missing path, a type it does not know): every capability says why,
+    in the words of the command that asked."""
+
+    @property
+    def is_recorded(self) -> bool:
+        """Existing data (a report, a saved run) that is read, never run."""
+        return self in _RECORDED
+
+
+_RECORDED = frozenset(
+    {TargetKind.NCU_REPORT, TargetKind.NCU_CSV, TargetKind.ROCPROF_OUTPUT, TargetKind.RUN_RECORD}
+)
 
 
 class FileRole(StrEnum):
@@ -111,6 +124,8 @@ class TargetDescription(Frozen):
     """The one resolution of a target: every stage of a command reads this, none classifies again."""
 
     kind: TargetKind
+    label: str = ""
+    """The target as the user named it (the path as given, the command line): messages and records say it."""
     language: str = "unknown"
     """The primary file's source language: 'cuda', 'triton', 'python' or 'unknown'."""
     files: tuple[TargetFile, ...] = ()

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from perfagent.records import RunRecord
+from perfagent.workloads.targets import ProfileTarget
 
 __all__ = ["run_tui"]
 
 
 def run_tui(
-    target_or_record: str | Path | RunRecord | None,
+    target_or_record: str | Path | RunRecord | ProfileTarget | None,
     *,
     command: Sequence[str] = (),
     options: Mapping[str, Any] | None = None,
@@ -24,8 +25,9 @@ def run_tui(
     """Open the TUI on a record, or on a target that ``perfagent.diagnose`` loads in the background.
 
     Args:
-        target_or_record: a ``RunRecord``; or a report, source or run folder (as for ``perfagent diagnose``);
-            or None with ``command`` set.
+        target_or_record: a ``RunRecord``; or a report, source or run folder (as for ``perfagent diagnose``),
+            as a path or already described (``perfagent tui`` checked it before the screen opened); or None
+            with ``command`` set.
         command: argv to profile (what follows ``--`` on the CLI).
         options: ``perfagent.diagnose`` keyword options (the CLI's profiling options).
 
@@ -41,7 +43,9 @@ def run_tui(
     if isinstance(target_or_record, RunRecord):
         source: RunRecord | LoadRequest = target_or_record
     else:
-        target = None if target_or_record is None else str(target_or_record)
+        target = (
+            target_or_record if isinstance(target_or_record, ProfileTarget | None) else str(target_or_record)
+        )
         source = LoadRequest(target=target, command=tuple(command), options=dict(options or {}))
     app = PerfAgentApp(source)
     app.run()

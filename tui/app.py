@@ -21,7 +21,9 @@ from textual.worker import get_current_worker
 
 import perfagent
 from perfagent.records import RunRecord
-from perfagent.workloads.targets import resolve_target
+from perfagent.workloads.describe import Describe, describe_target
+from perfagent.workloads.registry import resolve_profile_target
+from perfagent.workloads.targets import ProfileTarget
 from profilers.core_errors import PerfAgentError, exit_code_for
 from tui.messages import LoadFailed, LoadProgress, RecordLoaded
 from tui.optimize_bridge import OptimizeBridge
@@ -43,21 +45,28 @@ class LoadCancelled(Exception):
 class LoadRequest:
     """What to hand ``perfagent.diagnose``: a target (or a command) and the CLI's profiling options."""
 
-    target: str | None
+    target: str | ProfileTarget | None
+    """A path as the user gave it, or the target ``perfagent tui`` already described (not classified again)."""
     command: Sequence[str] = ()
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
         """The target as the user gave it."""
+        if isinstance(self.target, ProfileTarget):
+            return self.target.describe()
         return self.target if self.target is not None else " ".join(self.command)
 
 
-def _load_or_diagnose(request: LoadRequest, progress: Callable[[str], None]) -> RunRecord:
-    """A saved run is shown as saved (as ``perfagent report`` does); anything else goes through ``diagnose``."""
-    target = resolve_target(request.target, request.command)  # once: ``diagnose`` is handed the result
-    if target.is_saved_run and target.path is not None:
-        progress(f"loading saved run {request.target}")
-        loaded = perfagent.load(target.path)
+def _load_or_diagnose(
+    request: LoadRequest, progress: Callable[[str], None], describe: Describe = describe_target
+) -> RunRecord:
+    """A saved run is shown as saved (as ``perfagent report`` does); anything else goes through ``diagnose``.
+
+    The target is classified once (``describe``), unless the request carries it already described."""
+    target = resolve_profile_target(request.target, request.command, describe)
+    if target.is_saved_run:
+        progress(f"loading saved run {request.describe()}")
+        loaded = perfagent.load(target)
         if isinstance(loaded, RunRecord):
             return loaded
     return perfagent.diagnose(target, progress=progress, **dict(request.options))

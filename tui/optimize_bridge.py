@@ -33,8 +33,8 @@ from perfagent.optimize.events import LoopEvent, ProgressCallback
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, RunRecord
 from perfagent.rewrite.recipes import recipes_for
+from perfagent.workloads.describe import describe_target
 from perfagent.workloads.kernelbench import inspect_python
-from perfagent.workloads.targets import resolve_target
 from profilers.core_errors import BadInput
 from tui.candidate_view import Outcome, outcome_of
 
@@ -222,10 +222,11 @@ class OptimizeBridge:
 def source_reason(record: RunRecord) -> str | None:
     """None when the record's target is a source the loop can rewrite, else why it cannot."""
     try:
-        target = resolve_target(record.target)
+        described = describe_target(record.target)
+        described.can_profile.require()  # a missing file, a type perfagent does not know
     except BadInput as exc:
         return f"not here: {exc.message}"
-    if target.is_recorded:
+    if described.kind.is_recorded:
         return f"{Path(record.target).name} is a recorded report — optimizing needs the kernel source (perfagent tui kernel.cu)"
     return None
 

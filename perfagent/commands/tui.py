@@ -6,7 +6,8 @@ import argparse
 import importlib
 
 from perfagent.commands.common import add_profile_args, add_target_args, profile_kwargs
-from perfagent.workloads.targets import resolve_target
+from perfagent.workloads.describe import Describe, describe_target
+from perfagent.workloads.registry import resolve_profile_target
 from profilers.core_errors import ExitCode, ToolFailure
 
 
@@ -20,13 +21,17 @@ class TuiCommand:
 
     name = "tui"
 
+    def __init__(self, describe: Describe = describe_target) -> None:
+        self.describe = describe
+        """Classifies the target once, here; the TUI is handed the result (tests count the calls)."""
+
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
         add_target_args(parser)
         add_profile_args(parser)
 
     def run(self, args: argparse.Namespace) -> int:
         # Bad input fails here, as one line with exit code 2, before the screen is taken over.
-        resolve_target(args.target, args.trailing_command)
+        target = resolve_profile_target(args.target, args.trailing_command, self.describe)
         try:
             tui = importlib.import_module("tui")
         except ModuleNotFoundError as exc:
@@ -34,5 +39,5 @@ class TuiCommand:
                 f"the terminal UI cannot start: module {exc.name} is missing",
                 hint="reinstall perfagent (pip install -e .)",
             ) from None
-        code = tui.run_tui(args.target, command=args.trailing_command, options=profile_kwargs(args))
+        code = tui.run_tui(target, command=args.trailing_command, options=profile_kwargs(args))
         return int(code) if code else ExitCode.OK

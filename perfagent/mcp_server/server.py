@@ -120,12 +120,15 @@ def _register_diagnose_report(server: MCPServer, root: ProjectRoot) -> None:
 
         def work(progress: tools.ProgressSink) -> RunReply:
             path = root.path(target, "target")
-            if not tools.is_recorded(path):
+            tgt = tools.described(path)
+            if not tgt.is_recorded:
                 raise BadInput(
                     f"{target} is not a recorded report or saved run",
                     hint=f'call diagnose(target="{target}") to profile it',
                 )
-            record, run = tools.diagnose_target(root, path, kernel=kernel, profiler="auto", progress=progress)
+            record, run = tools.diagnose_target(
+                root, path, tgt, kernel=kernel, profiler="auto", progress=progress
+            )
             return run_reply(record, run=str(run) if run else None, detail=detail, top_k=top_k)
 
         return await in_thread(ctx, work)
@@ -148,21 +151,26 @@ def _register_diagnose(server: MCPServer, root: ProjectRoot, functions: JobFunct
 
         def work(progress: tools.ProgressSink) -> RunReply:
             record, run = tools.diagnose_target(
-                root, path, kernel=kernel, profiler=profiler, progress=progress
+                root, path, tgt, kernel=kernel, profiler=profiler, progress=progress
             )
             return run_reply(record, run=str(run) if run else None, detail=detail, top_k=top_k)
 
         try:
             path = root.path(target, "target")
-            recorded = tools.is_recorded(path)
+            tgt = tools.described(path)  # once: the reading, or the job, is handed the description
         except Exception as exc:  # a bad target is a structured error like any other
             return exception_result(exc)
-        if recorded:
+        if tgt.is_recorded:
             return await in_thread(ctx, work)
         run = root.fresh_run()  # a program runs under the profiler: a cancellable job, saved as a run
 
         def job() -> Job:
-            args = {"target": str(path), "kernel": kernel, "profiler": profiler, "run_dir": str(run)}
+            args = {
+                "description": tgt.description.model_dump(mode="json"),
+                "kernel": kernel,
+                "profiler": profiler,
+                "run_dir": str(run),
+            }
             return Job(functions.diagnose, args, budget_s, target=target, cwd=root.root)
 
         def reply(data: dict[str, Any]) -> RunReply:

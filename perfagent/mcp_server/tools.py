@@ -28,11 +28,14 @@ from perfagent.optimize.api import optimize
 from perfagent.records import RunRecord
 from perfagent.sandbox.profiled import CANDIDATE_CODE
 from perfagent.session import load_record
+from perfagent.target import TargetDescription
 from perfagent.timing.bench import bench
 from perfagent.timing.models import BenchResult
 from perfagent.verify.api import verify
 from perfagent.verify.models import VerificationResult
-from perfagent.workloads.targets import resolve_target
+from perfagent.workloads import registry
+from perfagent.workloads.describe import Describe, describe_target
+from perfagent.workloads.targets import ProfileTarget
 from profilers.core_errors import BadInput
 from profilers.model import Frozen, Profile
 
@@ -78,17 +81,26 @@ class CompareReply(Frozen):
     """passed / regressions over the matched kernels: a slow-down beyond noise and ``max_regression_pct``."""
 
 
-def is_recorded(path: Path) -> bool:
-    """A recorded report or a saved run (reading it runs nothing)."""
-    return resolve_target(str(path), ()).is_recorded
+def described(path: Path, describe: Describe = describe_target) -> ProfileTarget:
+    """``path`` classified once (``describe``); a tool asks the result (recorded?) and hands it on.
+
+    Raises:
+        BadInput: the path is missing or of a type perfagent cannot profile.
+    """
+    return registry.resolve_profile_target(str(path), (), describe)
 
 
 def diagnose_target(
-    root: ProjectRoot, target: Path, *, kernel: str | None, profiler: str, progress: ProgressSink
+    root: ProjectRoot,
+    target: Path,
+    tgt: ProfileTarget,
+    *,
+    kernel: str | None,
+    profiler: str,
+    progress: ProgressSink,
 ) -> tuple[RunRecord, Path | None]:
-    """The record of ``target`` and its run folder: a report is read in place (nothing saved), a saved
-    run is re-read, anything else is profiled into a new run folder under the root."""
-    tgt = resolve_target(str(target), ())  # once: ``diagnose`` is handed the resolved target
+    """The record of ``target`` (described as ``tgt``) and its run folder: a report is read in place
+    (nothing saved), a saved run is re-read, anything else is profiled into a new run folder under the root."""
     if tgt.is_saved_run:
         return diagnose(tgt, kernel=kernel, profiler=profiler, progress=progress), target
     if tgt.is_recorded:
@@ -106,11 +118,14 @@ def profile_target(target: Path, *, kernel: str | None, profiler: str, progress:
 
 
 def diagnose_job(
-    progress: ProgressSink, *, target: str, kernel: str | None, profiler: str, run_dir: str
+    progress: ProgressSink, *, description: dict[str, object], kernel: str | None, profiler: str, run_dir: str
 ) -> RunRecord:
-    """Profile and diagnose a program into ``run_dir`` (in a job worker; a stopped run leaves no folder)."""
+    """Profile and diagnose a program into ``run_dir`` (in a job worker; a stopped run leaves no folder).
+
+    ``description`` is the target as the server described it (``TargetDescription`` as JSON): the worker
+    reads it instead of classifying the file again."""
     return diagnose(
-        target,
+        registry.profile_target(TargetDescription.model_validate(description)),
         kernel=kernel,
         profiler=profiler,
         run_dir=Path(run_dir),

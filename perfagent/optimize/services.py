@@ -20,7 +20,7 @@ from perfagent.optimize import measure, reprofile, together
 from perfagent.sandbox.runner import workers_ahead
 from perfagent.target import TargetDescription
 from perfagent.verify.models import VerificationResult
-from perfagent.workloads.detect import describe_target
+from perfagent.workloads.describe import describe_target
 
 __all__ = ["DEFAULT", "WORKER_MODULES", "Services", "current", "using", "workers_ahead_for"]
 

@@ -4,14 +4,17 @@
   ``verified_by``, ``timed_by``) instead of callers comparing ``kind`` strings.
 - ``model`` — what verification and timing run: ``KernelBenchModel``, ``LaunchSpecKernel``, ``CudaProgram``,
   ``TritonScript``, ``PythonScript`` (pydantic: they cross into the worker).
-- ``targets`` — what ``profile``/``diagnose`` read or run (reports, saved runs, sources, commands) and
-  ``resolve_target``.
+- ``describe`` — ``describe_target``: the one classification of whatever a command was pointed at (reports,
+  saved runs, sources, commands) into a ``perfagent.target.TargetDescription``, or ``BadInput`` with the
+  next step; a description says, per capability, what cannot be done with the target and why.
+- ``targets`` — ``ProfileTarget``: a description with the way ``profile``/``diagnose`` read or run its kind.
 - ``optimizable`` — what the optimize loop rewrites (``LaunchSpecTarget``, ``KernelBenchTarget``,
   ``TritonScriptTarget``) with its oracle and candidates.
-- ``detect`` — paths → reference / candidate workloads, and ``describe_target``: an optimize target's one
-  resolution into a ``perfagent.target.TargetDescription`` (or ``BadInput`` with the next step).
+- ``detect`` — paths → reference / candidate workloads, and ``describe_source``: the description of a
+  source the loop may rewrite (``.cu``, launch spec, Python), read on first use by ``describe``.
 - ``registry`` — the one place a description's kind chooses its code: ``optimize_workload`` (the loop's
-  ``OptimizeWorkload``) and ``profile_target`` (the ``ProfileTarget`` a profiler reads or runs).
+  ``OptimizeWorkload``) and ``profile_target`` (the ``ProfileTarget`` a profiler reads or runs), and
+  ``resolve_profile_target`` (describe once, then choose).
 - ``launch_spec`` — the TOML launch contract of a bare ``__global__`` kernel; ``launch_resolve`` evaluates
   it for one kernel file and parameter set (``expr`` evaluates its expressions safely).
 - ``kernelbench`` / ``triton_script`` — static inspection of Python sources.
@@ -35,16 +38,20 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from perfagent.workloads.base import Workload
-    from perfagent.workloads.detect import describe_target, detect_candidate, detect_reference, resolve
+    from perfagent.workloads.describe import describe_target
+    from perfagent.workloads.detect import describe_source, detect_candidate, detect_reference, resolve
     from perfagent.workloads.model import RunnableWorkload, WorkloadKind
     from perfagent.workloads.optimizable import OptimizeWorkload
-    from perfagent.workloads.targets import ProfileTarget, resolve_target
+    from perfagent.workloads.registry import resolve_profile_target
+    from perfagent.workloads.targets import ProfileTarget
 
-# Imported on first use (PEP 562): `diagnose` needs only `targets`, not the optimize loop's launch specs,
-# KernelBench and Triton inspection (CLI start-up, tests/unit/test_import_cost.py).
+# Imported on first use (PEP 562): reading a report needs only `describe` and `targets`, not the optimize
+# loop's launch specs, KernelBench and Triton inspection (CLI start-up, tests/unit/test_import_cost.py);
+# `describe` reaches `detect.describe_source` through this table when the target is a source.
 _LAZY = {
     "Workload": "perfagent.workloads.base",
-    "describe_target": "perfagent.workloads.detect",
+    "describe_target": "perfagent.workloads.describe",
+    "describe_source": "perfagent.workloads.detect",
     "detect_candidate": "perfagent.workloads.detect",
     "detect_reference": "perfagent.workloads.detect",
     "resolve": "perfagent.workloads.detect",
@@ -52,7 +59,7 @@ _LAZY = {
     "WorkloadKind": "perfagent.workloads.model",
     "OptimizeWorkload": "perfagent.workloads.optimizable",
     "ProfileTarget": "perfagent.workloads.targets",
-    "resolve_target": "perfagent.workloads.targets",
+    "resolve_profile_target": "perfagent.workloads.registry",
 }
 
 __all__ = [
@@ -61,11 +68,12 @@ __all__ = [
     "RunnableWorkload",
     "Workload",
     "WorkloadKind",
+    "describe_source",
     "describe_target",
     "detect_candidate",
     "detect_reference",
     "resolve",
-    "resolve_target",
+    "resolve_profile_target",
 ]
 
 

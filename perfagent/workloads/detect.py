@@ -1,7 +1,7 @@
 """Turn the user's paths into ``Workload`` objects (reference and candidate), or say why not.
 
-``detect_reference`` / ``detect_candidate`` give what verification and timing run; ``describe_target``
-describes, once, what the optimize loop rewrites (``resolve``: that description's ``OptimizeWorkload``).
+``detect_reference`` / ``detect_candidate`` give what verification and timing run; ``describe_source``
+describes a source for ``describe.describe_target`` (``resolve``: the description's ``OptimizeWorkload``).
 Rules (all errors are ``BadInput`` with the next step):
 
 - ``*.py`` with ``class Model`` and ``get_inputs``: a KernelBench problem. Its candidate is a
@@ -20,8 +20,9 @@ import tomllib
 from pathlib import Path
 
 from perfagent.target import Capability, FileRole, TargetDescription, TargetKind, hashed
+from perfagent.workloads.describe import describe_target, source_text
 from perfagent.workloads.kernelbench import inspect_python
-from perfagent.workloads.launch_spec import choose_entry, load_launch_spec, override_for
+from perfagent.workloads.launch_spec import LaunchSpec, choose_entry, load_launch_spec, override_for
 from perfagent.workloads.model import (
     CudaProgram,
     KernelBenchModel,
@@ -35,6 +36,8 @@ from perfagent.workloads.registry import optimize_workload
 from profilers.core_errors import BadInput
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
+_GLOBAL = re.compile(r"__global__")
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"', re.M)
 _CUDA_SUFFIXES = (".cu", ".cuh")
 
 
@@ -165,80 +168,103 @@ def resolve(
     return optimize_workload(describe_target(target, problem=problem, spec=spec, report=report))
 
 
-def describe_target(
-    target: str | Path,
-    *,
-    problem: str | Path | None = None,
-    spec: str | Path | None = None,
-    report: str | Path | None = None,
+def describe_source(
+    path: Path, *, problem: str | Path | None = None, spec: str | Path | None = None
 ) -> TargetDescription:
-    """Resolve what the user pointed ``perfagent optimize`` at, once, into its description.
+    """Describe a source file (``describe.describe_target``'s sources: ``.cu``/``.cuh``, a launch spec, ``.py``).
 
     Args:
-        target: a ``.cu`` kernel file (launch spec beside it or ``spec``), a launch spec ``.toml``,
-            a KernelBench problem ``.py``, a ``ModelNew`` file (with ``problem``), or a Triton script.
+        path: an existing file: a ``.cu`` kernel file (launch spec beside it or ``spec``), a launch spec
+            ``.toml``, a KernelBench problem ``.py``, a ``ModelNew`` file (with ``problem``), or a script.
         problem: the KernelBench problem (oracle) for a ``ModelNew`` target.
         spec: the launch spec of a ``.cu`` target when it is not found beside it.
-        report: a recorded report of the original (``--report``), hashed with the target's files.
 
     Returns:
-        The description; a ``.cu`` program with ``main()`` or a plain Python script is described with
-        ``can_rewrite`` false (the loop cannot verify its candidates), and the next step.
+        The description; what the loop cannot rewrite (a program with ``main()``, a kernel file without a
+        launch spec, a plain Python script) says why in ``can_rewrite`` and the next step.
 
     Raises:
-        BadInput: the file is missing, unreadable, or of no kind perfagent knows.
+        BadInput: the file is unreadable, binary or empty, a given ``spec`` or ``problem`` is invalid.
     """
-    path = Path(target)
-    if not path.is_file():
-        raise BadInput(f"{path} does not exist or is not a file", hint="pass the kernel source to optimize")
     suffix = path.suffix.lower()
-    if suffix in (*_CUDA_SUFFIXES, ".toml"):
-        described = _launch_spec_target(path, spec)
-    elif suffix != ".py":
-        raise BadInput(
-            f"cannot optimize {path.name}",
-            hint="give a .cu kernel with a launch spec, a KernelBench problem (.py), or a Triton script",
-        )
+    if suffix == ".toml":
+        described = _spec_target(path, load_launch_spec(path))
+    elif suffix in _CUDA_SUFFIXES:
+        described = _cuda_target(path, spec)
     elif problem is not None:
         described = _model_new_target(path, Path(problem))
     else:
         described = _python_target(path)
-    if report is not None:
-        described = described.model_copy(
-            update={"files": (*described.files, hashed(FileRole.REPORT, Path(report)))}
-        )
     if not described.can_rewrite.able:
         return described
     # the kernel filter is the kind's answer (a launch spec's entry, a script's Triton kernels)
     return described.model_copy(update={"kernel_filter": optimize_workload(described).kernel_regex()})
 
 
-def _launch_spec_target(path: Path, spec: str | Path | None) -> TargetDescription:
-    """A ``.cu`` kernel file or a launch spec: the kernel the spec launches from the user's file."""
-    ref = detect_reference(path, spec=spec)
-    if not isinstance(ref, LaunchSpecKernel) or ref.spec_path is None:
-        return TargetDescription(
-            kind=TargetKind.CUDA_PROGRAM,
-            language="cuda",
-            files=(hashed(FileRole.PRIMARY, path.resolve()),),
-            can_verify=_CHECK_COMMAND_ONLY,
-            can_time=_NOT_TIMED,
-            can_rewrite=Capability(
-                able=False,
-                reason=f"{path.name} is a CUDA program with main(): perfagent cannot launch and verify its "
-                "kernels itself",
-                hint="optimize a kernel file with a launch spec (e.g. examples/cuda/02_*/slow.cu), see docs/verify.md",
-            ),
-        )
-    spec_file = Path(ref.spec_path)
-    loaded = load_launch_spec(spec_file)
-    file = Path(ref.path).resolve()
-    own_variant = override_for(loaded, file) if file != (spec_file.parent / loaded.source).resolve() else None
+def _spec_target(spec_file: Path, loaded: LaunchSpec, kernel_file: Path | None = None) -> TargetDescription:
+    """The kernel a launch spec launches: its ``source``, or ``kernel_file`` (one of its variants)."""
+    source = (spec_file.parent / loaded.source).resolve()
+    file = kernel_file.resolve() if kernel_file is not None else source
+    own_variant = override_for(loaded, file) if file != source else None
     return TargetDescription(
         kind=TargetKind.CUDA_KERNEL,
         language="cuda",
         files=(hashed(FileRole.PRIMARY, file), hashed(FileRole.SPEC, spec_file.resolve())),
         entry=choose_entry(loaded, file, own_variant, None),
+    )
+
+
+def _cuda_target(path: Path, spec: str | Path | None) -> TargetDescription:
+    """A ``.cu`` file: a launch-spec kernel, a program with ``main()``, or a kernel file analysed statically.
+
+    A spec beside it that cannot be read does not stop ``diagnose`` (it reads the source alone); it is why
+    the file cannot be verified or rewritten. A spec given with ``--spec`` must be valid.
+    """
+    text = source_text(path)
+    no_spec = Capability(
+        able=False,
+        reason=f"{path.name} is a kernel file without a launch spec",
+        hint=f"write {path.stem}.launch.toml beside it (format: docs/verify.md) or pass --spec PATH",
+    )
+    try:
+        spec_file = Path(spec).resolve() if spec is not None else find_spec_for(path.resolve())
+        if spec_file is not None:
+            return _spec_target(spec_file, load_launch_spec(spec_file), path)
+    except BadInput as exc:
+        if spec is not None:
+            raise
+        no_spec = Capability(able=False, reason=exc.message, hint=exc.hint)
+    if _MAIN.search(text):
+        return _program(path)
+    # a file that includes local sources may get its kernels from them: nvcc decides (static analysis)
+    if not _GLOBAL.search(text) and not _LOCAL_INCLUDE.search(text):
+        raise BadInput(
+            f"{path} defines no __global__ kernel and no main()",
+            hint="point at the .cu file that defines the kernels (or a program with main() that launches them)",
+        )
+    return TargetDescription(
+        kind=TargetKind.CUDA_KERNEL,
+        language="cuda",
+        files=(hashed(FileRole.PRIMARY, path.resolve()),),
+        can_verify=no_spec,
+        can_time=no_spec,
+        can_rewrite=no_spec,
+    )
+
+
+def _program(path: Path) -> TargetDescription:
+    return TargetDescription(
+        kind=TargetKind.CUDA_PROGRAM,
+        language="cuda",
+        files=(hashed(FileRole.PRIMARY, path.resolve()),),
+        can_verify=_CHECK_COMMAND_ONLY,
+        can_time=_NOT_TIMED,
+        can_rewrite=Capability(
+            able=False,
+            reason=f"{path.name} is a CUDA program with main(): perfagent cannot launch and verify its "
+            "kernels itself",
+            hint="optimize a kernel file with a launch spec (e.g. examples/cuda/02_*/slow.cu), see docs/verify.md",
+        ),
     )
 
 
@@ -273,32 +299,52 @@ def _kernelbench(
 
 
 def _python_target(path: Path) -> TargetDescription:
-    """A KernelBench problem (its own oracle) or a Triton script (its own check)."""
-    info = inspect_python(path)
+    """A KernelBench problem (its own oracle), a Triton script (its own check), or a script that is only run.
+
+    A file Python cannot parse is still a script ``diagnose`` runs (Python says what is wrong); the loop
+    cannot rewrite it, and its ``can_rewrite`` says why.
+    """
+    source_text(path)  # readable, text, not empty
+    try:
+        info = inspect_python(path)
+    except BadInput as exc:
+        return _script(path, Capability(able=False, reason=exc.message, hint=exc.hint))
     jits = tuple(info.jit_kernels)
     if info.is_problem:
         return _kernelbench(path, path, jits, has_model_new="ModelNew" in info.classes)
     if "ModelNew" in info.classes:
-        raise BadInput(
-            f"{path.name} defines ModelNew but no Model: the loop needs the problem as the oracle",
-            hint="pass the KernelBench problem with --problem PROBLEM.py",
+        return _script(
+            path,
+            Capability(
+                able=False,
+                reason=f"{path.name} defines ModelNew but no Model: the loop needs the problem as the oracle",
+                hint="pass the KernelBench problem with --problem PROBLEM.py",
+            ),
         )
-    files = (hashed(FileRole.PRIMARY, path.resolve()),)
     if jits:
+        files = (hashed(FileRole.PRIMARY, path.resolve()),)
         return TargetDescription(
             kind=TargetKind.TRITON_SCRIPT, language="triton", files=files, jit_kernels=jits
         )
-    return TargetDescription(
-        kind=TargetKind.PYTHON_SCRIPT,
-        language="python",
-        files=files,
-        can_verify=_CHECK_COMMAND_ONLY,
-        can_time=_NOT_TIMED,
-        can_rewrite=Capability(
+    return _script(
+        path,
+        Capability(
             able=False,
             reason=f"{path.name} is a Python script with no Triton kernel and no KernelBench interface",
             hint="wrap it as a KernelBench problem (Model, get_inputs) so that candidates can be verified",
         ),
+    )
+
+
+def _script(path: Path, cannot_rewrite: Capability) -> TargetDescription:
+    """A Python script perfagent runs (under a profiler) but has no oracle for."""
+    return TargetDescription(
+        kind=TargetKind.PYTHON_SCRIPT,
+        language="python",
+        files=(hashed(FileRole.PRIMARY, path.resolve()),),
+        can_verify=_CHECK_COMMAND_ONLY,
+        can_time=_NOT_TIMED,
+        can_rewrite=cannot_rewrite,
     )
 
 

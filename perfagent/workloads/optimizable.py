@@ -10,7 +10,7 @@
   interface; it is its own correctness check (run it: exit 0 = correct), timed through the profiler's kernel
   durations.
 
-``perfagent.workloads.detect.describe_target`` resolves the user's paths into a ``TargetDescription``, once;
+``perfagent.workloads.describe.describe_target`` resolves the user's paths into a ``TargetDescription``, once;
 ``perfagent.workloads.registry.optimize_workload`` chooses the class from it.
 """
 

@@ -3,32 +3,24 @@
 Stages read the description (files, capabilities) and call the behaviour the registry gives them: an
 ``OptimizeWorkload`` for the loop (how the oracle and candidates are built, run and profiled), a
 ``ProfileTarget`` for ``perfagent.profile`` (how the file is read, built or run under a profiler). Nothing
-here reads a file: the description already says what the file is.
+here reads a file: the description (``describe.describe_target``, the one classification) says what it is.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 
 from perfagent.target import TargetDescription, TargetKind
+from perfagent.workloads.describe import Describe, describe_target
 from perfagent.workloads.optimizable import (
     KernelBenchTarget,
     LaunchSpecTarget,
     OptimizeWorkload,
     TritonScriptTarget,
 )
-from perfagent.workloads.targets import (
-    CudaKernelSource,
-    CudaProgramSource,
-    HipProgramSource,
-    NcuCsv,
-    NcuReport,
-    ProfileTarget,
-    RocprofOutput,
-    SavedRun,
-    ScriptRun,
-)
+from perfagent.workloads.targets import ProfileTarget, ProfileWay
 from profilers.core_errors import BadInput
 
 _OPTIMIZE: dict[TargetKind, type[OptimizeWorkload]] = {
@@ -38,19 +30,21 @@ _OPTIMIZE: dict[TargetKind, type[OptimizeWorkload]] = {
 }
 """The kinds the optimize loop rewrites."""
 
-_RUN_AS_SCRIPT = (TargetKind.KERNELBENCH, TargetKind.TRITON_SCRIPT, TargetKind.PYTHON_SCRIPT)
-"""Python files: the profiler runs them with this interpreter."""
-
-_PROFILE: dict[TargetKind, Callable[..., ProfileTarget]] = {
-    TargetKind.CUDA_KERNEL: CudaKernelSource,
-    TargetKind.CUDA_PROGRAM: CudaProgramSource,
-    TargetKind.HIP_PROGRAM: HipProgramSource,
-    TargetKind.NCU_REPORT: NcuReport,
-    TargetKind.NCU_CSV: NcuCsv,
-    TargetKind.ROCPROF_OUTPUT: RocprofOutput,
-    TargetKind.RUN_RECORD: SavedRun,
+_SCRIPT = ProfileWay(runs_script=True)
+_PROFILE: dict[TargetKind, ProfileWay] = {
+    TargetKind.CUDA_KERNEL: ProfileWay(default_profiler="static", is_source=True),
+    TargetKind.CUDA_PROGRAM: ProfileWay(is_source=True, is_built=True),
+    TargetKind.HIP_PROGRAM: ProfileWay(default_profiler="rocprof", is_source=True),
+    TargetKind.NCU_REPORT: ProfileWay(tool="ncu"),
+    TargetKind.NCU_CSV: ProfileWay(tool="ncu"),
+    TargetKind.ROCPROF_OUTPUT: ProfileWay(default_profiler="rocprof", tool="rocprof"),
+    TargetKind.RUN_RECORD: ProfileWay(),
+    TargetKind.COMMAND: ProfileWay(),
+    TargetKind.KERNELBENCH: _SCRIPT,
+    TargetKind.TRITON_SCRIPT: _SCRIPT,
+    TargetKind.PYTHON_SCRIPT: _SCRIPT,
 }
-"""The kinds a profiler reads, builds or runs as a file (the command is handed over as given)."""
+"""How a profiler reads, builds or runs each kind (a kernel file without ``main()`` is analysed statically)."""
 
 
 def optimize_workload(description: TargetDescription) -> OptimizeWorkload:
@@ -67,16 +61,32 @@ def optimize_workload(description: TargetDescription) -> OptimizeWorkload:
 
 
 def profile_target(description: TargetDescription, command: Sequence[str] = ()) -> ProfileTarget:
-    """What ``perfagent.profile`` reads or runs for ``description`` (``command``: the program's arguments).
+    """What ``perfagent.profile`` reads or runs for ``description`` (``command``: the program's arguments,
+    or the command line itself).
 
     Raises:
         BadInput: the target cannot be profiled (its ``can_profile`` says why and what to do).
     """
     description.can_profile.require()
-    path = description.primary
-    if description.kind in _RUN_AS_SCRIPT:
-        return ScriptRun(path=path, command=[sys.executable, str(path), *command])
-    chosen = _PROFILE.get(description.kind)
-    if chosen is None:
+    way = _PROFILE.get(description.kind)
+    if way is None:
         raise BadInput(f"cannot profile a {description.kind.value} target", hint="see docs/diagnose.md")
-    return chosen(path=path, command=list(command))
+    if way.runs_script:
+        command = (sys.executable, str(description.primary), *command)
+    return ProfileTarget(description=description, command=tuple(command), way=way)
+
+
+def resolve_profile_target(
+    target: str | Path | ProfileTarget | None,
+    command: Sequence[str] = (),
+    describe: Describe = describe_target,
+) -> ProfileTarget:
+    """``target`` described once (``describe``) and its way chosen; a ``ProfileTarget`` is handed back as it
+    is (a command resolves its target once and hands the result down).
+
+    Raises:
+        BadInput: nothing given, or the target cannot be profiled (a missing file, an unknown type).
+    """
+    if isinstance(target, ProfileTarget):
+        return target
+    return profile_target(describe(target, command), command)

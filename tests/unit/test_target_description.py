@@ -11,10 +11,9 @@ import pytest
 from pydantic import ValidationError
 
 from perfagent.target import FileRole, TargetChanged, TargetDescription, TargetKind
-from perfagent.workloads.detect import describe_target
+from perfagent.workloads.describe import describe_target
 from perfagent.workloads.optimizable import KernelBenchTarget, LaunchSpecTarget, TritonScriptTarget
 from perfagent.workloads.registry import optimize_workload, profile_target
-from perfagent.workloads.targets import CudaKernelSource, ScriptRun
 from profilers.core_errors import BadInput, ExitCode, exit_code_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +41,8 @@ def test_a_launch_spec_kernel_is_described_with_its_spec_entry_and_filter() -> N
     assert d.entry and d.kernel_filter == f"^{d.entry}$"
     assert all(c.able for c in (d.can_profile, d.can_verify, d.can_time, d.can_rewrite))
     assert type(optimize_workload(d)) is LaunchSpecTarget
-    assert type(profile_target(d)) is CudaKernelSource  # no main(): analysed statically, as `diagnose` does
+    profiled = profile_target(d)  # no main(): analysed statically, as `diagnose` does
+    assert profiled.way.default_profiler == "static" and profiled.source == d.primary
 
 
 def test_kernelbench_names_its_problem_and_a_modelnew_file_is_the_primary() -> None:
@@ -55,7 +55,7 @@ def test_kernelbench_names_its_problem_and_a_modelnew_file_is_the_primary() -> N
     wl = optimize_workload(started)
     assert type(wl) is KernelBenchTarget and wl.start_file == (KB / "01_vector_add_triton.py").resolve()
     run = profile_target(started, ["--n", "4"])
-    assert type(run) is ScriptRun and run.command == [sys.executable, str(wl.file), "--n", "4"]
+    assert run.way.runs_script and run.command == (sys.executable, str(wl.file), "--n", "4")
 
 
 def test_a_triton_script_is_filtered_to_its_kernels() -> None:

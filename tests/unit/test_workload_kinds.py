@@ -8,7 +8,14 @@ import pytest
 
 import perfagent
 from perfagent.verify.jobs import VerifyRequest
-from perfagent.workloads import Workload, detect_candidate, detect_reference, resolve, resolve_target
+from perfagent.target import TargetKind
+from perfagent.workloads import (
+    Workload,
+    detect_candidate,
+    detect_reference,
+    resolve,
+    resolve_profile_target,
+)
 from perfagent.workloads.model import KernelBenchModel, LaunchSpecKernel, TritonScript
 from perfagent.workloads.optimizable import (
     KernelBenchTarget,
@@ -16,7 +23,6 @@ from perfagent.workloads.optimizable import (
     TritonScriptTarget,
     kind_class,
 )
-from perfagent.workloads.targets import CommandLine, CudaKernelSource, CudaProgramSource, SavedRun, ScriptRun
 from profilers.core_errors import BadInput
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,27 +101,27 @@ def test_optimize_targets_answer_for_the_loop() -> None:
         kind_class("cuda-program")
 
 
-def test_profile_targets_are_workloads_too(tmp_path: Path) -> None:
+def test_a_profile_target_is_its_description_and_the_way_its_kind_is_profiled(tmp_path: Path) -> None:
+    """One ``ProfileTarget`` class: the kind comes from the description, the way from the registry."""
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "record.json").write_text("{}")
-    assert (
-        isinstance(resolve_target(tmp_path / "run"), SavedRun)
-        and resolve_target(tmp_path / "run").is_recorded
-    )
+    saved = resolve_profile_target(tmp_path / "run")
+    assert saved.kind is TargetKind.RUN_RECORD and saved.is_recorded and saved.is_saved_run
+    assert saved.path == (tmp_path / "run" / "record.json").absolute()
     program = tmp_path / "p.cu"
     program.write_text("int main() { return 0; }\n")
-    assert isinstance(resolve_target(program), CudaProgramSource) and resolve_target(program).is_built
+    built = resolve_profile_target(program)
+    assert built.kind is TargetKind.CUDA_PROGRAM and built.way.is_built and built.source == program.resolve()
     kernel = tmp_path / "k.cu"
     kernel.write_text("__global__ void k() {}\n")
-    static = resolve_target(kernel)
-    assert (
-        isinstance(static, CudaKernelSource)
-        and static.default_profiler == "static"
-        and static.source == kernel
-    )
-    assert isinstance(resolve_target(SCRIPT), ScriptRun) and resolve_target(SCRIPT).source is None
-    command = resolve_target(None, ["./app", "--n", "3"])
-    assert isinstance(command, CommandLine) and command.describe() == "./app --n 3"
+    static = resolve_profile_target(kernel)
+    assert static.kind is TargetKind.CUDA_KERNEL and static.way.default_profiler == "static"
+    assert static.source == kernel.resolve() and static.describe() == str(kernel)
+    script = resolve_profile_target(SCRIPT, ["--n", "3"])
+    assert script.source is None and script.command[1:] == (str(SCRIPT.resolve()), "--n", "3")
+    command = resolve_profile_target(None, ["./app", "--n", "3"])
+    assert command.kind is TargetKind.COMMAND and command.describe() == "./app --n 3"
+    assert command.command == ("./app", "--n", "3") and command.path is None
 
 
 def test_stages_ask_a_workload_what_it_can_do_instead_of_testing_its_class(tmp_path: Path) -> None:
@@ -129,22 +135,23 @@ def test_stages_ask_a_workload_what_it_can_do_instead_of_testing_its_class(tmp_p
     assert resolve(KB / "01_vector_add.py").candidate_may_build_extension
     assert not resolve(TRANSPOSE / "slow.cu").candidate_may_build_extension
     assert not resolve(SCRIPT).candidate_may_build_extension
-    report = resolve_target(
+    report = resolve_profile_target(
         REPO / "tests" / "data" / "ncu_csv" / "a10g_sgemm_4kernels_ncu2023.1.1_roofline.raw.csv"
     )
-    assert (report.is_recorded, report.is_saved_run, report.tool) == (True, False, "ncu")
+    assert (report.is_recorded, report.is_saved_run, report.way.tool) == (True, False, "ncu")
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "record.json").write_text("{}")
-    saved = resolve_target(tmp_path / "run")
-    assert (saved.is_recorded, saved.is_saved_run, saved.tool) == (True, True, None)
-    assert (resolve_target(SCRIPT).is_recorded, resolve_target(SCRIPT).tool) == (False, None)
+    saved = resolve_profile_target(tmp_path / "run")
+    assert (saved.is_recorded, saved.is_saved_run, saved.way.tool) == (True, True, None)
+    script = resolve_profile_target(SCRIPT)
+    assert (script.is_recorded, script.way.tool) == (False, None)
 
 
 def test_a_resolved_target_is_handed_down_as_it_is() -> None:
     """``diagnose`` resolves once and gives ``profile`` the result: resolving it again returns it unchanged."""
     report = REPO / "tests" / "data" / "ncu_csv" / "a10g_sgemm_4kernels_ncu2023.1.1_roofline.raw.csv"
-    target = resolve_target(report)
-    assert resolve_target(target) is target
+    target = resolve_profile_target(report)
+    assert resolve_profile_target(target) is target
     by_path = perfagent.diagnose(report, save=False)
     by_target = perfagent.diagnose(target, save=False)
     assert by_target.model_dump() == by_path.model_dump()
