@@ -21,6 +21,7 @@ from profilers.core_errors import BadInput
 from profilers.model import Frozen
 
 __all__ = [
+    "CHECK_COMMAND_ONLY",
     "Capability",
     "FileRole",
     "TargetChanged",
@@ -118,6 +119,12 @@ class Capability(Frozen):
 
 
 YES = Capability(able=True)
+CHECK_COMMAND_ONLY = Capability(
+    able=False,
+    reason="perfagent has no oracle for it: only a check command can judge it",
+    hint="perfagent verify REFERENCE CANDIDATE --check-cmd 'COMMAND'",
+)
+"""``can_verify`` of a program or script: no oracle, but a check command (``--check-cmd``) judges it."""
 
 
 class TargetDescription(Frozen):
@@ -128,6 +135,9 @@ class TargetDescription(Frozen):
     """The target as the user named it (the path as given, the command line): messages and records say it."""
     language: str = "unknown"
     """The primary file's source language: 'cuda', 'triton', 'python' or 'unknown'."""
+    backend: str = "unknown"
+    """What runs a Python file's kernels: 'cuda' (``load_inline`` CUDA), 'triton', 'pytorch'; 'cuda' for a
+    ``.cu``; 'unknown' otherwise."""
     files: tuple[TargetFile, ...] = ()
     """The primary file first, then every related file (launch spec, KernelBench problem, recorded report)."""
     entry: str | None = None

@@ -15,10 +15,12 @@ from perfagent.timing.jobs import BenchRequest
 from perfagent.timing.models import BenchEntry, BenchResult, Comparison, PlausibilityFlag, TimingSamples
 from perfagent.timing.plausibility import flags_for, impossible, roofline, speedup_flags
 from perfagent.timing.stats import NOISE_FLOOR, compare, summarize
-from perfagent.workloads.detect import detect_candidate, detect_reference
+from perfagent.workloads.describe import Describe, describe_target
+from perfagent.workloads.detect import detect_candidate
 from perfagent.workloads.launch_checks import preflight_launch_spec
 from perfagent.workloads.launch_spec import load_launch_spec
 from perfagent.workloads.model import RunnableWorkload
+from perfagent.workloads.registry import reference_workload
 from profilers.core_errors import BadInput, NotOnThisMachine, VerificationFailed
 from profilers.model import DevicePeaks
 from profilers.settings import TIMEOUTS, TIMING, Device, TimingBudget
@@ -49,6 +51,7 @@ def bench(
     seed: int = 0,
     noise_floor: float = NOISE_FLOOR,
     progress: Callable[[str], None] | None = None,
+    describe: Describe = describe_target,
 ) -> BenchResult:
     """Time ``target`` (and ``candidate``, interleaved). Timing only: run ``perfagent.verify.verify`` first.
 
@@ -65,6 +68,7 @@ def bench(
         spec, kernel: launch spec / entry for .cu files (as in ``verify``).
         seed, noise_floor: the timed inputs' seed; the smallest relative change ever called significant.
         progress: receives progress lines.
+        describe: classifies a ``target`` path, once (``describe_target``).
 
     Returns:
         ``BenchResult``: per-series statistics, roofline, speed-up with its noise threshold and flags, notes.
@@ -75,7 +79,7 @@ def bench(
     """
     started = time.monotonic()
     _check_counts(runs, warmup, budget)
-    ref, cand = _workloads(target, candidate, device=device, spec=spec, kernel=kernel)
+    ref, cand = _workloads(target, candidate, device=device, spec=spec, kernel=kernel, describe=describe)
     return _bench_in_worker(
         ref,
         [cand] if cand is not None else [],
@@ -318,13 +322,14 @@ def _workloads(
     device: Device,
     spec: str | Path | None,
     kernel: str | None,
+    describe: Describe = describe_target,
 ) -> tuple[RunnableWorkload, RunnableWorkload | None]:
     """The baseline and the candidate to time, with a launch spec resolved here first.
 
     Raises:
         BadInput: a kind that cannot be timed, a launch-spec kernel on the CPU, or a bad spec.
     """
-    ref = detect_reference(target, spec=spec) if isinstance(target, (str, Path)) else target
+    ref = reference_workload(describe(target, spec=spec)) if isinstance(target, (str, Path)) else target
     if ref.timed_by != "cuda-events":
         raise BadInput(
             f"cannot time a {ref.kind} itself",

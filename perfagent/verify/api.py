@@ -15,9 +15,11 @@ from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check, ErrorSummary, Tolerance, VerificationResult
 from perfagent.verify.static_checks import static_checks
 from perfagent.verify.verdict import decide
-from perfagent.workloads.detect import detect_candidate, detect_reference
+from perfagent.workloads.describe import Describe, describe_target
+from perfagent.workloads.detect import detect_candidate
 from perfagent.workloads.launch_checks import preflight_launch_spec
 from perfagent.workloads.model import RunnableWorkload
+from perfagent.workloads.registry import reference_workload
 from profilers.core_errors import BadInput, NotOnThisMachine
 from profilers.errors import ProfilerUnavailable, ToolTimeout
 from profilers.process import run_command
@@ -44,6 +46,7 @@ def verify(
     seed: int | None = None,
     compile_timeout_s: float = TIMEOUTS.compile_s,
     progress: Callable[[str], None] | None = None,
+    describe: Describe = describe_target,
 ) -> VerificationResult:
     """Check ``candidate`` against ``reference`` (the oracle) and return the verdict with every check.
 
@@ -66,6 +69,7 @@ def verify(
         seed: first seed (default: random; recorded in the result for reproduction).
         compile_timeout_s: limit for import, build and the first call, s.
         progress: receives progress lines (the CLI prints them on stderr).
+        describe: classifies a ``reference`` path, once (``describe_target``).
 
     Returns:
         The ``VerificationResult``: verdict 'pass', 'fail' or 'inconclusive' (degenerate or nondeterministic
@@ -77,7 +81,7 @@ def verify(
     """
     started = time.monotonic()
     _check_limits(seeds, timeout_s)
-    ref, cand = _workloads(reference, candidate, spec=spec, kernel=kernel)
+    ref, cand = _workloads(reference, candidate, spec=spec, kernel=kernel, describe=describe)
     tol = _tolerance(tolerance)
     command = _split(check_cmd)
     if ref.verified_by == "check-command":
@@ -178,13 +182,17 @@ def _workloads(
     *,
     spec: str | Path | None,
     kernel: str | None,
+    describe: Describe,
 ) -> tuple[RunnableWorkload, RunnableWorkload]:
     """The reference and the candidate as workloads (paths detected; ``candidate`` None: the reference's own).
 
     Raises:
-        BadInput: as ``detect_reference`` / ``detect_candidate``.
+        BadInput: the reference's description says it cannot be one, or as ``detect_candidate``.
     """
-    ref = detect_reference(reference, spec=spec) if isinstance(reference, (str, Path)) else reference
+    if isinstance(reference, (str, Path)):
+        ref = reference_workload(describe(reference, spec=spec))
+    else:
+        ref = reference
     if candidate is None or isinstance(candidate, (str, Path)):
         return ref, detect_candidate(candidate, ref, kernel=kernel)
     return ref, candidate

@@ -14,8 +14,9 @@ words: a missing file or a type perfagent does not know is described as ``Target
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from perfagent import workloads
 from perfagent.target import Capability, FileRole, TargetDescription, TargetFile, TargetKind, hashed
@@ -28,9 +29,20 @@ _NOT_REWRITTEN_HINT = "give a .cu kernel with a launch spec, a KernelBench probl
 _SOURCES = (".cu", ".cuh", ".toml", ".py")
 """What ``detect.describe_source`` reads: the kinds the loop may rewrite."""
 
-Describe = Callable[[str | Path | None, Sequence[str]], TargetDescription]
-"""The one classification of a target (``describe_target``); an entry point takes it as a parameter so that
-a test hands in a spy and counts the calls."""
+
+class Describe(Protocol):
+    """The one classification of a target (``describe_target``); an entry point takes it as a parameter so
+    that a test hands in a spy and counts the calls."""
+
+    def __call__(
+        self,
+        target: str | Path | None,
+        command: Sequence[str] = (),
+        *,
+        problem: str | Path | None = None,
+        spec: str | Path | None = None,
+        report: str | Path | None = None,
+    ) -> TargetDescription: ...
 
 
 def describe_target(
@@ -110,6 +122,7 @@ def _recorded_or_unknown(path: Path) -> TargetDescription:
             ),
             f"cannot optimize {path.name}",
             _NOT_REWRITTEN_HINT,
+            _cannot_verify(path.name),
         )
     return _not_a_source(kind, str(path), (hashed(FileRole.PRIMARY, path),), path.name)
 
@@ -148,22 +161,34 @@ def _not_a_source(
         label=label,
         language=language,
         files=files,
-        can_verify=cannot,
-        can_time=cannot,
+        can_verify=_cannot_verify(name),
+        can_time=_cannot_verify(name),
         can_rewrite=cannot,
     )
 
 
+def _cannot_verify(name: str) -> Capability:
+    return Capability(
+        able=False,
+        reason=f"don't know how to verify {name}",
+        hint="give a KernelBench problem (.py with Model), a launch spec (.launch.toml) or a .cu kernel file",
+    )
+
+
 def _unknown(
-    path: Path, cannot_profile: Capability, rewrite_reason: str, rewrite_hint: str
+    path: Path,
+    cannot_profile: Capability,
+    rewrite_reason: str,
+    rewrite_hint: str,
+    cannot_verify: Capability | None = None,
 ) -> TargetDescription:
     """Nothing perfagent can work with; each command's capability says why in its own words."""
     return TargetDescription(
         kind=TargetKind.UNKNOWN,
         label=str(path),
         can_profile=cannot_profile,
-        can_verify=cannot_profile,
-        can_time=cannot_profile,
+        can_verify=cannot_verify or cannot_profile,
+        can_time=cannot_verify or cannot_profile,
         can_rewrite=Capability(able=False, reason=rewrite_reason, hint=rewrite_hint),
     )
 

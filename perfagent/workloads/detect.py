@@ -19,20 +19,24 @@ import re
 import tomllib
 from pathlib import Path
 
-from perfagent.target import Capability, FileRole, TargetDescription, TargetKind, hashed
+from perfagent.target import (
+    CHECK_COMMAND_ONLY,
+    YES,
+    Capability,
+    FileRole,
+    TargetDescription,
+    TargetKind,
+    hashed,
+)
 from perfagent.workloads.describe import describe_target, source_text
-from perfagent.workloads.kernelbench import inspect_python
+from perfagent.workloads.kernelbench import PythonInfo, inspect_python
 from perfagent.workloads.launch_spec import LaunchSpec, choose_entry, load_launch_spec, override_for
 from perfagent.workloads.model import (
-    CudaProgram,
     KernelBenchModel,
-    LaunchSpecKernel,
-    PythonScript,
     RunnableWorkload,
-    TritonScript,
 )
 from perfagent.workloads.optimizable import OptimizeWorkload
-from perfagent.workloads.registry import optimize_workload
+from perfagent.workloads.registry import optimize_workload, reference_workload
 from profilers.core_errors import BadInput
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
@@ -42,47 +46,13 @@ _CUDA_SUFFIXES = (".cu", ".cuh")
 
 
 def detect_reference(path: str | Path, *, spec: str | Path | None = None) -> RunnableWorkload:
-    """Resolve the reference (the oracle) from a path.
+    """The reference (the oracle, or the program a check command judges) of ``path``: its one description
+    (``describe_target``), then the registry's choice.
 
     Raises:
-        BadInput: the file is missing or of no supported kind.
+        BadInput: the file is missing, of no supported kind, or cannot be a reference (its ``can_verify``).
     """
-    p = _existing(path)
-    suffix = p.suffix.lower()
-    if suffix == ".toml":
-        s = load_launch_spec(p)
-        return LaunchSpecKernel(path=str((p.parent / s.source).resolve()), spec_path=str(p), backend="cuda")
-    if suffix in _CUDA_SUFFIXES:
-        spec_path = Path(spec).resolve() if spec is not None else find_spec_for(p)
-        if spec_path is not None:
-            load_launch_spec(spec_path)
-            return LaunchSpecKernel(path=str(p), spec_path=str(spec_path), backend="cuda")
-        if _MAIN.search(p.read_text(errors="replace")):
-            return CudaProgram(path=str(p), backend="cuda")
-        raise BadInput(
-            f"{p.name} is a kernel file without a launch spec",
-            hint=f"write {p.stem}.launch.toml beside it (format: docs/verify.md) or pass --spec PATH",
-        )
-    if suffix == ".py":
-        info = inspect_python(p)
-        if info.is_problem:
-            return KernelBenchModel(path=str(p), class_name="Model", backend=info.backend)
-        if "ModelNew" in info.classes and "Model" not in info.classes:
-            raise BadInput(
-                f"{p.name} defines ModelNew but no Model: it is a candidate, not a reference",
-                hint="the reference comes first: perfagent verify PROBLEM.py CANDIDATE.py",
-            )
-        if "Model" in info.classes:
-            raise BadInput(
-                f"{p.name} defines Model but no get_inputs()",
-                hint="a KernelBench problem needs get_inputs() (and get_init_inputs() when Model takes arguments)",
-            )
-        script = TritonScript if info.jit_kernels else PythonScript
-        return script(path=str(p), backend=info.backend)
-    raise BadInput(
-        f"don't know how to verify {p.name}",
-        hint="give a KernelBench problem (.py with Model), a launch spec (.launch.toml) or a .cu kernel file",
-    )
+    return reference_workload(describe_target(path, spec=spec))
 
 
 def detect_candidate(
@@ -209,6 +179,7 @@ def _spec_target(spec_file: Path, loaded: LaunchSpec, kernel_file: Path | None =
     return TargetDescription(
         kind=TargetKind.CUDA_KERNEL,
         language="cuda",
+        backend="cuda",
         files=(hashed(FileRole.PRIMARY, file), hashed(FileRole.SPEC, spec_file.resolve())),
         entry=choose_entry(loaded, file, own_variant, None),
     )
@@ -245,6 +216,7 @@ def _cuda_target(path: Path, spec: str | Path | None) -> TargetDescription:
     return TargetDescription(
         kind=TargetKind.CUDA_KERNEL,
         language="cuda",
+        backend="cuda",
         files=(hashed(FileRole.PRIMARY, path.resolve()),),
         can_verify=no_spec,
         can_time=no_spec,
@@ -256,8 +228,9 @@ def _program(path: Path) -> TargetDescription:
     return TargetDescription(
         kind=TargetKind.CUDA_PROGRAM,
         language="cuda",
+        backend="cuda",
         files=(hashed(FileRole.PRIMARY, path.resolve()),),
-        can_verify=_CHECK_COMMAND_ONLY,
+        can_verify=CHECK_COMMAND_ONLY,
         can_time=_NOT_TIMED,
         can_rewrite=Capability(
             able=False,
@@ -281,17 +254,17 @@ def _model_new_target(path: Path, problem: Path) -> TargetDescription:
             f"{path.name} defines no ModelNew",
             hint="the file to optimize is a KernelBench candidate (class ModelNew)",
         )
-    return _kernelbench(path, problem, info.jit_kernels, has_model_new=True)
+    return _kernelbench(path, problem, info, has_model_new=True)
 
 
-def _kernelbench(
-    path: Path, problem: Path, jits: tuple[str, ...], *, has_model_new: bool
-) -> TargetDescription:
+def _kernelbench(path: Path, problem: Path, info: PythonInfo, *, has_model_new: bool) -> TargetDescription:
     # a problem that is its own file is both: the file the loop rewrites and its oracle
     files = (hashed(FileRole.PRIMARY, path.resolve()), hashed(FileRole.PROBLEM, problem.resolve()))
+    jits = tuple(info.jit_kernels)
     return TargetDescription(
         kind=TargetKind.KERNELBENCH,
         language="triton" if jits else "python",
+        backend=info.backend,
         files=files,
         jit_kernels=jits,
         has_model_new=has_model_new,
@@ -301,58 +274,68 @@ def _kernelbench(
 def _python_target(path: Path) -> TargetDescription:
     """A KernelBench problem (its own oracle), a Triton script (its own check), or a script that is only run.
 
-    A file Python cannot parse is still a script ``diagnose`` runs (Python says what is wrong); the loop
-    cannot rewrite it, and its ``can_rewrite`` says why.
+    A file Python cannot parse, or a KernelBench file without its oracle, is still a script ``diagnose`` runs;
+    its capabilities say, in each command's words, why it cannot be verified, timed or rewritten.
     """
     source_text(path)  # readable, text, not empty
     try:
         info = inspect_python(path)
     except BadInput as exc:
-        return _script(path, Capability(able=False, reason=exc.message, hint=exc.hint))
-    jits = tuple(info.jit_kernels)
+        unparsed = Capability(able=False, reason=exc.message, hint=exc.hint)
+        return _script(path, "unknown", unparsed, unparsed)
     if info.is_problem:
-        return _kernelbench(path, path, jits, has_model_new="ModelNew" in info.classes)
-    if "ModelNew" in info.classes:
-        return _script(
-            path,
-            Capability(
-                able=False,
-                reason=f"{path.name} defines ModelNew but no Model: the loop needs the problem as the oracle",
-                hint="pass the KernelBench problem with --problem PROBLEM.py",
-            ),
-        )
-    if jits:
-        files = (hashed(FileRole.PRIMARY, path.resolve()),)
-        return TargetDescription(
-            kind=TargetKind.TRITON_SCRIPT, language="triton", files=files, jit_kernels=jits
-        )
-    return _script(
-        path,
-        Capability(
+        return _kernelbench(path, path, info, has_model_new="ModelNew" in info.classes)
+    if "ModelNew" in info.classes and "Model" not in info.classes:
+        no_oracle = Capability(
             able=False,
-            reason=f"{path.name} is a Python script with no Triton kernel and no KernelBench interface",
-            hint="wrap it as a KernelBench problem (Model, get_inputs) so that candidates can be verified",
-        ),
+            reason=f"{path.name} defines ModelNew but no Model: the loop needs the problem as the oracle",
+            hint="pass the KernelBench problem with --problem PROBLEM.py",
+        )
+        not_a_reference = Capability(
+            able=False,
+            reason=f"{path.name} defines ModelNew but no Model: it is a candidate, not a reference",
+            hint="the reference comes first: perfagent verify PROBLEM.py CANDIDATE.py",
+        )
+        return _script(path, info.backend, no_oracle, not_a_reference)
+    no_inputs = YES
+    if "Model" in info.classes:  # a KernelBench problem without its inputs cannot be the oracle
+        no_inputs = Capability(
+            able=False,
+            reason=f"{path.name} defines Model but no get_inputs()",
+            hint="a KernelBench problem needs get_inputs() (and get_init_inputs() when Model takes arguments)",
+        )
+    if info.jit_kernels:
+        return TargetDescription(
+            kind=TargetKind.TRITON_SCRIPT,
+            language="triton",
+            backend=info.backend,
+            files=(hashed(FileRole.PRIMARY, path.resolve()),),
+            jit_kernels=tuple(info.jit_kernels),
+            can_verify=no_inputs,
+            can_time=no_inputs,
+        )
+    plain = Capability(
+        able=False,
+        reason=f"{path.name} is a Python script with no Triton kernel and no KernelBench interface",
+        hint="wrap it as a KernelBench problem (Model, get_inputs) so that candidates can be verified",
     )
+    return _script(path, info.backend, plain, no_inputs if not no_inputs.able else CHECK_COMMAND_ONLY)
 
 
-def _script(path: Path, cannot_rewrite: Capability) -> TargetDescription:
-    """A Python script perfagent runs (under a profiler) but has no oracle for."""
+def _script(path: Path, backend: str, cannot_rewrite: Capability, verify: Capability) -> TargetDescription:
+    """A Python script perfagent runs (under a profiler) but has no oracle for: a check command judges it
+    (``verify`` is ``CHECK_COMMAND_ONLY``), unless ``verify`` says why nothing can."""
     return TargetDescription(
         kind=TargetKind.PYTHON_SCRIPT,
         language="python",
+        backend=backend,
         files=(hashed(FileRole.PRIMARY, path.resolve()),),
-        can_verify=_CHECK_COMMAND_ONLY,
-        can_time=_NOT_TIMED,
+        can_verify=verify,
+        can_time=_NOT_TIMED if verify == CHECK_COMMAND_ONLY else verify,
         can_rewrite=cannot_rewrite,
     )
 
 
-_CHECK_COMMAND_ONLY = Capability(
-    able=False,
-    reason="perfagent has no oracle for it: only a check command can judge it",
-    hint="perfagent verify REFERENCE CANDIDATE --check-cmd 'COMMAND'",
-)
 _NOT_TIMED = Capability(
     able=False,
     reason="perfagent cannot launch its kernels itself",

@@ -12,8 +12,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from perfagent.target import TargetDescription, TargetKind
+from perfagent.target import CHECK_COMMAND_ONLY, FileRole, TargetDescription, TargetKind
 from perfagent.workloads.describe import Describe, describe_target
+from perfagent.workloads.model import (
+    CudaProgram,
+    KernelBenchModel,
+    LaunchSpecKernel,
+    PythonScript,
+    RunnableWorkload,
+    TritonScript,
+)
 from perfagent.workloads.optimizable import (
     KernelBenchTarget,
     LaunchSpecTarget,
@@ -90,3 +98,30 @@ def resolve_profile_target(
     if isinstance(target, ProfileTarget):
         return target
     return profile_target(describe(target, command), command)
+
+
+def reference_workload(description: TargetDescription) -> RunnableWorkload:
+    """What ``verify`` and ``bench`` run as the reference: the oracle (a KernelBench ``Model``, a launch-spec
+    kernel, a self-checking Triton script), or a program or script a check command judges.
+
+    Raises:
+        BadInput: it cannot be a reference (its ``can_verify`` says why: no launch spec, no ``get_inputs``,
+            a candidate given first, a report, a missing file).
+    """
+    if description.can_verify != CHECK_COMMAND_ONLY:  # a check command judges programs and scripts
+        description.can_verify.require()
+    path = str(description.primary)
+    backend = description.backend
+    match description.kind:
+        case TargetKind.CUDA_KERNEL:
+            return LaunchSpecKernel(path=path, spec_path=str(description.file(FileRole.SPEC)), backend="cuda")
+        case TargetKind.KERNELBENCH:
+            problem = str(description.file(FileRole.PROBLEM))
+            return KernelBenchModel(path=problem, class_name="Model", backend=backend)
+        case TargetKind.CUDA_PROGRAM:
+            return CudaProgram(path=path, backend="cuda")
+        case TargetKind.TRITON_SCRIPT:
+            return TritonScript(path=path, backend=backend)
+        case TargetKind.PYTHON_SCRIPT:
+            return PythonScript(path=path, backend=backend)
+    raise BadInput(f"cannot verify a {description.kind.value} target", hint="see docs/verify.md")

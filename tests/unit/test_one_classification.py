@@ -21,12 +21,16 @@ from perfagent.mcp_server import tools
 from perfagent.mcp_server.boundary import ProjectRoot
 from perfagent.records import RunRecord
 from perfagent.target import TargetDescription, TargetKind
+from perfagent.timing.bench import bench
+from perfagent.verify.api import verify
 from perfagent.workloads.describe import describe_target
 from profilers.core_errors import BadInput, ExitCode
 from profilers.model import Profile
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = REPO / "examples" / "reports" / "02_transpose_bank_conflicts.ncu-rep"
+ADD = REPO / "tests" / "verify" / "candidates" / "problem_add.py"
+HONEST = ADD.with_name("honest_add_block256.py")
 KERNEL = REPO / "examples" / "cuda" / "02_transpose_bank_conflicts" / "slow.cu"
 
 
@@ -36,9 +40,11 @@ class CountingDescribe:
     def __init__(self) -> None:
         self.classified: list[str] = []
 
-    def __call__(self, target: str | Path | None, command: Sequence[str] = ()) -> TargetDescription:
+    def __call__(
+        self, target: str | Path | None, command: Sequence[str] = (), **options: str | Path | None
+    ) -> TargetDescription:
         self.classified.append(str(target))
-        return describe_target(target, command)
+        return describe_target(target, command, **options)
 
 
 @pytest.fixture
@@ -122,3 +128,15 @@ def test_the_mcp_diagnose_tool_classifies_once_and_its_job_reads_the_description
     )
     assert job_record.kernels and job_record.target == str(KERNEL)
     assert spy.classified == [str(REPORT), str(KERNEL)]
+
+
+def test_verify_and_bench_classify_their_reference_once() -> None:
+    """Standalone ``verify`` and ``bench`` read the reference's description (its oracle and its ``can_verify``)."""
+    spy = CountingDescribe()
+    verdict = verify(ADD, HONEST, device="cpu", seeds=1, describe=spy)
+    assert verdict.verdict == "pass" and spy.classified == [str(ADD)]
+    timed = bench(ADD, device="cpu", runs=3, warmup=1, describe=spy)
+    assert timed.baseline.timing.median_s > 0 and spy.classified == [str(ADD), str(ADD)]
+    with pytest.raises(BadInput, match="don't know how to verify 02_transpose_bank_conflicts.ncu-rep"):
+        verify(REPORT, HONEST, device="cpu", describe=spy)
+    assert spy.classified[-1] == str(REPORT)
