@@ -77,8 +77,7 @@ def profile(
     ``metric_tiers``. ``timeout_s``: per external run. ``workdir``: builds and reports (default: a temporary
     folder). ``progress``: gets progress lines. ``launcher`` starts the profiler and the program (e.g.
     ``perfagent.sandbox.profiled.CANDIDATE_CODE``), its note joining the profile's notes; None: directly, with
-    this process's environment. ``describe`` classifies ``target`` (once: a ``ProfileTarget`` is not classified
-    again). Raises BadInput or ProfilerError.
+    this process's environment. ``describe`` classifies a path (once). Raises BadInput or ProfilerError.
     """
     tgt = _checked_target(target, command, profiler, describe)
     if tgt.is_saved_run:

@@ -17,9 +17,11 @@ from pathlib import Path
 
 PACKAGES = ("perfagent", "profilers", "knowledge", "tui")
 WORKLOAD_KINDS = frozenset(
-    "Workload OptimizeWorkload LaunchSpecTarget KernelBenchTarget TritonScriptTarget ProfileTarget SavedRun "
-    "RecordedReport NcuReport NcuCsv RocprofOutput CudaProgramSource CudaKernelSource HipProgramSource ScriptRun "
-    "CommandLine RunnableWorkload KernelBenchModel LaunchSpecKernel CudaProgram TritonScript PythonScript".split()
+    "Workload OptimizeWorkload LaunchSpecTarget KernelBenchTarget TritonScriptTarget ProfileTarget ProfileWay "
+    "RunnableWorkload KernelBenchModel LaunchSpecKernel CudaProgram TritonScript PythonScript "
+    # the ProfileTarget family before issue 28's fourth step, so that an old checkout's count stays comparable
+    "SavedRun RecordedReport NcuReport NcuCsv RocprofOutput CudaProgramSource CudaKernelSource HipProgramSource "
+    "ScriptRun CommandLine".split()
 )
 """The workload classes (perfagent/workloads/): a stage asks a workload what it can do, never tests its class."""
 

@@ -93,6 +93,7 @@ def user_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (d / name).write_bytes(binary)
     (d / "notes.txt").write_text("hello\n")
     (d / "nokernel.cu").write_text("int add(int a, int b) { return a + b; }\n")
+    (d / "nospec.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
     (d / "trunc.ncu-rep").write_bytes(REPORT.read_bytes()[:60_000])
     (d / "plain.py").write_text("print('hello')\n")
     (d / "existing.txt").write_text("keep me\n")
@@ -130,14 +131,16 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     # verify / bench / optimize
     (["verify", "missing.py", "01_vector_add_triton.py", "--device", "cpu"], "does not exist"),
     (["verify", "dir.py", "01_vector_add_triton.py", "--device", "cpu"], "is a folder"),
-    (["verify", "bin.py", "01_vector_add_triton.py", "--device", "cpu"], "not a text file"),
+    (["verify", "bin.py", "01_vector_add_triton.py", "--device", "cpu"], "not a source file (binary content)"),
     (["verify", "notes.txt", "notes.txt"], "don't know how to verify"),
     (["verify", "01_vector_add.py", "bin.py", "--device", "cpu"], "not a text file"),
-    (["bench", "empty.cu"], "without a launch spec"),
+    (["bench", "empty.cu"], "empty.cu is empty"),
+    (["bench", "nospec.cu"], "nospec.cu is a kernel file without a launch spec"),
+    (["verify", "nospec.cu", "nospec.cu"], "nospec.cu is a kernel file without a launch spec"),
     (["bench", "plain.py"], "cannot time a python-script"),
     (["optimize", "missing.cu"], "does not exist"),
     (["optimize", "dir.py"], "is not a file"),
-    (["optimize", "bin.py"], "not a text file"),
+    (["optimize", "bin.py"], "not a source file (binary content)"),
     (["optimize", "notes.txt"], "cannot optimize notes.txt"),
     (["optimize", "plain.py"], "no Triton kernel and no KernelBench interface"),
     (["optimize", "trunc.ncu-rep"], "cannot optimize"),

@@ -43,9 +43,7 @@ def run_tui(
     if isinstance(target_or_record, RunRecord):
         source: RunRecord | LoadRequest = target_or_record
     else:
-        target = (
-            target_or_record if isinstance(target_or_record, ProfileTarget | None) else str(target_or_record)
-        )
+        target = str(target_or_record) if isinstance(target_or_record, str | Path) else target_or_record
         source = LoadRequest(target=target, command=tuple(command), options=dict(options or {}))
     app = PerfAgentApp(source)
     app.run()

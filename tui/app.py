@@ -52,9 +52,9 @@ class LoadRequest:
 
     def describe(self) -> str:
         """The target as the user gave it."""
-        if isinstance(self.target, ProfileTarget):
-            return self.target.describe()
-        return self.target if self.target is not None else " ".join(self.command)
+        if self.target is None:
+            return " ".join(self.command)
+        return self.target if isinstance(self.target, str) else self.target.describe()
 
 
 def _load_or_diagnose(

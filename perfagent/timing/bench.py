@@ -59,16 +59,14 @@ def bench(
         target: the baseline: a KernelBench problem (``Model``), a launch spec, or a .cu kernel with a spec.
         candidate: optional rewrite (``ModelNew`` file or .cu file), timed interleaved with the baseline.
         device: 'cuda' (CUDA events, L2 flush), 'cpu' (perf_counter; labelled CPU timing) or 'auto'.
-        runs: timed rounds at most; each round times baseline, candidate and a repeat of the baseline.
-        warmup: untimed calls of each workload first.
+        runs, warmup: timed rounds at most (each times baseline, candidate, baseline again); untimed calls first.
         budget: wall time the rounds may fill and fewest rounds (``TIMING``); the result's ``runs``: rounds run.
         flush_l2: zero a buffer larger than L2 before every timed call (CUDA).
         timeout_s: limit per call, s (first call and build: ``compile_timeout_s``).
         peaks: device peaks for the roofline (default: the knowledge GPU table by device name).
         spec, kernel: launch spec / entry for .cu files (as in ``verify``).
         seed, noise_floor: the timed inputs' seed; the smallest relative change ever called significant.
-        progress: receives progress lines.
-        describe: classifies a ``target`` path, once (``describe_target``).
+        progress, describe: receive progress lines; classifies a ``target`` path, once (``describe_target``).
 
     Returns:
         ``BenchResult``: per-series statistics, roofline, speed-up with its noise threshold and flags, notes.
