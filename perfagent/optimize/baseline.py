@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfagent.api import diagnose, profile
 from perfagent.classifier import classify
 from perfagent.optimize import measure
 from perfagent.optimize.events import Info, ProgressCallback
@@ -24,7 +23,6 @@ from perfagent.optimize.services import Services, current
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import FindingSummary, OptimizeBaseline, ProfileSummary
 from perfagent.rewrite.hardware import prompt_hardware
-from perfagent.timing.compiled import compile_baseline
 from perfagent.timing.models import CompileBaseline
 from perfagent.workloads.optimizable import OptimizeWorkload
 from perfagent.workloads.registry import profile_target
@@ -199,11 +197,11 @@ def _diagnose_original(
             notes.append(f"original: {rp.note}")
     elif report is not None:
         emit(Info(message=f"diagnosing the recorded report {report} …"))
-        recorded = diagnose(report, save=False)
+        recorded = services.diagnose(report, save=False)
         out.profile, out.kernels = recorded.profile(), list(recorded.kernels)
         notes.append(f"diagnosis from the recorded report {report} (not measured here)")
     elif wl.statically_analysable:
-        out.profile = _static_analysis(wl, work, settings, emit, notes)
+        out.profile = _static_analysis(wl, work, settings, emit, notes, services)
     else:
         notes.append(
             "nothing was profiled (no GPU and no --report): the plan comes from the transforms the recipes can apply"
@@ -214,12 +212,17 @@ def _diagnose_original(
 
 
 def _static_analysis(
-    wl: OptimizeWorkload, work: Path, settings: OptimizeSettings, emit: Progress, notes: list[str]
+    wl: OptimizeWorkload,
+    work: Path,
+    settings: OptimizeSettings,
+    emit: Progress,
+    notes: list[str],
+    services: Services,
 ) -> Profile | None:
     """nvcc/ptxas facts about the original (no GPU); None, said in ``notes``, when the build fails."""
     emit(Info(message="no GPU: static analysis of the original (nvcc/ptxas) …"))
     try:
-        return profile(
+        return services.profile(
             profile_target(wl.description),
             profiler="static",
             arch=settings.arch,
@@ -263,16 +266,16 @@ def _time_with_events(
             f"the starting ModelNew runs at {t.speedup:.3g}x of the problem's Model; candidates must beat it"
         )
     if wl.problem is not None and wl.kind == "kernelbench" and not settings.no_compile_baseline:
-        out.compiled = _time_compiled(wl.problem, settings, emit, notes)
+        out.compiled = _time_compiled(wl.problem, settings, emit, notes, services)
     return out
 
 
 def _time_compiled(
-    problem: Path, settings: OptimizeSettings, emit: Progress, notes: list[str]
+    problem: Path, settings: OptimizeSettings, emit: Progress, notes: list[str], services: Services
 ) -> CompileBaseline:
     """torch.compile(Model) against eager on this GPU (compile time excluded), said in ``notes``."""
     emit(Info(message="timing torch.compile(Model) (default mode; compile time excluded) …"))
-    compiled = compile_baseline(
+    compiled = services.time_compiled(
         problem,
         device="cuda",
         runs=settings.runs,

@@ -1,5 +1,5 @@
 """What the optimize loop asks of the machine, as one value handed to it: resolve, probe, build, verify, time,
-profile.
+profile, diagnose.
 
 The loop, the baseline and the two-machine phases call these through a ``Services`` they are given
 (``RunContext.services``), never through module attributes, so a test substitutes a simulated GPU by
@@ -16,11 +16,16 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 import profilers
+from perfagent import api
 from perfagent.optimize import measure, reprofile, together
+from perfagent.records import RunRecord
 from perfagent.sandbox.runner import workers_ahead
 from perfagent.target import TargetDescription
+from perfagent.timing.compiled import compile_baseline
+from perfagent.timing.models import CompileBaseline
 from perfagent.verify.models import VerificationResult
 from perfagent.workloads.describe import describe_target
+from profilers.model import Profile
 
 __all__ = ["DEFAULT", "WORKER_MODULES", "Services", "current", "using", "workers_ahead_for"]
 
@@ -44,6 +49,10 @@ class Services:
 
     describe: Callable[..., TargetDescription] = describe_target
     """The one resolution of the user's target (``describe_target``): a run calls it once, at its start."""
+    profile: Callable[..., Profile] = api.profile
+    """``perfagent.profile``: the original's static analysis where there is no GPU."""
+    diagnose: Callable[..., RunRecord] = api.diagnose
+    """``perfagent.diagnose``: the recorded report of the original (``--report``) where nothing is profiled."""
     probe_gpu: Callable[[str], tuple[bool, str]] = measure.probe_gpu
     """``--device`` -> (a GPU is usable, its label)."""
     ncu_availability: Callable[[], str | None] = _ncu_availability
@@ -54,6 +63,8 @@ class Services:
     time: Callable[..., measure.Timing] = measure.bench_timing
     time_batch: Callable[..., list[measure.Timing] | str] = measure.bench_timings
     reprofile: Callable[..., reprofile.Reprofile] = reprofile.reprofile
+    time_compiled: Callable[..., CompileBaseline] = compile_baseline
+    """``torch.compile(Model)`` against eager on this GPU (a KernelBench problem's reference point)."""
     verify_and_time: Callable[..., together.Together] = together.verify_and_time
     """An iteration's launch-spec candidates verified, then (all passed) timed, in one worker."""
 
