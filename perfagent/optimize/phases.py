@@ -134,7 +134,7 @@ def propose(
     plain_pytorch = _open_round(
         start.wl, run_dir, rewriter.name, bool(chosen.transforms or write_kernel), emit
     )
-    found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, write_kernel is not None)
+    found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, svc, write_kernel is not None)
     writer = _proposal_writer(start, found, chosen, loop_settings, rewriter.name, rewriter.reason, run_dir)
     recorder = RecordingRewriter(rewriter.rewriter)
     outcome = _run_proposals(start, found, writer, loop_settings, recorder, progress, write_kernel, svc)
@@ -273,6 +273,7 @@ def _proposal_diagnosis(
     loop_settings: OptimizeSettings,
     run_dir: Path,
     emit: Progress,
+    services: Services,
     first_kernel: bool = False,
 ) -> _Found:
     """The diagnosis: a report, RUN's best (or its baseline), static analysis. Raises when there is none
@@ -288,6 +289,7 @@ def _proposal_diagnosis(
             run_dir=run_dir,
             settings=loop_settings,
             emit=emit,
+            services=services,
         )
         where = "none"
         if report is not None:
@@ -299,7 +301,7 @@ def _proposal_diagnosis(
             base.summary, base.profile, base.kernels, base.diagnosis, base.state.measured, where, notes
         )
     else:
-        found = _prior_diagnosis(start, settings, loop_settings, run_dir, emit, notes)
+        found = _prior_diagnosis(start, settings, loop_settings, run_dir, emit, notes, services)
         why = f"{shown_path(start.prior_dir or run_dir)} holds no profile of the original or of its best"
     if found.diagnosis is None and not settings.transforms and not first_kernel:
         raise BadInput(
@@ -317,6 +319,7 @@ def _prior_diagnosis(
     run_dir: Path,
     emit: Progress,
     notes: list[str],
+    services: Services,
 ) -> _Found:
     """A ``--from`` round: RUN's best's profile, else RUN's baseline profile, unless a report is given."""
     prior, wl = start.prior, start.wl
@@ -339,6 +342,7 @@ def _prior_diagnosis(
             run_dir=run_dir,
             settings=loop_settings,
             emit=emit,
+            services=services,
         )
         diagnosis, measured, where = (
             rep.diagnosis,

@@ -19,7 +19,7 @@ from perfagent.cli import main
 from perfagent.optimize.phases import evaluate, propose
 from perfagent.optimize.services import Services, using
 from perfagent.target import TargetDescription
-from perfagent.workloads.detect import describe_target
+from perfagent.workloads.describe import describe_target
 from tests.optimize.helpers import REPORTS, TRANSPOSE, copy_example
 
 RECIPE = ["--backend", "recipes", "--transform", "smem-padding"]
@@ -100,3 +100,20 @@ def test_each_round_of_a_two_machine_run_resolves_its_target_once(
     assert len(spy.targets) == 2
     propose(from_run=run, backend="recipes", transform="loop-unroll", services=services)
     assert [Path(t).name for t in spy.targets] == ["slow.cu"] * 3
+
+
+def test_a_proposal_round_reads_the_recorded_report_through_its_services(tmp_path: Path) -> None:
+    """``--propose-only --report``: the report is diagnosed by the run's ``Services.diagnose`` (handed in, not
+    the module's), once, and the target is described once."""
+    target = copy_example(TRANSPOSE, tmp_path) / "slow.cu"
+    report = REPORTS / "02_transpose_bank_conflicts.ncu-rep"
+    spy, read = CountingDescribe(), []
+
+    def counting_diagnose(path: str | Path, **options: Any) -> perfagent.RunRecord:
+        read.append(str(path))
+        return perfagent.diagnose(path, **options)
+
+    services = Services(describe=spy, diagnose=counting_diagnose)
+    record = propose(target, report=report, backend="recipes", out=tmp_path / "run", services=services)
+    assert record.optimize is not None and record.kernels  # the diagnosis came from the report
+    assert read == [str(report)] and spy.targets == [str(target)]
