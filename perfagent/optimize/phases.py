@@ -68,7 +68,7 @@ from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter
 from perfagent.optimize.run_writer import shown_path
-from perfagent.optimize.services import Services, current
+from perfagent.optimize.services import Services, current, using
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import OptimizeBaseline, OptimizeResult, PhasesInfo, ProposalRound, RunRecord
 from perfagent.rewrite.base import WRITE_KERNEL
@@ -134,7 +134,8 @@ def propose(
     plain_pytorch = _open_round(
         start.wl, run_dir, rewriter.name, bool(chosen.transforms or write_kernel), emit
     )
-    found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, svc, write_kernel is not None)
+    with using(svc):  # the baseline without a GPU reads the report through the services handed in
+        found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, write_kernel is not None)
     writer = _proposal_writer(start, found, chosen, loop_settings, rewriter.name, rewriter.reason, run_dir)
     recorder = RecordingRewriter(rewriter.rewriter)
     outcome = _run_proposals(start, found, writer, loop_settings, recorder, progress, write_kernel, svc)
@@ -273,7 +274,6 @@ def _proposal_diagnosis(
     loop_settings: OptimizeSettings,
     run_dir: Path,
     emit: Progress,
-    services: Services,
     first_kernel: bool = False,
 ) -> _Found:
     """The diagnosis: a report, RUN's best (or its baseline), static analysis. Raises when there is none
@@ -289,7 +289,6 @@ def _proposal_diagnosis(
             run_dir=run_dir,
             settings=loop_settings,
             emit=emit,
-            services=services,
         )
         where = "none"
         if report is not None:
@@ -301,7 +300,7 @@ def _proposal_diagnosis(
             base.summary, base.profile, base.kernels, base.diagnosis, base.state.measured, where, notes
         )
     else:
-        found = _prior_diagnosis(start, settings, loop_settings, run_dir, emit, notes, services)
+        found = _prior_diagnosis(start, settings, loop_settings, run_dir, emit, notes)
         why = f"{shown_path(start.prior_dir or run_dir)} holds no profile of the original or of its best"
     if found.diagnosis is None and not settings.transforms and not first_kernel:
         raise BadInput(
@@ -319,7 +318,6 @@ def _prior_diagnosis(
     run_dir: Path,
     emit: Progress,
     notes: list[str],
-    services: Services,
 ) -> _Found:
     """A ``--from`` round: RUN's best's profile, else RUN's baseline profile, unless a report is given."""
     prior, wl = start.prior, start.wl
@@ -342,7 +340,6 @@ def _prior_diagnosis(
             run_dir=run_dir,
             settings=loop_settings,
             emit=emit,
-            services=services,
         )
         diagnosis, measured, where = (
             rep.diagnosis,
