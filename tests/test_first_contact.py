@@ -131,7 +131,10 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     # verify / bench / optimize
     (["verify", "missing.py", "01_vector_add_triton.py", "--device", "cpu"], "does not exist"),
     (["verify", "dir.py", "01_vector_add_triton.py", "--device", "cpu"], "is a folder"),
-    (["verify", "bin.py", "01_vector_add_triton.py", "--device", "cpu"], "not a source file (binary content)"),
+    (
+        ["verify", "bin.py", "01_vector_add_triton.py", "--device", "cpu"],
+        "not a source file (binary content)",
+    ),
     (["verify", "notes.txt", "notes.txt"], "don't know how to verify"),
     (["verify", "01_vector_add.py", "bin.py", "--device", "cpu"], "not a text file"),
     (["bench", "empty.cu"], "empty.cu is empty"),

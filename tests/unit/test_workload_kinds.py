@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import perfagent
-from perfagent.verify.jobs import VerifyRequest
 from perfagent.target import TargetKind
+from perfagent.verify.jobs import VerifyRequest
 from perfagent.workloads import (
     Workload,
     detect_candidate,
