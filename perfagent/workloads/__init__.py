@@ -41,7 +41,12 @@ if TYPE_CHECKING:
     from perfagent.workloads.describe import describe_target
     from perfagent.workloads.detect import describe_source, detect_candidate, detect_reference, resolve
     from perfagent.workloads.model import RunnableWorkload, WorkloadKind
-    from perfagent.workloads.optimizable import OptimizeWorkload
+    from perfagent.workloads.optimizable import (
+        KernelBenchTarget,
+        LaunchSpecTarget,
+        OptimizeWorkload,
+        TritonScriptTarget,
+    )
     from perfagent.workloads.registry import resolve_profile_target
     from perfagent.workloads.targets import ProfileTarget
 
@@ -58,12 +63,18 @@ _LAZY = {
     "RunnableWorkload": "perfagent.workloads.model",
     "WorkloadKind": "perfagent.workloads.model",
     "OptimizeWorkload": "perfagent.workloads.optimizable",
+    "LaunchSpecTarget": "perfagent.workloads.optimizable",
+    "KernelBenchTarget": "perfagent.workloads.optimizable",
+    "TritonScriptTarget": "perfagent.workloads.optimizable",
     "ProfileTarget": "perfagent.workloads.targets",
     "resolve_profile_target": "perfagent.workloads.registry",
 }
 
 __all__ = [
+    "KernelBenchTarget",
+    "LaunchSpecTarget",
     "OptimizeWorkload",
+    "TritonScriptTarget",
     "ProfileTarget",
     "RunnableWorkload",
     "Workload",

@@ -11,7 +11,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from perfagent import workloads
 from perfagent.target import CHECK_COMMAND_ONLY, FileRole, TargetDescription, TargetKind
 from perfagent.workloads.describe import Describe, describe_target
 from perfagent.workloads.model import (
@@ -22,21 +24,20 @@ from perfagent.workloads.model import (
     RunnableWorkload,
     TritonScript,
 )
-from perfagent.workloads.optimizable import (
-    KernelBenchTarget,
-    LaunchSpecTarget,
-    OptimizeWorkload,
-    TritonScriptTarget,
-)
 from perfagent.workloads.targets import ProfileTarget, ProfileWay
 from profilers.core_errors import BadInput
 
-_OPTIMIZE: dict[TargetKind, type[OptimizeWorkload]] = {
-    TargetKind.CUDA_KERNEL: LaunchSpecTarget,
-    TargetKind.KERNELBENCH: KernelBenchTarget,
-    TargetKind.TRITON_SCRIPT: TritonScriptTarget,
+if TYPE_CHECKING:
+    from perfagent.workloads.optimizable import OptimizeWorkload
+
+_OPTIMIZE: dict[TargetKind, str] = {
+    TargetKind.CUDA_KERNEL: "LaunchSpecTarget",
+    TargetKind.KERNELBENCH: "KernelBenchTarget",
+    TargetKind.TRITON_SCRIPT: "TritonScriptTarget",
 }
-"""The kinds the optimize loop rewrites."""
+"""The kinds the optimize loop rewrites, and their classes in ``workloads.optimizable``, loaded on first use
+through the package: that module imports the launch-spec harness choice (numpy among it), which reading a
+report or profiling a program never needs (``tests/unit/test_import_cost.py``)."""
 
 _SCRIPT = ProfileWay(runs_script=True)
 _PROFILE: dict[TargetKind, ProfileWay] = {
@@ -62,9 +63,10 @@ def optimize_workload(description: TargetDescription) -> OptimizeWorkload:
         BadInput: the target cannot be rewritten (its ``can_rewrite`` says why and what to do).
     """
     description.can_rewrite.require()
-    chosen = _OPTIMIZE.get(description.kind)
-    if chosen is None:  # a description that says it can be rewritten, of a kind the loop has no code for
+    name = _OPTIMIZE.get(description.kind)
+    if name is None:  # a description that says it can be rewritten, of a kind the loop has no code for
         raise BadInput(f"cannot optimize a {description.kind.value} target", hint="see docs/optimize.md")
+    chosen: type[OptimizeWorkload] = getattr(workloads, name)
     return chosen(description=description)
 
 
