@@ -11,11 +11,13 @@ workload instead of comparing its ``kind`` string:
 - ``timed_by``: 'cuda-events' (perfagent's interleaved timing harness), 'ncu' (the profiler's kernel
   durations) or None.
 
-The kinds come in three families, each in its own module:
+The kinds come in two families of ``Workload`` classes, each in its own module, beside a third that is one
+class:
 
 - ``model``: what verification and timing run (a KernelBench ``Model``/``ModelNew``, a launch-spec kernel,
   a CUDA program, a Triton or Python script); pydantic, they cross into the worker process;
-- ``targets``: what ``profile``/``diagnose`` read or run (recorded reports, saved runs, sources, commands);
+- ``targets``: what ``profile``/``diagnose`` read or run: one ``ProfileTarget`` (a description and the way
+  the registry chose for its kind), not a ``Workload`` subclass per kind;
 - ``optimizable``: what the optimize loop rewrites (launch-spec kernel, KernelBench problem, Triton script),
   with its oracle and candidates as ``model`` workloads.
 

@@ -44,6 +44,7 @@ class ProfileTarget:
 
     @property
     def kind(self) -> TargetKind:
+        """The description's kind (a report, a source, a command, ...)."""
         return self.description.kind
 
     @property
