@@ -116,17 +116,17 @@ __global__ void cumprod_kernel(const double* x, double* out, long long rows, lon
     }
 }
 """,
-    # row pointers declared before the loop (PyTorch's CPU cum kernels, llm.c): each into one parameter
-    "row-pointers-long-long-offsets": """
-__global__ void cumsum_rows(const float *self_data, float *result_data, int rows, int len) {
-    int row = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < rows) {
-        const float *src = self_data + (long long)row * len;
-        float *dst = result_data + (long long)row * len;
-        float cum = 0.0f;
-        for (int i = 0; i < len; i++) {
-            cum += src[i];
-            dst[i] = cum;
+    # row pointers declared before the loop (the shape of PyTorch's CPU cum kernels): each into one parameter
+    "row-pointers-size-t-offsets": """
+__global__ void rowwise_prefix(const float *values, float *prefix, int n_rows, int width) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < n_rows) {
+        const float *in_row = values + (size_t)r * width;
+        float *out_row = prefix + (size_t)r * width;
+        float total = 0.0f;
+        for (int k = 0; k < width; ++k) {
+            total += in_row[k];
+            out_row[k] = total;
         }
     }
 }
@@ -149,26 +149,28 @@ __global__ void cumsum_rows(const double *in, double *out, int rows, int len) {
     .replace("sum += x[row * cols + j];", "sum = fmaxf(x[row * cols + j], sum);"),
 }
 
-ROW_POINTERS = FORMS["row-pointers-long-long-offsets"]
+ROW_POINTERS = FORMS["row-pointers-size-t-offsets"]
 REFUSED = {
     "row-pointer-and-its-parameter": (
-        ROW_POINTERS.replace("dst[i] = cum;", "dst[i] = cum + result_data[(long long)row * len + i + 1];"),
-        "both reach the buffer result_data",
+        ROW_POINTERS.replace(
+            "out_row[k] = total;", "out_row[k] = total + prefix[(size_t)r * width + k + 1];"
+        ),
+        "both reach the buffer prefix",
     ),
     "two-row-pointers-into-one-buffer": (
         ROW_POINTERS.replace(
-            "float cum = 0.0f;",
-            "float *next = result_data + (long long)row * len + 1;\n        float cum = 0.0f;",
-        ).replace("dst[i] = cum;", "dst[i] = cum + next[i];"),
-        "both reach the buffer result_data",
+            "float total = 0.0f;",
+            "float *next = prefix + (size_t)r * width + 1;\n        float total = 0.0f;",
+        ).replace("out_row[k] = total;", "out_row[k] = total + next[k];"),
+        "both reach the buffer prefix",
     ),
     "row-pointer-moved": (
-        ROW_POINTERS.replace("float cum = 0.0f;", "dst += 1;\n        float cum = 0.0f;"),
-        "the pointer dst is used",
+        ROW_POINTERS.replace("float total = 0.0f;", "out_row += 1;\n        float total = 0.0f;"),
+        "the pointer out_row is used",
     ),
     "row-pointer-from-a-local-array": (
         ROW_POINTERS.replace(
-            "float *dst = result_data + (long long)row * len;", "float tmp[4];\n        float *dst = tmp;"
+            "float *out_row = prefix + (size_t)r * width;", "float tmp[4];\n        float *out_row = tmp;"
         ),
         "is not a parameter plus an offset",
     ),
@@ -321,7 +323,7 @@ EMULATED = {
         f"{c}LL",
     ),
     "running-max-fmaxf-reverse": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
-    "row-pointers-long-long-offsets": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
+    "row-pointers-size-t-offsets": lambda r, c: (Buf(F, r * c), Buf(F, r * c), f"{r}", f"{c}"),
     "row-pointers-address-of-exclusive-double": lambda r, c: (
         Buf("double", r * c),
         Buf("double", r * c),
@@ -331,7 +333,7 @@ EMULATED = {
 }
 KERNEL = {
     "cumprod-exclusive-acc-times-e": "cumprod_kernel",
-    "row-pointers-long-long-offsets": "cumsum_rows",
+    "row-pointers-size-t-offsets": "rowwise_prefix",
     "row-pointers-address-of-exclusive-double": "cumsum_rows",
 }
 """Kernel names other than cumsum_kernel."""
