@@ -115,7 +115,7 @@ def _verify_in_worker(
         device=_device_label(
             worker.device if worker else request.device, worker.device_name if worker else None
         ),
-        # Only a PyTorch reference can be rerun in float64; a launch-spec kernel is compiled for its dtypes.
+        # A PyTorch reference is rerun in float64 by a cast, a launch-spec kernel by promoting its source.
         tolerance=request.tolerance.describe(accuracy_rule=ref.reruns_in_float64),
         started=started,
         worker=worker,

@@ -10,7 +10,10 @@ For every parameter set (``params``, then each ``check_params`` shape) and seed:
 4. candidate launch 2 with outputs poisoned by a second pattern;
 5. every written argument (outputs and inouts) of both candidate launches is compared with the
    reference; an element that still holds poison 1 after launch 1 *and* poison 2 after launch 2
-   was never written; inputs must be unchanged; CUDA errors after each launch fail the run.
+   was never written; inputs must be unchanged; CUDA errors after each launch fail the run;
+6. a float output outside the dtype tolerance is judged by the accuracy rule (``accuracy.py``) against
+   a float64 run of the original (``float64_launch``: its source promoted to double), launched only
+   then, once per seed and parameter set.
 
 Every launch is prepared by ``perfagent.workloads.launch_prep`` (as timing and profiling prepare theirs).
 """
@@ -25,7 +28,9 @@ import torch
 
 from perfagent.sandbox.harness import CandidateFailure, Harness, ReferenceFailure
 from perfagent.sandbox.wire import WorkerResult
+from perfagent.verify import accuracy as A
 from perfagent.verify import checks as C
+from perfagent.verify.float64_launch import Float64Launches, Outputs
 from perfagent.verify.jobs import VerifyRequest
 from perfagent.verify.models import Check, Tolerance
 from perfagent.verify.verifier_state import VerifierState
@@ -81,6 +86,7 @@ class KernelVerifier(VerifierState):
         super().__init__(h)
         self.launches = 0
         self._compiled: dict[tuple[str, str, tuple[tuple[str, str], ...]], CompiledKernel] = {}
+        self.fp64 = Float64Launches(h, self.notes)
 
     def compiled(self, resolved: ResolvedLaunch, *, reference: bool) -> CompiledKernel:
         key = (resolved.source, resolved.kernel, tuple(sorted(resolved.defines.items())))
@@ -198,8 +204,11 @@ class KernelVerifier(VerifierState):
             self.distributions.append(tag)
         if ps.index == 0:
             self.ref_samples.append(torch.cat([C.subsample(t) for t in ref_out.values()]))
+        precise = self.fp64.runner(ps.index, ps.ref, masters, [a.name for a in ps.written], where)
         for a in ps.written:
-            self._compare_written(a, ps.tolerance, ref_out[a.name], (c1[a.name], c2[a.name]), where)
+            self._compare_written(
+                a, ps.tolerance, ref_out[a.name], (c1[a.name], c2[a.name]), where, lambda a=a: _leaf(precise, a.name)
+            )
 
     def _candidate_launch(
         self, ps: ParamSet, masters: dict[str, Any], poison: int, label: str
@@ -214,20 +223,28 @@ class KernelVerifier(VerifierState):
         return {k: v.clone() if k in written else v for k, v in launch.buffers.items()}
 
     def _compare_written(
-        self, a: ResolvedArg, tol: Tolerance, expected: Any, got: tuple[Any, Any], where: str
+        self,
+        a: ResolvedArg,
+        tol: Tolerance,
+        expected: Any,
+        got: tuple[Any, Any],
+        where: str,
+        precise: Callable[[], Any | None] = lambda: None,
     ) -> None:
-        """Both candidate launches' ``a`` against the reference's, and (outputs) every element written."""
-        # The dtype rule alone: the oracle is a CUDA kernel compiled for its declared dtypes
-        # and a spec names no PyTorch reference, so there is no float64 run of the original
-        # for the accuracy rule (accuracy.py); a spec sets [tolerance] for reordered sums.
+        """Both candidate launches' ``a`` against the reference's, and (outputs) every element written;
+        ``precise``: the float64 run's ``a`` on the same inputs (on demand), for the accuracy rule."""
         atol, rtol = C.tolerance_for(expected.dtype, tol)
         for run_label, value in (("launch 1", got[0]), ("launch 2", got[1])):
             cmp = C.compare_tensors(value, expected, atol, rtol)
             self.errors.add(cmp)
-            if cmp.ok:
+            fp64 = None if cmp.ok or not self._rule_applies(cmp, expected) else precise()
+            verdict = judge_output(value, expected, fp64, cmp)
+            if verdict.accuracy is not None:
+                self.accuracy.add(verdict.accuracy)
+            if verdict.ok:
                 self.book.ok("correctness")
             else:
-                self.book.fail("correctness", C.describe_mismatch(a.name, cmp, f"{where} ({run_label})"))
+                self.book.fail("correctness", verdict.detail(a.name, f"{where} ({run_label})"))
             self.book.record(
                 "no-nan-inf",
                 C.describe_nonfinite(a.name, cmp, f"{where} ({run_label})") if cmp.nonfinite else None,
@@ -244,6 +261,17 @@ class KernelVerifier(VerifierState):
             )
         else:
             self.book.ok("all-outputs-written", "every output element is written by every launch")
+
+    def _rule_applies(self, cmp: C.Comparison, expected: Any) -> bool:
+        """Whether a failed comparison goes to the accuracy rule: a float output below float64 with no
+        NaN/Inf where the original is finite, under the spec's own tolerance (an explicit --atol/--rtol
+        is the user's bound: it alone decides)."""
+        return (
+            not cmp.nonfinite
+            and expected.is_floating_point()
+            and expected.dtype != torch.float64
+            and self.h.request.tolerance.is_default()
+        )
 
     def _inputs_unchanged(
         self, in_args: list[ResolvedArg], masters: dict[str, Any], bufs: dict[str, Any], label: str
@@ -292,6 +320,35 @@ class KernelVerifier(VerifierState):
         self._record_informative()
 
 
+def _leaf(precise: Callable[[], Outputs | None], name: str) -> Any | None:
+    out = precise()
+    return None if out is None else out.get(name)
+
+
+@dataclass
+class OutputVerdict:
+    """One written output judged: by the dtype tolerance, or else by the accuracy rule when it ran."""
+
+    ok: bool
+    cmp: C.Comparison
+    accuracy: A.Accuracy | None = None
+
+    def detail(self, name: str, where: str) -> str:
+        text = C.describe_mismatch(name, self.cmp, where)
+        return f"{text}; {A.describe_accuracy(self.accuracy)}" if self.accuracy is not None else text
+
+
+def judge_output(got: Any, expected: Any, precise: Any | None, cmp: C.Comparison) -> OutputVerdict:
+    """``got`` within the dtype tolerance of the original (``cmp``), or else no less accurate than the
+    original against ``precise``, its float64 run (None: not available, the tolerance decides alone)."""
+    if cmp.ok:
+        return OutputVerdict(ok=True, cmp=cmp)
+    if precise is None or not A.applies(expected, precise):
+        return OutputVerdict(ok=False, cmp=cmp)
+    acc = A.compare_accuracy(got, expected, precise, cmp.atol, cmp.rtol)
+    return OutputVerdict(ok=acc.ok, cmp=cmp, accuracy=acc)
+
+
 def run_cuda_kernel(h: Harness[VerifyRequest]) -> WorkerResult:
     """Verify a launch-spec kernel rewrite against the original; needs a CUDA device."""
     if not h.device.startswith("cuda"):
@@ -302,4 +359,6 @@ def run_cuda_kernel(h: Harness[VerifyRequest]) -> WorkerResult:
         v.run()
     except CandidateFailure as failure:
         v.book.fail(failure.check.name, failure.check.detail, failure.check.severity)
+    finally:
+        v.fp64.close()
     return v.result()

@@ -22,7 +22,7 @@ class VerifierState:
         self.book = C.CheckBook()
         self.errors = C.ErrorTracker()
         self.accuracy = AccuracyTracker()
-        """Comparisons the float64 accuracy rule judged (KernelBench only)."""
+        """Comparisons the float64 accuracy rule judged."""
         self.notes: list[str] = []
         self.ref_samples: list[torch.Tensor] = []
         self.distributions: list[str] = []

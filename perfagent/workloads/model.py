@@ -54,8 +54,8 @@ class RunnableWorkload(Frozen, Workload):
     runner: ClassVar[Runner | None] = None
     """How perfagent's worker runs it (None: it cannot; a check command judges it)."""
     reruns_in_float64: ClassVar[bool] = False
-    """The oracle can be rerun in float64 to measure its own rounding (a PyTorch ``Model`` can; a compiled
-    kernel is built for its dtypes)."""
+    """The oracle can be rerun in float64 to measure its own rounding (a PyTorch ``Model`` by a cast, a
+    launch-spec kernel by promoting its source to double when ``double_promotion`` can vouch for it)."""
 
     def describe(self) -> str:
         """Short label for messages: the file name."""
@@ -93,6 +93,7 @@ class LaunchSpecKernel(RunnableWorkload):
     verified_by: ClassVar[Verification | None] = "oracle"
     timed_by: ClassVar[Timer | None] = "cuda-events"
     runner: ClassVar[Runner | None] = "launch-spec"
+    reruns_in_float64: ClassVar[bool] = True
 
     def describe(self) -> str:
         """'fixed.cu:entry (spec t.launch.toml)'."""

@@ -130,7 +130,7 @@ def test_stages_ask_a_workload_what_it_can_do_instead_of_testing_its_class(tmp_p
     spec = detect_reference(TRANSPOSE / "slow.cu")
     script = detect_reference(SCRIPT)
     assert (kb.runner, kb.reruns_in_float64) == ("kernelbench", True)
-    assert (spec.runner, spec.reruns_in_float64) == ("launch-spec", False)
+    assert (spec.runner, spec.reruns_in_float64) == ("launch-spec", True)
     assert (script.runner, script.reruns_in_float64) == (None, False)
     assert resolve(KB / "01_vector_add.py").candidate_may_build_extension
     assert not resolve(TRANSPOSE / "slow.cu").candidate_may_build_extension

@@ -19,17 +19,9 @@ from tree_sitter import Node, Tree
 
 from perfagent.rewrite.recipes import _cuda
 from perfagent.rewrite.recipes._variant import at
+from perfagent.workloads.cuda_math_names import DOUBLE_MATH_FUNCTIONS
 
-DOUBLE_TO_FLOAT = {
-    name: f"{name}f"
-    for name in (
-        "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
-        "atanh", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "cbrt",
-        "rcbrt", "pow", "hypot", "erf", "erfc", "erfinv", "erfcinv", "lgamma", "tgamma", "fabs", "fmax",
-        "fmin", "fmod", "floor", "ceil", "round", "trunc", "rint", "fma", "copysign", "remainder", "sinpi",
-        "cospi", "normcdf", "normcdfinv", "ldexp", "frexp", "modf",
-    )
-}  # fmt: skip
+DOUBLE_TO_FLOAT = {name: f"{name}f" for name in DOUBLE_MATH_FUNCTIONS}
 """Double-precision math functions -> their single-precision names (CUDA Math API)."""
 _FLOAT_LITERAL = re.compile(r"^[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?$")
 
