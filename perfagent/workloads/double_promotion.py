@@ -143,6 +143,11 @@ def _check_node(node: Node) -> None:
         raise _refuse(node.parent or node, f"a pointer cast to {target}: element sizes would no longer match")
 
 
+def _helper_name(float_name: str) -> str:
+    """``__fdividef`` -> ``perfagent_f64_fdivide``: no trailing ``f`` that reads as a float function."""
+    return HELPER_PREFIX + float_name.strip("_").removesuffix("f")
+
+
 def _replacement(node: Node, helpers: set[str]) -> str | None:
     """The double form of one leaf token, or None when it stays."""
     text = _text(node)
@@ -156,7 +161,7 @@ def _replacement(node: Node, helpers: set[str]) -> str | None:
         _check_name(node, text)
         if text in FLOAT_HELPERS:
             helpers.add(text)
-            return HELPER_PREFIX + text.strip("_")
+            return _helper_name(text)
         return FLOAT_TO_DOUBLE.get(text)
     return None
 
@@ -178,7 +183,7 @@ def _promote_preproc(text: str, node: Node, helpers: set[str]) -> str:
             _check_name(node, token)
             if token in FLOAT_HELPERS:
                 helpers.add(token)
-                return HELPER_PREFIX + token.strip("_")
+                return _helper_name(token)
             return FLOAT_TO_DOUBLE.get(token, token)
         return token
 
@@ -257,7 +262,7 @@ def promote_source(source: str, kernel: str) -> PromotedSource:
     for start, end, new in sorted(edits, reverse=True):
         data = data[:start] + new.encode("utf-8") + data[end:]
     prelude = "".join(
-        FLOAT_HELPERS[name].format(name=HELPER_PREFIX + name.strip("_")) + "\n" for name in sorted(helpers)
+        FLOAT_HELPERS[name].replace("{name}", _helper_name(name)) + "\n" for name in sorted(helpers)
     )
     return PromotedSource(
         text=prelude + data.decode("utf-8"),
