@@ -32,6 +32,8 @@ from perfagent.workloads.launch_resolve import ResolvedArg, ResolvedLaunch
 
 HELPER_PREFIX = "perfagent_f64_"
 _FLOAT_TYPES = frozenset({"float", *VECTOR_TYPES})
+_BYTE_TYPES = frozenset({"char", "int8_t", "uint8_t", "byte"})
+"""Element types of a shared byte buffer that a kernel carves into arrays by byte offsets."""
 _DOUBLE_TYPES = frozenset({"double", *VECTOR_TYPES.values()})
 _NARROW = re.compile(
     r"^(?:__)?(?:half\d?|nv_bfloat16\d?|nv_fp8\w*|tf32)$"
@@ -292,12 +294,14 @@ def promote_launch(resolved: ResolvedLaunch, promoted: PromotedSource, source_pa
         args.append(arg.model_copy(update={"dtype": "float64"}) if arg.dtype == "float32" else arg)
     shared = resolved.shared_mem
     kinds = set(promoted.extern_shared)
-    if shared and kinds and not kinds <= _FLOAT_TYPES:
+    # Every extern __shared__ array starts at the same address: all float doubles the bytes, all of
+    # other element types (ints) keeps them; a mix or a byte buffer carved up by offsets cannot be scaled.
+    if shared and kinds and not (kinds <= _FLOAT_TYPES or kinds.isdisjoint(_FLOAT_TYPES | _BYTE_TYPES)):
         raise PromotionRefused(
             f"the dynamic shared memory ({shared} bytes) is declared {', '.join(sorted(kinds))}: "
             "its byte size cannot be scaled to double"
         )
-    if shared and kinds:
+    if shared and kinds and kinds <= _FLOAT_TYPES:
         shared *= 2
     return resolved.model_copy(update={"source": source_path, "args": args, "shared_mem": shared})
 

@@ -175,17 +175,21 @@ def test_launch_promotion_widens_float_arguments_and_float_shared_memory(tmp_pat
     assert [a.dtype for a in launch.args] == ["float64", "float64", "int32"]
     assert launch.shared_mem == 2 * 128 * 4 and launch.source == "/tmp/promoted.cu"
     assert launch.grid == resolved.grid and launch.block == resolved.block
+    ints = _kernel_with("extern __shared__ int counts[];")
+    spec = _spec(tmp_path, ints, "k", ARGS_XYN, shared="512")
+    assert promote_launch(_resolved(spec), promote_source(ints, "k"), "/tmp/p.cu").shared_mem == 512
 
 
 @pytest.mark.parametrize(
     ("source", "args", "shared", "reason"),
     [
-        (_kernel_with("extern __shared__ int counts[];"), ARGS_XYN, "512", "declared int"),
+        (_kernel_with("extern __shared__ unsigned char raw[];"), ARGS_XYN, "512", "declared char"),
+        (_kernel_with("extern __shared__ int counts[]; extern __shared__ float sums[];"), ARGS_XYN, "512", "declared float, int"),
         (_kernel_with(""), ARGS_XYN.replace('value = "n"', 'value = "n"\n[[args]]\nname = "m"\ndtype = "int32"\nvalue = 1'), "0", "lists 4 arguments"),
         (_kernel_with(""), ARGS_XYN.replace('name = "x"\nshape', 'name = "x"\ndtype = "int32"\nshape'), "0", "which values are float"),
         (_kernel_with(""), ARGS_XYN.replace('name = "y"\nshape', 'name = "y"\ndtype = "float16"\nshape'), "0", "half/bf16 data"),
     ],
-    ids=["int dynamic shared memory", "argument count", "float data typed int", "half data"],
+    ids=["byte dynamic shared memory", "float and int dynamic shared memory", "argument count", "float data typed int", "half data"],
 )  # fmt: skip
 def test_launch_promotion_refusals(tmp_path: Path, source: str, args: str, shared: str, reason: str) -> None:
     spec = _spec(tmp_path, source, "k", args, shared=shared)
