@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
@@ -207,7 +208,12 @@ class KernelVerifier(VerifierState):
         precise = self.fp64.runner(ps.index, ps.ref, masters, [a.name for a in ps.written], where)
         for a in ps.written:
             self._compare_written(
-                a, ps.tolerance, ref_out[a.name], (c1[a.name], c2[a.name]), where, lambda a=a: _leaf(precise, a.name)
+                a,
+                ps.tolerance,
+                ref_out[a.name],
+                (c1[a.name], c2[a.name]),
+                where,
+                partial(_leaf, precise, a.name),
             )
 
     def _candidate_launch(

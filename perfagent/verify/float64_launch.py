@@ -79,7 +79,8 @@ class Float64Launches:
             return None
         try:
             kernel = compile_launch(
-                launch, lambda label, step: self.h.reference(f"float64 {label} (accuracy rule)", step, phase="build")
+                launch,
+                lambda label, step: self.h.reference(f"float64 {label} (accuracy rule)", step, phase="build"),
             )
         except ReferenceFailure as exc:
             self._give_up(f"the promoted source does not build: {exc}")

@@ -57,8 +57,12 @@ _REFUSED_NAMES = {
 }
 _REFUSED_PREFIXES = (("tex1D", "a texture fetch"), ("tex2D", "a texture fetch"), ("tex3D", "a texture fetch"),
                      ("surf", "a surface access"))  # fmt: skip
-_FLOAT_LITERAL = re.compile(r"^[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fF]$|^[+-]?0[xX][0-9a-fA-F.]*[pP][+-]?\d+[fF]$")
-_PREPROC_TOKEN = re.compile(r"[A-Za-z_]\w*|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fF]\b|0[xX][\w.]+(?:[pP][+-]?\d+)?\w*")
+_FLOAT_LITERAL = re.compile(
+    r"^[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fF]$|^[+-]?0[xX][0-9a-fA-F.]*[pP][+-]?\d+[fF]$"
+)
+_PREPROC_TOKEN = re.compile(
+    r"[A-Za-z_]\w*|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fF]\b|0[xX][\w.]+(?:[pP][+-]?\d+)?\w*"
+)
 
 
 class PromotionRefused(ValueError):
@@ -113,7 +117,12 @@ def _check_name(node: Node, name: str) -> None:
             raise _refuse(node, why)
     if _NARROW.search(name):
         raise _refuse(node, "half/bf16/fp8/tf32 arithmetic has no double form here")
-    if name.startswith("__") and name.endswith("f") and name not in FLOAT_TO_DOUBLE and name not in FLOAT_HELPERS:
+    if (
+        name.startswith("__")
+        and name.endswith("f")
+        and name not in FLOAT_TO_DOUBLE
+        and name not in FLOAT_HELPERS
+    ):
         raise _refuse(node, f"no known double form of the float intrinsic {name}")
     if re.fullmatch(r"__f\w+_r[nzud]", name) and name not in FLOAT_TO_DOUBLE:
         raise _refuse(node, f"no known double form of the float intrinsic {name}")
@@ -121,9 +130,13 @@ def _check_name(node: Node, name: str) -> None:
 
 def _cast_target(node: Node) -> str | None:
     """The base type a pointer cast goes to ('int' for ``(int *)p`` or ``reinterpret_cast<int*>``)."""
-    if node.type != "type_descriptor" or not any(c.type == "abstract_pointer_declarator" for c in _walk(node)):
+    if node.type != "type_descriptor" or not any(
+        c.type == "abstract_pointer_declarator" for c in _walk(node)
+    ):
         return None
-    types = [c for c in node.children if c.type in ("primitive_type", "type_identifier", "sized_type_specifier")]
+    types = [
+        c for c in node.children if c.type in ("primitive_type", "type_identifier", "sized_type_specifier")
+    ]
     return _text(types[0]) if types else _text(node)
 
 
@@ -135,7 +148,10 @@ def _check_node(node: Node) -> None:
         raise _refuse(node, "a union (its float members alias other types)")
     if node.type == "preproc_include" and _text(node.child_by_field_name("path") or node).startswith('"'):
         raise _refuse(node, "a quoted #include: the included code is not promoted")
-    if node.type == "template_function" and _text(node.child_by_field_name("name") or node) == "reinterpret_cast":
+    if (
+        node.type == "template_function"
+        and _text(node.child_by_field_name("name") or node) == "reinterpret_cast"
+    ):
         args = node.child_by_field_name("arguments")
         target = _cast_target(args.named_children[0]) if args is not None and args.named_children else None
         if target is None or target.split()[-1] not in _FLOAT_TYPES | _DOUBLE_TYPES:
@@ -202,7 +218,9 @@ def _function(root: Node, kernel: str) -> Node:
         name = decl.child_by_field_name("declarator") if decl is not None else None
         if name is not None and _text(name) == kernel:
             return node
-    raise PromotionRefused(f"no definition of the kernel {kernel} found by the parser (a template or a macro?)")
+    raise PromotionRefused(
+        f"no definition of the kernel {kernel} found by the parser (a template or a macro?)"
+    )
 
 
 def _parameters(fn: Node) -> tuple[str, ...]:

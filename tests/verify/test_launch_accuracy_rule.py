@@ -27,7 +27,9 @@ from perfagent.workloads.detect import detect_candidate, detect_reference
 ROWS, LEN = 8, 1024
 
 
-def _serial(x: Any, out: Any, rows: int, n: int, skip: tuple[int, int] | None = None, last_off: bool = False) -> None:
+def _serial(
+    x: Any, out: Any, rows: int, n: int, skip: tuple[int, int] | None = None, last_off: bool = False
+) -> None:
     """One running sum per row, in the buffers' dtype (the original's order)."""
     cum = torch.zeros(rows, dtype=x.dtype)
     for i in range(n):
@@ -121,11 +123,15 @@ def float64_launches(fake_nvrtc: None, monkeypatch: pytest.MonkeyPatch) -> list[
     return seen
 
 
-def _verify(tmp_path: Path, kernel: str, *, original_extra: str = "", tolerance: Tolerance | None = None) -> WorkerResult:
+def _verify(
+    tmp_path: Path, kernel: str, *, original_extra: str = "", tolerance: Tolerance | None = None
+) -> WorkerResult:
     (tmp_path / "scan.cu").write_text(ORIGINAL % original_extra)
     (tmp_path / "scan.launch.toml").write_text(SPEC)
     cand = tmp_path / f"{kernel}.cu"
-    cand.write_text(f'extern "C" __global__ void {kernel}(const float *x, float *out, int rows, int n) {{}}\n')
+    cand.write_text(
+        f'extern "C" __global__ void {kernel}(const float *x, float *out, int rows, int n) {{}}\n'
+    )
     ref = detect_reference(tmp_path / "scan.launch.toml")
     request = VerifyRequest(
         job="verify-cuda-kernel",
@@ -138,7 +144,11 @@ def _verify(tmp_path: Path, kernel: str, *, original_extra: str = "", tolerance:
         tolerance=tolerance or Tolerance(),
     )
     h = Harness(
-        request=request, nonce="n", device="cpu", result_path=str(tmp_path / "r.json"), progress_path=str(tmp_path / "p.log")
+        request=request,
+        nonce="n",
+        device="cpu",
+        result_path=str(tmp_path / "r.json"),
+        progress_path=str(tmp_path / "p.log"),
     )
     h.start()
     v = cuda_protocol.KernelVerifier(h)
@@ -159,9 +169,14 @@ def test_reassociated_scan_passes_by_the_rule(tmp_path: Path, float64_launches: 
     result = _verify(tmp_path, "prefix_rows_blocked")
     correctness = _check(result, "correctness")
     assert correctness.passed, correctness.detail
-    assert "passed the accuracy rule" in correctness.detail and "float64 run of the original" in correctness.detail
+    assert (
+        "passed the accuracy rule" in correctness.detail
+        and "float64 run of the original" in correctness.detail
+    )
     assert result.errors.accuracy_rule_passes and result.errors.max_abs_error_vs_fp64 is not None
-    assert result.errors.max_abs_error is not None and result.errors.max_abs_error > 1e-4  # outside the spec's bound
+    assert (
+        result.errors.max_abs_error is not None and result.errors.max_abs_error > 1e-4
+    )  # outside the spec's bound
     # one float64 launch per seed and parameter set at most, and only of the promoted original
     assert set(float64_launches) == {"prefix_rows_loop"} and len(float64_launches) <= 3 + 2
 

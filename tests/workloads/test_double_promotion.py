@@ -29,7 +29,7 @@ FORMS = {
     ),
     "intrinsics_and_casts": (
         "rcp_div",
-        '#include <cfloat>\n#define SCALE 0.5f\n'
+        "#include <cfloat>\n#define SCALE 0.5f\n"
         'extern "C" __global__ void rcp_div(const float *__restrict__ a, float *b, int n)\n'
         "{\n"
         "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -107,10 +107,21 @@ def test_promoted_source_holds_no_float(form: str) -> None:
 def test_promoted_names_and_parameters() -> None:
     kernel, source = FORMS["intrinsics_and_casts"]
     promoted = promote_source(source, kernel)
-    for double_form in ("__drcp_rn(", "DBL_MAX", "__int2double_rn(", "#define SCALE 0.5\n", "(double)i * 1e-3"):
+    for double_form in (
+        "__drcp_rn(",
+        "DBL_MAX",
+        "__int2double_rn(",
+        "#define SCALE 0.5\n",
+        "(double)i * 1e-3",
+    ):
         assert double_form in promoted.text, double_form
     assert promoted.parameters == ("float*", "float*", "int")
-    assert promote_source(*reversed(FORMS["vector_shared_warp"])).parameters == ("float4*", "float*", "int", "int")
+    assert promote_source(*reversed(FORMS["vector_shared_warp"])).parameters == (
+        "float4*",
+        "float*",
+        "int",
+        "int",
+    )
     assert promote_source(*reversed(FORMS["dynamic_shared_helper"])).extern_shared == ("float",)
 
 
@@ -124,7 +135,9 @@ def test_unprovable_promotions_are_refused(case: str) -> None:
 
 def test_names_that_only_look_narrow_are_promoted() -> None:
     """A variable called ``half_width`` or ``fp8_count`` is not half arithmetic."""
-    promoted = promote_source(_kernel_with("int half_width = n / 2; float fhalf = x[i] * 0.5f + half_width;"), "k")
+    promoted = promote_source(
+        _kernel_with("int half_width = n / 2; float fhalf = x[i] * 0.5f + half_width;"), "k"
+    )
     assert "double fhalf = x[i] * 0.5 + half_width;" in promoted.text
 
 
@@ -142,7 +155,9 @@ def test_promoted_source_compiles_to_double_only(form: str, tmp_path: Path) -> N
             check=True, capture_output=True, timeout=600,
         )  # fmt: skip
     ptx = (tmp_path / "out-ptx").read_text()
-    f32 = re.findall(r"^\s*(?:ld|st|add|sub|mul|fma|div|rcp|sqrt|max|min|atom|red|shfl|cvt)\S*\.f32\b.*", ptx, re.M)
+    f32 = re.findall(
+        r"^\s*(?:ld|st|add|sub|mul|fma|div|rcp|sqrt|max|min|atom|red|shfl|cvt)\S*\.f32\b.*", ptx, re.M
+    )
     assert f32 == [] and ".f64" in ptx, f32[:5]
 
 
