@@ -365,6 +365,4 @@ def run_cuda_kernel(h: Harness[VerifyRequest]) -> WorkerResult:
         v.run()
     except CandidateFailure as failure:
         v.book.fail(failure.check.name, failure.check.detail, failure.check.severity)
-    finally:
-        v.fp64.close()
     return v.result()

@@ -10,6 +10,8 @@ why and the dtype tolerance decides alone: never a reference failure.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +38,6 @@ class Float64Launches:
         self.unavailable: str | None = None
         """Why no float64 run is possible (set once; never retried)."""
         self._built: dict[int, tuple[ResolvedLaunch, CompiledKernel]] = {}
-        self._scratch: tempfile.TemporaryDirectory[str] | None = None
 
     def runner(
         self, index: int, ref: ResolvedLaunch, masters: dict[str, Any], written: list[str], where: str
@@ -51,11 +52,6 @@ class Float64Launches:
 
         return get
 
-    def close(self) -> None:
-        if self._scratch is not None:
-            self._scratch.cleanup()
-            self._scratch = None
-
     def _give_up(self, why: str) -> None:
         self.unavailable = why
         self._built.clear()
@@ -69,11 +65,7 @@ class Float64Launches:
             return self._built[index]
         try:
             promoted = promote_source(Path(ref.source).read_text(), ref.kernel)
-            if self._scratch is None:
-                self._scratch = tempfile.TemporaryDirectory(prefix="perfagent-f64-")
-            path = Path(self._scratch.name) / f"{Path(ref.source).stem}_f64.cu"
-            path.write_text(promoted.text)
-            launch = promote_launch(ref, promoted, str(path))
+            launch = promote_launch(ref, promoted, str(_scratch_file(ref.source, promoted.text)))
         except (PromotionRefused, OSError) as exc:
             self._give_up(f"its source cannot be promoted to double: {exc}")
             return None
@@ -108,3 +100,16 @@ class Float64Launches:
             self._give_up(f"the promoted kernel failed: {exc}")
             return None
         return {name: prepared.buffers[name] for name in written}
+
+
+def _scratch_file(original: str, text: str) -> Path:
+    """The promoted source in a file named by its content: the verifications of one worker (a batch of
+    candidates against the same original) then hit NVRTC's per-process build cache, which keys on the path."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / "perfagent-f64" / f"{Path(original).stem}_{digest}.cu"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)  # atomic: two workers writing the same text never leave half a file
+    return path

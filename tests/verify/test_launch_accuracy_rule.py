@@ -157,7 +157,6 @@ def _verify(
     finally:
         assert h.watchdog is not None
         h.watchdog.disarm()
-        v.fp64.close()
     return v.result()
 
 
