@@ -9,6 +9,7 @@ the dtype of the buffers they get, so the promoted original's launch really sums
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -105,9 +106,10 @@ value = "len"
 
 
 @pytest.fixture
-def float64_launches(fake_nvrtc: None, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def float64_launches(fake_nvrtc: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """The stand-ins launched by name; returns the names of the float64 launches as they happen."""
     seen: list[str] = []
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the promoted sources land in the test's folder
     monkeypatch.setattr(
         cuda_launch,
         "kernel_args",
@@ -178,6 +180,8 @@ def test_reassociated_scan_passes_by_the_rule(tmp_path: Path, float64_launches: 
     )  # outside the spec's bound
     # one float64 launch per seed and parameter set at most, and only of the promoted original
     assert set(float64_launches) == {"prefix_rows_loop"} and len(float64_launches) <= 3 + 2
+    promoted = list((tmp_path / "perfagent-f64").glob("scan_*.cu"))
+    assert len(promoted) == 1 and "double cum = 0.0;" in promoted[0].read_text()
 
 
 @pytest.mark.parametrize("kernel", ["prefix_rows_dropped", "prefix_rows_off_by_one"])
