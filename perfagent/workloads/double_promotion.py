@@ -37,7 +37,7 @@ _BYTE_TYPES = frozenset({"char", "int8_t", "uint8_t", "byte"})
 _DOUBLE_TYPES = frozenset({"double", *VECTOR_TYPES.values()})
 _NARROW = re.compile(
     r"^(?:__)?(?:half\d?|nv_bfloat16\d?|nv_fp8\w*|tf32)$"
-    r"|^__(?:half|bfloat16|float2half|floats2half|float2bfloat16|floats2bfloat16|nv_fp8|low2|high2|float_to_tf32"
+    r"|^__nv_cvt|^__(?:half|bfloat16|float2half|floats2half|float2bfloat16|floats2bfloat16|nv_fp8|low2|high2|float_to_tf32"
     r"|h(?:add|sub|mul|div|fma|max|min|neg|abs|eq|ne|lt|le|gt|ge|sqrt|exp|log|rcp|rsqrt|sin|cos)\w*)"
 )
 """Half, bf16, fp8 and tf32 types and intrinsics (their arithmetic has no double form here)."""
@@ -47,6 +47,8 @@ _REFUSED_NAMES = {
     "__int_as_float": "a bit cast to a float",
     "__uint_as_float": "a bit cast to a float",
     "atomicExch": "atomicExch has no double overload",
+    "bit_cast": "a bit cast",
+    "__builtin_bit_cast": "a bit cast",
     "memcpy": "a byte copy",
     "memset": "a byte fill",
     "wmma": "tensor-core fragments",

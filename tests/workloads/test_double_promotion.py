@@ -78,6 +78,7 @@ FORMS = {
 REFUSED = {
     "bit cast": ("int q = __float_as_int(x[i]);", "bit cast"),
     "inline PTX": ('float r; asm("mov.f32 %0, %1;" : "=f"(r) : "f"(x[i]));', "inline PTX"),
+    "std bit cast": ("int q = cuda::std::bit_cast<int>(x[i]);", "a bit cast"),
     "union": ("union { float f; int i; } u; u.f = x[i];", "union"),
     "half arithmetic": ("__half h = __float2half(x[i]);", "half/bf16"),
     "int pointer cast": ("const int *bits = (const int *)x;", "pointer cast to int"),
