@@ -57,8 +57,8 @@ _REFUSED_NAMES = {
     "cudaTextureObject_t": "a texture",
     "cudaSurfaceObject_t": "a surface",
 }
-_REFUSED_PREFIXES = (("tex1D", "a texture fetch"), ("tex2D", "a texture fetch"), ("tex3D", "a texture fetch"),
-                     ("surf", "a surface access"))  # fmt: skip
+_TEXTURE_CALL = re.compile(r"^(?:tex|surf)(?:1D|2D|3D|Cubemap)\w*$")
+"""Texture fetches and surface reads/writes (``tex1Dfetch``, ``tex2DLayered``, ``surf2Dwrite``)."""
 _FLOAT_LITERAL = re.compile(
     r"^[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fF]$|^[+-]?0[xX][0-9a-fA-F.]*[pP][+-]?\d+[fF]$"
 )
@@ -114,9 +114,8 @@ def _check_name(node: Node, name: str) -> None:
     """Refuse an identifier whose float code has no double form this promotion can vouch for."""
     if name in _REFUSED_NAMES:
         raise _refuse(node, _REFUSED_NAMES[name])
-    for prefix, why in _REFUSED_PREFIXES:
-        if name.startswith(prefix):
-            raise _refuse(node, why)
+    if _TEXTURE_CALL.match(name):
+        raise _refuse(node, "a texture or surface access")
     if _NARROW.search(name):
         raise _refuse(node, "half/bf16/fp8/tf32 arithmetic has no double form here")
     if (

@@ -137,9 +137,12 @@ def test_unprovable_promotions_are_refused(case: str) -> None:
 def test_names_that_only_look_narrow_are_promoted() -> None:
     """A variable called ``half_width`` or ``fp8_count`` is not half arithmetic."""
     promoted = promote_source(
-        _kernel_with("int half_width = n / 2; float fhalf = x[i] * 0.5f + half_width;"), "k"
+        _kernel_with(
+            "int half_width = n / 2, surf_area = 3; float fhalf = x[i] * 0.5f + half_width + surf_area;"
+        ),
+        "k",
     )
-    assert "double fhalf = x[i] * 0.5 + half_width;" in promoted.text
+    assert "double fhalf = x[i] * 0.5 + half_width + surf_area;" in promoted.text
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
