@@ -20,7 +20,9 @@ source transform (the worker compiles and launches the result).
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from dataclasses import dataclass
 from functools import cache
 
@@ -162,6 +164,27 @@ def _check_node(node: Node) -> None:
         raise _refuse(node.parent or node, f"a pointer cast to {target}: element sizes would no longer match")
 
 
+def _constant_bit_cast(node: Node) -> str | None:
+    """``__int_as_float(0xff800000)`` (a float constant spelled as its bits, e.g. -inf as the start of a
+    max) as the same value in double, or None for anything else (a bit cast of a variable is refused)."""
+    if node.type != "call_expression":
+        return None
+    callee, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+    if callee is None or args is None or _text(callee) not in ("__int_as_float", "__uint_as_float"):
+        return None
+    if len(args.named_children) != 1 or args.named_children[0].type != "number_literal":
+        return None
+    try:
+        bits = int(_text(args.named_children[0]).rstrip("uUlL"), 0) & 0xFFFFFFFF
+    except ValueError:
+        return None
+    value = struct.unpack("<f", struct.pack("<I", bits))[0]
+    if math.isfinite(value):
+        return f"({value!r})"  # repr round-trips: float -> double is exact
+    wide = struct.unpack("<Q", struct.pack("<d", value))[0]
+    return f"__longlong_as_double(0x{wide:016x}LL)"
+
+
 def _helper_name(float_name: str) -> str:
     """``__fdividef`` -> ``perfagent_f64_fdivide``: no trailing ``f`` that reads as a float function."""
     return HELPER_PREFIX + float_name.strip("_").removesuffix("f")
@@ -267,8 +290,14 @@ def promote_source(source: str, kernel: str) -> PromotedSource:
     fn = _function(root, kernel)
     helpers: set[str] = set()
     edits: list[tuple[int, int, str]] = []
+    done_until = -1  # the end of a node replaced whole: its descendants are not edited again
     for node in _walk(root):
-        if node.type == "comment" or node.type == "string_literal":
+        if node.start_byte < done_until or node.type in ("comment", "string_literal"):
+            continue
+        constant = _constant_bit_cast(node)
+        if constant is not None:
+            edits.append((node.start_byte, node.end_byte, constant))
+            done_until = node.end_byte
             continue
         _check_node(node)
         if node.type == "preproc_arg":

@@ -61,6 +61,19 @@ FORMS = {
         "    }\n"
         "}\n",
     ),
+    "softmax_row": (
+        "softmax_row",
+        'extern "C" __global__ void softmax_row(const float *x, float *y, int rows, int cols)\n'
+        "{\n"
+        "    int r = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (r >= rows) return;\n"
+        "    float m = __int_as_float(0xff800000);\n"
+        "    for (int j = 0; j < cols; ++j) m = fmaxf(m, x[(size_t)r * cols + j]);\n"
+        "    float s = 0.f;\n"
+        "    for (int j = 0; j < cols; ++j) s += __expf(x[(size_t)r * cols + j] - m);\n"
+        "    for (int j = 0; j < cols; ++j) y[(size_t)r * cols + j] = __fdividef(expf(x[(size_t)r * cols + j] - m), s);\n"
+        "}\n",
+    ),
     "dynamic_shared_helper": (
         "block_scale",
         "__device__ __forceinline__ float twice(float v) { return v * 2.0f; }\n"
@@ -132,6 +145,15 @@ def test_unprovable_promotions_are_refused(case: str) -> None:
     with pytest.raises(PromotionRefused, match=re.escape(reason)) as info:
         promote_source(_kernel_with(statement), "k")
     assert "line 4" in str(info.value)
+
+
+def test_constant_bit_casts_become_double_constants() -> None:
+    """-inf spelled as its bits (the start of a running max) is a constant, not bit-level float code."""
+    promoted = promote_source(
+        _kernel_with("float m = __int_as_float(0xff800000); float one = __uint_as_float(0x3f800000u);"), "k"
+    )
+    assert "double m = __longlong_as_double(0xfff0000000000000LL);" in promoted.text
+    assert "double one = (1.0);" in promoted.text
 
 
 def test_names_that_only_look_narrow_are_promoted() -> None:
