@@ -30,6 +30,7 @@ FLOAT_TO_DOUBLE: dict[str, str] = {
     "__expf": "exp", "__exp10f": "exp10", "__logf": "log", "__log2f": "log2", "__log10f": "log10",
     "__sinf": "sin", "__cosf": "cos", "__tanf": "tan", "__powf": "pow", "__sincosf": "sincos",
     "__frsqrt_rn": "rsqrt",
+    "__isinff": "isinf", "__isnanf": "isnan", "__finitef": "isfinite",
     # conversions from float
     **{f"__float2{to}_{mode}": f"__double2{to}_{mode}" for to in ("int", "uint", "ll", "ull")
        for mode in ("rn", "rz", "ru", "rd")},
