@@ -6,7 +6,9 @@
 #
 # Two lanes (scripts/gpu_lanes.sh), one per GPU:
 #   lane0: (a) the GPU tests tests/gpu/test_launch_accuracy_rule_gpu.py (our own row cumsum: a warp-scan
-#          rewrite outside the spec's tight tolerance passes through the rule, one that drops a term fails),
+#          rewrite outside the spec's tight tolerance passes through the rule, one that drops a term fails;
+#          our own column sum through dynamic shared memory and float atomics, promoted with doubled shared
+#          memory: a reordered sum passes, one that skips a row fails),
 #          then (b1) benchmarks/unseen3 01 and 16 with ITER=3 JOBS=bench,optimize;
 #   lane1: (b2) benchmarks/unseen3 11 and 18, then (c) benchmarks/unseen2 32 (SpMV), same settings.
 # Writes $OUT/v_f64/: lane<k>/lane.log, lane0/pytest.log, lane<k>/{u3,u2}/generalization.md (the usual

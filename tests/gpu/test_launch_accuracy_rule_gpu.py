@@ -1,7 +1,7 @@
-"""The accuracy rule for launch-spec kernels on a GPU: the original (our own row cumsum, one thread per row)
-is promoted to double, compiled with NVRTC and launched; a warp-scan rewrite that sums in another order
-falls outside the spec's tight tolerance and passes through the rule, a rewrite that drops one term fails.
-Prints what it measured (run with ``-s``)."""
+"""The accuracy rule for launch-spec kernels on a GPU: the original (our own row cumsum, one thread per row;
+our own column sum through dynamic shared memory and float atomics) is promoted to double, compiled with
+NVRTC and launched; a rewrite that sums in another order falls outside the spec's tight tolerance and
+passes through the rule, a rewrite that drops one term fails. Prints what it measured (run with ``-s``)."""
 
 from __future__ import annotations
 
@@ -130,3 +130,81 @@ def test_dropped_term_fails_the_rule(tmp_path: Path) -> None:
     assert result.verdict == "fail"
     correctness = next(c for c in result.checks if c.name == "correctness")
     assert not correctness.passed and "less accurate than the original" in correctness.detail
+
+
+COLSUM = r"""
+extern "C" __global__ void colsum_blocks(const float *x, float *out, int rows, int cols)
+{
+    extern __shared__ float part[];  // one partial sum per column: cols floats (the spec's shared_mem)
+    int r0 = blockIdx.x * 64;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        float acc = 0.0f;
+        for (int r = r0; r < r0 + 64 && r < rows; ++r) acc += x[(size_t)r * cols + c];
+        part[c] = acc;
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) atomicAdd(out + c, part[c]);
+}
+"""
+
+COLSUM_REVERSED = r"""
+extern "C" __global__ void colsum_reversed(const float *x, float *out, int rows, int cols)
+{
+    int r0 = blockIdx.x * 64;
+    int r1 = min(r0 + 64, rows);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        float acc = 0.0f;
+        for (int r = r1 - 1; r >= r0 + SKIP; --r) acc += x[(size_t)r * cols + c];
+        atomicAdd(out + c, acc);
+    }
+}
+"""
+
+COLSUM_SPEC = """source = "colsum.cu"
+kernel = "colsum_blocks"
+grid = ["ceil_div(rows, 64)"]
+block = [256]
+shared_mem = "cols * 4"
+[params]
+rows = 16384
+cols = 1000
+[tolerance]   # tight on purpose: another summation order falls outside it
+atol = 1e-6
+rtol = 1e-7
+[[args]]
+name = "x"
+shape = ["rows", "cols"]
+init = "normal"
+mean = 1.0
+[[args]]
+name = "out"
+shape = ["cols"]
+role = "inout"
+init = "zeros"
+[[args]]
+name = "rows"
+dtype = "int32"
+value = "rows"
+[[args]]
+name = "cols"
+dtype = "int32"
+value = "cols"
+"""
+
+
+def test_atomic_column_sum_through_doubled_shared_memory(tmp_path: Path) -> None:
+    """The promoted original needs twice the dynamic shared memory and double atomicAdd: a reordered
+    column sum passes by the rule, one that skips the first row of every block fails."""
+    (tmp_path / "colsum.cu").write_text(COLSUM)
+    (tmp_path / "reversed.cu").write_text(COLSUM_REVERSED.replace("SKIP", "0"))
+    (tmp_path / "skips.cu").write_text(COLSUM_REVERSED.replace("SKIP", "1"))
+    spec = tmp_path / "colsum.launch.toml"
+    spec.write_text(COLSUM_SPEC)
+    good = verify(spec, tmp_path / "reversed.cu", device="cuda", seeds=3, timeout_s=180)
+    _show("reversed column sum", good)
+    assert good.verdict == "pass", good.reason
+    assert not any("no float64 run" in n for n in good.notes), good.notes
+    bad = verify(spec, tmp_path / "skips.cu", device="cuda", seeds=2, timeout_s=180)
+    _show("column sum skipping a row", bad)
+    correctness = next(c for c in bad.checks if c.name == "correctness")
+    assert bad.verdict == "fail" and "less accurate than the original" in correctness.detail
