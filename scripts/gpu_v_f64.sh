@@ -24,14 +24,26 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/out}
+bench() {  # bench,optimize on SET's entries matching ONLY, into $OUT/<folder>
+  OUT="$OUT/$1" SET=$2 ONLY=$3 ITER=${ITER:-3} JOBS=bench,optimize SUITE_TIMEOUT=300 \
+    bash scripts/gpu_generalization_bench.sh
+}
+# one lane's work (gpu_lanes.sh runs "bash scripts/gpu_v_f64.sh lane<k>" on GPU k with OUT=$R/lane<k>)
+if [ "${1:-}" = lane0 ]; then
+  timeout -k 10 240 python3 -m pytest -q -s -m gpu -p no:cacheprovider tests/gpu/test_launch_accuracy_rule_gpu.py \
+    > "$OUT/pytest.log" 2>&1
+  echo "pytest exit $?" >> "$OUT/pytest.log"
+  bench u3 benchmarks/unseen3 '^(01|16)_'
+  exit 0
+elif [ "${1:-}" = lane1 ]; then
+  bench u3 benchmarks/unseen3 '^(11|18)_'
+  bench u2 benchmarks/unseen2 '^32_'
+  exit 0
+fi
 R="$OUT/v_f64"
 mkdir -p "$R"
-GEN="ITER=${ITER:-3} JOBS=bench,optimize SUITE_TIMEOUT=300 bash scripts/gpu_generalization_bench.sh"
-LANE0="python3 -m pytest -q -s -m gpu tests/gpu/test_launch_accuracy_rule_gpu.py > \$OUT/pytest.log 2>&1; \
-OUT=\$OUT/u3 SET=benchmarks/unseen3 ONLY='^(01|16)_' $GEN"
-LANE1="OUT=\$OUT/u3 SET=benchmarks/unseen3 ONLY='^(11|18)_' $GEN; \
-OUT=\$OUT/u2 SET=benchmarks/unseen2 ONLY='^32_' $GEN"
-OUT="$R" LANE_TIMEOUT=${LANE_TIMEOUT:-420} LANES="0 lane0 $LANE0;1 lane1 $LANE1" bash scripts/gpu_lanes.sh
+OUT="$R" LANE_TIMEOUT=${LANE_TIMEOUT:-420} LANES="0 lane0 bash scripts/gpu_v_f64.sh lane0;1 lane1 bash scripts/gpu_v_f64.sh lane1" \
+  bash scripts/gpu_lanes.sh
 # shellcheck disable=SC1091
 source scripts/gpu_env.sh || exit 1
 python3 - "$R" > "$R/candidates.md" <<'PY'
