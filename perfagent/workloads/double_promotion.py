@@ -132,9 +132,10 @@ def _check_name(node: Node, name: str) -> None:
 
 
 def _cast_target(node: Node) -> str | None:
-    """The base type a pointer cast goes to ('int' for ``(int *)p`` or ``reinterpret_cast<int*>``)."""
+    """The base type a pointer or reference cast goes to ('int' for ``(int *)p``, ``(int &)f`` or
+    ``reinterpret_cast<int*>``): such a cast reads the bits of what it points to as that type."""
     if node.type != "type_descriptor" or not any(
-        c.type == "abstract_pointer_declarator" for c in _walk(node)
+        c.type in ("abstract_pointer_declarator", "abstract_reference_declarator") for c in _walk(node)
     ):
         return None
     types = [
@@ -161,7 +162,10 @@ def _check_node(node: Node) -> None:
             raise _refuse(node, "a reinterpret_cast to another element type")
     target = _cast_target(node)
     if target is not None and target.split()[-1] not in _FLOAT_TYPES | _DOUBLE_TYPES | {"void"}:
-        raise _refuse(node.parent or node, f"a pointer cast to {target}: element sizes would no longer match")
+        raise _refuse(
+            node.parent or node,
+            f"a pointer or reference cast to {target}: element sizes would no longer match",
+        )
 
 
 def _constant_bit_cast(node: Node) -> str | None:
