@@ -51,6 +51,17 @@ FLOAT_TO_DOUBLE: dict[str, str] = {
 }  # fmt: skip
 """Float-only names of the CUDA Math API and headers -> their double forms."""
 
+_NOT_ALL_FLOATING = frozenset(
+    {"frexp", "modf", "ldexp", "sincos", "sincospi", "remquo", "nan", "scalbn", "scalbln", "jn", "yn", "norm",
+     "rnorm", "lround", "llround", "lrint", "llrint", "ilogb"}
+)  # fmt: skip
+FLOATING_ARGUMENTS = frozenset(
+    name for name in (*DOUBLE_MATH_FUNCTIONS, *_MORE_SUFFIXED) if name not in _NOT_ALL_FLOATING
+)
+"""Double math functions whose every argument is a floating value: a float call's integer argument
+(``sqrtf(n)``) is converted to float there, while ``sqrt(n)`` would pick an integer overload, so the
+promotion casts such arguments to double."""
+
 FLOAT_HELPERS: dict[str, str] = {
     "__fdividef": "__device__ __forceinline__ double {name}(double a, double b) { return a / b; }",
     "fdividef": "__device__ __forceinline__ double {name}(double a, double b) { return a / b; }",

@@ -29,7 +29,12 @@ from functools import cache
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser
 
-from perfagent.workloads.cuda_math_names import FLOAT_HELPERS, FLOAT_TO_DOUBLE, VECTOR_TYPES
+from perfagent.workloads.cuda_math_names import (
+    FLOAT_HELPERS,
+    FLOAT_TO_DOUBLE,
+    FLOATING_ARGUMENTS,
+    VECTOR_TYPES,
+)
 from perfagent.workloads.launch_resolve import ResolvedArg, ResolvedLaunch
 
 HELPER_PREFIX = "perfagent_f64_"
@@ -189,6 +194,21 @@ def _constant_bit_cast(node: Node) -> str | None:
     return f"__longlong_as_double(0x{wide:016x}LL)"
 
 
+def _double_arguments(node: Node) -> list[tuple[int, int, str]]:
+    """``sqrtf(n)`` -> ``sqrt((double)(n))``: insertions that keep an integer argument of a float math
+    call converted to floating point (``sqrt(int)`` would be the integer overload, not a conversion)."""
+    if node.type != "call_expression":
+        return []
+    callee, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+    if callee is None or args is None or FLOAT_TO_DOUBLE.get(_text(callee)) not in FLOATING_ARGUMENTS:
+        return []
+    out = []
+    for arg in args.named_children:
+        if arg.type != "comment":
+            out += [(arg.start_byte, arg.start_byte, "(double)("), (arg.end_byte, arg.end_byte, ")")]
+    return out
+
+
 def _helper_name(float_name: str) -> str:
     """``__fdividef`` -> ``perfagent_f64_fdivide``: no trailing ``f`` that reads as a float function."""
     return HELPER_PREFIX + float_name.strip("_").removesuffix("f")
@@ -304,6 +324,7 @@ def promote_source(source: str, kernel: str) -> PromotedSource:
             done_until = node.end_byte
             continue
         _check_node(node)
+        edits += _double_arguments(node)
         if node.type == "preproc_arg":
             new = _promote_preproc(_text(node), node, helpers)
             if new != _text(node):
