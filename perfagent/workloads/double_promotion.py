@@ -257,6 +257,8 @@ def _promote_preproc(text: str, node: Node, helpers: set[str]) -> str:
 
 
 def _function(root: Node, kernel: str) -> Node:
+    """The definition of ``kernel``; a template instantiation (``scale<float, 4>``) names its template."""
+    kernel = kernel.split("<", 1)[0].strip()
     for node in _walk(root):
         if node.type != "function_definition":
             continue
@@ -271,7 +273,25 @@ def _function(root: Node, kernel: str) -> Node:
     )
 
 
-def _parameters(fn: Node) -> tuple[str, ...]:
+def _template_types(fn: Node, kernel: str) -> dict[str, str]:
+    """``{'T': 'float'}`` for the entry ``scale<float, 4>`` of ``template <typename T, int N> scale``."""
+    holder = fn.parent
+    _, bracket, rest = kernel.partition("<")
+    if holder is None or holder.type != "template_declaration" or not bracket:
+        return {}
+    params = holder.child_by_field_name("parameters")
+    names = [
+        _text(p.named_children[-1]) if p.named_children else ""
+        for p in (params.named_children if params is not None else [])
+    ]
+    values = [
+        v.strip() for v in rest.rsplit(">", 1)[0].split(",")
+    ]  # a nested template argument is refused below
+    return dict(zip(names, values, strict=False)) if len(values) == len(names) else {}
+
+
+def _parameters(fn: Node, types: dict[str, str]) -> tuple[str, ...]:
+    """The entry's parameter types, template parameters replaced by the entry's arguments."""
     decl = fn.child_by_field_name("declarator")
     while decl is not None and decl.type != "function_declarator":
         decl = decl.child_by_field_name("declarator")
@@ -282,6 +302,7 @@ def _parameters(fn: Node) -> tuple[str, ...]:
             continue
         typ = p.child_by_field_name("type")
         base = _text(typ).split()[-1] if typ is not None else "?"
+        base = types.get(base, base).split()[-1]
         pointer = any(n.type in ("pointer_declarator", "array_declarator") for n in _walk(p))
         out.append(base + ("*" if pointer else ""))
     return tuple(out)
@@ -341,7 +362,7 @@ def promote_source(source: str, kernel: str) -> PromotedSource:
     )
     return PromotedSource(
         text=prelude + data.decode("utf-8"),
-        parameters=_parameters(fn),
+        parameters=_parameters(fn, _template_types(fn, kernel)),
         extern_shared=_extern_shared(root),
         sites=len(edits),
     )
@@ -376,7 +397,22 @@ def promote_launch(resolved: ResolvedLaunch, promoted: PromotedSource, source_pa
         )
     if shared and kinds and kinds <= _FLOAT_TYPES:
         shared *= 2
-    return resolved.model_copy(update={"source": source_path, "args": args, "shared_mem": shared})
+    update = {
+        "source": source_path,
+        "args": args,
+        "shared_mem": shared,
+        "kernel": promote_entry(resolved.kernel),
+    }
+    return resolved.model_copy(update=update)
+
+
+def promote_entry(kernel: str) -> str:
+    """The entry's name for the promoted source: ``scale<float, 4>`` instantiates ``scale<double, 4>``."""
+    name, bracket, rest = kernel.partition("<")
+    if not bracket:
+        return kernel
+    promoted = re.sub(r"\bfloat(\d?)\b", lambda m: VECTOR_TYPES.get(m.group(0), "double"), rest)
+    return f"{name}<{promoted}"
 
 
 def _check_argument(param: str, arg: ResolvedArg) -> None:

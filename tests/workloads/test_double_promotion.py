@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from perfagent.workloads.double_promotion import PromotionRefused, promote_launch, promote_source
+from perfagent.workloads.double_promotion import (
+    PromotionRefused,
+    promote_entry,
+    promote_launch,
+    promote_source,
+)
 from perfagent.workloads.launch_resolve import resolve_launch
 from perfagent.workloads.launch_spec import load_launch_spec
 
@@ -146,6 +151,27 @@ def test_unprovable_promotions_are_refused(case: str) -> None:
     with pytest.raises(PromotionRefused, match=re.escape(reason)) as info:
         promote_source(_kernel_with(statement), "k")
     assert "line 4" in str(info.value)
+
+
+def test_template_entry_is_instantiated_in_double(tmp_path: Path) -> None:
+    source = (
+        "template <typename T, int UNROLL>\n"
+        "__global__ void scale(const T *x, T *y, int n)\n"
+        "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = x[i] * 2.0f;\n}\n"
+    )
+    promoted = promote_source(source, "scale<float, 4>")
+    assert "y[i] = x[i] * 2.0;" in promoted.text and promoted.parameters == ("float*", "float*", "int")
+    spec = _spec(tmp_path, source, "scale<float, 4>", ARGS_XYN)
+    launch = promote_launch(_resolved(spec), promoted, "/tmp/p.cu")
+    assert launch.kernel == "scale<double, 4>" and [a.dtype for a in launch.args][:2] == [
+        "float64",
+        "float64",
+    ]
+    integer = promote_source(source, "scale<int, 4>")  # T = int: the spec's float data does not match
+    with pytest.raises(PromotionRefused, match="which values are float"):
+        promote_launch(_resolved(spec), integer, "/tmp/p.cu")
+    assert promote_entry("scale<float, 4>") == "scale<double, 4>"
+    assert promote_entry("pack<float4, int>") == "pack<double4, int>"
 
 
 def test_constant_bit_casts_become_double_constants() -> None:
