@@ -21,13 +21,13 @@ from typing import Any, Literal
 
 from perfagent._version import __version__
 from perfagent.llm_client import LLMConfig
-from perfagent.optimize.baseline import Baseline, loop_hardware, measure_baseline
+from perfagent.optimize.baseline import Baseline, measure_baseline
 from perfagent.optimize.events import Info, ProgressCallback, ignore_progress
 from perfagent.optimize.loop import one_machine_loop
 from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter, conversation_seed
-from perfagent.optimize.run_writer import RunWriter, shown_path
+from perfagent.optimize.run_writer import RunHeader, RunWriter, shown_path
 from perfagent.optimize.services import Services, current, workers_ahead_for
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import (
@@ -35,11 +35,11 @@ from perfagent.records import (
 )
 from perfagent.rewrite.base import WRITE_KERNEL, Rewriter
 from perfagent.rewrite.hardware import gpu_device
-from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.session import new_run_dir
 from perfagent.workloads.optimizable import OptimizeWorkload
 from perfagent.workloads.registry import optimize_workload
 from profilers.core_errors import BadInput
+from profilers.model import DeviceInfo
 
 Progress = ProgressCallback
 NO_GPU_NOTE = "no GPU here: candidates were verified where the workload allows (CPU) and not timed; no speed-up is claimed"
@@ -79,158 +79,174 @@ def optimize(
     """
     chosen = OptimizeSettings.build(settings, **options)
     emit = progress or ignore_progress
-    setup = _set_up(target, chosen, llm_config, emit, current(services))
-    run = RunWriter(
-        setup.run_dir,
-        setup.wl,
+    svc = current(services)
+    wl = optimize_workload(
+        svc.describe(target, problem=chosen.problem, spec=chosen.spec, report=chosen.report)
+    )
+    parts = _compose(chosen, llm_config, emit, svc)
+    start = _start(wl, parts, chosen, emit)
+    header = RunHeader.of(
+        parts.run_dir,
+        wl,
         target=str(target),
-        backend=setup.backend,
-        backend_reason=setup.backend_reason,
-        device=setup.device_label,
-        gpu=setup.gpu,
+        backend=parts.backend,
+        backend_reason=parts.backend_reason,
+        device=parts.device_label,
+        gpu=parts.gpu,
         iterations=chosen.iterations,
-        notes=setup.notes,
         version=__version__,
     )
-    base, outcome = _measure_and_loop(setup, chosen, run, emit, progress)
+    run = RunWriter(header, start.notes)
+    asked = _Asked(report=chosen.report, kernel=chosen.kernel, apply=chosen.apply)
+    base, outcome = _measure_and_loop(start, parts, asked, run, progress)
     result = conclude(run, outcome, base.summary, base.diagnosis, apply=chosen.apply)
-    if setup.plain_pytorch and not outcome.candidates:
+    if start.plain_pytorch and not outcome.candidates:
         result = result.model_copy(
             update={
-                "stopped": f"nothing to try: {setup.plain_pytorch[0]}",
-                "notes": [*result.notes, *setup.plain_pytorch],
+                "stopped": f"nothing to try: {start.plain_pytorch[0]}",
+                "notes": [*result.notes, *start.plain_pytorch],
             }
         )
     record = run.save(result)
-    emit(Info(message=f"run saved to {shown_path(setup.run_dir)}"))
+    emit(Info(message=f"run saved to {shown_path(parts.run_dir)}"))
     return record
 
 
+@dataclass(frozen=True)
+class _Parts:
+    """The run's parts, composed once from the settings before the target is measured: what proposes
+    (the rewriter), where it runs (the GPU, the services), where it writes, and the loop's settings."""
+
+    rewriter: Rewriter
+    backend: str
+    backend_reason: str
+    settings: OptimizeSettings
+    """The settings the loop runs with (candidates raised to the LLM's samples, the transforms to try)."""
+    named_gpu: DeviceInfo | None
+    """``--gpu`` looked up once in the knowledge base (None: not given)."""
+    gpu: bool
+    device_label: str
+    run_dir: Path
+    services: Services
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What the user asked of this run's baseline and result (``--report``, ``--kernel``, ``--apply``)."""
+
+    report: str | Path | None
+    kernel: str | None
+    apply: bool
+
+
+@dataclass(frozen=True)
+class _Start:
+    """What the target decides before measuring: a first kernel to write, or why nothing can be tried."""
+
+    wl: OptimizeWorkload
+    write_kernel: Literal["cuda", "triton"] | None
+    plain_pytorch: list[str]
+    notes: list[str]
+
+
 def _measure_and_loop(
-    setup: _Setup, settings: OptimizeSettings, run: RunWriter, emit: Progress, progress: Progress | None
+    start: _Start, parts: _Parts, asked: _Asked, run: RunWriter, progress: Progress | None
 ) -> tuple[Baseline, LoopResult]:
     """Measure the original, then run the loop; on Ctrl-C, an LLM or internal failure the record keeps
     what was measured. Fresh workers are kept started ahead meanwhile (``sandbox.standby``: where
     workers start fresh, as confined GPU workers do), unless the services are simulated."""
-    with workers_ahead_for(setup.services, setup.gpu):
+    emit = progress or ignore_progress
+    wl = start.wl
+    with workers_ahead_for(parts.services, parts.gpu):
         try:
             base = measure_baseline(
-                setup.wl,
-                gpu=setup.gpu,
-                report=settings.report,
-                kernel=settings.kernel,
-                run_dir=setup.run_dir,
-                settings=setup.settings,
+                wl,
+                gpu=parts.gpu,
+                report=asked.report,
+                kernel=asked.kernel,
+                run_dir=parts.run_dir,
+                settings=parts.settings,
                 emit=emit,
-                services=setup.services,
+                services=parts.services,
+                named_gpu=parts.named_gpu,
             )
             run.baseline(base.summary, base.profile, base.kernels)
-            setup.wl.description.check_unchanged("the loop")
-            loop = one_machine_loop(
-                setup.wl,
-                setup.rewriter,
-                setup.run_dir,
-                gpu=setup.gpu,
+            wl.description.check_unchanged("the loop")
+            if base.for_loop.hardware_note is not None:
+                run.notes.append(base.for_loop.hardware_note)
+                emit(Info(message=base.for_loop.hardware_note))
+            outcome = one_machine_loop(
+                wl,
+                parts.rewriter,
+                parts.run_dir,
+                gpu=parts.gpu,
                 baseline=base.state,
-                settings=setup.settings,
-                services=setup.services,
-                hardware=loop_hardware(base, settings.gpu, run.notes, emit),
+                settings=parts.settings,
+                services=parts.services,
+                hardware=base.for_loop.hardware,
                 progress=run.watch(progress),
                 writer=run,
-                write_kernel=setup.write_kernel,
-            )
-            if setup.wl.is_plain_pytorch:  # the reference is the file: its profile is what to beat
-                where = (
-                    f"the recorded report {settings.report}"
-                    if settings.report and not setup.gpu
-                    else "ncu here"
-                )
-                loop.reference_profile = reference_profile_lines(base.kernels, where)
-            outcome = loop.run()
-            setup.wl.description.check_unchanged(
-                "its result was written" + (" and applied" if settings.apply else "")
-            )
+                write_kernel=start.write_kernel,
+                reference_profile=base.for_loop.reference_profile,
+            ).run()
+            wl.description.check_unchanged("its result was written" + (" and applied" if asked.apply else ""))
             return base, outcome
         except BaseException as exc:
             run.save_partial(exc)
             raise
 
 
-@dataclass(frozen=True)
-class _Setup:
-    """What a one-machine run decided before measuring anything."""
-
-    wl: OptimizeWorkload
-    settings: OptimizeSettings
-    """The settings the loop runs with (candidates raised to the LLM's samples, the transforms to try)."""
-    rewriter: Rewriter
-    backend: str
-    backend_reason: str
-    gpu: bool
-    device_label: str
-    run_dir: Path
-    write_kernel: Literal["cuda", "triton"] | None
-    plain_pytorch: list[str]
-    notes: list[str]
-    services: Services
-
-
-def _set_up(
-    target: str | Path,
-    settings: OptimizeSettings,
-    llm_config: LLMConfig | None,
-    emit: Progress,
-    services: Services,
-) -> _Setup:
-    """Resolve the workload, choose the rewriter, probe the GPU, make the run folder (a copy of the original)."""
-    wl = optimize_workload(
-        services.describe(target, problem=settings.problem, spec=settings.spec, report=settings.report)
-    )
-    if settings.gpu is not None:
-        gpu_device(settings.gpu)  # an unknown --gpu is exit 2 before anything is measured
+def _compose(
+    settings: OptimizeSettings, llm_config: LLMConfig | None, emit: Progress, services: Services
+) -> _Parts:
+    """Look up ``--gpu`` (once), choose the rewriter, probe the GPU, make the run folder."""
+    named_gpu = gpu_device(settings.gpu) if settings.gpu is not None else None  # unknown: exit 2 here
     chosen = choose_rewriter(settings, llm_config, emit)
     gpu, device_label = services.probe_gpu(settings.device)
     run_dir = _run_dir(settings.out, settings.force)
+    wanted = tuple(t for t in settings.transforms if t != WRITE_KERNEL)
+    loop_settings = chosen.settings.model_copy(
+        update={"transforms": wanted, "verify_seed": conversation_seed(chosen.config)}
+    )
+    return _Parts(
+        rewriter=chosen.rewriter,
+        backend=chosen.name,
+        backend_reason=chosen.reason,
+        settings=loop_settings,
+        named_gpu=named_gpu,
+        gpu=gpu,
+        device_label=device_label,
+        run_dir=run_dir,
+        services=services,
+    )
+
+
+def _start(wl: OptimizeWorkload, parts: _Parts, settings: OptimizeSettings, emit: Progress) -> _Start:
+    """Say what the run does, keep a copy of the original; a first kernel to write, or why nothing can be tried."""
     emit(
         Info(
-            message=f"{wl.describe()}: backend {chosen.name}, device {device_label}, run folder {shown_path(run_dir)}"
+            message=f"{wl.describe()}: backend {parts.backend}, device {parts.device_label}, "
+            f"run folder {shown_path(parts.run_dir)}"
         )
     )
-    wanted = list(settings.transforms)
-    write_kernel = _write_kernel(wl, chosen.name, wanted, settings.language)
-    wanted = [t for t in wanted if t != WRITE_KERNEL]
-    plain_pytorch = [] if (wanted or write_kernel) else _nothing_to_try(wl, chosen.name)
+    write_kernel = _write_kernel(wl, parts.backend, list(settings.transforms), settings.language)
+    wanted = parts.settings.transforms
+    plain_pytorch = [] if (wanted or write_kernel) else _nothing_to_try(wl, parts.backend)
     for line in plain_pytorch:  # said up front: the plan will be empty, and why
         emit(Info(message=line))
-    snapshot = run_dir / "original"
+    snapshot = parts.run_dir / "original"
     snapshot.mkdir(parents=True, exist_ok=True)
     shutil.copy2(wl.file, snapshot / wl.file.name)
     notes: list[str] = []
-    if write_kernel == "cuda" and not gpu:
+    if write_kernel == "cuda" and not parts.gpu:
         notes.append(
             "no GPU: the first kernel is CUDA (load_inline), which cannot be built or verified here; "
             "--language triton verifies on the CPU (Triton interpreter)"
         )
         emit(Info(message=notes[-1]))
-    if not gpu:
+    if not parts.gpu:
         notes.append(NO_GPU_NOTE)
-    loop_settings = chosen.settings.model_copy(
-        update={"transforms": tuple(wanted), "verify_seed": conversation_seed(chosen.config)}
-    )
-    return _Setup(
-        wl=wl,
-        settings=loop_settings,
-        rewriter=chosen.rewriter,
-        backend=chosen.name,
-        backend_reason=chosen.reason,
-        gpu=gpu,
-        device_label=device_label,
-        run_dir=run_dir,
-        write_kernel=write_kernel,
-        plain_pytorch=plain_pytorch,
-        notes=notes,
-        services=services,
-    )
+    return _Start(wl=wl, write_kernel=write_kernel, plain_pytorch=plain_pytorch, notes=notes)
 
 
 def _write_kernel(

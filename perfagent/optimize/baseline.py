@@ -18,11 +18,12 @@ from pathlib import Path
 from perfagent.classifier import classify
 from perfagent.optimize import measure
 from perfagent.optimize.events import Info, ProgressCallback
-from perfagent.optimize.loop_state import BaselineState, profile_pcts
+from perfagent.optimize.loop_state import BaselineState
 from perfagent.optimize.services import Services, current
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import FindingSummary, OptimizeBaseline, ProfileSummary
-from perfagent.rewrite.hardware import prompt_hardware
+from perfagent.rewrite.hardware import described_hardware
+from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.timing.models import CompileBaseline
 from perfagent.workloads.optimizable import OptimizeWorkload
 from perfagent.workloads.registry import profile_target
@@ -30,6 +31,19 @@ from profilers.core_errors import BadInput, PerfAgentError
 from profilers.model import DeviceInfo, KernelDiagnosis, Profile
 
 Progress = ProgressCallback
+
+
+@dataclass(frozen=True)
+class LoopInputs:
+    """What the loop's prompts take from the original, built once here: the loop reads these fields and
+    never calls back into this module."""
+
+    hardware: DeviceInfo | None
+    """The GPU the prompts describe: the profiled device, else ``--gpu``, else None (unknown)."""
+    hardware_note: str | None
+    """A line for the run's notes about that choice (unknown, or a ``--gpu`` the profile overrides)."""
+    reference_profile: tuple[str, ...] = ()
+    """A plain-PyTorch problem: its reference's kernels as prompt lines (what a first kernel must beat)."""
 
 
 @dataclass
@@ -41,6 +55,7 @@ class Baseline:
     profile: Profile | None
     kernels: list[KernelDiagnosis]
     diagnosis: KernelDiagnosis | None
+    for_loop: LoopInputs
 
 
 @dataclass
@@ -80,6 +95,7 @@ def measure_baseline(
     settings: OptimizeSettings,
     emit: Progress,
     services: Services | None = None,
+    named_gpu: DeviceInfo | None = None,
 ) -> Baseline:
     """Profile and diagnose the original, and time it on a GPU.
 
@@ -92,6 +108,7 @@ def measure_baseline(
         settings: the loop's settings (arch, limits, timing rounds).
         emit: receives progress events.
         services: what reaches the GPU and the profiler (default: ``services.current()``).
+        named_gpu: ``settings.gpu`` looked up in the knowledge base once, at set-up (None: not given).
 
     Raises:
         BadInput: ``kernel`` matches no kernel of the diagnosis.
@@ -128,8 +145,29 @@ def measure_baseline(
             )
         )
     return Baseline(
-        state=state, summary=summary, profile=seen.profile, kernels=seen.kernels, diagnosis=target
+        state=state,
+        summary=summary,
+        profile=seen.profile,
+        kernels=seen.kernels,
+        diagnosis=target,
+        for_loop=_loop_inputs(wl, seen.kernels, target, named_gpu, settings.gpu, report if not gpu else None),
     )
+
+
+def _loop_inputs(
+    wl: OptimizeWorkload,
+    kernels: list[KernelDiagnosis],
+    target: KernelDiagnosis | None,
+    named_gpu: DeviceInfo | None,
+    asked_gpu: str | None,
+    report: str | Path | None,
+) -> LoopInputs:
+    """The prompts' hardware (never a default: ``perfagent.rewrite.hardware``) and, for a plain-PyTorch
+    problem, the reference's profile lines (``report``: the recorded report they were read from)."""
+    hardware = described_hardware(target.profile.device if target else None, named_gpu, asked_gpu)
+    where = f"the recorded report {report}" if report else "ncu here"
+    lines = reference_profile_lines(kernels, where) if wl.is_plain_pytorch else []
+    return LoopInputs(hardware.device, hardware.note, tuple(lines))
 
 
 def _time_original(
@@ -316,7 +354,10 @@ def _time_with_ncu(
     if again.kernel is not None and again.kernel.metrics.duration_s is not None:
         durations.append(again.kernel.metrics.duration_s)
     state.script_durations = durations
-    pct, dram = profile_pcts(target.profile)
+    # the diagnosis already placed this kernel on its roofline: read it, do not compute it again
+    roof = target.roofline
+    pct = roof.fraction_of_sol * 100.0 if roof is not None and roof.fraction_of_sol is not None else None
+    dram = target.profile.metrics.dram_throughput_pct
     return _Timed(time_s=statistics.fmean(durations), timer="ncu", pct=pct, dram=dram)
 
 
@@ -398,14 +439,3 @@ def _profile_summary(prof: Profile | None, kd: KernelDiagnosis | None) -> Profil
         else None,
         bound=roof.bound if roof else None,
     )
-
-
-def loop_hardware(base: Baseline, gpu: str | None, notes: list[str], emit: Progress) -> DeviceInfo | None:
-    """The GPU the loop's prompts describe: the profiled device, else ``--gpu``, else unknown (said in
-    ``notes`` and to ``emit``; never a default: ``perfagent.rewrite.hardware``)."""
-    measured = base.diagnosis.profile.device if base.diagnosis else None
-    hardware = prompt_hardware(measured, gpu)
-    if hardware.note is not None:
-        notes.append(hardware.note)
-        emit(Info(message=hardware.note))
-    return hardware.device

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Protocol
@@ -123,6 +124,7 @@ class OptimizeLoop:
         writer: RunWriterPart | None = None,
         hardware: DeviceInfo | None = None,
         write_kernel: Literal["cuda", "triton"] | None = None,
+        reference_profile: Sequence[str] = (),
     ) -> None:
         self.ctx = ctx
         self.rewriter = rewriter
@@ -131,7 +133,7 @@ class OptimizeLoop:
         self.hardware = hardware
         self.plan = PlanLog()
         self._spec_data: dict[str, object] | None = None
-        self.reference_profile: list[str] = []
+        self.reference_profile: list[str] = list(reference_profile)
         """KernelBench: the reference Model's profile as prompt lines (``reference_profile_lines``)."""
         if writer is not None:
             writer.attach(ctx, self.plan, rewriter)
@@ -453,11 +455,18 @@ def one_machine_loop(
     progress: ProgressCallback | None = None,
     writer: RunWriterPart | None = None,
     write_kernel: Literal["cuda", "triton"] | None = None,
+    reference_profile: Sequence[str] = (),
 ) -> OptimizeLoop:
     """The one-machine loop: ``rewriter``'s candidates measured (``Measure``) with ``services``."""
     ctx = new_context(
         wl, run_dir, gpu=gpu, baseline=baseline, settings=settings, services=services, progress=progress
     )
     return OptimizeLoop(
-        ctx, rewriter, Measure(ctx), writer=writer, hardware=hardware, write_kernel=write_kernel
+        ctx,
+        rewriter,
+        Measure(ctx),
+        writer=writer,
+        hardware=hardware,
+        write_kernel=write_kernel,
+        reference_profile=reference_profile,
     )

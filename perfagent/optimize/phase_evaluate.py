@@ -38,7 +38,7 @@ from perfagent.optimize.phase_files import (
 from perfagent.optimize.phase_steps import Replay
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
-from perfagent.optimize.run_writer import shown_path
+from perfagent.optimize.run_writer import RunHeader, shown_path
 from perfagent.optimize.services import Services, current, workers_ahead_for
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import PhasesInfo, RunRecord
@@ -122,21 +122,24 @@ def _evaluation_writer(
 ) -> PhasedWriter:
     """The writer of the evaluated run: the proposals run's record, its waiting proposals measured here."""
     assert record.optimize is not None and record.optimize.phases is not None
-    return PhasedWriter(
+    header = RunHeader.of(
         run_dir,
         wl,
-        info=record.optimize.phases,
-        earlier=relocated_candidates(record, run_dir, wl),
-        prior_best=record.best,
-        waiting=[c for c in record.candidates if c.verdict == "proposed"],
         target=record.optimize.target,
         backend=record.optimize.backend,
         backend_reason=record.optimize.backend_reason,
         device=device_label,
         gpu=gpu,
         iterations=iterations,
-        notes=notes,
         version=__version__,
+    )
+    return PhasedWriter(
+        header,
+        notes,
+        info=record.optimize.phases,
+        earlier=relocated_candidates(record, run_dir, wl),
+        prior_best=record.best,
+        waiting=[c for c in record.candidates if c.verdict == "proposed"],
     )
 
 

@@ -3,13 +3,11 @@ every record it writes, and the record's ``phases`` block current."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from perfagent.optimize.loop_state import LoopResult
-from perfagent.optimize.run_writer import RunWriter, run_llm_usage
+from perfagent.optimize.run_writer import RunHeader, RunWriter, run_llm_usage
 from perfagent.records import CandidateOutcome, OptimizeResult, PhasesInfo, TableRow
-from perfagent.workloads.optimizable import OptimizeWorkload
 
 __all__ = ["PhasedWriter"]
 
@@ -20,17 +18,16 @@ class PhasedWriter(RunWriter):
 
     def __init__(
         self,
-        run_dir: Path,
-        wl: OptimizeWorkload,
+        header: RunHeader,
+        notes: list[str],
         *,
         info: PhasesInfo,
         earlier: list[CandidateOutcome],
         prior_best: str | None = None,
         waiting: list[CandidateOutcome] | None = None,
         proposing: bool = False,
-        **kw: Any,
     ) -> None:
-        super().__init__(run_dir, wl, **kw)
+        super().__init__(header, notes)
         self.info = info
         self.earlier = earlier
         self.prior_best = prior_best

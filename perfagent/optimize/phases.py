@@ -41,11 +41,7 @@ from perfagent.optimize.baseline import measure_baseline, target_kernel
 from perfagent.optimize.context import RunContext, new_context
 from perfagent.optimize.events import Info, ignore_progress
 from perfagent.optimize.first_kernel import KernelLanguage
-from perfagent.optimize.first_kernel_phases import (
-    adopt_recorded,
-    no_first_kernel_writer,
-    proposal_language,
-)
+from perfagent.optimize.first_kernel_phases import adopt_recorded, no_first_kernel_writer, proposal_language
 from perfagent.optimize.loop import OptimizeLoop
 from perfagent.optimize.loop_state import BaselineState, LoopResult, diagnose_one
 from perfagent.optimize.phase_evaluate import evaluate  # the GPU half, re-exported
@@ -67,7 +63,7 @@ from perfagent.optimize.phase_steps import ProposalWriter, RecordingRewriter
 from perfagent.optimize.phased_writer import PhasedWriter
 from perfagent.optimize.result import conclude
 from perfagent.optimize.rewriter_choice import choose_rewriter
-from perfagent.optimize.run_writer import shown_path
+from perfagent.optimize.run_writer import RunHeader, shown_path
 from perfagent.optimize.services import Services, current, using
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import OptimizeBaseline, OptimizeResult, PhasesInfo, ProposalRound, RunRecord
@@ -385,20 +381,22 @@ def _proposal_writer(
     )
     prior = start.prior
     return PhasedWriter(
-        run_dir,
-        wl,
+        RunHeader.of(
+            run_dir,
+            wl,
+            target=start.typed,
+            backend=backend,
+            backend_reason=backend_reason,
+            device=PROPOSE_DEVICE,
+            gpu=False,
+            iterations=settings.iterations,
+            version=__version__,
+        ),
+        found.notes,
         info=info,
         earlier=relocated_candidates(prior, run_dir, wl) if prior is not None else [],
         prior_best=prior.best if prior is not None else None,
         proposing=True,
-        target=start.typed,
-        backend=backend,
-        backend_reason=backend_reason,
-        device=PROPOSE_DEVICE,
-        gpu=False,
-        iterations=settings.iterations,
-        notes=found.notes,
-        version=__version__,
     )
 
 

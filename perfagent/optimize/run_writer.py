@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from perfagent.optimize.context import RunContext
 from perfagent.optimize.cost import ProfileLog, StageClock, WorkerCount, run_cost
@@ -48,11 +50,28 @@ def stop_reason(exc: BaseException) -> str:
     return f"stopped by an internal error: {type(exc).__name__}: {exc}"
 
 
-class RunWriter:
-    """Builds the ``RunRecord`` of one optimize run and keeps ``<run>/record.json`` current."""
+@dataclass(frozen=True)
+class RunHeader:
+    """What the record says of a run before anything is measured, fixed at set-up: the writer is handed
+    this one value, not the workload and the settings it was drawn from."""
 
-    def __init__(
-        self,
+    run_dir: Path
+    target: str
+    """The target as the user named it."""
+    file: Path
+    """The workload's file (the record's ``target``)."""
+    workload: Literal["cuda-kernel", "kernelbench", "triton-script"]
+    language: str
+    backend: str
+    backend_reason: str
+    device: str
+    gpu: bool
+    iterations: int
+    version: str
+
+    @classmethod
+    def of(
+        cls,
         run_dir: Path,
         wl: OptimizeWorkload,
         *,
@@ -62,19 +81,33 @@ class RunWriter:
         device: str,
         gpu: bool,
         iterations: int,
-        notes: list[str],
         version: str,
-    ) -> None:
-        self.run_dir = run_dir
-        self.wl = wl
-        self.target = target
-        self.backend = backend
-        self.backend_reason = backend_reason
-        self.device = device
-        self.gpu = gpu
-        self.iterations = iterations
+    ) -> RunHeader:
+        """The header of a run on ``wl`` (its file, kind and language as they are at set-up)."""
+        return cls(
+            run_dir,
+            target,
+            wl.file,
+            wl.kind,
+            wl.language,
+            backend,
+            backend_reason,
+            device,
+            gpu,
+            iterations,
+            version,
+        )
+
+
+class RunWriter:
+    """Builds the ``RunRecord`` of one optimize run and keeps ``<run>/record.json`` current."""
+
+    def __init__(self, header: RunHeader, notes: list[str]) -> None:
+        self.header = header
+        self.run_dir = header.run_dir
+        self.device = header.device
         self.notes = notes
-        self.version = version
+        """The run's notes: set-up's, then what the run adds (the record's ``optimize.notes``)."""
         self.ctx: RunContext | None = None
         """The loop's context, once the loop is given this writer (``attach``)."""
         self._plan = PlanLog()
@@ -82,7 +115,7 @@ class RunWriter:
         self._started = time.monotonic()
         self._workers = WorkerCount()
         self._profiles = ProfileLog()
-        self._summary = OptimizeBaseline(file=str(wl.file))
+        self._summary = OptimizeBaseline(file=str(header.file))
         self._profile: Profile | None = None
         self._kernels: list[KernelDiagnosis] = []
 
@@ -113,14 +146,14 @@ class RunWriter:
         """The ``OptimizeResult`` for ``outcome``."""
         wall_s = round(time.monotonic() - self._started, 3)
         return OptimizeResult(
-            target=self.target,
-            workload=self.wl.kind,
-            language=self.wl.language,
-            backend=self.backend,
-            backend_reason=self.backend_reason,
-            device=self.device,
-            gpu=self.gpu,
-            iterations=self.iterations,
+            target=self.header.target,
+            workload=self.header.workload,
+            language=self.header.language,
+            backend=self.header.backend,
+            backend_reason=self.header.backend_reason,
+            device=self.header.device,
+            gpu=self.header.gpu,
+            iterations=self.header.iterations,
             iterations_used=outcome.iterations_used,
             baseline=self._summary,
             plan=outcome.plan,
@@ -162,8 +195,8 @@ class RunWriter:
         record = RunRecord(
             kind="optimize",
             id=self.run_dir.name,
-            perfagent_version=self.version,
-            target=str(self.wl.file),
+            perfagent_version=self.header.version,
+            target=str(self.header.file),
             tool=prof.tool if prof else "none",
             tool_version=prof.tool_version if prof else None,
             mode=prof.mode if prof else "static",

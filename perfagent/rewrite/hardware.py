@@ -19,7 +19,7 @@ from knowledge.gpus import GpuSpec, all_gpus, spec_for
 from profilers.core_errors import BadInput
 from profilers.model import DeviceInfo
 
-__all__ = ["PromptHardware", "gpu_device", "known_gpu_names", "prompt_hardware"]
+__all__ = ["PromptHardware", "described_hardware", "gpu_device", "known_gpu_names", "prompt_hardware"]
 
 UNKNOWN_NOTE = (
     "the prompt's hardware is unknown (no report recorded on a GPU and no --gpu NAME): the model is not told "
@@ -88,11 +88,19 @@ def prompt_hardware(measured: DeviceInfo | None, gpu: str | None) -> PromptHardw
     Raises:
         BadInput: ``gpu`` is not in the knowledge base.
     """
-    named = gpu_device(gpu) if gpu else None
+    return described_hardware(measured, gpu_device(gpu) if gpu else None, gpu)
+
+
+def described_hardware(
+    measured: DeviceInfo | None, named: DeviceInfo | None, asked: str | None
+) -> PromptHardware:
+    """``prompt_hardware`` for a ``--gpu`` already looked up once (``named``, from ``asked``) at set-up."""
     if measured is not None and measured.name:
         note = None
         if named is not None and spec_for(measured.name) is not spec_for(named.name or ""):
-            note = f"--gpu {gpu} ignored: the profile was recorded on {measured.name}, and the prompts say so"
+            note = (
+                f"--gpu {asked} ignored: the profile was recorded on {measured.name}, and the prompts say so"
+            )
         return PromptHardware(measured, "report", note)
     if named is not None:
         return PromptHardware(named, "--gpu")
