@@ -16,7 +16,7 @@ from perfagent.optimize.api import (
     NO_GPU_NOTE,
     Progress,
 )
-from perfagent.optimize.baseline import Baseline, measure_baseline, target_kernel
+from perfagent.optimize.baseline import Baseline, LoopInputs, measure_baseline, target_kernel
 from perfagent.optimize.context import new_context
 from perfagent.optimize.events import Info, ignore_progress
 from perfagent.optimize.first_kernel_phases import (
@@ -225,5 +225,10 @@ def _recorded_baseline(record: RunRecord, wl: OptimizeWorkload, kernel: str | No
         kernel_name=diagnosis.profile.base_name if diagnosis else None,
     )
     return Baseline(
-        state=state, summary=record.optimize.baseline, profile=profile, kernels=kernels, diagnosis=diagnosis
+        state=state,
+        summary=record.optimize.baseline,
+        profile=profile,
+        kernels=kernels,
+        diagnosis=diagnosis,
+        for_loop=LoopInputs(diagnosis.profile.device if diagnosis else None, None),
     )
