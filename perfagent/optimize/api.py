@@ -85,18 +85,7 @@ def optimize(
     )
     parts = _compose(chosen, llm_config, emit, svc)
     start = _start(wl, parts, chosen, emit)
-    header = RunHeader.of(
-        parts.run_dir,
-        wl,
-        target=str(target),
-        backend=parts.backend,
-        backend_reason=parts.backend_reason,
-        device=parts.device_label,
-        gpu=parts.gpu,
-        iterations=chosen.iterations,
-        version=__version__,
-    )
-    run = RunWriter(header, start.notes)
+    run = RunWriter(_header(str(target), wl, parts, chosen.iterations), start.notes)
     asked = _Asked(report=chosen.report, kernel=chosen.kernel, apply=chosen.apply)
     base, outcome = _measure_and_loop(start, parts, asked, run, progress)
     result = conclude(run, outcome, base.summary, base.diagnosis, apply=chosen.apply)
@@ -147,6 +136,21 @@ class _Start:
     write_kernel: Literal["cuda", "triton"] | None
     plain_pytorch: list[str]
     notes: list[str]
+
+
+def _header(target: str, wl: OptimizeWorkload, parts: _Parts, iterations: int) -> RunHeader:
+    """The record's header, fixed at set-up (``RunHeader``)."""
+    return RunHeader.of(
+        parts.run_dir,
+        wl,
+        target=target,
+        backend=parts.backend,
+        backend_reason=parts.backend_reason,
+        device=parts.device_label,
+        gpu=parts.gpu,
+        iterations=iterations,
+        version=__version__,
+    )
 
 
 def _measure_and_loop(

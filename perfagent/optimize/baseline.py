@@ -123,10 +123,9 @@ def measure_baseline(
     )
     stages = {"profile": round(time.monotonic() - clock, 3)}
     target = target_kernel(seen.kernels, wl, kernel)
-    measured = seen.profile is not None and seen.profile.mode == "counters"
     state = BaselineState(
         diagnosis=target,
-        measured=measured,
+        measured=seen.profile is not None and seen.profile.mode == "counters",
         can_profile=seen.can_profile,
         profile_note=seen.profile_note,
         kernel_name=target.profile.base_name if target else None,
@@ -137,13 +136,7 @@ def measure_baseline(
         stages["time"] = round(time.monotonic() - clock, 3)
     state.time_s, state.start_speedup, state.spent_s = timed.time_s, timed.start, sum(stages.values())
     summary = _summary(wl, seen.profile, target, timed, notes).model_copy(update={"stage_s": stages})
-    if timed.time_s is not None:
-        emit(
-            Info(
-                message=f"original: {timed.time_s * 1e3:.4g} ms ({timed.timer})"
-                + (f", {timed.pct:.3g} % of roofline" if timed.pct is not None else "")
-            )
-        )
+    _say_time(timed, emit)
     return Baseline(
         state=state,
         summary=summary,
@@ -152,6 +145,16 @@ def measure_baseline(
         diagnosis=target,
         for_loop=_loop_inputs(wl, seen.kernels, target, named_gpu, settings.gpu, report if not gpu else None),
     )
+
+
+def _say_time(timed: _Timed, emit: Progress) -> None:
+    if timed.time_s is not None:
+        emit(
+            Info(
+                message=f"original: {timed.time_s * 1e3:.4g} ms ({timed.timer})"
+                + (f", {timed.pct:.3g} % of roofline" if timed.pct is not None else "")
+            )
+        )
 
 
 def _loop_inputs(
