@@ -84,8 +84,8 @@ def optimize(
         svc.describe(target, problem=chosen.problem, spec=chosen.spec, report=chosen.report)
     )
     parts = _compose(chosen, llm_config, emit, svc)
-    start = _start(wl, parts, chosen, emit)
-    run = RunWriter(_header(str(target), wl, parts, chosen.iterations), start.notes)
+    start = _start(str(target), wl, parts, chosen, emit)
+    run = RunWriter(start.header, start.notes)
     asked = _Asked(report=chosen.report, kernel=chosen.kernel, apply=chosen.apply)
     base, outcome = _measure_and_loop(start, parts, asked, run, progress)
     result = conclude(run, outcome, base.summary, base.diagnosis, apply=chosen.apply)
@@ -133,24 +133,11 @@ class _Start:
     """What the target decides before measuring: a first kernel to write, or why nothing can be tried."""
 
     wl: OptimizeWorkload
+    header: RunHeader
+    """What the record says of the run before anything is measured (the run writer's one value)."""
     write_kernel: Literal["cuda", "triton"] | None
     plain_pytorch: list[str]
     notes: list[str]
-
-
-def _header(target: str, wl: OptimizeWorkload, parts: _Parts, iterations: int) -> RunHeader:
-    """The record's header, fixed at set-up (``RunHeader``)."""
-    return RunHeader.of(
-        parts.run_dir,
-        wl,
-        target=target,
-        backend=parts.backend,
-        backend_reason=parts.backend_reason,
-        device=parts.device_label,
-        gpu=parts.gpu,
-        iterations=iterations,
-        version=__version__,
-    )
 
 
 def _measure_and_loop(
@@ -225,7 +212,9 @@ def _compose(
     )
 
 
-def _start(wl: OptimizeWorkload, parts: _Parts, settings: OptimizeSettings, emit: Progress) -> _Start:
+def _start(
+    target: str, wl: OptimizeWorkload, parts: _Parts, settings: OptimizeSettings, emit: Progress
+) -> _Start:
     """Say what the run does, keep a copy of the original; a first kernel to write, or why nothing can be tried."""
     emit(
         Info(
@@ -250,7 +239,18 @@ def _start(wl: OptimizeWorkload, parts: _Parts, settings: OptimizeSettings, emit
         emit(Info(message=notes[-1]))
     if not parts.gpu:
         notes.append(NO_GPU_NOTE)
-    return _Start(wl=wl, write_kernel=write_kernel, plain_pytorch=plain_pytorch, notes=notes)
+    header = RunHeader.of(
+        parts.run_dir,
+        wl,
+        target=target,
+        backend=parts.backend,
+        backend_reason=parts.backend_reason,
+        device=parts.device_label,
+        gpu=parts.gpu,
+        iterations=settings.iterations,
+        version=__version__,
+    )
+    return _Start(wl=wl, header=header, write_kernel=write_kernel, plain_pytorch=plain_pytorch, notes=notes)
 
 
 def _write_kernel(
