@@ -19,7 +19,7 @@ from perfagent.optimize.api import optimize
 from perfagent.records import RunRecord
 from perfagent.rewrite.hardware import UNKNOWN_NOTE, described_hardware, gpu_device, prompt_hardware
 from perfagent.rewrite.prompt import format_hardware
-from tests.optimize.helpers import REPORTS, TRANSPOSE, copy_example
+from tests.optimize.helpers import KB, REPORTS, TRANSPOSE, copy_example
 
 SLOW = (TRANSPOSE / "slow.cu").read_text()
 PADDED = SLOW.replace("tile[TILE_DIM][TILE_DIM]", "tile[TILE_DIM][TILE_DIM + 1]")
@@ -75,6 +75,34 @@ def test_nothing_named_says_unknown_in_the_prompt_and_the_record(tmp_path: Path)
     assert "Hardware: unknown" in prompt
     assert record.optimize is not None and record.optimize.notes.count(UNKNOWN_NOTE) == 1
     assert said.count(UNKNOWN_NOTE) == 1
+
+
+def test_a_plain_pytorch_problem_gets_its_reference_profile_from_the_baseline(tmp_path: Path) -> None:
+    """One machine, a recorded report of the reference: its kernels reach the first-kernel prompt."""
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    problem = tmp_path / "01_vector_add.py"
+    shutil.copy(KB / "01_vector_add.py", problem)
+    triton = (KB / "01_vector_add_triton.py").read_text()
+    with ReplayServer() as server:
+        server.enqueue(Reply(content=structured(triton, "A Triton add kernel.")))
+        config = LLMConfig.from_env(
+            base_url=server.base_url, model=MODEL, api_key="sk-loop", env={}, timeout_s=10.0, max_retries=0
+        )
+        optimize(
+            problem,
+            backend="llm",
+            language="triton",
+            report=REPORTS / "08_vector_copy_near_peak.ncu-rep",
+            iterations=1,
+            max_candidates=1,
+            out=tmp_path / "run",
+            llm_config=config,
+        )
+        prompt = next(r.prompt_text for r in server.completions if r.answered == 200)
+    block = prompt.split("Profile of the reference")[1].split("\n\n")[0]
+    assert " us" in block and "(from the recorded report " in block
+    assert "08_vector_copy_near_peak.ncu-rep" in block
 
 
 def test_a_gpu_looked_up_once_describes_the_same_hardware_as_its_name() -> None:
