@@ -32,11 +32,7 @@ from typing import Any
 
 from perfagent._version import __version__
 from perfagent.llm_client import LLMConfig
-from perfagent.optimize.api import (
-    Progress,
-    _nothing_to_try,
-    _run_dir,
-)
+from perfagent.optimize.api import Progress, _nothing_to_try, _run_dir
 from perfagent.optimize.baseline import measure_baseline, target_kernel
 from perfagent.optimize.context import RunContext, new_context
 from perfagent.optimize.events import Info, ignore_progress
@@ -68,7 +64,7 @@ from perfagent.optimize.services import Services, current, using
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import OptimizeBaseline, OptimizeResult, PhasesInfo, ProposalRound, RunRecord
 from perfagent.rewrite.base import WRITE_KERNEL
-from perfagent.rewrite.hardware import gpu_device, prompt_hardware
+from perfagent.rewrite.hardware import described_hardware, gpu_device
 from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.target import FileRole, TargetDescription
 from perfagent.workloads.launch_checks import preflight_files
@@ -117,8 +113,7 @@ def propose(
     """
     chosen = OptimizeSettings.build(settings, **options)
     emit = progress or ignore_progress
-    if chosen.gpu is not None:
-        gpu_device(chosen.gpu)  # an unknown --gpu is exit 2 before anything is written
+    named_gpu = gpu_device(chosen.gpu) if chosen.gpu is not None else None  # unknown: exit 2 before any write
     rewriter, svc = choose_rewriter(chosen, llm_config, emit), current(services)
     start = _proposal_start(target, from_run, chosen, rewriter.name, svc.describe)
     write_kernel = proposal_language(start.wl, rewriter.name, chosen.transforms, chosen.language, start.prior)
@@ -134,7 +129,9 @@ def propose(
         found = _proposal_diagnosis(start, chosen, loop_settings, run_dir, emit, write_kernel is not None)
     writer = _proposal_writer(start, found, chosen, loop_settings, rewriter.name, rewriter.reason, run_dir)
     recorder = RecordingRewriter(rewriter.rewriter)
-    outcome = _run_proposals(start, found, writer, loop_settings, recorder, progress, write_kernel, svc)
+    outcome = _run_proposals(
+        start, found, writer, loop_settings, recorder, progress, write_kernel, svc, named_gpu
+    )
     result = conclude(writer, outcome, found.summary, found.diagnosis, apply=False)
     record = writer.save(
         result.model_copy(
@@ -419,6 +416,7 @@ def _run_proposals(
     progress: Progress | None,
     write_kernel: KernelLanguage | None = None,
     services: Services | None = None,
+    named_gpu: DeviceInfo | None = None,
 ) -> LoopResult:
     """The loop that writes proposals; the record keeps what was written when it ends early."""
     diagnosis = found.diagnosis
@@ -441,7 +439,7 @@ def _run_proposals(
             services=services,
             progress=writer.watch(progress),
         )
-        hardware = _proposal_hardware(found, writer, progress)
+        hardware = _proposal_hardware(found, writer, progress, named_gpu)
         proposals = ProposalWriter(
             ctx,
             rewriter,
@@ -486,12 +484,16 @@ def _continue_first_kernel(ctx: RunContext, start: _Start, writer: PhasedWriter)
     )
 
 
-def _proposal_hardware(found: _Found, writer: PhasedWriter, progress: Progress | None) -> DeviceInfo | None:
-    """The GPU the proposals' prompts describe: the report's device, else --gpu (kept for later rounds),
-    else unknown, said in the record and the progress."""
-    gpu = writer.info.settings.get("gpu")
-    diagnosis = found.diagnosis
-    hardware = prompt_hardware(diagnosis.profile.device if diagnosis else None, str(gpu) if gpu else None)
+def _proposal_hardware(
+    found: _Found, writer: PhasedWriter, progress: Progress | None, named: DeviceInfo | None
+) -> DeviceInfo | None:
+    """The GPU the proposals' prompts describe: the report's device, else --gpu (``named``: this round's,
+    looked up once; a name an earlier round kept is looked up here), else unknown, said in the record and
+    the progress."""
+    gpu, diagnosis = writer.info.settings.get("gpu"), found.diagnosis
+    named = named or (gpu_device(str(gpu)) if gpu else None)
+    measured = diagnosis.profile.device if diagnosis else None
+    hardware = described_hardware(measured, named, str(gpu) if gpu else None)
     if hardware.note is not None:
         writer.notes.append(hardware.note)
         (progress or ignore_progress)(Info(message=hardware.note))
