@@ -68,7 +68,12 @@ def test_gpu_times_the_item_forms(name: str) -> None:
         got, us = launch(cand.source, grid * 64 if per_item else 32 * grid, 64)
         for w, g in zip(want, got, strict=True):
             if hasattr(w, "dtype"):
-                cp.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+                # Normwise, not elementwise: a candidate sums in another order, and a column sum of
+                # 32768 terms that cancels to near zero moves by the rounding of its largest partial
+                # sums (0.0016 at ~500 on an H200), far beyond an elementwise rtol on that small value.
+                err = float(cp.abs(g.astype(cp.float64) - w.astype(cp.float64)).max())  # type: ignore[attr-defined]
+                scale = max(1.0, float(cp.abs(w.astype(cp.float64)).max()))  # type: ignore[attr-defined]
+                assert err <= 1e-4 * scale, f"{name}: max abs err {err:g} against {scale:g}"
         best = max(best, base_us / us)
         shape = "block per item" if per_item else "warp per item"
         lines.append(f"| {name} | {shape} | {us:.1f} µs | {base_us / us:.2f}x |")
