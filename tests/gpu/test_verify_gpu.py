@@ -203,12 +203,18 @@ def test_bench_kernelbench_load_inline() -> None:
 
 
 def test_bench_flags_work_left_on_a_side_stream(tmp_path: Path) -> None:
-    """The timed interval ends at the current stream's end event; a side stream's work shows as overhang."""
+    """The timed interval ends at the current stream's end event; a side stream's work that escapes it shows
+    as overhang and is flagged, and work that does not escape is timed: either way no speed-up is earned."""
     problem = tmp_path / "problem_add_big.py"
     problem.write_text((CANDIDATES / "problem_add.py").read_text().replace("N = 4096", "N = 1 << 26"))
     result = bench(problem, CANDIDATES / "cheat_stream.py", device="cuda", runs=20, warmup=3)
     print("\n[bench add 2^26: torch vs side-stream cheat]\n" + render_bench(result))
-    assert "work-after-end-event" in result.flags, result.notes
+    # What must hold: the cheat never earns a speed-up. Either its side-stream work escapes the interval
+    # and the overhang check flags it, or the work lands inside the interval and is timed (on a busy
+    # 4-GPU host, 2026-11-27: 438 µs against the reference's 233 µs, 0.53x, nothing to flag).
+    assert result.comparison is not None
+    flagged = "work-after-end-event" in result.flags
+    assert flagged or result.comparison.verdict != "faster", (result.flags, result.comparison, result.notes)
 
 
 def test_bench_batch_reads_as_one_bench_per_candidate() -> None:
