@@ -17,7 +17,10 @@ OUT=${OUT:-tests/data/stress_runs.md}
 RUN_TIMEOUT=${RUN_TIMEOUT:-5400}
 spinners=()
 cleanup() { [ ${#spinners[@]} -gt 0 ] && kill "${spinners[@]}" 2>/dev/null; }
-trap cleanup EXIT INT TERM
+# INT/TERM must end the script: a trap that only cleans up lets the loop go on to the next run (2026-11-27: a
+# TERM stopped one run's spinners, and the loop started the next run without load).
+trap cleanup EXIT
+trap 'cleanup; exit 143' INT TERM
 for _ in $(seq "$LOAD"); do
   yes > /dev/null &
   spinners+=($!)
