@@ -88,6 +88,8 @@ class KernelVerifier(VerifierState):
         self.launches = 0
         self._compiled: dict[tuple[str, str, tuple[tuple[str, str], ...]], CompiledKernel] = {}
         self.fp64 = Float64Launches(h, self.notes)
+        self._first: ParamSet | None = None
+        """The first parameter set (the one ``ref_samples`` come from), for reference-only input sets."""
 
     def compiled(self, resolved: ResolvedLaunch, *, reference: bool) -> CompiledKernel:
         key = (resolved.source, resolved.kernel, tuple(sorted(resolved.defines.items())))
@@ -144,6 +146,8 @@ class KernelVerifier(VerifierState):
             )
 
         ps = self._param_set(pi, params, resolve)
+        if pi == 0:
+            self._first = ps
         req = self.h.request
         n_seeds = req.seeds if pi == 0 else max(1, min(2, req.seeds))
         for i in range(n_seeds):
@@ -324,6 +328,19 @@ class KernelVerifier(VerifierState):
 
     def _degenerate(self) -> None:
         self._record_informative()
+
+    def extra_reference_sample(self, k: int) -> torch.Tensor | None:
+        ps = self._first
+        if ps is None:
+            return None
+        seed = self.h.request.base_seed + C.EXTRA_SET_SEED_OFFSET + k
+        masters = seeded_inputs(ps.ref, seed=seed, device=self.h.device)
+        launch = prepare_launch(
+            ps.ref, ps.ref_kernel, inputs=_clones(masters), poison=1, device=self.h.device
+        )
+        where = f"{ps.label} / seed {seed} / {DECLARED} inputs"
+        self.run_launch("reference", launch, f"launch on {where} (reference only: do its outputs vary?)")
+        return torch.cat([C.subsample(launch.buffers[a.name]) for a in ps.written])
 
 
 def _leaf(precise: Callable[[], Outputs | None], name: str) -> Any | None:

@@ -77,6 +77,8 @@ class Verifier(VerifierState):
         """Launches of the candidate's own Triton kernels inside its forward() calls (launch hooks)."""
         self.fp64 = Float64Reference(h, self.notes)
         self.judge = OutputJudge(self)
+        self._problem: Problem | None = None
+        """The problem being verified, for reference-only input sets."""
 
     # -- candidate call with runtime checks --------------------------------------------------
     def cand(self, problem: Problem, model: Any, args: list[Any], label: str, *, first: bool = False) -> Any:
@@ -142,6 +144,7 @@ class Verifier(VerifierState):
         h = self.h
         req = h.request
         problem = Problem(h)
+        self._problem = problem
         self._reference_smoke_run(problem)
         for i in range(req.seeds):
             seed = req.base_seed + i
@@ -263,6 +266,24 @@ class Verifier(VerifierState):
         )
         seed_everything(req.base_seed + SMOKE_SEED_OFFSET)
         self.h.reference("call on a warm-up input set", lambda: call_model(ref_model, x), phase="first")
+
+    def extra_reference_sample(self, k: int) -> torch.Tensor | None:
+        problem = self._problem
+        if problem is None:
+            return None
+        req = self.h.request
+        seed = req.base_seed + C.EXTRA_SET_SEED_OFFSET + k
+        ref_model, _ = problem.models(req.base_seed)
+        seed_everything(seed)
+        x = to_device(
+            self.h.reference("get_inputs()", lambda: list(problem.ref_mod.get_inputs())), self.h.device
+        )
+        seed_everything(seed)
+        out = self.h.reference(
+            f"call on seed {seed} / {NATIVE} inputs (reference only: do its outputs vary?)",
+            lambda: call_model(ref_model, x),
+        )
+        return _sample(out) if _finite_everywhere(out) else None
 
     def _reference_determinism(self, ref_model: Any, x: list[Any], first: Any, where: str) -> None:
         again = self.h.reference(f"second call on {where}", lambda: call_model(ref_model, clone_all(x)))

@@ -28,8 +28,23 @@ class VerifierState:
         self.distributions: list[str] = []
         self.sets = 0
 
+    def extra_reference_sample(self, k: int) -> torch.Tensor | None:
+        """The reference's output on one more input set (the ``k``-th), drawn for it alone, as a sample
+        like ``ref_samples``'; None where the protocol cannot draw one."""
+        return None
+
+    def _confirm_identical(self) -> None:
+        """Draw reference-only input sets until the outputs differ or ``IDENTICAL_CONFIRM_SETS`` agree:
+        two input sets of an integral extreme (a maximum, a count) can give one output by chance."""
+        while C.identical_outputs(self.ref_samples) and len(self.ref_samples) < C.IDENTICAL_CONFIRM_SETS:
+            extra = self.extra_reference_sample(len(self.ref_samples))
+            if extra is None:
+                return
+            self.ref_samples.append(extra)
+
     def _record_informative(self) -> None:
         """The reference must vary with its inputs, or no candidate can be told right from wrong."""
+        self._confirm_identical()
         shapes = {s.shape for s in self.ref_samples}
         reason = C.degenerate_reason(self.ref_samples) if len(shapes) == 1 else None
         self.book.record(

@@ -83,6 +83,7 @@ def results() -> dict[str, VerificationResult | BaseException]:
             2,
         )
     )
+    jobs.append(("count-elements", HERE / "problem_count_elements.py", None, 1))
     jobs.sort(key=lambda j: j[0] != "cheat_hang.py")  # start the slowest first
     with ThreadPoolExecutor(max_workers=3) as pool:
         return dict(pool.map(_run, jobs))
@@ -153,3 +154,14 @@ def test_degenerate_reference_is_inconclusive(results: dict[str, VerificationRes
     result = _get(results, "degenerate")
     assert result.verdict == "inconclusive", result.reason
     assert result.reason.startswith("reference-informative")
+
+
+def test_identical_reference_is_confirmed_on_more_input_sets(
+    results: dict[str, VerificationResult | BaseException],
+) -> None:
+    """One seed gives two input sets; two sets of an integral output can agree by chance, so the reference
+    alone is run on more sets before the problem is called input-independent."""
+    result = _get(results, "count-elements")
+    assert result.verdict == "inconclusive", result.reason
+    assert "identical for 4 different input sets" in result.reason, result.reason
+    assert result.input_sets == 2  # the reference-only sets are not counted as compared input sets
