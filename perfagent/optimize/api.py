@@ -23,6 +23,7 @@ from perfagent._version import __version__
 from perfagent.llm_client import LLMConfig
 from perfagent.optimize.baseline import Baseline, measure_baseline
 from perfagent.optimize.events import Info, ProgressCallback, ignore_progress
+from perfagent.optimize.limits import LoopLimits, MeasureLimits
 from perfagent.optimize.loop import one_machine_loop
 from perfagent.optimize.loop_state import LoopResult
 from perfagent.optimize.result import conclude
@@ -86,7 +87,12 @@ def optimize(
     parts = _compose(chosen, llm_config, emit, svc)
     start = _start(str(target), wl, parts, chosen, emit)
     run = RunWriter(start.header, start.notes)
-    asked = _Asked(report=chosen.report, kernel=chosen.kernel, apply=chosen.apply)
+    asked = _Asked(
+        report=chosen.report,
+        kernel=chosen.kernel,
+        apply=chosen.apply,
+        compile_baseline=not chosen.no_compile_baseline,
+    )
     base, outcome = _measure_and_loop(start, parts, asked, run, progress)
     result = conclude(run, outcome, base.summary, base.diagnosis, apply=chosen.apply)
     if start.plain_pytorch and not outcome.candidates:
@@ -104,15 +110,19 @@ def optimize(
 @dataclass(frozen=True)
 class _Parts:
     """The run's parts, composed once from the settings before the target is measured: what proposes
-    (the rewriter), where it runs (the GPU, the services), where it writes, and the loop's settings."""
+    (the rewriter), where it runs (the GPU, the services), where it writes, and the loop's limits."""
 
     rewriter: Rewriter
     backend: str
     backend_reason: str
-    settings: OptimizeSettings
-    """The settings the loop runs with (candidates raised to the LLM's samples, the transforms to try)."""
+    limits: LoopLimits
+    """What the loop plans and how far it goes (candidates raised to the LLM's samples, the transforms to try)."""
+    measuring: MeasureLimits
+    """How the original and each candidate are built, verified, timed and re-profiled."""
     named_gpu: DeviceInfo | None
     """``--gpu`` looked up once in the knowledge base (None: not given)."""
+    asked_gpu: str | None
+    """``--gpu`` as the user wrote it."""
     gpu: bool
     device_label: str
     run_dir: Path
@@ -126,6 +136,8 @@ class _Asked:
     report: str | Path | None
     kernel: str | None
     apply: bool
+    compile_baseline: bool
+    """KernelBench on a GPU: also time ``torch.compile(Model)`` (not ``--no-compile-baseline``)."""
 
 
 @dataclass(frozen=True)
@@ -156,10 +168,12 @@ def _measure_and_loop(
                 report=asked.report,
                 kernel=asked.kernel,
                 run_dir=parts.run_dir,
-                settings=parts.settings,
+                measuring=parts.measuring,
                 emit=emit,
                 services=parts.services,
                 named_gpu=parts.named_gpu,
+                asked_gpu=parts.asked_gpu,
+                compile_baseline=asked.compile_baseline,
             )
             run.baseline(base.summary, base.profile, base.kernels)
             wl.description.check_unchanged("the loop")
@@ -172,7 +186,8 @@ def _measure_and_loop(
                 parts.run_dir,
                 gpu=parts.gpu,
                 baseline=base.state,
-                settings=parts.settings,
+                limits=parts.limits,
+                measuring=parts.measuring,
                 services=parts.services,
                 hardware=base.for_loop.hardware,
                 progress=run.watch(progress),
@@ -203,8 +218,10 @@ def _compose(
         rewriter=chosen.rewriter,
         backend=chosen.name,
         backend_reason=chosen.reason,
-        settings=loop_settings,
+        limits=loop_settings.loop_limits(),
+        measuring=loop_settings.measure_limits(),
         named_gpu=named_gpu,
+        asked_gpu=settings.gpu,
         gpu=gpu,
         device_label=device_label,
         run_dir=run_dir,
@@ -223,7 +240,7 @@ def _start(
         )
     )
     write_kernel = _write_kernel(wl, parts.backend, list(settings.transforms), settings.language)
-    wanted = parts.settings.transforms
+    wanted = parts.limits.transforms
     plain_pytorch = [] if (wanted or write_kernel) else _nothing_to_try(wl, parts.backend)
     for line in plain_pytorch:  # said up front: the plan will be empty, and why
         emit(Info(message=line))

@@ -18,9 +18,9 @@ from pathlib import Path
 from perfagent.classifier import classify
 from perfagent.optimize import measure
 from perfagent.optimize.events import Info, ProgressCallback
+from perfagent.optimize.limits import MeasureLimits
 from perfagent.optimize.loop_state import BaselineState
 from perfagent.optimize.services import Services, current
-from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import FindingSummary, OptimizeBaseline, ProfileSummary
 from perfagent.rewrite.hardware import described_hardware
 from perfagent.rewrite.reference_profile import reference_profile_lines
@@ -92,10 +92,12 @@ def measure_baseline(
     report: str | Path | None,
     kernel: str | None,
     run_dir: Path,
-    settings: OptimizeSettings,
+    measuring: MeasureLimits,
     emit: Progress,
     services: Services | None = None,
     named_gpu: DeviceInfo | None = None,
+    asked_gpu: str | None = None,
+    compile_baseline: bool = True,
 ) -> Baseline:
     """Profile and diagnose the original, and time it on a GPU.
 
@@ -105,10 +107,12 @@ def measure_baseline(
         report: a recorded report to diagnose from when nothing can be profiled here.
         kernel: regular expression choosing the kernel of the diagnosis to target.
         run_dir: the run folder (``baseline/`` is written under it).
-        settings: the loop's settings (arch, limits, timing rounds).
+        measuring: how the original is built, profiled and timed (arch, limits, timing rounds).
         emit: receives progress events.
         services: what reaches the GPU and the profiler (default: ``services.current()``).
-        named_gpu: ``settings.gpu`` looked up in the knowledge base once, at set-up (None: not given).
+        named_gpu: ``--gpu`` looked up in the knowledge base once, at set-up (None: not given).
+        asked_gpu: ``--gpu`` as the user wrote it (a note names it when the profile's GPU differs).
+        compile_baseline: KernelBench on a GPU: also time ``torch.compile(Model)`` (``--no-compile-baseline``).
 
     Raises:
         BadInput: ``kernel`` matches no kernel of the diagnosis.
@@ -119,7 +123,7 @@ def measure_baseline(
     svc = current(services)
     clock = time.monotonic()
     seen = _diagnose_original(
-        wl, gpu=gpu, report=report, work=work, settings=settings, emit=emit, notes=notes, services=svc
+        wl, gpu=gpu, report=report, work=work, measuring=measuring, emit=emit, notes=notes, services=svc
     )
     stages = {"profile": round(time.monotonic() - clock, 3)}
     target = target_kernel(seen.kernels, wl, kernel)
@@ -131,7 +135,7 @@ def measure_baseline(
         kernel_name=target.profile.base_name if target else None,
     )
     clock = time.monotonic()
-    timed = _time_original(wl, gpu, target, state, work, settings, emit, notes, svc)
+    timed = _time_original(wl, gpu, target, state, work, measuring, emit, notes, svc, compile_baseline)
     if timed.timer is not None:
         stages["time"] = round(time.monotonic() - clock, 3)
     state.time_s, state.start_speedup, state.spent_s = timed.time_s, timed.start, sum(stages.values())
@@ -143,7 +147,7 @@ def measure_baseline(
         profile=seen.profile,
         kernels=seen.kernels,
         diagnosis=target,
-        for_loop=_loop_inputs(wl, seen.kernels, target, named_gpu, settings.gpu, report if not gpu else None),
+        for_loop=_loop_inputs(wl, seen.kernels, target, named_gpu, asked_gpu, report if not gpu else None),
     )
 
 
@@ -179,20 +183,21 @@ def _time_original(
     target: KernelDiagnosis | None,
     state: BaselineState,
     work: Path,
-    settings: OptimizeSettings,
+    measuring: MeasureLimits,
     emit: Progress,
     notes: list[str],
     services: Services,
+    compile_baseline: bool,
 ) -> _Timed:
     """The original's time on a GPU: CUDA events, or (a Triton script) ncu kernel durations; its share of
     the roofline from the profile when the timing did not say."""
     timed = _Timed()
     if gpu and wl.timed_by == "cuda-events":
-        timed = _time_with_events(wl, work, settings, emit, notes, services)
+        timed = _time_with_events(wl, work, measuring, emit, notes, services, compile_baseline)
     elif (
         gpu and wl.timed_by == "ncu" and target is not None and target.profile.metrics.duration_s is not None
     ):
-        timed = _time_with_ncu(wl, target, state, work, settings, emit, services)
+        timed = _time_with_ncu(wl, target, state, work, measuring, emit, services)
     roofline = target.roofline if target is not None and state.measured else None
     if timed.pct is None and roofline is not None and roofline.fraction_of_sol is not None:
         timed.pct = roofline.fraction_of_sol * 100.0
@@ -205,7 +210,7 @@ def _diagnose_original(
     gpu: bool,
     report: str | Path | None,
     work: Path,
-    settings: OptimizeSettings,
+    measuring: MeasureLimits,
     emit: Progress,
     notes: list[str],
     services: Services,
@@ -229,8 +234,8 @@ def _diagnose_original(
             wl.spec_path,
             workdir=work,
             target_kernel=None,
-            arch=settings.arch,
-            timeout_s=settings.profile_timeout_s,
+            arch=measuring.arch,
+            timeout_s=measuring.profile_timeout_s,
             candidate=False,
         )
         out.profile = rp.profile
@@ -242,7 +247,7 @@ def _diagnose_original(
         out.profile, out.kernels = recorded.profile(), list(recorded.kernels)
         notes.append(f"diagnosis from the recorded report {report} (not measured here)")
     elif wl.statically_analysable:
-        out.profile = _static_analysis(wl, work, settings, emit, notes, services)
+        out.profile = _static_analysis(wl, work, measuring, emit, notes, services)
     else:
         notes.append(
             "nothing was profiled (no GPU and no --report): the plan comes from the transforms the recipes can apply"
@@ -255,7 +260,7 @@ def _diagnose_original(
 def _static_analysis(
     wl: OptimizeWorkload,
     work: Path,
-    settings: OptimizeSettings,
+    measuring: MeasureLimits,
     emit: Progress,
     notes: list[str],
     services: Services,
@@ -266,9 +271,9 @@ def _static_analysis(
         return services.profile(
             profile_target(wl.description),
             profiler="static",
-            arch=settings.arch,
+            arch=measuring.arch,
             workdir=work,
-            timeout_s=settings.compile_timeout_s,
+            timeout_s=measuring.compile_timeout_s,
         )
     except PerfAgentError as exc:
         notes.append(f"static analysis failed: {exc.message}")
@@ -278,22 +283,23 @@ def _static_analysis(
 def _time_with_events(
     wl: OptimizeWorkload,
     work: Path,
-    settings: OptimizeSettings,
+    measuring: MeasureLimits,
     emit: Progress,
     notes: list[str],
     services: Services,
+    compile_baseline: bool,
 ) -> _Timed:
     """CUDA-event timing of the oracle (and of a starting ModelNew, whose speed-up candidates must beat)."""
-    emit(Info(message=f"timing the original (up to {settings.runs} rounds, CUDA events) …"))
+    emit(Info(message=f"timing the original (up to {measuring.runs} rounds, CUDA events) …"))
     start_file = wl.start_file
     t = services.time(
         wl,
         start_file,
         wl.spec_path,
-        runs=settings.runs,
-        warmup=settings.warmup,
-        timeout_s=settings.timeout_s,
-        compile_timeout_s=settings.compile_timeout_s,
+        runs=measuring.runs,
+        warmup=measuring.warmup,
+        timeout_s=measuring.timeout_s,
+        compile_timeout_s=measuring.compile_timeout_s,
     )
     if t.bench is not None:
         measure.write_json(work / "bench.json", t.bench)
@@ -306,23 +312,23 @@ def _time_with_events(
         notes.append(
             f"the starting ModelNew runs at {t.speedup:.3g}x of the problem's Model; candidates must beat it"
         )
-    if wl.problem is not None and wl.kind == "kernelbench" and not settings.no_compile_baseline:
-        out.compiled = _time_compiled(wl.problem, settings, emit, notes, services)
+    if wl.problem is not None and wl.kind == "kernelbench" and compile_baseline:
+        out.compiled = _time_compiled(wl.problem, measuring, emit, notes, services)
     return out
 
 
 def _time_compiled(
-    problem: Path, settings: OptimizeSettings, emit: Progress, notes: list[str], services: Services
+    problem: Path, measuring: MeasureLimits, emit: Progress, notes: list[str], services: Services
 ) -> CompileBaseline:
     """torch.compile(Model) against eager on this GPU (compile time excluded), said in ``notes``."""
     emit(Info(message="timing torch.compile(Model) (default mode; compile time excluded) …"))
     compiled = services.time_compiled(
         problem,
         device="cuda",
-        runs=settings.runs,
-        warmup=settings.warmup,
-        timeout_s=settings.timeout_s,
-        compile_timeout_s=settings.compile_timeout_s,
+        runs=measuring.runs,
+        warmup=measuring.warmup,
+        timeout_s=measuring.timeout_s,
+        compile_timeout_s=measuring.compile_timeout_s,
     )
     if compiled.speedup_over_eager is not None:
         notes.append(f"torch.compile(Model) runs at {compiled.speedup_over_eager:.3g}x of eager on this GPU")
@@ -336,7 +342,7 @@ def _time_with_ncu(
     target: KernelDiagnosis,
     state: BaselineState,
     work: Path,
-    settings: OptimizeSettings,
+    measuring: MeasureLimits,
     emit: Progress,
     services: Services,
 ) -> _Timed:
@@ -350,8 +356,8 @@ def _time_with_ncu(
         None,
         workdir=work / "repeat",
         target_kernel=state.kernel_name,
-        arch=settings.arch,
-        timeout_s=settings.profile_timeout_s,
+        arch=measuring.arch,
+        timeout_s=measuring.profile_timeout_s,
         candidate=False,
     )
     if again.kernel is not None and again.kernel.metrics.duration_s is not None:

@@ -1,11 +1,12 @@
-"""What every part of one optimize loop reads and updates: the workload, the settings, the state, the clock.
+"""What every part of one optimize loop reads and updates: the workload, its limits, the state, the clock.
 
 The loop (``loop``) is given its parts: a rewriter (the proposal source), an evaluate step (``evaluate``
 measures; ``phase_steps`` writes proposals or replays stored ones) and, optionally, the run writer.
-They share one ``RunContext``: the workload (a write-kernel step changes it), the baseline, the settings,
-the ``Services`` that reach the machine, the ``LoopState``, the iteration count, the stage clock and the
-``--time-budget``. The
-context knows none of its parts.
+They share one ``RunContext``: the workload (a write-kernel step changes it), the baseline, the two narrow
+limits taken from the settings at composition (``perfagent.optimize.limits``: how a candidate is measured,
+how far the loop goes), the ``Services`` that reach the machine, the ``LoopState``, the iteration count, the
+stage clock and the ``--time-budget``. The context knows none of its parts, and none of the run's other
+options (the LLM endpoint, the output folder, ``--apply``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from pathlib import Path
 
 from perfagent.optimize.cost import StageClock
 from perfagent.optimize.events import LoopEvent, ProgressCallback
+from perfagent.optimize.limits import LoopLimits, MeasureLimits
 from perfagent.optimize.loop_state import BaselineState, LoopState, candidate_key
 from perfagent.optimize.services import Services, current
-from perfagent.optimize.settings import OptimizeSettings
 from perfagent.optimize.time_budget import TimeBudget
 from perfagent.records import IterationCost
 from perfagent.workloads.optimizable import OptimizeWorkload
@@ -34,7 +35,10 @@ class RunContext:
     run_dir: Path
     gpu: bool
     baseline: BaselineState
-    settings: OptimizeSettings
+    limits: LoopLimits
+    """What the loop plans and how far it goes."""
+    measuring: MeasureLimits
+    """How each candidate is built, verified, timed and re-profiled."""
     services: Services
     state: LoopState
     progress: ProgressCallback | None = None
@@ -56,7 +60,7 @@ class RunContext:
 
     def tell(self, cls: type[LoopEvent], message: str, **extra: object) -> None:
         """Emit an event of ``cls`` carrying the current iteration and the budget."""
-        self.emit(cls(message=message, step=self.step or None, total=self.settings.iterations, **extra))  # type: ignore[arg-type]
+        self.emit(cls(message=message, step=self.step or None, total=self.limits.iterations, **extra))  # type: ignore[arg-type]
 
     def display_path(self) -> str:
         """The workload's file as the user would write it (relative where it can be)."""
@@ -72,7 +76,8 @@ def new_context(
     *,
     gpu: bool,
     baseline: BaselineState,
-    settings: OptimizeSettings,
+    limits: LoopLimits,
+    measuring: MeasureLimits,
     services: Services | None = None,
     progress: ProgressCallback | None = None,
 ) -> RunContext:
@@ -93,9 +98,10 @@ def new_context(
         run_dir=run_dir,
         gpu=gpu,
         baseline=baseline,
-        settings=settings,
+        limits=limits,
+        measuring=measuring,
         services=current(services),
         state=state,
         progress=progress,
-        budget=TimeBudget(settings.time_budget_s, baseline.spent_s),
+        budget=TimeBudget(limits.time_budget_s, baseline.spent_s),
     )

@@ -152,7 +152,7 @@ class Measure:
 
         ``tell``: where its events go (a batch started ahead holds them back; default ``ctx.tell``).
         """
-        ctx, s, cid = self.ctx, self.ctx.settings, staged.cid
+        ctx, s, cid = self.ctx, self.ctx.measuring, staged.cid
         tell, wl, transform = tell or ctx.tell, ctx.wl, staged.fields["transform"]
         clock = time.monotonic()
         with ctx.clock.stage("build"):

@@ -1,7 +1,7 @@
 """A batch at once: build and verify an iteration's candidates together, time them before any is judged.
 
 Verification needs no quiet GPU, and a build (a ``load_inline`` extension is close to a minute) is CPU
-work, so a batch's builds and verifications overlap (``settings.verify_jobs`` at once); the evaluate step
+work, so a batch's builds and verifications overlap (``MeasureLimits.verify_jobs`` at once); the evaluate step
 then takes each result in the candidates' order, and timing and re-profiling stay one at a time.
 Launch-spec kernels on a GPU go further (``together``): one worker verifies the iteration's candidates,
 one after another, then times them all there when every one passed, so an iteration pays one worker
@@ -84,7 +84,7 @@ class AheadBatch:
     def start(self, candidates: list[Candidate], step: PlannedTransform, origin: Origin) -> None:
         """Start building and verifying ``candidates`` together, when it gains something."""
         ctx = self.ctx
-        jobs = ctx.settings.verify_jobs_for(len(candidates))
+        jobs = ctx.measuring.jobs_for(len(candidates))
         if not (ctx.gpu or ctx.wl.runs_on_cpu):
             return
         if jobs < 2 and not self.times_batches():  # nothing to gain from holding the batch back
@@ -159,7 +159,7 @@ class AheadBatch:
 
     def _measure_together(self, batch: list[Started]) -> list[Measured]:
         """Build-check every candidate, then verify and time those that build in one worker."""
-        ctx, s = self.ctx, self.ctx.settings
+        ctx, s = self.ctx, self.ctx.measuring
         out = []
         for a in batch:
             st, clock = a.staged, time.monotonic()
@@ -275,7 +275,7 @@ class AheadBatch:
 
     def _time_together(self, ready: list[Staged]) -> dict[str, Timed_]:
         """Candidate id -> (timing, its share of the worker's wall time) from one worker; {} if it failed."""
-        ctx, s, cids = self.ctx, self.ctx.settings, ", ".join(st.cid for st in ready)
+        ctx, s, cids = self.ctx, self.ctx.measuring, ", ".join(st.cid for st in ready)
         ctx.tell(
             Info, f"timing {cids} against the baseline in one worker (up to {s.runs} interleaved rounds) …"
         )

@@ -77,9 +77,9 @@ class Timer:
             return f"not re-profiled: {replaced_by} of the same batch is faster and replaces it"
         if measured.reprofiled is not None or not ctx.baseline.can_profile:
             return None  # profiled already (a Triton script's timing), or the note says why not
-        if ctx.step >= ctx.settings.iterations and not (ctx.settings.profile_best or self.plans_past_budget):
+        if ctx.step >= ctx.limits.iterations and not (ctx.limits.profile_best or self.plans_past_budget):
             return "not re-profiled: the last iteration's winner, no later plan reads its profile (--profile-best re-profiles it)"
-        if ctx.settings.profile_best or self.plans_past_budget:
+        if ctx.limits.profile_best or self.plans_past_budget:
             return None
         return ctx.budget.why_not_reprofile(ctx.iteration_walls())
 
@@ -119,8 +119,8 @@ class Timer:
             staged.spec,
             workdir=staged.folder / "profile",
             target_kernel=ctx.baseline.kernel_name,
-            arch=ctx.settings.arch,
-            timeout_s=ctx.settings.profile_timeout_s,
+            arch=ctx.measuring.arch,
+            timeout_s=ctx.measuring.profile_timeout_s,
             tiers=tiers_for_candidate(ctx.state.before, entry.effect_for(category).metric),
             candidate=True,
         )
@@ -129,7 +129,7 @@ class Timer:
         self, cid: str, source: Path, spec: Path | None, folder: Path
     ) -> tuple[measure.Timing, reprofile.Reprofile | None]:
         """The candidate against the baseline: CUDA events, or ncu kernel durations for a Triton script."""
-        ctx, s = self.ctx, self.ctx.settings
+        ctx, s = self.ctx, self.ctx.measuring
         if ctx.wl.timed_by == "ncu":
             return self._time_script(source, folder)
         ctx.tell(
@@ -165,8 +165,8 @@ class Timer:
             None,
             workdir=folder / "profile",
             target_kernel=base.kernel_name,
-            arch=ctx.settings.arch,
-            timeout_s=ctx.settings.profile_timeout_s,
+            arch=ctx.measuring.arch,
+            timeout_s=ctx.measuring.profile_timeout_s,
             candidate=True,
         )
         duration = rp.kernel.metrics.duration_s if rp.kernel else None

@@ -73,7 +73,7 @@ def write(
     errors = 0
     machine = language == "cuda" and not ctx.gpu  # a CUDA ModelNew cannot be built here: ask once
     for _ in range(1 if machine else ATTEMPTS):
-        if ctx.step >= ctx.settings.iterations:
+        if ctx.step >= ctx.limits.iterations:
             break
         ctx.step += 1
         plan.tried.add(index)
@@ -147,8 +147,8 @@ def adopt(ctx: RunContext, outcome: CandidateOutcome, language: KernelLanguage) 
                 None,
                 workdir=source_file.parent / "profile",
                 target_kernel=None,
-                arch=ctx.settings.arch,
-                timeout_s=ctx.settings.profile_timeout_s,
+                arch=ctx.measuring.arch,
+                timeout_s=ctx.measuring.profile_timeout_s,
                 candidate=True,
             )
             if rp.kernel is not None:

@@ -131,8 +131,8 @@ def profile_first_kernel(ctx: RunContext) -> None:
         None,
         workdir=source.parent / "profile",
         target_kernel=None,
-        arch=ctx.settings.arch,
-        timeout_s=ctx.settings.profile_timeout_s,
+        arch=ctx.measuring.arch,
+        timeout_s=ctx.measuring.profile_timeout_s,
         candidate=True,
     )
     if rp.profile is not None:

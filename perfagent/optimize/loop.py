@@ -30,6 +30,7 @@ from perfagent.optimize.cost import CompileMeter
 from perfagent.optimize.evaluate import Measure
 from perfagent.optimize.events import Info, Planned, ProgressCallback, Proposed
 from perfagent.optimize.fits import contradiction
+from perfagent.optimize.limits import LoopLimits, MeasureLimits
 from perfagent.optimize.loop_state import (
     FEEDBACK_VERDICTS,
     MAX_FEEDBACK,
@@ -43,7 +44,6 @@ from perfagent.optimize.loop_state import (
 from perfagent.optimize.plan import PlannedTransform, make_plan
 from perfagent.optimize.plan_log import PlanLog
 from perfagent.optimize.services import Services
-from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import CandidateOutcome, IterationCost
 from perfagent.rewrite import get_rewriter
 from perfagent.rewrite.base import (
@@ -109,7 +109,7 @@ class RunWriterPart(Protocol):
 class OptimizeLoop:
     """Runs the iterations for one workload; ``run()`` returns a ``LoopResult``.
 
-    ``settings.transforms`` (ids to try instead of the diagnosis' plan) and ``settings.finding`` (only plan
+    ``limits.transforms`` (ids to try instead of the diagnosis' plan) and ``limits.finding`` (only plan
     for findings of this category) choose what is planned; ``write_kernel``: a plain-PyTorch KernelBench
     problem, first ask for a ModelNew with kernels in this language (``perfagent.optimize.first_kernel``),
     then optimize it.
@@ -159,7 +159,7 @@ class OptimizeLoop:
             hot_lines=list(self.ctx.state.before.source_lines) if self.ctx.state.before else [],
             launch=self.launch_context(),
             reference_profile=self.reference_profile,
-            max_candidates=self.ctx.settings.max_candidates,
+            max_candidates=self.ctx.limits.max_candidates,
         )
 
     def launch_context(self) -> LaunchContext | None:
@@ -179,8 +179,8 @@ class OptimizeLoop:
             diagnosis,
             rewriter=self.rewriter,
             request_for=self.request_for,
-            transforms=list(self.ctx.settings.transforms),
-            finding=self.ctx.settings.finding,
+            transforms=list(self.ctx.limits.transforms),
+            finding=self.ctx.limits.finding,
             measured=measured,
             recipe_check=get_rewriter("recipes"),
         )
@@ -255,8 +255,8 @@ class OptimizeLoop:
 
     def _why_stop(self, queue: list[int]) -> str | None:
         """Why the loop ends before the next step (None: go on)."""
-        if self.ctx.step >= self.ctx.settings.iterations:
-            return f"iteration budget spent ({self.ctx.settings.iterations})"
+        if self.ctx.step >= self.ctx.limits.iterations:
+            return f"iteration budget spent ({self.ctx.limits.iterations})"
         if queue and (over := self.ctx.budget.why_stop(self.ctx.iteration_walls())):
             return over
         if not queue:
@@ -301,7 +301,7 @@ class OptimizeLoop:
         # repeat within the batch would only be recorded as a duplicate; neither takes a new one's slot
         repeats = self._measured_or_repeated(candidates)
         candidates = [c for _, c in sorted(zip(repeats, candidates, strict=True), key=lambda rc: rc[0])]
-        candidates = candidates[: self.ctx.settings.max_candidates]
+        candidates = candidates[: self.ctx.limits.max_candidates]
         self.ctx.tell(
             Proposed,
             f"{len(candidates)} candidate(s) for {step.transform.id}",
@@ -411,12 +411,12 @@ class OptimizeLoop:
     def evaluate_and_repair(
         self, cand: Candidate, step: PlannedTransform, origin: Origin, request: RewriteRequest
     ) -> list[CandidateOutcome]:
-        """``evaluate``, then up to ``settings.repairs`` repair requests while it fails to compile or verify."""
+        """``evaluate``, then up to ``limits.repairs`` repair requests while it fails to compile or verify."""
         out = [self.evaluator.evaluate(cand, step, origin)]
         fix = getattr(self.rewriter, "repair", None)
         if fix is None or cand.backend != "llm":  # only the model repairs; a recipe would repeat itself
             return out
-        for round_ in range(1, self.ctx.settings.repairs + 1):
+        for round_ in range(1, self.ctx.limits.repairs + 1):
             last = out[-1]
             feedback = repair.feedback(last)
             why_not = repair.machine_failure(last, cand.source, gpu=self.ctx.gpu, wl=self.ctx.wl)
@@ -427,7 +427,7 @@ class OptimizeLoop:
                 break
             self.ctx.tell(
                 Info,
-                f"{last.id} {last.verdict}: asking for a repair ({round_} of {self.ctx.settings.repairs})",
+                f"{last.id} {last.verdict}: asking for a repair ({round_} of {self.ctx.limits.repairs})",
                 candidate=last.id,
                 transform=cand.transform,
             )
@@ -449,7 +449,8 @@ def one_machine_loop(
     *,
     gpu: bool,
     baseline: BaselineState,
-    settings: OptimizeSettings,
+    limits: LoopLimits,
+    measuring: MeasureLimits,
     services: Services | None = None,
     hardware: DeviceInfo | None = None,
     progress: ProgressCallback | None = None,
@@ -459,7 +460,14 @@ def one_machine_loop(
 ) -> OptimizeLoop:
     """The one-machine loop: ``rewriter``'s candidates measured (``Measure``) with ``services``."""
     ctx = new_context(
-        wl, run_dir, gpu=gpu, baseline=baseline, settings=settings, services=services, progress=progress
+        wl,
+        run_dir,
+        gpu=gpu,
+        baseline=baseline,
+        limits=limits,
+        measuring=measuring,
+        services=services,
+        progress=progress,
     )
     return OptimizeLoop(
         ctx,

@@ -182,7 +182,7 @@ def _replay(
                 report=None,
                 kernel=kernel,
                 run_dir=writer.run_dir,
-                settings=settings,
+                measuring=settings.measure_limits(),
                 emit=emit,
                 services=services,
             )
@@ -194,7 +194,8 @@ def _replay(
             writer.run_dir,
             gpu=gpu,
             baseline=base.state,
-            settings=settings,
+            limits=settings.loop_limits(),
+            measuring=settings.measure_limits(),
             services=services,
             progress=writer.watch(progress),
         )

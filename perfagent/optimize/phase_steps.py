@@ -162,7 +162,7 @@ class ProposalWriter:
         hw = self.hardware
         if hw is not None and hw.name and hw.arch and hw.arch.startswith("sm_"):
             return hw.arch
-        return self.ctx.settings.arch
+        return self.ctx.measuring.arch
 
     def _build_failed(
         self, stored: StoredProposal, checked: Checked, fields: dict[str, Any]

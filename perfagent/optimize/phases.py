@@ -277,7 +277,7 @@ def _proposal_diagnosis(
             report=report,
             kernel=settings.kernel,
             run_dir=run_dir,
-            settings=loop_settings,
+            measuring=loop_settings.measure_limits(),
             emit=emit,
         )
         where = "none"
@@ -328,7 +328,7 @@ def _prior_diagnosis(
             report=settings.report,
             kernel=settings.kernel,
             run_dir=run_dir,
-            settings=loop_settings,
+            measuring=loop_settings.measure_limits(),
             emit=emit,
         )
         diagnosis, measured, where = (
@@ -432,7 +432,8 @@ def _run_proposals(
             writer.run_dir,
             gpu=False,
             baseline=state,
-            settings=settings,
+            limits=settings.loop_limits(),
+            measuring=settings.measure_limits(),
             services=services,
             progress=writer.watch(progress),
         )

@@ -107,15 +107,15 @@ def check_and_repair(
     repair: RepairFn | None,
 ) -> Checked:
     """Compile ``cand`` here; while it does not build, ask ``repair`` (the llm's) with the compiler's first
-    lines, at most ``settings.repairs`` times, as a repair of ``request``. Notes on the candidate say what
+    lines, at most ``limits.repairs`` times, as a repair of ``request``. Notes on the candidate say what
     was checked."""
     limit = (
-        ctx.settings.repairs if repair is not None and request is not None and cand.backend == "llm" else 0
+        ctx.limits.repairs if repair is not None and request is not None and cand.backend == "llm" else 0
     )
     spent = cand.tokens
     for round_ in range(limit + 1):
         defines, _ = merged(cand, origin)
-        check = precheck(ctx.wl, cand.source, defines, arch=arch, timeout_s=ctx.settings.compile_timeout_s)
+        check = precheck(ctx.wl, cand.source, defines, arch=arch, timeout_s=ctx.measuring.compile_timeout_s)
         if check.ok is not False or round_ == limit:
             note = (
                 check.detail

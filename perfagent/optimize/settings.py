@@ -9,7 +9,6 @@ metadata says how the CLI spells it. A bad value raises ``BadInput`` naming the 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from perfagent.llm_client import LLMConfig, cassette_config
+from perfagent.optimize.limits import LoopLimits, MeasureLimits
 from profilers.core_errors import BadInput
 from profilers.settings import TIMEOUTS, TIMING, Device
 
@@ -259,10 +259,31 @@ class OptimizeSettings(BaseModel):
         """A copy with ``changes``, validated like ``build``."""
         return OptimizeSettings.build(self, **changes)
 
-    def verify_jobs_for(self, candidates: int) -> int:
-        """How many of ``candidates`` are built and verified at once (``verify_jobs``; 0: from the CPU count)."""
-        jobs = self.verify_jobs or min(4, (os.cpu_count() or 1) // 4)
-        return max(1, min(jobs, candidates))
+    def measure_limits(self) -> MeasureLimits:
+        """How the original and each candidate are built, verified, timed and re-profiled (the parts' view)."""
+        return MeasureLimits(
+            arch=self.arch,
+            seeds=self.seeds,
+            verify_seed=self.verify_seed,
+            runs=self.runs,
+            warmup=self.warmup,
+            timeout_s=self.timeout_s,
+            compile_timeout_s=self.compile_timeout_s,
+            profile_timeout_s=self.profile_timeout_s,
+            verify_jobs=self.verify_jobs,
+        )
+
+    def loop_limits(self) -> LoopLimits:
+        """What the loop plans and how far it goes (the loop's view)."""
+        return LoopLimits(
+            iterations=self.iterations,
+            max_candidates=self.max_candidates,
+            repairs=self.repairs,
+            transforms=tuple(self.transforms),
+            finding=self.finding,
+            profile_best=self.profile_best,
+            time_budget_s=self.time_budget_s,
+        )
 
     def llm_config(self) -> LLMConfig:
         """The LLM endpoint settings: the environment, overridden by the ``llm_*`` options and ``samples``."""

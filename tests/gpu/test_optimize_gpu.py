@@ -143,13 +143,15 @@ class _WrongTranspose:
 
 def test_an_incorrect_rewrite_is_never_accepted(tmp_path: Path) -> None:
     wl = resolve(CUDA / "02_transpose_bank_conflicts" / "slow.cu")
+    chosen = OptimizeSettings(iterations=1, seeds=2, runs=20, transforms=("smem-padding",))
     loop = one_machine_loop(
         wl,
         _WrongTranspose(),
         tmp_path / "run",
         gpu=True,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False, profile_note="not needed"),
-        settings=OptimizeSettings(iterations=1, seeds=2, runs=20, transforms=("smem-padding",)),
+        limits=chosen.loop_limits(),
+        measuring=chosen.measure_limits(),
     )
     [cand] = loop.run().candidates
     print(f"\n[wrong] {cand.verdict}: {cand.reason}")

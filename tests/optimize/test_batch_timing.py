@@ -62,19 +62,21 @@ def _run(
     re-profiled, as a winner a later iteration plans from is: ``profile_best``)."""
     wl = resolve(tmp_path / TRANSPOSE.name / "slow.cu")
     events: list[LoopEvent] = []
+    chosen = OptimizeSettings(
+        iterations=1,
+        transforms=("smem-padding",),
+        max_candidates=len(sources),
+        verify_jobs=2,
+        profile_best=True,
+    ).with_changes(**settings)
     loop = one_machine_loop(
         wl,
         ScriptedRewriter(sources, transform="smem-padding", per_call=len(sources)),
         tmp_path / name,
         gpu=True,
         baseline=BaselineState(diagnosis=None, measured=True, can_profile=True),
-        settings=OptimizeSettings(
-            iterations=1,
-            transforms=("smem-padding",),
-            max_candidates=len(sources),
-            verify_jobs=2,
-            profile_best=True,
-        ).with_changes(**settings),
+        limits=chosen.loop_limits(),
+        measuring=chosen.measure_limits(),
         services=services,
         progress=events.append,
     )

@@ -120,13 +120,15 @@ def test_build_failure_is_rejected_and_fed_back_to_the_next_request(
     rewriter = ScriptedRewriter([broken, fine])
     monkeypatch.setattr(loop_module, "LLM_ATTEMPTS_PER_TRANSFORM", 2)
     rewriter.name = "llm"  # retries the same transform with the reason, as the llm backend does
+    chosen = OptimizeSettings(iterations=2, transforms=("loop-unroll",))
     loop = one_machine_loop(
         wl,
         rewriter,
         tmp_path / "run",
         gpu=False,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False, profile_note="no GPU"),
-        settings=OptimizeSettings(iterations=2, transforms=("loop-unroll",)),
+        limits=chosen.loop_limits(),
+        measuring=chosen.measure_limits(),
     )
     result = loop.run()
     c1, c2 = result.candidates
@@ -144,13 +146,15 @@ def test_duplicates_are_not_measured_twice_and_not_timed_is_not_retried(tmp_path
     same = wl.file.read_text().replace("__syncthreads();", "__syncthreads(); __syncthreads();")
     rewriter = ScriptedRewriter([same, same, "never asked for"], per_call=2)
     rewriter.name = "llm"
+    chosen = OptimizeSettings(iterations=3, transforms=("loop-unroll",))
     loop = one_machine_loop(
         wl,
         rewriter,
         tmp_path / "run",
         gpu=False,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False),
-        settings=OptimizeSettings(iterations=3, transforms=("loop-unroll",)),
+        limits=chosen.loop_limits(),
+        measuring=chosen.measure_limits(),
     )
     result = loop.run()
     assert [c.verdict for c in result.candidates] == ["not-verified", "duplicate"]
@@ -170,19 +174,21 @@ def test_an_iteration_of_only_duplicates_does_not_spend_the_budget(tmp_path: Pat
 
     # loop-unroll proposes `first`; restrict-pointers proposes `first` again: nothing new measured
     rewriter = TwoTransforms([first, first], per_call=1)
+    chosen = OptimizeSettings(
+        iterations=5,
+        transforms=(
+            "loop-unroll",
+            "restrict-pointers",
+        ),
+    )
     loop = one_machine_loop(
         wl,
         rewriter,
         tmp_path / "run",
         gpu=False,  # type: ignore[arg-type]
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False),
-        settings=OptimizeSettings(
-            iterations=5,
-            transforms=(
-                "loop-unroll",
-                "restrict-pointers",
-            ),
-        ),
+        limits=chosen.loop_limits(),
+        measuring=chosen.measure_limits(),
     )
     result = loop.run()
     assert [c.verdict for c in result.candidates] == ["not-verified", "duplicate"]

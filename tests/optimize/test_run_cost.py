@@ -110,13 +110,15 @@ def test_a_repeat_in_comments_and_layout_is_not_measured_again(
     wl = resolve(folder / "slow.cu")
     padded = wl.file.read_text().replace("[TILE_DIM][TILE_DIM]", f"[TILE_DIM][{PADDED}]", 1)
     reformatted = "// padded by hand\n" + padded.replace("    ", "\t").replace(";", ";  /* done */")
+    chosen = OptimizeSettings(iterations=1, transforms=("smem-padding",), verify_jobs=2)
     loop = one_machine_loop(
         wl,
         ScriptedRewriter([padded, reformatted], transform="smem-padding", per_call=2),
         tmp_path / "run",
         gpu=True,
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False, profile_note="simulated"),
-        settings=OptimizeSettings(iterations=1, transforms=("smem-padding",), verify_jobs=2),
+        limits=chosen.loop_limits(),
+        measuring=chosen.measure_limits(),
     )
     result = loop.run()
     assert [c.verdict for c in result.candidates] == ["accepted", "duplicate"]

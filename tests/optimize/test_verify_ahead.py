@@ -91,15 +91,17 @@ def _run(
     # four proposals in one batch: a slower rewrite, the padded fix, a repeat of it, an untouched copy
     rewriter = ScriptedRewriter([slower, padded, padded, original], transform="smem-padding", per_call=4)
     events: list[LoopEvent] = []
+    chosen = OptimizeSettings(
+        iterations=1, transforms=("smem-padding",), max_candidates=4, verify_jobs=jobs
+    )
     loop = one_machine_loop(
         wl,
         rewriter,
         tmp_path / name / "run",
         gpu=True,
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False, profile_note="simulated"),
-        settings=OptimizeSettings(
-            iterations=1, transforms=("smem-padding",), max_candidates=4, verify_jobs=jobs
-        ),
+        limits=chosen.loop_limits(),
+        measuring=chosen.measure_limits(),
         services=services,
         progress=events.append,
     )
@@ -135,13 +137,15 @@ def test_one_new_candidate_is_not_verified_ahead(tmp_path: Path, simulated_gpu: 
     wl = resolve(folder / "slow.cu")
     padded = wl.file.read_text().replace("[TILE_DIM][TILE_DIM]", f"[TILE_DIM][{PADDED}]", 1)
     events: list[LoopEvent] = []
+    chosen = OptimizeSettings(iterations=1, transforms=("smem-padding",), verify_jobs=4)
     loop = one_machine_loop(
         wl,
         ScriptedRewriter([padded, padded], transform="smem-padding", per_call=2),
         tmp_path / "run",
         gpu=True,
         baseline=BaselineState(diagnosis=None, measured=False, can_profile=False, profile_note="simulated"),
-        settings=OptimizeSettings(iterations=1, transforms=("smem-padding",), verify_jobs=4),
+        limits=chosen.loop_limits(),
+        measuring=chosen.measure_limits(),
         services=services,
         progress=events.append,
     )
@@ -154,8 +158,8 @@ def test_auto_jobs_follow_the_cpu_count(monkeypatch: pytest.MonkeyPatch) -> None
     import os
 
     monkeypatch.setattr(os, "cpu_count", lambda: 16)
-    assert OptimizeSettings().verify_jobs_for(3) == 3
-    assert OptimizeSettings().verify_jobs_for(8) == 4
+    assert OptimizeSettings().measure_limits().jobs_for(3) == 3
+    assert OptimizeSettings().measure_limits().jobs_for(8) == 4
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert OptimizeSettings().verify_jobs_for(4) == 1  # a small machine verifies one at a time
-    assert OptimizeSettings(verify_jobs=2).verify_jobs_for(4) == 2
+    assert OptimizeSettings().measure_limits().jobs_for(4) == 1  # a small machine verifies one at a time
+    assert OptimizeSettings(verify_jobs=2).measure_limits().jobs_for(4) == 2
