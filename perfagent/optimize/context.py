@@ -24,7 +24,25 @@ from perfagent.optimize.time_budget import TimeBudget
 from perfagent.records import IterationCost
 from perfagent.workloads.optimizable import OptimizeWorkload
 
-__all__ = ["RunContext", "new_context"]
+__all__ = ["LoopTally", "RunContext", "new_context"]
+
+
+@dataclass
+class LoopTally:
+    """What the loop has spent so far: the iteration it is in, its stages' wall seconds, each finished
+    iteration's cost and the ``--time-budget``. The run writer records it (``RunWriter.attach``)."""
+
+    step: int = 0
+    """The current iteration (1-based; 0 before the first)."""
+    clock: StageClock = field(default_factory=StageClock)
+    """Wall seconds of the loop's stages (``OptimizeResult.cost``)."""
+    iteration_costs: list[IterationCost] = field(default_factory=list)
+    budget: TimeBudget = field(default_factory=lambda: TimeBudget(0.0))
+    """``--time-budget``: when to stop planning, and winners no later iteration can plan from."""
+
+    def iteration_walls(self) -> list[float]:
+        """Wall seconds of each finished iteration (``--time-budget``'s estimate of the next)."""
+        return [c.wall_s for c in self.iteration_costs]
 
 
 @dataclass
@@ -41,18 +59,8 @@ class RunContext:
     """How each candidate is built, verified, timed and re-profiled."""
     services: Services
     state: LoopState
+    tally: LoopTally
     progress: ProgressCallback | None = None
-    step: int = 0
-    """The current iteration (1-based; 0 before the first)."""
-    clock: StageClock = field(default_factory=StageClock)
-    """Wall seconds of the loop's stages (``OptimizeResult.cost``)."""
-    iteration_costs: list[IterationCost] = field(default_factory=list)
-    budget: TimeBudget = field(default_factory=lambda: TimeBudget(0.0))
-    """``--time-budget``: when to stop planning, and winners no later iteration can plan from."""
-
-    def iteration_walls(self) -> list[float]:
-        """Wall seconds of each finished iteration (``--time-budget``'s estimate of the next)."""
-        return [c.wall_s for c in self.iteration_costs]
 
     def emit(self, event: LoopEvent) -> None:
         if self.progress is not None:
@@ -60,7 +68,7 @@ class RunContext:
 
     def tell(self, cls: type[LoopEvent], message: str, **extra: object) -> None:
         """Emit an event of ``cls`` carrying the current iteration and the budget."""
-        self.emit(cls(message=message, step=self.step or None, total=self.limits.iterations, **extra))  # type: ignore[arg-type]
+        self.emit(cls(message=message, step=self.tally.step or None, total=self.limits.iterations, **extra))  # type: ignore[arg-type]
 
     def display_path(self) -> str:
         """The workload's file as the user would write it (relative where it can be)."""
@@ -102,6 +110,6 @@ def new_context(
         measuring=measuring,
         services=current(services),
         state=state,
+        tally=LoopTally(budget=TimeBudget(limits.time_budget_s, baseline.spent_s)),
         progress=progress,
-        budget=TimeBudget(limits.time_budget_s, baseline.spent_s),
     )

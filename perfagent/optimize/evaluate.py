@@ -136,7 +136,7 @@ class Measure:
             cand,
             step,
             origin,
-            iteration=ctx.step,
+            iteration=ctx.tally.step,
             repairs=repairs,
             repair_of=repair_of,
         )
@@ -155,7 +155,7 @@ class Measure:
         ctx, s, cid = self.ctx, self.ctx.measuring, staged.cid
         tell, wl, transform = tell or ctx.tell, ctx.wl, staged.fields["transform"]
         clock = time.monotonic()
-        with ctx.clock.stage("build"):
+        with ctx.tally.clock.stage("build"):
             build = ctx.services.build_check(
                 wl, staged.source_path, staged.spec, gpu=ctx.gpu, arch=s.arch, timeout_s=s.compile_timeout_s
             )
@@ -169,7 +169,7 @@ class Measure:
         if ctx.gpu or wl.runs_on_cpu:
             tell(Info, f"{cid}: verifying against the original …", candidate=cid, transform=transform)
         clock = time.monotonic()
-        with ctx.clock.stage("verify"):
+        with ctx.tally.clock.stage("verify"):
             result = ctx.services.verify(
                 wl,
                 staged.source_path,

@@ -96,7 +96,7 @@ class AheadBatch:
                 fresh.setdefault(key, cand)
         # one new candidate gains nothing from jobs: evaluate takes it as usual, unless its verification
         # and timing can share one worker (``together``)
-        one_worker = together.wanted(ctx)
+        one_worker = together.wanted(ctx.wl, gpu=ctx.gpu)
         if len(fresh) < (1 if one_worker else 2):
             return
         todo = [(key, self._stage(cand, step, origin)) for key, cand in fresh.items()]
@@ -220,14 +220,14 @@ class AheadBatch:
         Every other build and verification of the batch is waited for too: timing needs a quiet GPU.
         """
         ctx = self.ctx
-        with ctx.clock.stage("verify"):
+        with ctx.tally.clock.stage("verify"):
             wait([started.measured, *(a.measured for a in self.started.values())])
         measured = started.measured.result()
         for cls, message, extra in started.told:
             ctx.tell(cls, message, **extra)
         if self._batch:
             batch, self._batch = self._batch, []
-            with ctx.clock.stage("time"):
+            with ctx.tally.clock.stage("time"):
                 self._time_batch(batch)
         return measured
 
@@ -248,7 +248,7 @@ class AheadBatch:
         its verification worker (``together``) is judged on those timings.
         """
         if self.timed_together_s:  # the batch's timing ran in its verification worker (``together``)
-            self.ctx.clock.move(self.timed_together_s, "verify", "time")
+            self.ctx.tally.clock.move(self.timed_together_s, "verify", "time")
             self.timed_together_s = 0.0
         if not self.times_batches():
             return

@@ -48,7 +48,7 @@ class Timer:
             if timing.bench is not None:
                 measure.write_json(staged.folder / "bench.json", timing.bench)
         else:
-            with ctx.clock.stage("time"):
+            with ctx.tally.clock.stage("time"):
                 timing, measured.reprofiled = self.time_candidate(
                     cid, staged.source_path, staged.spec, staged.folder
                 )
@@ -64,7 +64,7 @@ class Timer:
                 staged.step.finding.category if staged.step.finding else None
             )
             measured.metric = MetricCheck(effect.metric, effect.direction, note=note)
-            ctx.clock.count("reprofiles-skipped")
+            ctx.tally.clock.count("reprofiles-skipped")
             return
         measured.metric = self._check_metric(staged, measured)
 
@@ -77,11 +77,13 @@ class Timer:
             return f"not re-profiled: {replaced_by} of the same batch is faster and replaces it"
         if measured.reprofiled is not None or not ctx.baseline.can_profile:
             return None  # profiled already (a Triton script's timing), or the note says why not
-        if ctx.step >= ctx.limits.iterations and not (ctx.limits.profile_best or self.plans_past_budget):
+        if ctx.tally.step >= ctx.limits.iterations and not (
+            ctx.limits.profile_best or self.plans_past_budget
+        ):
             return "not re-profiled: the last iteration's winner, no later plan reads its profile (--profile-best re-profiles it)"
         if ctx.limits.profile_best or self.plans_past_budget:
             return None
-        return ctx.budget.why_not_reprofile(ctx.iteration_walls())
+        return ctx.tally.budget.why_not_reprofile(ctx.tally.iteration_walls())
 
     def _check_metric(self, staged: Staged, measured: Measured) -> MetricCheck:
         """The targeted metric of the candidate against the profile it was proposed from."""
@@ -93,8 +95,8 @@ class Timer:
             return MetricCheck(effect.metric, effect.direction, note=ctx.baseline.profile_note)
         if measured.reprofiled is None:
             clock = time.monotonic()
-            ctx.clock.count("reprofiles")
-            with ctx.clock.stage("profile"):
+            ctx.tally.clock.count("reprofiles")
+            with ctx.tally.clock.stage("profile"):
                 measured.reprofiled = self._reprofile(staged, category, entry)
             staged.stages["profile"] = round(time.monotonic() - clock, 3)
         rp = measured.reprofiled

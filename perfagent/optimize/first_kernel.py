@@ -73,11 +73,13 @@ def write(
     errors = 0
     machine = language == "cuda" and not ctx.gpu  # a CUDA ModelNew cannot be built here: ask once
     for _ in range(1 if machine else ATTEMPTS):
-        if ctx.step >= ctx.limits.iterations:
+        if ctx.tally.step >= ctx.limits.iterations:
             break
-        ctx.step += 1
+        ctx.tally.step += 1
         plan.tried.add(index)
-        ctx.tell(Info, f"iteration {ctx.step}: {WRITE_KERNEL} ({language}, llm)", transform=WRITE_KERNEL)
+        ctx.tell(
+            Info, f"iteration {ctx.tally.step}: {WRITE_KERNEL} ({language}, llm)", transform=WRITE_KERNEL
+        )
         request = ask.request_for(WRITE_KERNEL, None).model_copy(update=update)
         try:
             candidates = ask.propose(request)
@@ -122,7 +124,7 @@ def _no_first_kernel(ctx: RunContext, machine: bool) -> str:
         return "write-kernel: the CUDA ModelNew could not be verified here (no GPU); --language triton runs on the CPU"
     return (
         "write-kernel: no correct first kernel"
-        + (f" in {ctx.step} iteration(s)" if ctx.step else "")
+        + (f" in {ctx.tally.step} iteration(s)" if ctx.tally.step else "")
         + " (the budget or the attempts ran out): nothing to optimize further"
     )
 

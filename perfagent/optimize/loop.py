@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from perfagent.optimize import first_kernel, measure, repair
-from perfagent.optimize.context import RunContext, new_context
+from perfagent.optimize.context import LoopTally, RunContext, new_context
 from perfagent.optimize.cost import CompileMeter
 from perfagent.optimize.evaluate import Measure
 from perfagent.optimize.events import Info, Planned, ProgressCallback, Proposed
@@ -103,7 +103,7 @@ class EvaluateStep(Protocol):
 class RunWriterPart(Protocol):
     """The run writer as the loop sees it: told what to read once the loop exists."""
 
-    def attach(self, ctx: RunContext, plan: PlanLog, rewriter: Rewriter) -> None: ...
+    def attach(self, state: LoopState, tally: LoopTally, plan: PlanLog, rewriter: Rewriter) -> None: ...
 
 
 class OptimizeLoop:
@@ -136,7 +136,7 @@ class OptimizeLoop:
         self.reference_profile: list[str] = list(reference_profile)
         """KernelBench: the reference Model's profile as prompt lines (``reference_profile_lines``)."""
         if writer is not None:
-            writer.attach(ctx, self.plan, rewriter)
+            writer.attach(ctx.state, ctx.tally, self.plan, rewriter)
 
     @property
     def state(self) -> LoopState:
@@ -171,7 +171,7 @@ class OptimizeLoop:
         return launch_context({**self._spec_data, **self.ctx.state.launch})
 
     def make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
-        with self.ctx.clock.stage("plan"):
+        with self.ctx.tally.clock.stage("plan"):
             return self._make_plan(diagnosis, measured)
 
     def _make_plan(self, diagnosis: KernelDiagnosis | None, measured: bool) -> list[PlannedTransform]:
@@ -213,7 +213,7 @@ class OptimizeLoop:
         attempts: Counter[str] = Counter()
         llm_in_a_row = 0
         while (stopped := self._why_stop(queue)) is None:
-            self.ctx.wl.description.check_unchanged(f"iteration {self.ctx.step + 1}")
+            self.ctx.wl.description.check_unchanged(f"iteration {self.ctx.tally.step + 1}")
             index = queue.pop(0)
             step = self.plan[index]
             request = self.request_for(step.transform.id, step.finding)
@@ -255,9 +255,9 @@ class OptimizeLoop:
 
     def _why_stop(self, queue: list[int]) -> str | None:
         """Why the loop ends before the next step (None: go on)."""
-        if self.ctx.step >= self.ctx.limits.iterations:
+        if self.ctx.tally.step >= self.ctx.limits.iterations:
             return f"iteration budget spent ({self.ctx.limits.iterations})"
-        if queue and (over := self.ctx.budget.why_stop(self.ctx.iteration_walls())):
+        if queue and (over := self.ctx.tally.budget.why_stop(self.ctx.tally.iteration_walls())):
             return over
         if not queue:
             if self.plan:
@@ -268,18 +268,18 @@ class OptimizeLoop:
     def _runnable(self, index: int, request: RewriteRequest) -> bool:
         """Start an iteration for plan step ``index``, or skip it (the rewriter cannot apply it here)."""
         step = self.plan[index]
-        with self.ctx.clock.stage("plan"):
+        with self.ctx.tally.clock.stage("plan"):
             why = self.rewriter.applies(request)
         if why is not None:
             self.plan[index] = replace(step, skipped=f"{self.rewriter.name}: {why}")
             self.ctx.tell(Info, f"skip {step.transform.id}: {why}", transform=step.transform.id)
             return False
-        self.ctx.step += 1
-        self.ctx.budget.start_iteration()
+        self.ctx.tally.step += 1
+        self.ctx.tally.budget.start_iteration()
         self.plan.tried.add(index)
         self.ctx.tell(
             Info,
-            f"iteration {self.ctx.step}: {step.transform.id} ({self.rewriter.name})",
+            f"iteration {self.ctx.tally.step}: {step.transform.id} ({self.rewriter.name})",
             transform=step.transform.id,
         )
         return True
@@ -288,14 +288,14 @@ class OptimizeLoop:
         """The propose step: the rewriter's candidates, unseen first (None: the LLM failed)."""
         meter = CompileMeter()
         try:
-            with self.ctx.clock.stage("propose"):
+            with self.ctx.tally.clock.stage("propose"):
                 candidates = self.rewriter.propose(request)
         except LLMError as exc:
             self.ctx.state.llm_errors.append(str(exc))
             self.ctx.tell(Info, f"LLM error: {exc}", transform=step.transform.id)
             return None
         finally:
-            self.ctx.clock.move(meter.stop().wait_s, "propose", "compile-check")
+            self.ctx.tally.clock.move(meter.stop().wait_s, "propose", "compile-check")
             self._take_llm_errors(step.transform.id)
         # new proposals first: a recipe re-asked after an acceptance repeats what was measured, and a
         # repeat within the batch would only be recorded as a duplicate; neither takes a new one's slot
@@ -341,7 +341,7 @@ class OptimizeLoop:
         accepted = next((o for o in reversed(outcomes) if o.accepted), None)
         feedback = any(not o.accepted and o.verdict in FEEDBACK_VERDICTS for o in outcomes)
         if outcomes and all(o.verdict == "duplicate" for o in outcomes):
-            self.ctx.step -= 1  # nothing new was measured: the iteration budget is for new candidates
+            self.ctx.tally.step -= 1  # nothing new was measured: the iteration budget is for new candidates
             self.ctx.tell(
                 Info, f"{step.transform.id}: only already-measured candidates; not counted as an iteration"
             )
@@ -351,9 +351,9 @@ class OptimizeLoop:
         self, step: PlannedTransform, started: float, propose_s: float, meter: CompileMeter, count: int
     ) -> None:
         """Keep where this iteration's wall time went (``RunCost.iterations``)."""
-        self.ctx.iteration_costs.append(
+        self.ctx.tally.iteration_costs.append(
             IterationCost(
-                iteration=self.ctx.step,
+                iteration=self.ctx.tally.step,
                 transform=step.transform.id,
                 wall_s=round(time.monotonic() - started, 3),
                 propose_s=round(propose_s, 3),
@@ -377,7 +377,7 @@ class OptimizeLoop:
             plan=self.plan.record(stopped, self.ctx.state.outcomes),
             best=st.best_id,
             best_speedup=best.speedup if best else None,
-            iterations_used=self.ctx.step,
+            iterations_used=self.ctx.tally.step,
             stopped=stopped,
             llm_errors=list(st.llm_errors),
         )
@@ -432,7 +432,7 @@ class OptimizeLoop:
                 transform=cand.transform,
             )
             try:
-                with self.ctx.clock.stage("propose"):
+                with self.ctx.tally.clock.stage("propose"):
                     cand = fix(request, cand, feedback, round_=round_)
             except LLMError as exc:
                 self.ctx.state.llm_errors.append(str(exc))

@@ -21,7 +21,7 @@ from perfagent.optimize.measure import CANDIDATE_CU
 from perfagent.optimize.phase_files import PROPOSALS, candidate_profile, proposed_reason
 from perfagent.optimize.plan import PlannedTransform
 from perfagent.optimize.plan_log import PlanLog
-from perfagent.optimize.precheck import Checked, check_and_repair
+from perfagent.optimize.precheck import Checked, CheckHere, check_and_repair
 from perfagent.optimize.repair import NOT_RUN
 from perfagent.records import CandidateOutcome, VerificationSummary
 from perfagent.rewrite.base import Candidate, Rewriter, RewriteRequest
@@ -119,11 +119,18 @@ class ProposalWriter:
         # a proposal is only written here; what cannot build here goes back to the model first
         st = self.ctx.state
         origin = origin or st.origin()
+        ctx = self.ctx
         checked = check_and_repair(
-            self.ctx, self.recorder.last, cand, origin, arch=self._arch(), repair=self.recorder.repair
+            CheckHere(ctx.wl, self._arch(), ctx.measuring.compile_timeout_s, ctx.limits.repairs),
+            self.recorder.last,
+            cand,
+            origin,
+            repair=self.recorder.repair,
+            tell=ctx.tell,
+            llm_errors=st.llm_errors,
         )
         cand = checked.candidate
-        fields = candidate_fields(cand, step, origin, iteration=self.ctx.step, file=self.ctx.wl.file)
+        fields = candidate_fields(cand, step, origin, iteration=self.ctx.tally.step, file=self.ctx.wl.file)
         fields.update(
             verification=VerificationSummary(verdict="not-verified", reason=NOT_RUN), accepted=False
         )
@@ -211,7 +218,7 @@ class ProposalWriter:
             candidate=cand,
             finding=step.finding,
             plan_origin=step.origin,
-            iteration=self.ctx.step,
+            iteration=self.ctx.tally.step,
             parent=origin.parent,
             origin_defines=dict(origin.defines),
             origin_launch=dict(origin.launch),

@@ -41,13 +41,13 @@ class PhasedWriter(RunWriter):
 
     def save_now(self) -> None:
         """Rewrite the record (after each proposal: an interrupted round keeps what it wrote)."""
-        ctx = self.ctx
-        done = sum(1 for c in ctx.state.outcomes if c.verdict == "proposed") if ctx is not None else 0
+        st = self.state
+        done = sum(1 for c in st.outcomes if c.verdict == "proposed") if st is not None else 0
         self.save(self.result(self._so_far(f"running: {done} proposal(s) written"), []))
 
     def result(self, outcome: LoopResult, table: list[TableRow]) -> OptimizeResult:
         base = super().result(outcome, table)
-        if self.ctx is None:  # before the loop: what the run held
+        if self.state is None:  # before the loop: what the run held
             candidates, best = list(self.earlier), self.prior_best
         else:
             candidates, best = list(base.candidates), base.best

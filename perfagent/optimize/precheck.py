@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfagent.optimize.context import RunContext
 from perfagent.optimize.events import Info
 from perfagent.optimize.loop_state import Origin, merged
 from perfagent.rewrite.base import Candidate, RewriteRequest
@@ -28,7 +27,7 @@ from profilers.build import compile_cubin
 from profilers.core_errors import BadInput, LLMError
 from profilers.errors import ProfilerError, ProfilerUnavailable
 
-__all__ = ["Checked", "Precheck", "check_and_repair", "precheck"]
+__all__ = ["CheckHere", "Checked", "Precheck", "check_and_repair", "precheck"]
 
 RepairFn = Callable[..., Candidate]
 """``Rewriter.repair(request, candidate, feedback, round_=N)``."""
@@ -97,25 +96,37 @@ class Checked:
     repairs: int = 0
 
 
+@dataclass(frozen=True)
+class CheckHere:
+    """What a proposal is checked against on the proposing machine: the workload it rewrites, the
+    architecture and time limit of its build, and how many repairs a failing build may ask for."""
+
+    wl: OptimizeWorkload
+    arch: str
+    timeout_s: float
+    """Limit of one build, s."""
+    repairs: int
+
+
 def check_and_repair(
-    ctx: RunContext,
+    check_here: CheckHere,
     request: RewriteRequest | None,
     cand: Candidate,
     origin: Origin,
     *,
-    arch: str,
     repair: RepairFn | None,
+    tell: Callable[..., None],
+    llm_errors: list[str],
 ) -> Checked:
     """Compile ``cand`` here; while it does not build, ask ``repair`` (the llm's) with the compiler's first
-    lines, at most ``limits.repairs`` times, as a repair of ``request``. Notes on the candidate say what
-    was checked."""
-    limit = (
-        ctx.limits.repairs if repair is not None and request is not None and cand.backend == "llm" else 0
-    )
+    lines, at most ``check_here.repairs`` times, as a repair of ``request``. Notes on the candidate say what
+    was checked; ``tell`` hears each repair asked for, ``llm_errors`` keeps a failed one."""
+    wl, arch = check_here.wl, check_here.arch
+    limit = check_here.repairs if repair is not None and request is not None and cand.backend == "llm" else 0
     spent = cand.tokens
     for round_ in range(limit + 1):
         defines, _ = merged(cand, origin)
-        check = precheck(ctx.wl, cand.source, defines, arch=arch, timeout_s=ctx.measuring.compile_timeout_s)
+        check = precheck(wl, cand.source, defines, arch=arch, timeout_s=check_here.timeout_s)
         if check.ok is not False or round_ == limit:
             note = (
                 check.detail
@@ -126,7 +137,7 @@ def check_and_repair(
                 note += f" (after {round_} repair(s) of compile errors here)"
             cand = cand.model_copy(update={"notes": [*cand.notes, note], "tokens": spent})
             return Checked(cand, check.ok, check.detail, round_)
-        ctx.tell(
+        tell(
             Info,
             f"{cand.transform}: does not compile here; asking for a repair ({round_ + 1} of {limit}) before "
             "it is written",
@@ -137,7 +148,7 @@ def check_and_repair(
         try:
             cand = repair(request, cand, feedback, round_=round_ + 1)
         except LLMError as exc:
-            ctx.state.llm_errors.append(str(exc))
+            llm_errors.append(str(exc))
             note = f"does not compile here, and the repair failed: {exc}"
             return Checked(
                 cand.model_copy(update={"notes": [*cand.notes, note]}), False, check.detail, round_

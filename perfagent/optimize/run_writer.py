@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from perfagent.optimize.context import RunContext
-from perfagent.optimize.cost import ProfileLog, StageClock, WorkerCount, run_cost
+from perfagent.optimize.context import LoopTally
+from perfagent.optimize.cost import ProfileLog, WorkerCount, run_cost
 from perfagent.optimize.events import Accepted, LoopEvent, Rejected
-from perfagent.optimize.loop_state import LoopResult
+from perfagent.optimize.loop_state import LoopResult, LoopState
 from perfagent.optimize.plan_log import PlanLog
 from perfagent.optimize.render import render_markdown
 from perfagent.records import CandidateOutcome, OptimizeBaseline, OptimizeResult, RunRecord, TableRow
@@ -108,8 +108,10 @@ class RunWriter:
         self.device = header.device
         self.notes = notes
         """The run's notes: set-up's, then what the run adds (the record's ``optimize.notes``)."""
-        self.ctx: RunContext | None = None
-        """The loop's context, once the loop is given this writer (``attach``)."""
+        self.state: LoopState | None = None
+        """The loop's state (its outcomes, its best), once the loop is given this writer (``attach``)."""
+        self.tally: LoopTally = LoopTally()
+        """What the loop has spent (its iterations, stages and their costs; empty before ``attach``)."""
         self._plan = PlanLog()
         self._rewriter: Rewriter | None = None
         self._started = time.monotonic()
@@ -119,9 +121,9 @@ class RunWriter:
         self._profile: Profile | None = None
         self._kernels: list[KernelDiagnosis] = []
 
-    def attach(self, ctx: RunContext, plan: PlanLog, rewriter: Rewriter) -> None:
-        """The loop this writer is handed to: its context, plan log and rewriter are what it records."""
-        self.ctx, self._plan, self._rewriter = ctx, plan, rewriter
+    def attach(self, state: LoopState, tally: LoopTally, plan: PlanLog, rewriter: Rewriter) -> None:
+        """The loop this writer is handed to: its state, tally, plan log and rewriter are what it records."""
+        self.state, self.tally, self._plan, self._rewriter = state, tally, plan, rewriter
 
     def baseline(
         self, summary: OptimizeBaseline, profile: Profile | None, kernels: list[KernelDiagnosis]
@@ -134,8 +136,8 @@ class RunWriter:
         """``progress`` wrapped so that every candidate verdict also rewrites the record."""
 
         def forward(event: LoopEvent) -> None:
-            if isinstance(event, Accepted | Rejected) and self.ctx is not None:
-                done = len(self.ctx.state.outcomes)
+            if isinstance(event, Accepted | Rejected) and self.state is not None:
+                done = len(self.state.outcomes)
                 self.save(self.result(self._so_far(f"running: {done} candidate(s) finished"), []))
             if progress is not None:
                 progress(event)
@@ -169,8 +171,8 @@ class RunWriter:
             notes=list(self.notes),
             wall_s=wall_s,
             cost=run_cost(
-                self.ctx.clock if self.ctx is not None else StageClock(),
-                list(self.ctx.iteration_costs) if self.ctx is not None else [],
+                self.tally.clock,
+                list(self.tally.iteration_costs),
                 self._summary.stage_s,
                 wall_s,
                 self._workers.since(),
@@ -218,15 +220,15 @@ class RunWriter:
             self.save(self.result(self._so_far(stop_reason(exc)), []))
         except Exception:  # noqa: BLE001 - the original error is the one to report
             return
-        done = len(self.ctx.state.outcomes) if self.ctx is not None else 0
+        done = len(self.state.outcomes) if self.state is not None else 0
         exc.add_note(
             f"{NOTE_PREFIX}{done} finished candidate(s) saved: perfagent report {shown_path(self.run_dir)}"
         )
 
     def _so_far(self, stopped: str) -> LoopResult:
         """The loop's state as a ``LoopResult`` (empty before the loop started)."""
-        ctx = self.ctx
-        if ctx is None:
+        st = self.state
+        if st is None:
             return LoopResult(
                 candidates=[],
                 plan=[],
@@ -236,14 +238,13 @@ class RunWriter:
                 stopped=stopped,
                 llm_errors=[],
             )
-        st = ctx.state
         best = next((c for c in st.outcomes if c.id == st.best_id), None)
         return LoopResult(
             candidates=list(st.outcomes),
             plan=self._plan.so_far(),
             best=st.best_id,
             best_speedup=best.speedup if best else None,
-            iterations_used=ctx.step,
+            iterations_used=self.tally.step,
             stopped=stopped,
             llm_errors=list(st.llm_errors),
         )

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from perfagent.optimize.measure import Timing, timing_from_bench
 from perfagent.timing.bench import batch_request, batch_results
@@ -27,9 +26,6 @@ from perfagent.verify.batch import verify_many
 from perfagent.verify.models import VerificationResult
 from perfagent.workloads.optimizable import OptimizeWorkload
 from profilers.core_errors import InternalError, PerfAgentError
-
-if TYPE_CHECKING:
-    from perfagent.optimize.context import RunContext
 
 TIMING_REGISTRY = "perfagent.timing.jobs"
 
@@ -98,11 +94,11 @@ ITERATION_WORKER_ENV = "PERFAGENT_ITERATION_WORKER"
 """``separate``: a worker per verification and one for the timing, as before (to measure the difference)."""
 
 
-def wanted(ctx: RunContext) -> bool:
-    """Whether a loop's batches are verified and timed in one worker (launch-spec kernels on a GPU)."""
+def wanted(wl: OptimizeWorkload, *, gpu: bool) -> bool:
+    """Whether a loop's batches of ``wl`` are verified and timed in one worker (launch-spec kernels on a GPU)."""
     return (
-        ctx.gpu
-        and ctx.wl.shares_timing_worker
-        and ctx.wl.timed_by == "cuda-events"
+        gpu
+        and wl.shares_timing_worker
+        and wl.timed_by == "cuda-events"
         and os.environ.get(ITERATION_WORKER_ENV, "one") != "separate"
     )

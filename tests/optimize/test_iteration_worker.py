@@ -72,7 +72,9 @@ def test_one_worker_verifies_and_times_the_batch_with_the_separate_workers_outco
     assert [c for c in simulated_gpu["calls"] if c[0] == "profile"] == [("profile", "source.cu")]
     assert any("in one worker, then timing them there" in e.message for e in events)
     assert all(o.stage_s.get("verify") == 0.5 and o.stage_s.get("time") == 0.1 for o in loop.state.outcomes)
-    assert loop.ctx.clock.totals["time"] >= 0.3  # the worker's timing step is the time stage, not verify
+    assert (
+        loop.ctx.tally.clock.totals["time"] >= 0.3
+    )  # the worker's timing step is the time stage, not verify
 
 
 def test_a_batch_with_a_failed_candidate_is_timed_in_a_fresh_worker_without_it(
@@ -91,18 +93,16 @@ def test_a_batch_with_a_failed_candidate_is_timed_in_a_fresh_worker_without_it(
 def test_the_separate_workers_stay_for_python_candidates_and_on_request(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    class Context:
-        gpu = True
+    class Workload:
+        shares_timing_worker = False
+        timed_by = "cuda-events"
 
-        class wl:  # noqa: N801 - stands for a workload class
-            shares_timing_worker = False
-            timed_by = "cuda-events"
-
-    assert not together.wanted(Context())  # type: ignore[arg-type]
-    Context.wl.shares_timing_worker = True
-    assert together.wanted(Context())  # type: ignore[arg-type]
+    assert not together.wanted(Workload(), gpu=True)  # type: ignore[arg-type]
+    Workload.shares_timing_worker = True
+    assert together.wanted(Workload(), gpu=True)  # type: ignore[arg-type]
+    assert not together.wanted(Workload(), gpu=False)  # type: ignore[arg-type]
     monkeypatch.setenv(together.ITERATION_WORKER_ENV, "separate")
-    assert not together.wanted(Context())  # type: ignore[arg-type]
+    assert not together.wanted(Workload(), gpu=True)  # type: ignore[arg-type]
 
 
 def test_a_lone_candidate_is_verified_and_timed_in_one_worker_too(
@@ -113,4 +113,4 @@ def test_a_lone_candidate_is_verified_and_timed_in_one_worker_too(
     calls = [c for c in simulated_gpu["calls"] if c[0] != "profile"]
     assert calls == [("verify-and-time", [FOLDER[1]])]  # no second worker to time it
     assert outcomes == [("c1", "accepted", True)]
-    assert loop.state.outcomes[0].stage_s["time"] == 0.2 and loop.ctx.clock.totals["time"] >= 0.2
+    assert loop.state.outcomes[0].stage_s["time"] == 0.2 and loop.ctx.tally.clock.totals["time"] >= 0.2

@@ -91,9 +91,7 @@ def _run(
     # four proposals in one batch: a slower rewrite, the padded fix, a repeat of it, an untouched copy
     rewriter = ScriptedRewriter([slower, padded, padded, original], transform="smem-padding", per_call=4)
     events: list[LoopEvent] = []
-    chosen = OptimizeSettings(
-        iterations=1, transforms=("smem-padding",), max_candidates=4, verify_jobs=jobs
-    )
+    chosen = OptimizeSettings(iterations=1, transforms=("smem-padding",), max_candidates=4, verify_jobs=jobs)
     loop = one_machine_loop(
         wl,
         rewriter,
