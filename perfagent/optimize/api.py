@@ -94,7 +94,7 @@ def optimize(
         compile_baseline=not chosen.no_compile_baseline,
     )
     base, outcome = _measure_and_loop(start, parts, asked, run, progress)
-    result = conclude(run, outcome, base.summary, base.diagnosis, apply=chosen.apply)
+    result = conclude(run, outcome, base.diagnosis, apply=chosen.apply)
     if start.plain_pytorch and not outcome.candidates:
         result = result.model_copy(
             update={

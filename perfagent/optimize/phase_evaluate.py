@@ -105,7 +105,7 @@ def evaluate(
         base, outcome = _replay(
             record, wl, writer, replay, loop_settings, gpu, info.kernel, emit, progress, svc
         )
-    result = conclude(writer, outcome, base.summary, base.diagnosis, apply=chosen.apply)
+    result = conclude(writer, outcome, base.diagnosis, apply=chosen.apply)
     saved = writer.save(result)
     emit(Info(message=f"run saved to {shown_path(run_dir)}"))
     return saved

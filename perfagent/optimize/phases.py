@@ -132,7 +132,7 @@ def propose(
     outcome = _run_proposals(
         start, found, writer, loop_settings, recorder, progress, write_kernel, svc, named_gpu
     )
-    result = conclude(writer, outcome, found.summary, found.diagnosis, apply=False)
+    result = conclude(writer, outcome, found.diagnosis, apply=False)
     closing = _closing(result, outcome, plain_pytorch, run_dir)
     record = writer.save(result.model_copy(update={"notes": [*result.notes, *closing]}))
     emit(Info(message=f"run saved to {shown_path(run_dir)}"))

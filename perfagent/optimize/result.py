@@ -13,15 +13,12 @@ __all__ = ["before_after", "conclude"]
 
 
 def conclude(
-    writer: RunWriter,
-    outcome: LoopResult,
-    summary: OptimizeBaseline,
-    diagnosis: KernelDiagnosis | None,
-    *,
-    apply: bool,
+    writer: RunWriter, outcome: LoopResult, diagnosis: KernelDiagnosis | None, *, apply: bool
 ) -> OptimizeResult:
-    """The run's result: the before/after table against the best, and the best written over the file
-    with ``apply`` (``perfagent.optimize.apply``)."""
+    """The run's result: the before/after table against the best (the original as ``writer`` keeps it,
+    ``diagnosis`` its targeted kernel), and the best written over the file with ``apply``
+    (``perfagent.optimize.apply``)."""
+    summary = writer.summary
     outcome.candidates = [with_compile(c, summary) for c in outcome.candidates]
     best = next((c for c in outcome.candidates if c.id == outcome.best), None)
     result = writer.result(outcome, before_after(summary, best, diagnosis))

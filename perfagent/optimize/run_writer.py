@@ -132,6 +132,11 @@ class RunWriter:
         self._summary, self._profile, self._kernels = summary, profile, kernels
         self.save(self.result(self._so_far("running: baseline measured, no candidate finished yet"), []))
 
+    @property
+    def summary(self) -> OptimizeBaseline:
+        """The original as the record keeps it (given by ``baseline``; the file alone before it)."""
+        return self._summary
+
     def watch(self, progress: Progress | None) -> Progress:
         """``progress`` wrapped so that every candidate verdict also rewrites the record."""
 

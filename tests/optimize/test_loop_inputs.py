@@ -19,31 +19,12 @@ from perfagent.optimize.api import optimize
 from perfagent.records import RunRecord
 from perfagent.rewrite.hardware import UNKNOWN_NOTE, described_hardware, gpu_device, prompt_hardware
 from perfagent.rewrite.prompt import format_hardware
-from tests.optimize.helpers import KB, REPORTS, TRANSPOSE, copy_example
-
-SLOW = (TRANSPOSE / "slow.cu").read_text()
-PADDED = SLOW.replace("tile[TILE_DIM][TILE_DIM]", "tile[TILE_DIM][TILE_DIM + 1]")
+from tests.optimize.helpers import KB, REPORTS
+from tests.optimize.llm_run import padded_by_the_model
 
 
 def _optimize(tmp_path: Path, **options: object) -> tuple[RunRecord, str, list[str]]:
-    folder = copy_example(TRANSPOSE, tmp_path)
-    said: list[str] = []
-    with ReplayServer() as server:
-        server.enqueue(Reply(content=structured(PADDED)))
-        config = LLMConfig.from_env(
-            base_url=server.base_url, model=MODEL, api_key="sk-loop", env={}, timeout_s=10.0, max_retries=0
-        )
-        record = optimize(
-            folder / "slow.cu",
-            backend="llm",
-            transform="smem-padding",
-            iterations=1,
-            out=tmp_path / "run",
-            llm_config=config,
-            progress=lambda e: said.append(e.message),
-            **options,
-        )
-        prompts = [r.prompt_text for r in server.completions if r.answered == 200]
+    record, prompts, said = padded_by_the_model(optimize, tmp_path, **options)
     assert prompts, "the loop asked the model nothing"
     return record, prompts[0], said
 

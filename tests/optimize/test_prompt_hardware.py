@@ -13,40 +13,19 @@ import shutil
 from pathlib import Path
 
 import pytest
-from rewrite.llm_server import MODEL, ReplayServer, Reply, structured
 
 from perfagent.cli import main
-from perfagent.llm_client import LLMConfig
 from perfagent.optimize.phases import propose
 from perfagent.optimize.settings import OptimizeSettings
 from perfagent.records import RunRecord
 from perfagent.rewrite.hardware import UNKNOWN_NOTE, gpu_device
 from perfagent.rewrite.prompt import format_hardware
-from tests.optimize.helpers import REPORTS, TRANSPOSE, copy_example
-
-SLOW = (TRANSPOSE / "slow.cu").read_text()
-PADDED = SLOW.replace("tile[TILE_DIM][TILE_DIM]", "tile[TILE_DIM][TILE_DIM + 1]")
+from tests.optimize.helpers import REPORTS, TRANSPOSE
+from tests.optimize.llm_run import padded_by_the_model
 
 
 def _propose(tmp_path: Path, **options: object) -> tuple[RunRecord, str, list[str]]:
-    folder = copy_example(TRANSPOSE, tmp_path)
-    said: list[str] = []
-    with ReplayServer() as server:
-        server.enqueue(Reply(content=structured(PADDED)))
-        config = LLMConfig.from_env(
-            base_url=server.base_url, model=MODEL, api_key="sk-hw", env={}, timeout_s=10.0, max_retries=0
-        )
-        record = propose(
-            folder / "slow.cu",
-            backend="llm",
-            transform="smem-padding",
-            iterations=1,
-            out=tmp_path / "run",
-            llm_config=config,
-            progress=lambda e: said.append(e.message),
-            **options,
-        )
-        [prompt] = [r.prompt_text for r in server.completions if r.answered == 200]
+    record, [prompt], said = padded_by_the_model(propose, tmp_path, **options)
     return record, prompt, said
 
 
