@@ -85,7 +85,7 @@ def optimize(
         svc.describe(target, problem=chosen.problem, spec=chosen.spec, report=chosen.report)
     )
     parts = _compose(chosen, llm_config, emit, svc)
-    start = _start(str(target), wl, parts, chosen, emit)
+    start = _start(str(target), wl, parts, emit)
     run = RunWriter(start.header, start.notes)
     asked = _Asked(
         report=chosen.report,
@@ -127,6 +127,10 @@ class _Parts:
     device_label: str
     run_dir: Path
     services: Services
+    asks_first_kernel: bool
+    """``--transform write-kernel`` was given (a target that has a kernel already is refused)."""
+    language: str
+    """``--language``: the first kernel's language (a plain-PyTorch problem, the llm backend)."""
 
 
 @dataclass(frozen=True)
@@ -226,12 +230,12 @@ def _compose(
         device_label=device_label,
         run_dir=run_dir,
         services=services,
+        asks_first_kernel=WRITE_KERNEL in settings.transforms,
+        language=settings.language,
     )
 
 
-def _start(
-    target: str, wl: OptimizeWorkload, parts: _Parts, settings: OptimizeSettings, emit: Progress
-) -> _Start:
+def _start(target: str, wl: OptimizeWorkload, parts: _Parts, emit: Progress) -> _Start:
     """Say what the run does, keep a copy of the original; a first kernel to write, or why nothing can be tried."""
     emit(
         Info(
@@ -239,7 +243,7 @@ def _start(
             f"run folder {shown_path(parts.run_dir)}"
         )
     )
-    write_kernel = _write_kernel(wl, parts.backend, list(settings.transforms), settings.language)
+    write_kernel = _write_kernel(wl, parts.backend, parts.asks_first_kernel, parts.language)
     wanted = parts.limits.transforms
     plain_pytorch = [] if (wanted or write_kernel) else _nothing_to_try(wl, parts.backend)
     for line in plain_pytorch:  # said up front: the plan will be empty, and why
@@ -264,14 +268,14 @@ def _start(
         backend_reason=parts.backend_reason,
         device=parts.device_label,
         gpu=parts.gpu,
-        iterations=settings.iterations,
+        iterations=parts.limits.iterations,
         version=__version__,
     )
     return _Start(wl=wl, header=header, write_kernel=write_kernel, plain_pytorch=plain_pytorch, notes=notes)
 
 
 def _write_kernel(
-    wl: OptimizeWorkload, backend: str, wanted: list[str], language: str
+    wl: OptimizeWorkload, backend: str, asked: bool, language: str
 ) -> Literal["cuda", "triton"] | None:
     """The kernel language of a write-kernel step (llm backend, plain-PyTorch problem), else None.
 
@@ -279,7 +283,7 @@ def _write_kernel(
         BadInput: ``write-kernel`` was asked for on a target that already has a kernel.
     """
     plain = wl.is_plain_pytorch
-    if WRITE_KERNEL in wanted and not plain:
+    if asked and not plain:
         raise BadInput(
             f"write-kernel writes a first kernel for a plain-PyTorch KernelBench problem; {wl.file.name} has one",
             hint="leave out --transform write-kernel",

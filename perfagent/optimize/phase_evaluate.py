@@ -203,7 +203,7 @@ def _replay(
         ctx.wl = replay_workload(wl, [p.candidate.source for p in replay.pending()])
         hardware = base.diagnosis.profile.device if base.diagnosis else None
         loop = OptimizeLoop(ctx, replay, Replay(ctx, replay), writer=writer, hardware=hardware)
-        restore(ctx, record, writer.run_dir, wl)
+        restore(ctx.state, ctx.baseline.kernel_name, record, writer.run_dir, wl)
         outcome = loop.run()
         profile_first_kernel(ctx)
         return base, outcome

@@ -15,8 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from perfagent.optimize import reprofile
-from perfagent.optimize.context import RunContext
-from perfagent.optimize.loop_state import candidate_key, diagnose_one
+from perfagent.optimize.loop_state import LoopState, candidate_key, diagnose_one
 from perfagent.optimize.repair import NOT_RUN
 from perfagent.optimize.run_writer import shown_path
 from perfagent.optimize.settings import OptimizeSettings
@@ -225,11 +224,11 @@ def best_kernel(
 
 
 def restore(
-    ctx: RunContext, record: RunRecord, run_dir: Path, wl: OptimizeWorkload
+    st: LoopState, kernel_name: str | None, record: RunRecord, run_dir: Path, wl: OptimizeWorkload
 ) -> KernelDiagnosis | None:
-    """Give the loop of ``ctx`` what the run measured before: candidates (numbering, duplicates), rejections (fed
-    back), the best (source, macros, launch, profile). Returns the best's diagnosis when it was profiled."""
-    st = ctx.state
+    """Give the loop state ``st`` what the run measured before: candidates (numbering, duplicates), rejections
+    (fed back), the best (source, macros, launch, and its profile of ``kernel_name``, the targeted kernel).
+    Returns the best's diagnosis when it was profiled."""
     earlier = relocated_candidates(record, run_dir, wl)
     st.outcomes = list(earlier)
     for c in earlier:
@@ -247,7 +246,7 @@ def restore(
     st.best_id, st.best_speedup = best.id, best.speedup
     st.source, st.source_file = best.source, Path(best.source_path)
     st.defines, st.launch, st.parent = dict(best.defines), dict(best.launch), best.id
-    kernel = candidate_profile(best, ctx.baseline.kernel_name)
+    kernel = candidate_profile(best, kernel_name)
     if kernel is None:
         return None
     st.before = kernel

@@ -453,7 +453,7 @@ def _run_proposals(
         if start.wl.is_plain_pytorch:
             loop.reference_profile = reference_profile_lines(found.kernels, found.where)
         if start.prior is not None:
-            restore(ctx, start.prior, writer.run_dir, start.wl)
+            restore(ctx.state, state.kernel_name, start.prior, writer.run_dir, start.wl)
             ctx.state.diagnosis = diagnosis
             _continue_first_kernel(ctx, start, writer)
         writer.round_update(parent=ctx.state.parent)
