@@ -110,8 +110,8 @@ def measure_baseline(
         measuring: how the original is built, profiled and timed (arch, limits, timing rounds).
         emit: receives progress events.
         services: what reaches the GPU and the profiler (default: ``services.current()``).
-        named_gpu: ``--gpu`` looked up in the knowledge base once, at set-up (None: not given).
-        asked_gpu: ``--gpu`` as the user wrote it (a note names it when the profile's GPU differs).
+        named_gpu, asked_gpu: ``--gpu`` looked up in the knowledge base once, at set-up, and as the user
+            wrote it (a note names it when the profile's GPU differs; None: not given).
         compile_baseline: KernelBench on a GPU: also time ``torch.compile(Model)`` (``--no-compile-baseline``).
 
     Raises:
@@ -127,13 +127,7 @@ def measure_baseline(
     )
     stages = {"profile": round(time.monotonic() - clock, 3)}
     target = target_kernel(seen.kernels, wl, kernel)
-    state = BaselineState(
-        diagnosis=target,
-        measured=seen.profile is not None and seen.profile.mode == "counters",
-        can_profile=seen.can_profile,
-        profile_note=seen.profile_note,
-        kernel_name=target.profile.base_name if target else None,
-    )
+    state = _state(seen, target)
     clock = time.monotonic()
     timed = _time_original(wl, gpu, target, state, work, measuring, emit, notes, svc, compile_baseline)
     if timed.timer is not None:
@@ -148,6 +142,17 @@ def measure_baseline(
         kernels=seen.kernels,
         diagnosis=target,
         for_loop=_loop_inputs(wl, seen.kernels, target, named_gpu, asked_gpu, report if not gpu else None),
+    )
+
+
+def _state(seen: _Diagnosed, target: KernelDiagnosis | None) -> BaselineState:
+    """What the loop knows of the original once it is diagnosed (its timing is added after)."""
+    return BaselineState(
+        diagnosis=target,
+        measured=seen.profile is not None and seen.profile.mode == "counters",
+        can_profile=seen.can_profile,
+        profile_note=seen.profile_note,
+        kernel_name=target.profile.base_name if target else None,
     )
 
 
