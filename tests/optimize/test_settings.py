@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import pytest
 
@@ -56,3 +57,24 @@ def test_a_bad_library_value_is_bad_input_naming_the_flag(options: dict[str, obj
 def test_an_unknown_option_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="bogus"):
         OptimizeSettings.build(bogus=1)
+
+
+def test_the_parts_limits_carry_the_flags_given() -> None:
+    """What the loop's parts read (``MeasureLimits``, ``LoopLimits``) is the settings' values, flag by flag:
+    every field of the two limits has a namesake in the settings, and none is left at its default."""
+    settings = settings_from_args(
+        _parse(
+            "k.cu",
+            *("--arch", "sm_80", "--seeds", "3", "--runs", "7", "--warmup", "2", "--timeout", "9"),
+            *("--compile-timeout", "99", "--profile-timeout", "77", "--verify-jobs", "3"),
+            *("--iterations", "4", "--candidates", "2", "--repairs", "0", "--transform", "loop-unroll"),
+            *("--finding", "memory", "--profile-best", "--time-budget", "30"),
+        )
+    ).with_changes(verify_seed=11)
+    for limits in (settings.measure_limits(), settings.loop_limits()):
+        for field in dataclasses.fields(limits):
+            given = getattr(settings, field.name)
+            assert getattr(limits, field.name) == given, field.name
+            assert given != OptimizeSettings.model_fields[field.name].default, (
+                f"{field.name} left at its default"
+            )
