@@ -4,9 +4,10 @@ The loop (``loop``) is given its parts: a rewriter (the proposal source), an eva
 measures; ``phase_steps`` writes proposals or replays stored ones) and, optionally, the run writer.
 They share one ``RunContext``: the workload (a write-kernel step changes it), the baseline, the two narrow
 limits taken from the settings at composition (``perfagent.optimize.limits``: how a candidate is measured,
-how far the loop goes), the ``Services`` that reach the machine, the ``LoopState``, the iteration count, the
-stage clock and the ``--time-budget``. The context knows none of its parts, and none of the run's other
-options (the LLM endpoint, the output folder, ``--apply``).
+how far the loop goes), the ``Services`` that reach the machine, the ``LoopState`` and the ``LoopTally``
+(the iteration count, the stage clock, the iterations' costs, the ``--time-budget``). The context knows
+none of its parts, and none of the run's other options (the LLM endpoint, the output folder, ``--apply``).
+The run writer is handed the state and the tally alone.
 """
 
 from __future__ import annotations
