@@ -21,6 +21,7 @@ from perfagent.classifier import classify
 from perfagent.records import RunRecord
 from perfagent.session import load_record, provisional_run_dir, save_record
 from perfagent.staging.run import can_stage, staged_profile
+from perfagent.target import TargetDescription
 from perfagent.workloads.describe import Describe, describe_target
 from perfagent.workloads.registry import resolve_profile_target
 from perfagent.workloads.targets import ProfileTarget
@@ -43,7 +44,7 @@ def _quiet(_: str) -> None:
 
 
 def profile(
-    target: str | Path | ProfileTarget | None,
+    target: str | Path | TargetDescription | ProfileTarget | None,
     *,
     command: Sequence[str] = (),
     profiler: str = "auto",
@@ -68,8 +69,8 @@ def profile(
     """Measure ``target`` (or read it, when it is a recorded report) into a canonical Profile.
 
     ``target``: a report (.ncu-rep, ncu/rocprof CSV, rocprof-compute folder), a .cu/.hip/.py file, a resolved
-    ``ProfileTarget``, or None with ``command`` (argv; for a file: its extra arguments) set. ``profiler``:
-    'auto', 'ncu', 'rocprof' or 'static'. ``kernel`` (a name regex), ``launch_skip``, ``launch_count`` (per
+    ``ProfileTarget`` or ``TargetDescription`` (not described again), or None with ``command`` (argv; for a
+    file: its extra arguments) set. ``profiler``: 'auto', 'ncu', 'rocprof' or 'static'. ``kernel`` (a name regex), ``launch_skip``, ``launch_count`` (per
     launch configuration with ``per_launch_config``), ``nvtx_include``, ``clock_control``, ``full_set``,
     ``source_counters``, ``arch``: ncu's and the build's options. ``staged``: time every launch, then collect
     counters only for the kernels making 90 % of GPU time (``all_kernels``: every kernel;
@@ -105,7 +106,10 @@ def profile(
 
 
 def _checked_target(
-    target: str | Path | ProfileTarget | None, command: Sequence[str], profiler: str, describe: Describe
+    target: str | Path | TargetDescription | ProfileTarget | None,
+    command: Sequence[str],
+    profiler: str,
+    describe: Describe,
 ) -> ProfileTarget:
     """The resolved target, once the profiler's name is one of ``PROFILERS``."""
     if profiler not in PROFILERS:

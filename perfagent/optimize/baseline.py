@@ -26,7 +26,6 @@ from perfagent.rewrite.hardware import described_hardware
 from perfagent.rewrite.reference_profile import reference_profile_lines
 from perfagent.timing.models import CompileBaseline
 from perfagent.workloads.optimizable import OptimizeWorkload
-from perfagent.workloads.registry import profile_target
 from profilers.core_errors import BadInput, PerfAgentError
 from profilers.model import DeviceInfo, KernelDiagnosis, Profile
 
@@ -274,7 +273,7 @@ def _static_analysis(
     emit(Info(message="no GPU: static analysis of the original (nvcc/ptxas) …"))
     try:
         return services.profile(
-            profile_target(wl.description),
+            wl.description,  # described once, with the run: perfagent.profile does not describe it again
             profiler="static",
             arch=measuring.arch,
             workdir=work,

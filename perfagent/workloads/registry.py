@@ -87,18 +87,21 @@ def profile_target(description: TargetDescription, command: Sequence[str] = ()) 
 
 
 def resolve_profile_target(
-    target: str | Path | ProfileTarget | None,
+    target: str | Path | TargetDescription | ProfileTarget | None,
     command: Sequence[str] = (),
     describe: Describe = describe_target,
 ) -> ProfileTarget:
     """``target`` described once (``describe``) and its way chosen; a ``ProfileTarget`` is handed back as it
-    is (a command resolves its target once and hands the result down).
+    is (a command resolves its target once and hands the result down), and a ``TargetDescription`` (a stage
+    holding the run's one description: the optimize baseline's static analysis) is not described again.
 
     Raises:
         BadInput: nothing given, or the target cannot be profiled (a missing file, an unknown type).
     """
     if isinstance(target, ProfileTarget):
         return target
+    if isinstance(target, TargetDescription):
+        return profile_target(target, command)
     return profile_target(describe(target, command), command)
 
 

@@ -80,6 +80,19 @@ def test_profile_and_load_classify_once_and_take_a_described_target(saved_run: P
     assert spy.classified == [str(REPORT), str(saved_run)]
 
 
+def test_profile_takes_a_description_without_classifying_it_again(tmp_path: Path) -> None:
+    """The optimize baseline's static analysis hands ``perfagent.profile`` the run's one description."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed (static analysis of the .cu)")
+    description = describe_target(KERNEL)
+    spy = CountingDescribe()
+    prof = perfagent.profile(description, profiler="static", workdir=tmp_path / "work", describe=spy)
+    assert prof.mode == "static" and prof.kernels and spy.classified == []
+    by_path = perfagent.profile(KERNEL, profiler="static", workdir=tmp_path / "again", describe=spy)
+    assert [k.name for k in by_path.kernels] == [k.name for k in prof.kernels]
+    assert spy.classified == [str(KERNEL)]
+
+
 def test_the_report_command_classifies_once_and_refuses_a_profiler_report(
     saved_run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
