@@ -284,7 +284,7 @@ def _timing_only(request: ProfileRequest, progress: Progress, denied: CounterPer
 
 
 def diagnose(
-    target: str | Path | ProfileTarget | None,
+    target: str | Path | TargetDescription | ProfileTarget | None,
     *,
     command: Sequence[str] = (),
     run_dir: Path | None = None,

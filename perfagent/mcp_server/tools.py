@@ -125,7 +125,7 @@ def diagnose_job(
     ``description`` is the target as the server described it (``TargetDescription`` as JSON): the worker
     reads it instead of classifying the file again."""
     return diagnose(
-        registry.profile_target(TargetDescription.model_validate(description)),
+        TargetDescription.model_validate(description),
         kernel=kernel,
         profiler=profiler,
         run_dir=Path(run_dir),
