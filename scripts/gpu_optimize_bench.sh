@@ -47,7 +47,9 @@ OPTIMIZE=${OPTIMIZE-"cuda/02_transpose_bank_conflicts cuda/03_reduction_divergen
 {
   if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1; else echo "no nvidia-smi"; fi
   if command -v ncu >/dev/null; then ncu --version 2>&1 | tail -1; else echo "no ncu"; fi
-  git log -1 --format='perfagent %h %s' 2>/dev/null
+  # On the lent GPU machine the folder's .git is not this checkout's (2026-11-27: it printed the last landed
+  # commit, not the working tree sent): say the commit in PERFAGENT_COMMIT when running there.
+  if [ -n "${PERFAGENT_COMMIT:-}" ]; then echo "perfagent $PERFAGENT_COMMIT (PERFAGENT_COMMIT)"; else git log -1 --format='perfagent %h %s (git here)' 2>/dev/null; fi
 } > "$WORK/environment.txt" 2>&1
 
 # --- 1. textbook before/after pairs -------------------------------------------------------------

@@ -73,7 +73,8 @@ first_line() { "$@" 2>/dev/null | head -n 1 || true; }
 gpu="$(first_line nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 ncu_version="$(ncu --version 2>/dev/null | tail -n 1 || true)"
 nvcc_version="$(nvcc --version 2>/dev/null | grep -i release || true)"
-commit="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+# On the lent GPU machine the folder's .git is not this checkout's: give PERFAGENT_COMMIT there.
+commit="${PERFAGENT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
 dirty="$(git status --porcelain -- examples perfagent profilers 2>/dev/null | head -n 1 || true)"
 
 {
