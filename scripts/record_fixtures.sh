@@ -75,7 +75,8 @@ ncu_version="$(ncu --version 2>/dev/null | tail -n 1 || true)"
 nvcc_version="$(nvcc --version 2>/dev/null | grep -i release || true)"
 # On the lent GPU machine the folder's .git is not this checkout's: give PERFAGENT_COMMIT there.
 commit="${PERFAGENT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
-dirty="$(git status --porcelain -- examples perfagent profilers 2>/dev/null | head -n 1 || true)"
+dirty=""
+[[ -n "${PERFAGENT_COMMIT:-}" ]] || dirty="$(git status --porcelain -- examples perfagent profilers 2>/dev/null | head -n 1 || true)"
 
 {
     echo "# Recorded example reports"
