@@ -12,7 +12,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
@@ -21,6 +21,8 @@ from perfagent.llm_client import LLMConfig, cassette_config
 from perfagent.optimize.limits import LoopLimits, MeasureLimits
 from profilers.core_errors import BadInput
 from profilers.settings import TIMEOUTS, TIMING, Device
+
+_View = TypeVar("_View", MeasureLimits, LoopLimits)
 
 __all__ = ["LLM_GROUP", "LOOP_GROUP", "RESULTS_GROUP", "VERIFY_GROUP", "Flag", "OptimizeSettings"]
 
@@ -261,29 +263,20 @@ class OptimizeSettings(BaseModel):
 
     def measure_limits(self) -> MeasureLimits:
         """How the original and each candidate are built, verified, timed and re-profiled (the parts' view)."""
-        return MeasureLimits(
-            arch=self.arch,
-            seeds=self.seeds,
-            verify_seed=self.verify_seed,
-            runs=self.runs,
-            warmup=self.warmup,
-            timeout_s=self.timeout_s,
-            compile_timeout_s=self.compile_timeout_s,
-            profile_timeout_s=self.profile_timeout_s,
-            verify_jobs=self.verify_jobs,
-        )
+        return self._view(MeasureLimits)
 
     def loop_limits(self) -> LoopLimits:
         """What the loop plans and how far it goes (the loop's view)."""
-        return LoopLimits(
-            iterations=self.iterations,
-            max_candidates=self.max_candidates,
-            repairs=self.repairs,
-            transforms=tuple(self.transforms),
-            finding=self.finding,
-            profile_best=self.profile_best,
-            time_budget_s=self.time_budget_s,
-        )
+        return self._view(LoopLimits)
+
+    def _view(self, view: type[_View]) -> _View:
+        """``view`` with each of its fields taken from the same-named setting (a list becomes a tuple:
+        the views are frozen); a field the settings lack is a programming error, caught by the tests."""
+        values: dict[str, Any] = {}
+        for field in dataclasses.fields(view):
+            value = getattr(self, field.name)
+            values[field.name] = tuple(value) if isinstance(value, list) else value
+        return view(**values)
 
     def llm_config(self) -> LLMConfig:
         """The LLM endpoint settings: the environment, overridden by the ``llm_*`` options and ``samples``."""
