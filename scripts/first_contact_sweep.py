@@ -1,7 +1,7 @@
 """Run the first-contact sweep (tests/first_contact_cases.py) against this tree and, with --before TREE,
 against another checkout (e.g. main before the fixes), and write tests/data/first_contact_sweep.md.
 
-    python3 scripts/first_contact_sweep.py --before /work/main [--quick] [--jobs 2] [--only ID,ID]
+    python3 scripts/first_contact_sweep.py --before PATH/TO/OTHER/CHECKOUT [--quick] [--jobs 2] [--only ID,ID]
 
 Results of each tree are cached as JSON next to the table (``--reuse`` renders from them without
 running), so the two runs can be made separately.

@@ -1,12 +1,12 @@
 """Proposals from a real model through the loopback relay, recorded as cassettes (issue 24).
 
 No model is reachable from the development machines. A separate "model" session answers perfagent's
-prompts through /work/shared/tools/openai_relay.py (an OpenAI-compatible server on loopback that writes
+prompts through ../shared/tools/openai_relay.py (an OpenAI-compatible server on loopback that writes
 each request to DIR/req-<port>-<n>.json and answers with DIR/reply-<port>-<n>.txt). This script runs
 ``perfagent optimize --propose-only`` for every target of a list through that relay, recording each
 conversation as a cassette; the GPU half is scripts/gpu_llm_evaluate.sh.
 
-    python3 /work/shared/tools/openai_relay.py 8765 /tmp/relay &          # the relay (the model answers there)
+    python3 ../shared/tools/openai_relay.py 8765 /tmp/relay &          # the relay (the model answers there)
     python3 scripts/record_llm_cassettes.py relay --base-url http://127.0.0.1:8765/v1 \\
         --targets scripts/llm_targets.toml --reports REPORTS --out tests/data/llm_relay
 
@@ -37,7 +37,7 @@ from perfagent.optimize.phases import propose
 
 REPO = Path(__file__).resolve().parents[1]
 RECORDED_AGAINST = (
-    "a capable model acting through the loopback relay /work/shared/tools/openai_relay.py: a separate "
+    "a capable model acting through the loopback relay ../shared/tools/openai_relay.py: a separate "
     "session read each prompt and wrote the reply (one reply per request; no compiler or GPU feedback "
     "beyond what perfagent's own repair requests carried)"
 )
